@@ -1,0 +1,222 @@
+// npm run bench: latency and throughput of the sandbox engine, with the seed systems' baseline
+// (one `bwrap ... python3 -c` spawn per request) measured in the same run on the same host.
+// Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
+
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../dist/config/index.js";
+import { Engine } from "../dist/execution/index.js";
+import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
+
+const QUICK = process.argv.includes("--quick");
+const N_WARM = QUICK ? 20 : 60;
+const N_SESSION = QUICK ? 300 : 2000;
+const N_COLD = QUICK ? 10 : 30;
+const THROUGHPUT_MS = QUICK ? 2000 : 5000;
+const CALLERS = 2;
+
+const TRIVIAL = {
+  python: "1 + 1",
+  javascript: "1 + 1",
+  typescript: "const n: number = 1; n + 1",
+  bash: "echo 2",
+};
+const BARE = {
+  python: ["/usr/bin/python3", "-c", "print(1 + 1)"],
+  javascript: ["/usr/bin/node", "-e", "console.log(1 + 1)"],
+  bash: ["/usr/bin/bash", "-c", "echo 2"],
+};
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const fmt = (ms) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function check(result, language) {
+  if (result.status !== "ok") throw new Error(`${language}: ${result.status} ${JSON.stringify(result.error)}`);
+}
+
+async function time(fn) {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+function bareArgv(runtime, command, workspaceDir) {
+  return buildSandboxArgv({
+    bwrapPath: runtime.bwrapPath,
+    mounts: { workspaceDir, workspaceBytes: 0, runnersDir: runtime.runnersDir, etcDir: runtime.etcDir, readOnlyPaths: runtime.readOnlyPaths },
+    env: { PATH: "/usr/bin:/bin", HOME: "/workspace", LANG: "C.UTF-8" },
+    command,
+    cgroupProcsFiles: [],
+    rlimits: { fileSizeBytes: 64 << 20, openFiles: 1024 },
+  }).slice(4 + 1 + 5); // drop the /bin/sh launcher: the baseline execs bwrap directly
+}
+
+function spawnBare(argv) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (c) => (out += c));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 && out.trim() === "2" ? resolve() : reject(new Error(`bare spawn failed: ${code} ${out}`))));
+  });
+}
+
+async function throughput(fn) {
+  const end = performance.now() + THROUGHPUT_MS;
+  let count = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CALLERS }, async () => {
+      while (performance.now() < end) {
+        await fn();
+        count++;
+      }
+    }),
+  );
+  return count / ((performance.now() - t0) / 1000);
+}
+
+async function waitPoolReady(engine, kind) {
+  for (;;) {
+    const s = engine.poolState()[kind];
+    if (s.ready >= 1 && s.starting === 0) return;
+    await sleep(2);
+  }
+}
+
+function descendants(root) {
+  const kids = new Map();
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const st = readFileSync(`/proc/${e}/stat`, "utf8");
+      const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
+      kids.set(ppid, [...(kids.get(ppid) ?? []), Number(e)]);
+    } catch {}
+  }
+  const out = [];
+  const stack = [root];
+  while (stack.length) for (const k of kids.get(stack.pop()) ?? []) out.push(k), stack.push(k);
+  return out;
+}
+
+function rssKb(pid) {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) : 0;
+}
+
+function comm(pid) {
+  return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-"));
+  const config = loadConfig({ ...process.env, SANDBOX_DIR: dir });
+  const pooled = Engine.create(config, { pool: { python: 1, javascript: 1, bash: 1 } });
+  const cold = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+  const rows = [];
+  const bareWs = join(dir, "bare-ws");
+  (await import("node:fs")).mkdirSync(bareWs);
+  try {
+    for (const language of ["python", "javascript", "typescript", "bash"]) {
+      const kind = language === "typescript" ? "javascript" : language;
+      const code = TRIVIAL[language];
+      // warm pool: one call per ready sandbox
+      const warm = [];
+      for (let i = 0; i < N_WARM; i++) {
+        await waitPoolReady(pooled, kind);
+        warm.push(await time(async () => check(await pooled.execute({ language, code }), language)));
+      }
+      // session reuse
+      const s = pooled.createSession();
+      for (let i = 0; i < 20; i++) await pooled.execute({ language, code, sessionId: s.id });
+      const sess = [];
+      for (let i = 0; i < N_SESSION; i++) sess.push(await time(async () => check(await pooled.execute({ language, code, sessionId: s.id }), language)));
+      await pooled.stopSession(s.id);
+      // cold sandbox per call
+      const coldT = [];
+      for (let i = 0; i < N_COLD; i++) coldT.push(await time(async () => check(await cold.execute({ language, code }), language)));
+      // bare bwrap + interpreter per request (baseline)
+      const bareArgs = bareArgv(pooled.runtime, BARE[kind], bareWs);
+      const bare = [];
+      for (let i = 0; i < N_COLD; i++) bare.push(await time(() => spawnBare(bareArgs)));
+      // throughput with 2 callers
+      await waitPoolReady(pooled, kind);
+      const statelessTput = await throughput(async () => check(await pooled.execute({ language, code }), language));
+      const bareTput = await throughput(() => spawnBare(bareArgs));
+      rows.push({ language, warm, sess, coldT, bare, statelessTput, bareTput });
+      process.stderr.write(`bench: ${language} done\n`);
+    }
+
+    // session-reuse throughput (Python): one session, and two sessions with 2 callers
+    const s1 = pooled.createSession();
+    const s2 = pooled.createSession();
+    await pooled.execute({ language: "python", code: "0", sessionId: s1.id });
+    await pooled.execute({ language: "python", code: "0", sessionId: s2.id });
+    let n = 0;
+    const t0 = performance.now();
+    while (performance.now() - t0 < THROUGHPUT_MS / 2) {
+      await pooled.execute({ language: "python", code: "1 + 1", sessionId: s1.id });
+      n++;
+    }
+    const oneSession = n / ((performance.now() - t0) / 1000);
+    const ids = [s1.id, s2.id];
+    let k = 0;
+    const twoSessions = await throughput(async () => {
+      const id = ids[k++ % 2];
+      await pooled.execute({ language: "python", code: "1 + 1", sessionId: id });
+    });
+
+    // idle Python session memory: the session's runner and the two bwrap processes above it
+    await pooled.stopSession(s1.id);
+    await pooled.stopSession(s2.id);
+    const idle = pooled.createSession();
+    await pooled.execute({ language: "python", code: "x = 1", sessionId: idle.id });
+    await sleep(300);
+    const parentOf = (pid) => {
+      const st = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
+    };
+    const runners = descendants(process.pid).filter((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").includes("python_runner.py"));
+    const runnerPid = runners.sort((a, b) => rssKb(b) - rssKb(a))[0];
+    const runnerRss = runnerPid ? rssKb(runnerPid) : 0;
+    const sandboxProcs = runnerPid ? [runnerPid, parentOf(runnerPid), parentOf(parentOf(runnerPid))].filter((p) => comm(p) === "bwrap" || p === runnerPid) : [];
+
+    const lines = [];
+    lines.push(`## Engine (${new Date().toISOString().slice(0, 10)}, ${QUICK ? "quick" : "full"} run)`);
+    lines.push("");
+    lines.push("Latency of a trivial snippet, ms (p50 / p95):");
+    lines.push("");
+    lines.push("| language | warm pool | session reuse | cold sandbox | bare `bwrap` + interpreter | cold / bare (p50) |");
+    lines.push("|---|---|---|---|---|---|");
+    for (const r of rows) {
+      lines.push(`| ${r.language} | ${fmt(pct(r.warm, 50))} / ${fmt(pct(r.warm, 95))} | ${fmt(pct(r.sess, 50))} / ${fmt(pct(r.sess, 95))} | ${fmt(pct(r.coldT, 50))} / ${fmt(pct(r.coldT, 95))} | ${fmt(pct(r.bare, 50))} / ${fmt(pct(r.bare, 95))} | ${(pct(r.coldT, 50) / pct(r.bare, 50)).toFixed(2)}x |`);
+    }
+    lines.push("");
+    lines.push(`Stateless throughput with ${CALLERS} concurrent callers, executions/s (each call gets a fresh sandbox):`);
+    lines.push("");
+    lines.push("| language | sandgate (warm pool) | bare `bwrap` spawn per request | ratio |");
+    lines.push("|---|---|---|---|");
+    for (const r of rows) lines.push(`| ${r.language} | ${r.statelessTput.toFixed(1)} | ${r.bareTput.toFixed(1)} | ${(r.statelessTput / r.bareTput).toFixed(2)}x |`);
+    lines.push("");
+    lines.push(`Session reuse, trivial Python: ${oneSession.toFixed(0)} executions/s in one session (sequential); ${twoSessions.toFixed(0)} executions/s over two sessions with ${CALLERS} callers.`);
+    lines.push("");
+    lines.push(`Idle Python session: runner ${(runnerRss / 1024).toFixed(1)} MB resident; with its two bwrap processes ${(sandboxProcs.reduce((a, p) => a + rssKb(p), 0) / 1024).toFixed(1)} MB.`);
+    process.stdout.write(`${lines.join("\n")}\n`);
+  } finally {
+    await pooled.close();
+    await cold.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,484 @@
+// Node runner for sandgate (docs/runner-protocol.md): frames on fds 3/4, user code on the
+// global scope so declarations persist between calls, and the end-of-call procedure.
+'use strict';
+
+const fs = require('fs');
+const vm = require('vm');
+const { Buffer } = require('buffer');
+const { Writable } = require('stream');
+
+const FRAMES_IN = 3;
+const FRAMES_OUT = 4;
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+const MAX_VALUE_BYTES = 64 * 1024;
+
+// User code shares this realm and may replace any global; the runner keeps its own copies.
+const NativePromise = Promise;
+const { stringify, parse } = JSON;
+const { getPrototypeOf, keys: objectKeys } = Object;
+const { isArray } = Array;
+const { isInteger } = Number;
+const ObjectPrototype = Object.prototype;
+const ArrayPrototype = Array.prototype;
+const writeSync = fs.writeSync;
+const readFileSync = fs.readFileSync;
+const readdirSync = fs.readdirSync;
+const kill = process.kill.bind(process);
+const realExit = process.exit.bind(process);
+const streamWrite = Writable.prototype.write;
+const microtask = queueMicrotask;
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+const scriptOptions = { filename: 'main.js' };
+if (vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) {
+  scriptOptions.importModuleDynamically = vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+}
+
+/** Thrown by the patched process.exit so a user's exit ends the call, not the runner. */
+class ExitSignal extends Error {
+  constructor(code) {
+    super(`process.exit(${code})`);
+    this.code = code;
+  }
+}
+ExitSignal.prototype.name = 'ProcessExit';
+
+/** The call in progress: from the start of user code until its completion value settles. */
+let active = null;
+let busy = false;
+let inputEnded = false;
+const queue = [];
+
+// ---- frames ---------------------------------------------------------------------------
+
+function sleep(ms) {
+  Atomics.wait(sleepCell, 0, 0, ms);
+}
+
+/** Blocking write of the whole buffer, whatever the fd's O_NONBLOCK state. */
+function writeAll(fd, buffer) {
+  let offset = 0;
+  while (offset < buffer.length) {
+    try {
+      offset += writeSync(fd, buffer, offset, buffer.length - offset);
+    } catch (err) {
+      if (err.code === 'EAGAIN') sleep(1);
+      else if (err.code !== 'EINTR') throw err;
+    }
+  }
+}
+
+/** `valueJson` is already JSON text, spliced in so large values are serialized once. */
+function sendFrame(frame, valueJson) {
+  let text = stringify(frame);
+  if (valueJson !== undefined) text = `${text.slice(0, -1)},"value":${valueJson}}`;
+  const body = Buffer.from(text, 'utf8');
+  const out = Buffer.allocUnsafe(4 + body.length);
+  out.writeUInt32BE(body.length, 0);
+  body.copy(out, 4);
+  try {
+    writeAll(FRAMES_OUT, out);
+  } catch {
+    realExit(70); // the host is gone or fd 4 was closed under us: nothing left to serve
+  }
+}
+
+let chunks = [];
+let buffered = 0;
+let bodyLength = -1;
+
+function onData(chunk) {
+  chunks.push(chunk);
+  buffered += chunk.length;
+  const need = () => (bodyLength < 0 ? 4 : bodyLength);
+  while (buffered >= need()) {
+    let all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, buffered);
+    if (bodyLength < 0) {
+      bodyLength = all.readUInt32BE(0);
+      if (bodyLength > MAX_FRAME_BYTES) protocolError(`frame of ${bodyLength} bytes exceeds 64 MiB`);
+      all = all.subarray(4);
+    } else {
+      const body = all.subarray(0, bodyLength);
+      all = all.subarray(bodyLength);
+      bodyLength = -1;
+      onFrame(body);
+    }
+    chunks = all.length ? [all] : [];
+    buffered = all.length;
+  }
+}
+
+function protocolError(message) {
+  writeAll(2, Buffer.from(`sandgate node runner: protocol error: ${message}\n`));
+  realExit(2);
+}
+
+function onFrame(body) {
+  let frame;
+  try {
+    frame = parse(body.toString('utf8'));
+  } catch {
+    protocolError('frame is not JSON');
+  }
+  if (frame === null || typeof frame !== 'object' || frame.type !== 'execute') return;
+  queue.push(frame);
+  if (!busy) void drainQueue();
+}
+
+function onInputEnd() {
+  inputEnded = true;
+  if (!busy) realExit(0);
+}
+
+async function drainQueue() {
+  busy = true;
+  while (queue.length > 0) {
+    const frame = queue.shift();
+    try {
+      await handleExecute(frame);
+    } catch (err) {
+      // A runner bug; report it on the call rather than leave the host waiting.
+      const id = typeof frame.id === 'string' ? frame.id : '';
+      sendFrame({ type: 'result', id, ok: false, exitCode: 1, error: runnerError(err) });
+    }
+  }
+  busy = false;
+  if (inputEnded) realExit(0);
+}
+
+// ---- one call -------------------------------------------------------------------------
+
+async function handleExecute(frame) {
+  const { id, code, marker, filename } = frame;
+  let outcome;
+  if (typeof id !== 'string' || typeof code !== 'string' || typeof marker !== 'string') {
+    const message = 'execute frame needs string id, code and marker';
+    outcome = { fields: { ok: false, exitCode: 1, error: { type: 'ProtocolError', message, traceback: '' } } };
+  } else {
+    scriptOptions.filename = typeof filename === 'string' && filename ? filename : 'main.js';
+    // The host wraps top-level await itself ("async" mode), so both modes run the same way.
+    outcome = await runUserCode(code);
+  }
+  if (typeof marker === 'string') await endOfCall(marker);
+  sendFrame({ type: 'result', id: typeof id === 'string' ? id : '', ...outcome.fields }, outcome.valueJson);
+}
+
+function runUserCode(code) {
+  let finish;
+  const done = new NativePromise((resolve) => {
+    finish = (outcome) => {
+      if (active !== call) return;
+      active = null;
+      resolve(outcome);
+    };
+  });
+  const call = { finish, exitSignal: null };
+  active = call;
+  process.exitCode = undefined;
+  let completion;
+  try {
+    completion = vm.runInThisContext(code, scriptOptions);
+  } catch (err) {
+    finish(failure(err, call));
+    return done;
+  }
+  // A thenable completion value is awaited; resolving it may itself run user code.
+  NativePromise.resolve(completion).then(
+    (value) => finish(success(value, call)),
+    (err) => finish(failure(err, call)),
+  );
+  return done;
+}
+
+function success(value, call) {
+  if (call.exitSignal) return exitOutcome(call.exitSignal);
+  if (value === undefined) return { fields: { ok: true, exitCode: 0 } };
+  const described = describeValue(value);
+  return { fields: { ok: true, exitCode: 0, valueKind: described.kind }, valueJson: described.json };
+}
+
+function failure(err, call) {
+  if (err instanceof ExitSignal) return exitOutcome(err);
+  if (call && call.exitSignal) return exitOutcome(call.exitSignal);
+  return { fields: { ok: false, exitCode: 1, error: errorInfo(err) } };
+}
+
+function exitOutcome(signal) {
+  if (signal.code === 0) return { fields: { ok: true, exitCode: 0 } };
+  // vm's displayErrors decorates the stack with the runner's own `throw` line; start after it.
+  const stack = cleanStack(signal.stack);
+  const traceback = stack.slice(Math.max(0, stack.indexOf(`${signal.name}: `)));
+  const error = { type: 'ProcessExit', message: signal.message, traceback };
+  return { fields: { ok: false, exitCode: signal.code, error } };
+}
+
+function exitStatus(code) {
+  if (code === undefined || code === null) code = process.exitCode === undefined ? 0 : process.exitCode;
+  const n = Number(code);
+  return isInteger(n) ? n & 0xff : 1;
+}
+
+process.exit = function exit(code) {
+  const signal = new ExitSignal(exitStatus(code));
+  const call = active;
+  if (call && !call.exitSignal) {
+    call.exitSignal = signal;
+    // Like a real exit, the call ends even if user code catches the signal and carries on.
+    microtask(() => call.finish(exitOutcome(signal)));
+  }
+  throw signal;
+};
+
+/**
+ * Errors nobody caught, often from timers an earlier call left behind, are printed like the Node
+ * REPL does and never end the runner. A process.exit() from a callback ends the running call.
+ */
+function onUncaught(err) {
+  if (err instanceof ExitSignal) {
+    if (active) active.finish(exitOutcome(err));
+    else writeStderr(`${err.message} called outside a running call; ignored\n`);
+    return;
+  }
+  writeStderr(`Uncaught ${errorInfo(err).traceback}\n`);
+}
+
+process.on('uncaughtException', onUncaught);
+process.on('unhandledRejection', onUncaught);
+
+// ---- describing values and errors -----------------------------------------------------
+
+function describeValue(value) {
+  try {
+    if (isJsonable(value)) {
+      const json = stringify(value);
+      if (Buffer.byteLength(json) <= MAX_VALUE_BYTES) return { kind: 'json', json };
+    }
+  } catch {
+    // getters, proxies and deep nesting fall back to inspect
+  }
+  return { kind: 'repr', json: stringify(truncate(inspect(value))) };
+}
+
+/** Plain data that JSON carries without loss, within roughly the value budget. */
+function isJsonable(root) {
+  let budget = MAX_VALUE_BYTES;
+  const ancestors = new Set();
+  const check = (v) => {
+    if (v === null || typeof v === 'boolean') return (budget -= 5) >= 0;
+    if (typeof v === 'number') return isFinite(v) && (budget -= 8) >= 0;
+    if (typeof v === 'string') return (budget -= v.length + 2) >= 0;
+    if (typeof v !== 'object' || ancestors.has(v)) return false;
+    const proto = getPrototypeOf(v);
+    ancestors.add(v);
+    if (isArray(v)) {
+      if (proto !== ArrayPrototype) return false;
+      for (let i = 0; i < v.length; i++) if (!(i in v) || !check(v[i]) || (budget -= 1) < 0) return false;
+    } else {
+      if (proto !== ObjectPrototype && proto !== null) return false;
+      if (typeof v.toJSON === 'function') return false;
+      for (const key of objectKeys(v)) if ((budget -= key.length + 4) < 0 || !check(v[key])) return false;
+    }
+    ancestors.delete(v);
+    return true;
+  };
+  return check(root);
+}
+
+let util;
+function inspect(value) {
+  try {
+    if (!util) util = require('util');
+    return util.inspect(value);
+  } catch (err) {
+    return `[value that cannot be inspected: ${safeString(err && err.message)}]`;
+  }
+}
+
+function truncate(text) {
+  if (Buffer.byteLength(text) <= MAX_VALUE_BYTES) return text;
+  const head = Buffer.from(text).subarray(0, MAX_VALUE_BYTES - 32).toString('utf8').replace(/\uFFFD$/, '');
+  return `${head}… [truncated]`;
+}
+
+function safeString(value) {
+  try {
+    return String(value);
+  } catch {
+    return inspect(value);
+  }
+}
+
+function errorInfo(err) {
+  try {
+    if (err !== null && typeof err === 'object' && typeof err.stack === 'string') {
+      const ctor = err.constructor;
+      const type = (ctor && typeof ctor.name === 'string' && ctor.name) || 'Error';
+      const message = typeof err.message === 'string' ? err.message : safeString(err.message);
+      return { type, message, traceback: cleanStack(err.stack) || `${type}: ${message}` };
+    }
+    const message = typeof err === 'string' ? err : inspect(err);
+    return { type: 'Error', message, traceback: `Uncaught ${inspect(err)}` };
+  } catch (inner) {
+    return runnerError(inner);
+  }
+}
+
+function runnerError(err) {
+  const message = `internal error in the Node runner: ${safeString(err && err.message)}`;
+  return { type: 'RunnerError', message, traceback: safeString(err && err.stack) };
+}
+
+const RUNNER_FRAME = /node_runner\.cjs|\(node:internal\/|at node:internal\/|\(node:vm:/;
+
+/** Drops the runner's own frames and everything that called into user code through it. */
+function cleanStack(stack) {
+  if (typeof stack !== 'string') return '';
+  const out = [];
+  let reachedUser = false;
+  for (const line of stack.split('\n')) {
+    if (!/^\s+at /.test(line)) {
+      out.push(line);
+      continue;
+    }
+    if (!RUNNER_FRAME.test(line)) {
+      reachedUser = true;
+      out.push(line);
+    } else if (line.includes('(node:vm:')) {
+      reachedUser = true; // compile errors have no user frame; below vm is all runner
+    } else if (reachedUser && line.includes('node_runner.cjs')) {
+      break;
+    }
+  }
+  return out.join('\n');
+}
+
+// ---- end of a call --------------------------------------------------------------------
+
+function writeStderr(text) {
+  writeToStream(process.stderr, 2, text);
+}
+
+/** Resolves once `text` has left the stream; falls back to the raw fd if the stream is unusable. */
+function writeToStream(stream, fd, text) {
+  return new NativePromise((resolve) => {
+    try {
+      while (stream.writableCorked) stream.uncork();
+      if (!stream.destroyed && !stream.writableEnded) {
+        streamWrite.call(stream, text, () => resolve());
+        return;
+      }
+    } catch {
+      // fall through to the raw descriptor
+    }
+    try {
+      writeAll(fd, Buffer.from(text));
+    } catch {
+      // the host stopped reading; it will notice on its own
+    }
+    resolve();
+  });
+}
+
+function flushed(stream, fd) {
+  return stream.writableLength > 0 || stream.writableCorked ? writeToStream(stream, fd, '') : undefined;
+}
+
+async function endOfCall(marker) {
+  const out = process.stdout;
+  const err = process.stderr;
+  await NativePromise.all([flushed(out, 1), flushed(err, 2)]);
+  stopOtherProcesses();
+  await NativePromise.all([writeToStream(out, 1, marker), writeToStream(err, 2, marker)]);
+}
+
+let killPlan;
+
+/**
+ * Killing is only safe in the sandbox's own pid namespace, whose pid 1 is bubblewrap; a runner
+ * started by hand on a host must not kill that host's processes. Ancestors (a launcher between
+ * bubblewrap and the runner) are kept, or the sandbox would fall with them.
+ */
+function decideKillPlan() {
+  if (process.pid !== 1) {
+    try {
+      if (!readFileSync('/proc/1/comm', 'latin1').includes('bwrap')) return null;
+    } catch {
+      return null;
+    }
+  }
+  const keep = new Set([1, process.pid]);
+  for (let pid = process.ppid; pid > 1 && !keep.has(pid); pid = parentOf(pid)) keep.add(pid);
+  // kill(-1) reaches everything but pid 1 and ourselves atomically, so a fork loop cannot outrun it.
+  return { keep, killAll: keep.size <= 2 };
+}
+
+function parentOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 0;
+  }
+}
+
+function liveOthers(keep) {
+  const pids = [];
+  for (const name of readdirSync('/proc')) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const pid = Number(name);
+    if (keep.has(pid)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+    } catch (err) {
+      if (err.code !== 'ENOENT' && err.code !== 'ESRCH') pids.push(pid);
+      continue;
+    }
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    if (state !== 'Z' && state !== 'X') pids.push(pid); // a zombie has already closed its files
+  }
+  return pids;
+}
+
+function stopOtherProcesses() {
+  if (killPlan === undefined) killPlan = decideKillPlan();
+  if (!killPlan) return;
+  for (let round = 0; round < 1000; round++) {
+    const alive = liveOthers(killPlan.keep);
+    if (alive.length === 0) return;
+    const targets = killPlan.killAll ? [-1] : alive;
+    for (const pid of targets) {
+      try {
+        kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    if (round > 0) sleep(1);
+  }
+}
+
+// ---- start ----------------------------------------------------------------------------
+
+// Every first dynamic import() would otherwise print an ExperimentalWarning into user output.
+const emitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  const text = typeof warning === 'string' ? warning : warning && warning.message;
+  if (typeof text === 'string' && text.includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) return;
+  return emitWarning.call(this, warning, ...rest);
+};
+
+globalThis.require = require('module').createRequire(`${process.cwd()}/`);
+
+const input = new (require('net').Socket)({ fd: FRAMES_IN, readable: true, writable: false });
+input.on('data', onData);
+input.on('end', onInputEnd);
+input.on('error', onInputEnd);
+
+sendFrame({ type: 'ready', language: 'javascript', pid: process.pid });
+
+// Build the stdio streams while the runner waits in the pool instead of during the first call.
+setImmediate(() => {
+  process.stdout.on('error', () => {});
+  process.stderr.on('error', () => {});
+});

@@ -1,0 +1,384 @@
+# The Python runner: runs `execute` frames in one persistent __main__ namespace (docs/runner-protocol.md).
+# A runner starts for every stateless call, so start-up loads builtin modules only; the rest loads on first use.
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__) or ".")
+try:
+    import sandgate_frames as frames
+finally:
+    del sys.path[0]
+
+import _ast
+import builtins
+
+PyCF_ONLY_AST = 0x400
+PyCF_ALLOW_TOP_LEVEL_AWAIT = 0x2000
+CO_COROUTINE = 0x80
+CodeType = type(compile("", "", "exec"))
+
+VALUE_LIMIT = 64 * 1024
+TEXT_LIMIT = 256 * 1024
+# A JSON value with more nodes than this is over VALUE_LIMIT anyway (each node takes 2+ bytes).
+VALUE_NODE_LIMIT = 40_000
+VALUE_DEPTH_LIMIT = 100
+SAFE_INTEGER = 2**53 - 1  # beyond it JSON.parse on the host rounds; such ints go as repr
+# Functions from earlier calls whose source we keep for tracebacks.
+REMEMBERED_CODE_LIMIT = 20_000
+
+
+def _clip(text, limit=TEXT_LIMIT):
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - 2 * half} characters omitted] ...\n{text[-half:]}"
+
+
+def _safe_str(exc):
+    try:
+        return _clip(str(exc))
+    except BaseException:
+        return f"<{type(exc).__name__} str() failed>"
+
+
+def _safe_repr(value):
+    try:
+        text = repr(value)
+    except BaseException as exc:
+        return f"<repr() failed: {type(exc).__name__}: {_safe_str(exc)}>"
+    if len(text) > VALUE_LIMIT:
+        text = f"{text[:VALUE_LIMIT]}... [{len(text) - VALUE_LIMIT} more characters]"
+    return text
+
+
+def _is_plain_json(value):
+    """True when the host's JSON.parse gives back exactly this value: no tuples, subclasses,
+    non-string keys, non-finite floats or ints beyond 2**53 that json.dumps would quietly change."""
+    stack = [(value, 0)]
+    nodes = 0
+    while stack:
+        item, depth = stack.pop()
+        nodes += 1
+        if nodes > VALUE_NODE_LIMIT or depth > VALUE_DEPTH_LIMIT:
+            return False
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if -SAFE_INTEGER <= item <= SAFE_INTEGER:
+                continue
+            return False
+        if kind is float:
+            if item - item == 0.0:  # NaN and infinities give NaN
+                continue
+            return False
+        if kind is list:
+            stack.extend((child, depth + 1) for child in item)
+            continue
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return False
+                stack.append((child, depth + 1))
+            continue
+        return False
+    return True
+
+
+def _value_fields(value):
+    if value is None:
+        return {}
+    if _is_plain_json(value):
+        try:
+            if len(frames.dumps(value)) <= VALUE_LIMIT:
+                return {"value": value, "valueKind": "json"}
+        except (TypeError, ValueError, RecursionError):
+            pass
+    return {"value": _safe_repr(value), "valueKind": "repr"}
+
+
+def _exit_status(code):
+    """Exit status and message of a SystemExit, as the interpreter would exit with it."""
+    if code is None:
+        return 0, "None"
+    if isinstance(code, int):
+        return int(code), str(int(code))
+    return 1, _safe_str(code)
+
+
+def _limit_cpu(seconds):
+    import resource
+
+    used = sum(os.times()[:2])
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    limit = int(-(-(used + seconds) // 1))
+    if hard != resource.RLIM_INFINITY and limit > hard:
+        limit = hard
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+
+
+class _Quitter:
+    """exit() and quit() for code written as a script; `site`, which normally adds them, is off."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"Use {self.name}() to exit"
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
+class Session:
+    def __init__(self):
+        self.runner_module = sys.modules["__main__"]
+        # User code gets its own __main__ module, so pickle and `import __main__` find its names.
+        module = type(sys)("__main__")
+        module.__dict__["__builtins__"] = builtins
+        sys.modules["__main__"] = module
+        self.globals = module.__dict__
+        self.loop = None
+        self.filename = "main.py"
+        self.lines = []
+        self.tops = []
+        # Code of functions defined in earlier calls -> source lines of the call that defined them;
+        # every call is "main.py", so linecache alone would show the latest call's lines.
+        self.code_lines = {}
+
+    def execute(self, request):
+        """Result fields of one call: ok, exitCode and value or error."""
+        self.filename = request.filename
+        self.lines = request.code.splitlines(True)
+        self.tops = []
+        self._register_linecache(sys.modules.get("linecache"))
+        try:
+            value = self._run(request.code, request.filename)
+        except BaseException as exc:
+            return self._error_fields(exc)
+        fields = {"ok": True, "exitCode": 0}
+        fields.update(_value_fields(value))
+        return fields
+
+    def _run(self, code, filename):
+        tree = compile(code, filename, "exec", PyCF_ONLY_AST | PyCF_ALLOW_TOP_LEVEL_AWAIT, True)
+        body = tree.body
+        last = body.pop() if body and type(body[-1]) is _ast.Expr else None
+        tops = self.tops
+        if body:
+            tops.append(compile(tree, filename, "exec", PyCF_ALLOW_TOP_LEVEL_AWAIT, True))
+        if last is not None:
+            expression = _ast.Expression(last.value)
+            tops.append(compile(expression, filename, "eval", PyCF_ALLOW_TOP_LEVEL_AWAIT, True))
+        self._remember_functions(tops)
+        if any(top.co_flags & CO_COROUTINE for top in tops):
+            # The whole call runs on the loop once any part awaits, so `create_task` works on every line.
+            return self._await(self._run_async(tops))
+        value = None
+        for top in tops:
+            value = eval(top, self.globals)
+        return value
+
+    async def _run_async(self, tops):
+        value = None
+        for top in tops:
+            value = eval(top, self.globals)
+            if top.co_flags & CO_COROUTINE:
+                value = await value
+        return value
+
+    def _await(self, coroutine):
+        # One loop for the runner's lifetime: tasks a call leaves pending go on in the next call that awaits.
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            import asyncio
+
+            loop = self.loop = asyncio.new_event_loop()
+        task = loop.create_task(coroutine)
+        try:
+            return loop.run_until_complete(task)
+        except BaseException:
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled():
+                task.exception()  # retrieved here, so asyncio does not log it again at garbage collection
+            raise
+
+    def _remember_functions(self, tops):
+        remembered = self.code_lines
+        pending = list(tops)
+        while pending:
+            for const in pending.pop().co_consts:
+                if type(const) is CodeType:
+                    remembered.pop(const, None)
+                    remembered[const] = self.lines
+                    pending.append(const)
+        while len(remembered) > REMEMBERED_CODE_LIMIT:
+            del remembered[next(iter(remembered))]
+
+    def _register_linecache(self, linecache):
+        # Only when something already loaded linecache (warnings, inspect): importing it costs ~5 ms.
+        if linecache is not None:
+            try:
+                linecache.cache[self.filename] = (1, None, self.lines, self.filename)
+            except Exception:
+                pass
+
+    def _error_fields(self, exc):
+        if isinstance(exc, SystemExit):
+            status, message = _exit_status(exc.code)
+            if status == 0:
+                return {"ok": True, "exitCode": 0}
+            error = {"type": "SystemExit", "message": message, "traceback": ""}
+            return {"ok": False, "exitCode": status, "error": error}
+        exc.__traceback__ = self._user_frames(exc.__traceback__)
+        sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
+        error = {"type": type(exc).__name__, "message": _safe_str(exc), "traceback": self._format(exc)}
+        return {"ok": False, "exitCode": 1, "error": error}
+
+    def _user_frames(self, tb):
+        """The traceback from the user's top-level code on; None if the error came before it ran."""
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if any(code is top for top in self.tops):
+                return tb
+            tb = tb.tb_next
+        return None
+
+    def _format(self, exc):
+        try:
+            import traceback
+
+            if isinstance(exc, SyntaxError) and exc.text is None and exc.filename == self.filename:
+                # Errors found while compiling the split AST carry no source text.
+                lineno = exc.lineno or 0
+                if 0 < lineno <= len(self.lines):
+                    exc.text = self.lines[lineno - 1]
+            self._register_linecache(sys.modules.get("linecache"))
+            report = traceback.TracebackException(type(exc), exc, exc.__traceback__, lookup_lines=False)
+            self._attach_source(report, exc, traceback.walk_tb)
+            return _clip("".join(report.format()))
+        except BaseException as err:
+            return f"{type(exc).__name__}: {_safe_str(exc)}\n(traceback unavailable: {type(err).__name__})\n"
+
+    def _attach_source(self, report, exc, walk_tb):
+        seen = set()
+        pending = [(report, exc)]
+        while pending:
+            report, exc = pending.pop()
+            if report is None or exc is None or id(report) in seen:
+                continue
+            seen.add(id(report))
+            for summary, (frame, _) in zip(report.stack, walk_tb(exc.__traceback__)):
+                lines = self._source_of(frame.f_code)
+                if lines is None and summary.filename == self.filename:
+                    lines = ()  # a function from a forgotten call: no line beats a wrong one
+                if lines is not None and summary.name == frame.f_code.co_name:
+                    lineno = summary.lineno or 0
+                    summary._line = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+            pending.append((report.__cause__, exc.__cause__))
+            pending.append((report.__context__, exc.__context__))
+            if getattr(report, "exceptions", None) and isinstance(exc, BaseExceptionGroup):
+                pending.extend(zip(report.exceptions, exc.exceptions))
+
+    def _source_of(self, code):
+        if any(code is top for top in self.tops):
+            return self.lines
+        try:
+            return self.code_lines.get(code)
+        except Exception:
+            return None
+
+
+def _setup_interpreter():
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    sys.path.insert(0, "/workspace")
+    # What Debian's site module would add; `-S` keeps site (and its .pth processing) out of start-up.
+    for path in (f"/usr/local/lib/{version}/dist-packages", "/usr/lib/python3/dist-packages", f"/usr/lib/{version}/dist-packages"):
+        if path not in sys.path and os.path.isdir(path):
+            sys.path.append(path)
+    sys.argv = ["main.py"]
+    builtins.exit = _Quitter("exit")
+    builtins.quit = _Quitter("quit")
+    # Output must reach the host while code runs, not when the call ends.
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True)
+
+
+def _run_call(session, request, marker_fds):
+    result = {"type": "result", "id": request.id}
+    try:
+        if request.cpu_seconds is not None:
+            _limit_cpu(request.cpu_seconds)
+        result.update(session.execute(request))
+    except BaseException as exc:
+        _report_internal_error(f"call {request.id!r} failed inside the runner", exc)
+        error = {"type": "RunnerError", "message": f"the Python runner failed: {_safe_str(exc)}", "traceback": ""}
+        result.update(ok=False, exitCode=1, error=error)
+        result.pop("value", None)
+        result.pop("valueKind", None)
+    _end_call(request.marker, marker_fds, result)
+
+
+def _end_call(marker, marker_fds, result):
+    try:
+        frames.flush_std_streams()
+        if not frames.kill_others():
+            frames.log("processes started by the call were still alive after SIGKILL")
+    except BaseException as exc:
+        _report_internal_error("end-of-call cleanup failed", exc)
+    frames.write_markers(marker, *marker_fds)
+    try:
+        frames.send_frame(result)
+    except OSError as exc:
+        frames.die(f"cannot send the result frame: {exc}", 1)
+    except BaseException as exc:
+        _report_internal_error("result frame could not be encoded", exc)
+        error = {"type": "RunnerError", "message": "the runner could not encode the result", "traceback": ""}
+        frames.send_frame({"type": "result", "id": result["id"], "ok": False, "exitCode": 1, "error": error})
+
+
+def _report_internal_error(what, exc):
+    try:
+        import traceback
+
+        details = "".join(traceback.format_exception(exc))
+    except BaseException:
+        details = repr(exc)
+    frames.log(f"{what}: {details}")
+
+
+def main():
+    marker_fds = frames.protect_fds()
+    _setup_interpreter()
+    session = Session()
+    frames.send_frame({"type": "ready", "language": "python", "pid": os.getpid()})
+    reader = frames.FrameReader()
+    while True:
+        try:
+            frame = reader.read()
+            if frame is None:
+                break
+            request = frames.ExecuteRequest(frame, "main.py")
+        except frames.ProtocolError as exc:
+            frames.die(f"malformed frame: {exc}")
+        except OSError as exc:
+            frames.die(f"cannot read frames: {exc}")
+        except KeyboardInterrupt as exc:  # a stray SIGINT while idle is no reason to lose the session
+            _report_internal_error("interrupted while waiting for a frame", exc)
+            continue
+        _run_call(session, request, marker_fds)
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException as exc:
+        _report_internal_error("atexit handlers failed", exc)
+    frames.flush_std_streams()
+    # os._exit: threads user code left running must not hold the sandbox open.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

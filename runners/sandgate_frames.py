@@ -1,0 +1,315 @@
+# Frame I/O, JSON and end-of-call cleanup shared by the Python and Bash runners.
+# Imported at start-up of every sandbox, so it loads only builtin modules and _json.
+
+import os
+import sys
+
+try:
+    import _json
+
+    _encoder_args = (None, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
+    _json.make_encoder({}, *_encoder_args)
+except (ImportError, AttributeError, TypeError):  # not CPython 3.11-like: pay for the json package
+    _json = None
+
+FRAMES_IN = 3
+FRAMES_OUT = 4
+MAX_FRAME = 64 << 20
+SIGKILL = 9
+# How long end-of-call cleanup waits for killed processes to be gone.
+KILL_DEADLINE = 2.0
+
+
+class ProtocolError(Exception):
+    pass
+
+
+def _reject_default(obj):
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+def dumps(obj):
+    """JSON text in ASCII (lone surrogates escaped); NaN and Infinity are refused, since JSON.parse rejects them."""
+    if _json is None:
+        import json
+
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    return "".join(_json.make_encoder({}, _reject_default, *_encoder_args[1:])(obj, 0))
+
+
+class _ScanContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError(f"{name} is not valid JSON")
+
+
+_WHITESPACE = " \t\n\r"
+
+
+def loads(text):
+    if _json is None:
+        import json
+
+        return json.loads(text, parse_constant=_ScanContext.parse_constant)
+    scan = _json.make_scanner(_ScanContext)
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        obj, end = scan(text, start)
+    except StopIteration as exc:
+        raise ValueError(f"invalid JSON at offset {exc.value}") from None
+    except Exception:
+        # _json raises its detailed errors only once json.decoder is loaded; load it for the message.
+        import json
+
+        return json.loads(text, parse_constant=_ScanContext.parse_constant)
+    if text[end:].strip(_WHITESPACE):
+        raise ValueError(f"extra data after JSON at offset {end}")
+    return obj
+
+
+def log(message):
+    """Writes a line to the sandbox stderr; never raises, since it reports the runner's own troubles."""
+    try:
+        write_all(2, f"sandgate runner: {message}\n".encode("utf-8", "backslashreplace"))
+    except BaseException:
+        pass
+
+
+def die(message, status=2):
+    log(message)
+    os._exit(status)
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            # User code may have made a shared pipe non-blocking; ours must block.
+            os.set_blocking(fd, True)
+            continue
+        view = view[written:]
+
+
+class FrameReader:
+    def __init__(self, fd=FRAMES_IN):
+        self.fd = fd
+        # A bytearray that only grows in place, so a signal interrupting a read loses nothing.
+        self.buf = bytearray()
+
+    def _fill(self, need):
+        """Reads until `need` bytes are buffered; False on end of file."""
+        buf = self.buf
+        while len(buf) < need:
+            chunk = os.read(self.fd, min(max(need - len(buf), 65536), 1 << 20))
+            if not chunk:
+                return False
+            buf += chunk
+        return True
+
+    def read(self):
+        """The next frame as a dict, or None at a clean end of file; ProtocolError otherwise."""
+        if not self._fill(4):
+            if self.buf:
+                raise ProtocolError("end of file inside a frame header")
+            return None
+        size = int.from_bytes(self.buf[:4], "big")
+        if size > MAX_FRAME:
+            raise ProtocolError(f"frame of {size} bytes exceeds the 64 MiB limit")
+        if not self._fill(4 + size):
+            raise ProtocolError(f"end of file inside a frame of {size} bytes")
+        body = self.buf[4 : 4 + size]
+        del self.buf[: 4 + size]
+        try:
+            frame = loads(body.decode("utf-8"))
+        except ValueError as exc:  # UnicodeDecodeError is a ValueError
+            raise ProtocolError(f"frame is not UTF-8 JSON: {exc}") from None
+        if type(frame) is not dict or type(frame.get("type")) is not str:
+            raise ProtocolError("frame is not an object with a string `type`")
+        return frame
+
+
+def send_frame(obj):
+    data = dumps(obj).encode("ascii")
+    write_all(FRAMES_OUT, len(data).to_bytes(4, "big") + data)
+
+
+class ExecuteRequest:
+    __slots__ = ("id", "code", "marker", "filename", "cpu_seconds")
+
+    def __init__(self, frame, default_filename):
+        if frame["type"] != "execute":
+            raise ProtocolError(f"unexpected frame type {frame['type']!r}")
+        for key in ("id", "code", "marker"):
+            if type(frame.get(key)) is not str:
+                raise ProtocolError(f"execute frame needs a string `{key}`")
+        filename = frame.get("filename", default_filename)
+        if type(filename) is not str or not filename:
+            raise ProtocolError("execute frame `filename` must be a non-empty string")
+        cpu = frame.get("cpuSeconds")
+        if cpu is not None and (type(cpu) not in (int, float) or not cpu > 0):
+            raise ProtocolError("execute frame `cpuSeconds` must be a positive number")
+        try:
+            self.marker = frame["marker"].encode("utf-8")
+        except UnicodeEncodeError:
+            raise ProtocolError("execute frame `marker` is not valid Unicode") from None
+        self.id = frame["id"]
+        self.code = frame["code"]
+        self.filename = filename
+        self.cpu_seconds = cpu
+
+
+def protect_fds():
+    """Keeps fds 3 and 4 out of processes user code starts, and keeps private copies of fds 1 and 2
+    so that the marker reaches the host even if user code closes or redirects them."""
+    try:
+        os.set_inheritable(FRAMES_IN, False)
+        os.set_inheritable(FRAMES_OUT, False)
+        return os.dup(1), os.dup(2)
+    except OSError as exc:
+        die(f"runner started without the expected fds 1-4: {exc}")
+
+
+def write_markers(marker, out_fd, err_fd):
+    for fd in (out_fd, err_fd):
+        try:
+            write_all(fd, marker)
+        except OSError as exc:
+            log(f"could not write the end-of-output marker to fd {1 if fd == out_fd else 2}: {exc}")
+
+
+def _owns_pid_namespace():
+    """True inside the sandbox (bubblewrap's init is pid 1 and our parent, or we are pid 1).
+    Outside it, killing "every process" would mean the host's, so we only kill our descendants."""
+    if os.getpid() == 1:
+        return True
+    if os.getppid() != 1:
+        return False
+    try:
+        fd = os.open("/proc/1/comm", os.O_RDONLY)
+        try:
+            return os.read(fd, 64).strip() == b"bwrap"
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+
+
+OWNS_PID_NAMESPACE = _owns_pid_namespace()
+
+
+def _read_stat(pid):
+    """(state, ppid) of a process, or None if it is gone."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 512)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # The command name may hold spaces and parentheses; the fields after the last ')' do not.
+    fields = data[data.rfind(b")") + 2 :].split(b" ", 2)
+    if len(fields) < 2:
+        return None
+    return fields[0], int(fields[1])
+
+
+_DEAD_STATES = (b"Z", b"X", b"x")
+
+
+def _live_processes(exempt):
+    """Pids of processes cleanup must kill: in the sandbox every live process but pid 1, us and
+    `exempt`; outside it, our live descendants (those of exempt processes included)."""
+    me = os.getpid()
+    stats = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if pid == me or pid == 1 or (OWNS_PID_NAMESPACE and pid in exempt):
+            continue
+        stat = _read_stat(pid)
+        if stat is not None:
+            stats[pid] = stat
+    if OWNS_PID_NAMESPACE:
+        return [pid for pid, (state, _) in stats.items() if state not in _DEAD_STATES]
+    children = {}
+    for pid, (_, ppid) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    found, stack = [], [me]
+    while stack:
+        for pid in children.get(stack.pop(), ()):
+            stack.append(pid)
+            if pid not in exempt and stats[pid][0] not in _DEAD_STATES:
+                found.append(pid)
+    return found
+
+
+def _reap_children():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_others(exempt=(), reap=True):
+    """SIGKILLs everything user code started and waits until it is dead, so nothing it writes can
+    land after the marker. Returns False if processes were still alive at the deadline."""
+    import time
+
+    use_kill_all = OWNS_PID_NAMESPACE and not exempt
+    deadline = None
+    while True:
+        if use_kill_all:
+            # One syscall reaches every process in the namespace but init and us, even a fork bomb's
+            # newest children; ESRCH means there was nothing at all, the usual case.
+            try:
+                os.kill(-1, SIGKILL)
+            except ProcessLookupError:
+                return True
+            if reap:
+                _reap_children()
+            live = _live_processes(exempt)
+        else:
+            live = _live_processes(exempt)
+            for pid in live:
+                try:
+                    os.kill(pid, SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if reap:
+                _reap_children()
+            if live:
+                live = _live_processes(exempt)
+        if not live:
+            if reap:
+                _reap_children()  # those that died since the last reap
+            return True
+        now = time.monotonic()
+        if deadline is None:
+            deadline = now + KILL_DEADLINE
+        elif now > deadline:
+            return False
+        time.sleep(0.0005)
+
+
+def flush_std_streams():
+    for stream in {id(s): s for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}.values():
+        try:
+            if stream is not None:
+                stream.flush()
+        except BaseException:  # a closed or replaced stream must not break the call's ending
+            pass

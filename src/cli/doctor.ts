@@ -1,0 +1,125 @@
+// `sandgate doctor`: reports which protections are active on this host and exits non-zero
+// when code cannot be isolated. Each check runs for real (a sandbox per language).
+
+import { execFileSync } from "node:child_process";
+import type { SandgateConfig } from "../config/index.js";
+import { isSandgateError } from "../errors/index.js";
+import { Engine } from "../execution/index.js";
+import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  /** A failed required check means code cannot be isolated. */
+  required: boolean;
+  detail: string;
+}
+
+const PROBE = `
+import json, os, socket
+status = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)
+ifaces = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]]
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=1); net = "reachable"
+except OSError as e:
+    net = type(e).__name__
+json.dumps({"uid": os.getuid(), "pid": os.getpid(), "hostname": socket.gethostname(), "ifaces": ifaces,
+  "capEff": status.get("CapEff", "").strip(), "seccomp": status.get("Seccomp", "").strip(),
+  "noNewPrivs": status.get("NoNewPrivs", "").strip(), "procs": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+  "home": os.path.exists("/root") or os.path.exists("/home"), "net": net})
+`;
+
+interface Probe {
+  uid: number;
+  pid: number;
+  hostname: string;
+  ifaces: string[];
+  capEff: string;
+  seccomp: string;
+  noNewPrivs: string;
+  procs: number[];
+  home: boolean;
+  net: string;
+}
+
+function version(path: string, flag = "--version"): string {
+  try {
+    return execFileSync(path, [flag], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim().split("\n")[0] ?? "";
+  } catch {
+    return "unknown version";
+  }
+}
+
+export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> {
+  const checks: Check[] = [];
+  const bwrap = findBwrap();
+  checks.push({ name: "bubblewrap", ok: bwrap !== undefined, required: true, detail: bwrap ? `${bwrap} (${version(bwrap)})` : "not found: install it with `sudo apt-get install -y bubblewrap`" });
+  if (!bwrap) return checks;
+  let engine: Engine;
+  try {
+    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+  } catch (error) {
+    checks.push({ name: "sandbox runtime", ok: false, required: true, detail: isSandgateError(error) ? error.message : String(error) });
+    return checks;
+  }
+  try {
+    const rt = engine.runtime;
+    const cg = rt.cgroups;
+    checks.push({
+      name: "cgroups",
+      ok: cg.mode !== "none",
+      required: false,
+      detail: cg.mode === "none" ? `unavailable (${cg.reason ?? "?"}); falling back to rlimits (address space, processes, file size)` : `${cg.mode}: ${cg.controllers.join(", ")} limited per sandbox${cg.reason ? ` (${cg.reason})` : ""}`,
+    });
+    const probe = await engine.execute({ code: PROBE, language: "python", timeoutS: Math.min(20, config.limits.maxExecutionTimeS) });
+    if (probe.status !== "ok" || typeof probe.value !== "string") {
+      checks.push({ name: "sandbox start", ok: false, required: true, detail: `${probe.status}: ${probe.error?.message ?? probe.stderr}` });
+      return checks;
+    }
+    checks.push({ name: "sandbox start", ok: true, required: true, detail: "bubblewrap starts a runner and runs code" });
+    const p = JSON.parse(probe.value) as Probe;
+    checks.push({ name: "user namespace", ok: p.uid !== 0, required: true, detail: `code runs as uid ${p.uid} inside` });
+    checks.push({ name: "pid namespace", ok: p.procs.length <= 4 && p.pid < 10, required: true, detail: `code sees ${p.procs.length} processes (pids ${p.procs.join(", ")})` });
+    checks.push({ name: "network namespace", ok: p.ifaces.every((i) => i === "lo") && p.net !== "reachable", required: true, detail: `interfaces: ${p.ifaces.join(", ")}; outbound connect: ${p.net}` });
+    checks.push({ name: "uts namespace", ok: p.hostname === "sandgate", required: true, detail: `hostname ${p.hostname}` });
+    checks.push({ name: "mount namespace", ok: !p.home, required: true, detail: p.home ? "host /root or /home is visible" : "only /usr, /workspace, /tmp and synthetic /etc are visible" });
+    checks.push({ name: "capabilities", ok: /^0+$/.test(p.capEff), required: true, detail: `effective capabilities ${p.capEff}` });
+    checks.push({
+      name: "seccomp",
+      ok: p.seccomp === "2",
+      required: false,
+      detail: p.seccomp === "2" ? `filter active (${SECCOMP_DENIED_SYSCALLS.length} syscalls denied), no_new_privs=${p.noNewPrivs}` : `not active (Seccomp: ${p.seccomp})`,
+    });
+    for (const [language, code, expect] of [
+      ["python", "1+1", 2],
+      ["javascript", "1+1", 2],
+      ["typescript", "const n: number = 1; n + 1", 2],
+      ["bash", "echo $((1+1))", "2\n"],
+    ] as const) {
+      const result = await engine.execute({ code, language, timeoutS: Math.min(20, config.limits.maxExecutionTimeS) });
+      const got = language === "bash" ? result.stdout : result.value;
+      const interpreter = language === "python" ? rt.interpreters.python : language === "bash" ? rt.interpreters.bash : rt.interpreters.node;
+      checks.push({
+        name: `${language} runner`,
+        ok: result.status === "ok" && got === expect,
+        required: true,
+        detail: result.status === "ok" ? `${interpreter} (${version(interpreter)})` : `${result.status}: ${result.error?.message ?? result.stderr}`,
+      });
+    }
+  } finally {
+    await engine.close();
+  }
+  return checks;
+}
+
+export async function runDoctor(config: SandgateConfig, json: boolean): Promise<number> {
+  const checks = await runDoctorChecks(config);
+  const isolated = checks.every((c) => c.ok || !c.required);
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ isolated, checks }, null, 2)}\n`);
+  } else {
+    for (const c of checks) process.stdout.write(`${c.ok ? "✓" : c.required ? "✗" : "!"} ${c.name.padEnd(18)} ${c.detail}\n`);
+    process.stdout.write(isolated ? "\nCode can be isolated on this host.\n" : "\nCode CANNOT be isolated on this host; sandgate will refuse to run it. Fix the ✗ lines above.\n");
+  }
+  return isolated ? 0 : 1;
+}

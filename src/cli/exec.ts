@@ -1,0 +1,81 @@
+// `sandgate exec`: runs one snippet in a fresh sandbox, streams its output, and exits with a
+// code that mirrors the result (the program's own exit code, 124 on timeout, 137 when killed).
+
+import { readFileSync } from "node:fs";
+import type { SandgateConfig } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import { Engine, type ExecutionResult } from "../execution/index.js";
+
+export interface ExecArgs {
+  language?: string;
+  file?: string;
+  code?: string;
+  timeout?: string;
+  memory?: string;
+  flavor?: string;
+  json?: boolean;
+}
+
+export const EXIT_FOR_STATUS: Record<ExecutionResult["status"], number | undefined> = {
+  ok: 0,
+  error: undefined,
+  timeout: 124,
+  memory_limit: 137,
+  output_limit: 125,
+  killed: 137,
+};
+
+const EXTENSIONS: Record<string, string> = { ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".ts": "typescript", ".sh": "bash" };
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parsePositive(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new SandgateError("INVALID_INPUT", `--${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<number> {
+  let code: string;
+  if (args.file !== undefined) code = readFileSync(args.file, "utf8");
+  else if (args.code !== undefined) code = args.code;
+  else if (!process.stdin.isTTY) code = await readStdin();
+  else throw new SandgateError("CODE_EMPTY", "no code given: pass it as an argument, with -f FILE, or on standard input");
+  const extension = args.file?.match(/\.[a-z]+$/)?.[0];
+  const language = args.language ?? (extension ? EXTENSIONS[extension] : undefined);
+  if (!language) throw new SandgateError("INVALID_INPUT", "say which language with --language (python, javascript, typescript or bash)");
+
+  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+  const stop = (): void => void engine.close().finally(() => process.exit(130));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    const timeoutS = parsePositive("timeout", args.timeout);
+    const memoryMb = parsePositive("memory", args.memory);
+    const result = await engine.execute({
+      code,
+      language,
+      ...(timeoutS !== undefined ? { timeoutS } : {}),
+      ...(memoryMb !== undefined ? { memoryMb } : {}),
+      ...(args.flavor !== undefined ? { flavor: args.flavor as "small" } : {}),
+      ...(args.json ? {} : { onOutput: (stream, text) => void (stream === "stdout" ? process.stdout : process.stderr).write(text) }),
+    });
+    if (args.json) {
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    } else {
+      if (result.value !== undefined) process.stdout.write(`${typeof result.value === "string" ? result.value : JSON.stringify(result.value)}\n`);
+      if (result.error) process.stderr.write(`${result.error.traceback || `${result.error.type}: ${result.error.message}`}\n`);
+      if (result.fullOutput) process.stderr.write(`sandgate: full output saved to ${Object.values(result.fullOutput).join(" and ")}\n`);
+    }
+    return EXIT_FOR_STATUS[result.status] ?? (result.exitCode && result.exitCode > 0 ? result.exitCode : 1);
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    await engine.close();
+  }
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// The `sandgate` command: parses argv and dispatches to exec and doctor. Errors become one
+// clear line on stderr and a non-zero exit, never a stack trace.
+
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config/index.js";
+import { isSandgateError } from "../errors/index.js";
+import { runDoctor } from "./doctor.js";
+import { runExec } from "./exec.js";
+
+const HELP = `sandgate: run code that AI agents write in Linux sandboxes
+
+Usage:
+  sandgate exec --language LANG [options] CODE     run CODE in a fresh sandbox
+  sandgate exec -f FILE [options]                  run a file (language from its extension)
+  echo CODE | sandgate exec --language LANG        run code from standard input
+  sandgate doctor [--json]                         report which protections are active here
+  sandgate --version
+
+exec options:
+  -l, --language LANG   python, javascript, typescript or bash
+  -f, --file FILE       read the code from FILE
+  -t, --timeout SECONDS wall-clock limit (default and maximum: MAX_EXECUTION_TIME)
+  -m, --memory MB       memory limit (maximum: MAX_MEMORY_MB)
+      --flavor NAME     small, medium or large
+      --json            print the whole result object as JSON
+
+Exit status of exec: the program's own (0 on success), 124 timeout, 125 output flood,
+137 memory limit or killed.
+`;
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    process.stdout.write(HELP);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === "--version" || command === "version") {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case "exec": {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: {
+          language: { type: "string", short: "l" },
+          file: { type: "string", short: "f" },
+          timeout: { type: "string", short: "t" },
+          memory: { type: "string", short: "m" },
+          flavor: { type: "string" },
+          json: { type: "boolean" },
+        },
+      });
+      return runExec({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config);
+    }
+    case "doctor": {
+      const { values } = parseArgs({ args: rest, options: { json: { type: "boolean" } } });
+      return runDoctor(config, values.json ?? false);
+    }
+    default:
+      process.stderr.write(`sandgate: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (isSandgateError(error)) process.stderr.write(`sandgate: ${error.message} [${error.code}]\n`);
+    else if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) process.stderr.write(`sandgate: ${error.message}\n`);
+    else process.stderr.write(`sandgate: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = isSandgateError(error) ? 2 : 70;
+  },
+);

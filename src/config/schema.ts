@@ -1,0 +1,64 @@
+// The configuration schema: every setting sandgate reads, with its default and meaning.
+// Types come from this schema; security rules live in its refinements.
+
+import { z } from "zod";
+
+export const LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export const FLAVOR_NAMES = ["small", "medium", "large"] as const;
+export type FlavorName = (typeof FLAVOR_NAMES)[number];
+
+export const flavorSchema = z
+  .object({
+    cpus: z.number().positive().max(64).describe("CPU share in cores (cgroup cpu quota)"),
+    memoryMb: z.number().int().min(16).describe("Memory limit in MiB, capped by limits.maxMemoryMb"),
+    processes: z.number().int().min(8).describe("Maximum number of processes and threads, capped by limits.maxProcesses"),
+  })
+  .strict();
+export type Flavor = z.infer<typeof flavorSchema>;
+
+export const limitsSchema = z
+  .object({
+    maxExecutionTimeS: z.number().positive().describe("Default and maximum wall-clock time of one call, seconds (MAX_EXECUTION_TIME)"),
+    maxMemoryMb: z.number().int().min(16).describe("Maximum memory of one sandbox, MiB (MAX_MEMORY_MB)"),
+    maxOutputSize: z.number().int().min(256).describe("Bytes of stdout and of stderr shown to the caller; the full output is kept in a file (MAX_OUTPUT_SIZE)"),
+    outputCapBytes: z.number().int().min(1024).describe("Output after which the run is stopped as a flood, bytes (SANDGATE_OUTPUT_CAP)"),
+    maxCodeBytes: z.number().int().min(1).describe("Largest accepted code, bytes (SANDGATE_MAX_CODE_BYTES)"),
+    maxProcesses: z.number().int().min(8).describe("Maximum processes per sandbox (SANDGATE_MAX_PROCESSES)"),
+    maxCpus: z.number().positive().describe("Maximum CPU share per sandbox, cores (SANDGATE_MAX_CPUS)"),
+    maxFileSizeMb: z.number().int().min(1).describe("Largest file code may write, MiB (SANDGATE_MAX_FILE_MB)"),
+    maxWorkspaceMb: z.number().int().min(1).describe("Largest workspace of a sandbox, MiB (SANDGATE_MAX_WORKSPACE_MB)"),
+    maxOpenFiles: z.number().int().min(64).describe("Open file descriptors per process (SANDGATE_MAX_OPEN_FILES)"),
+  })
+  .strict();
+export type Limits = z.infer<typeof limitsSchema>;
+
+export const configSchema = z
+  .object({
+    sandboxDir: z.string().min(1).describe("Directory for workspaces, saved outputs and runtime files (SANDBOX_DIR)"),
+    limits: limitsSchema,
+    flavors: z.record(z.enum(FLAVOR_NAMES), flavorSchema).describe("Named resource presets; a call picks one with `flavor`"),
+    defaultFlavor: z.enum(FLAVOR_NAMES).describe("Flavor used when a call names none (SANDGATE_DEFAULT_FLAVOR)"),
+    sessions: z
+      .object({
+        max: z.number().int().min(1).describe("Maximum live sessions (SANDGATE_MAX_SESSIONS)"),
+        idleTtlS: z.number().positive().describe("A session idle this long is stopped, seconds (SANDGATE_SESSION_TTL)"),
+      })
+      .strict(),
+    pool: z
+      .object({
+        python: z.number().int().min(0).max(64),
+        javascript: z.number().int().min(0).max(64).describe("Also serves TypeScript"),
+        bash: z.number().int().min(0).max(64),
+      })
+      .strict()
+      .describe("Pre-started sandboxes per runner kind for stateless calls (SANDGATE_POOL, e.g. python=2,javascript=1,bash=1)"),
+    cgroups: z.enum(["auto", "off"]).describe("Use cgroups for limits when the host allows (SANDGATE_CGROUPS)"),
+  })
+  .strict()
+  .refine((c) => c.limits.maxOutputSize <= c.limits.outputCapBytes, {
+    message: "limits.maxOutputSize must not exceed limits.outputCapBytes",
+    path: ["limits", "maxOutputSize"],
+  });
+export type SandgateConfig = z.infer<typeof configSchema>;

@@ -1,0 +1,253 @@
+// The execution engine: validates a request, picks a sandbox (warm pool for stateless calls,
+// the session's own otherwise), runs the code and shapes the result callers see.
+
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type { SandgateConfig } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import {
+  prepareRuntime,
+  resolveLimits,
+  sandboxShapeKey,
+  startSandbox,
+  WarmPool,
+  type PoolKindState,
+  type ResolvedLimits,
+  type RunnerKind,
+  type RunOutcome,
+  type RunStatus,
+  type Sandbox,
+  type SandboxRuntime,
+} from "../sandbox/index.js";
+import { directorySize } from "../util/dir-size.js";
+import { silentLogger, type Logger } from "../util/logger.js";
+import { saveOutput, shapeOutput } from "./output.js";
+import { prepareCode } from "./prepare-code.js";
+import { checkRequest, type ExecuteRequest } from "./request.js";
+import { SessionManager, type Session, type SessionInfo } from "./sessions.js";
+
+export interface ErrorInfo {
+  type: string;
+  message: string;
+  traceback: string;
+}
+
+export interface ExecutionResult {
+  status: RunStatus;
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  value?: unknown;
+  error?: ErrorInfo;
+  durationMs: number;
+  truncated: boolean;
+  sessionId: string | null;
+  /** Where the full stdout/stderr were saved when they were longer than shown. */
+  fullOutput?: { stdout?: string; stderr?: string };
+  /** The session's interpreter state was lost in this call (timeout, crash, shell exit); files remain. */
+  stateReset?: boolean;
+}
+
+export interface EngineOptions {
+  log?: Logger;
+  /** Overrides config.pool (tests, `sandgate exec` which needs no pool). */
+  pool?: Record<RunnerKind, number>;
+}
+
+const STATUS_ERROR_TYPE: Record<Exclude<RunStatus, "ok" | "error">, string> = {
+  timeout: "Timeout",
+  memory_limit: "MemoryLimit",
+  output_limit: "OutputLimit",
+  killed: "Killed",
+};
+
+export class Engine {
+  readonly sessions: SessionManager;
+  private readonly pool: WarmPool;
+  private readonly defaultLimits: ResolvedLimits;
+  private readonly retiring = new Set<Promise<void>>();
+  private readonly running = new Set<Sandbox>();
+  private closing = false;
+
+  private constructor(
+    readonly config: SandgateConfig,
+    readonly runtime: SandboxRuntime,
+    private readonly log: Logger,
+    poolSizes: Record<RunnerKind, number>,
+  ) {
+    this.defaultLimits = resolveLimits(config);
+    this.pool = new WarmPool(runtime, poolSizes, this.defaultLimits, log);
+    this.sessions = new SessionManager(runtime, {
+      max: config.sessions.max,
+      idleTtlMs: config.sessions.idleTtlS * 1000,
+      limits: this.defaultLimits,
+    });
+  }
+
+  /** Prepares the sandbox runtime (throws SANDBOX_UNAVAILABLE when isolation is impossible) and fills the pool. */
+  static create(config: SandgateConfig, options: EngineOptions = {}): Engine {
+    const runtime = prepareRuntime({ sandboxDir: config.sandboxDir, useCgroups: config.cgroups === "auto" });
+    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool);
+    engine.pool.fill();
+    return engine;
+  }
+
+  poolState(): Record<RunnerKind, PoolKindState> {
+    return this.pool.state();
+  }
+
+  createSession(id?: string): SessionInfo {
+    this.assertOpen();
+    return this.sessions.info(this.sessions.open(id));
+  }
+
+  listSessions(): SessionInfo[] {
+    return this.sessions.list();
+  }
+
+  getSession(id: string): SessionInfo {
+    return this.sessions.info(this.sessions.get(id));
+  }
+
+  stopSession(id: string): Promise<void> {
+    return this.sessions.stop(id);
+  }
+
+  /** Runs code. Rejects only for bad input or a sandbox that cannot start; code failures are results. */
+  async execute(request: ExecuteRequest): Promise<ExecutionResult> {
+    this.assertOpen();
+    const language = checkRequest(request, this.config);
+    const limits = resolveLimits(this.config, {
+      ...(request.flavor ? { flavor: request.flavor } : {}),
+      ...(request.timeoutS !== undefined ? { timeoutS: request.timeoutS } : {}),
+      ...(request.memoryMb !== undefined ? { memoryMb: request.memoryMb } : {}),
+    });
+    const session = request.sessionId === undefined ? undefined : this.sessions.get(request.sessionId);
+    const prepared = prepareCode(language, request.code);
+    if (!prepared.ok) {
+      return { status: "error", exitCode: 1, stdout: "", stderr: prepared.error.traceback, error: prepared.error, durationMs: 0, truncated: false, sessionId: session?.id ?? null };
+    }
+    const { kind, code, filename, mode } = prepared.prepared;
+    const runRequest = {
+      code,
+      filename,
+      ...(mode ? { mode } : {}),
+      timeoutMs: limits.timeoutMs,
+      cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus),
+      outputCapBytes: limits.outputCapBytes,
+      ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+    };
+    if (!session) {
+      const sandbox = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits)
+        ? await this.pool.acquire(kind)
+        : await startSandbox(this.runtime, { kind, limits });
+      try {
+        const outcome = await this.runWatched(sandbox, runRequest, request.signal);
+        const id = randomUUID();
+        return this.shape(outcome, limits, null, (name, data) => saveOutput(join(this.runtime.outputsDir, id), name, data, join(this.runtime.outputsDir, id)));
+      } finally {
+        this.retire(sandbox);
+      }
+    }
+    return session.serialize(() => this.runInSession(session, kind, limits, runRequest, request.signal));
+  }
+
+  private async runInSession(
+    session: Session,
+    kind: RunnerKind,
+    limits: ResolvedLimits,
+    runRequest: Parameters<Sandbox["run"]>[0],
+    signal: AbortSignal | undefined,
+  ): Promise<ExecutionResult> {
+    session.busy = true;
+    try {
+      const sandbox = await this.sessions.sandboxFor(session, kind, limits);
+      const outcome = await this.runWatched(sandbox, runRequest, signal);
+      session.calls++;
+      session.lastUsedAt = Date.now();
+      if (outcome.sandboxDied) {
+        session.sandboxes.delete(kind);
+        this.retire(sandbox);
+      }
+      const callNo = session.calls;
+      const result = this.shape(outcome, limits, session.id, (name, data) =>
+        saveOutput(join(session.workspaceDir, ".sandgate", "outputs"), `${callNo}-${name}`, data, "/workspace/.sandgate/outputs"),
+      );
+      if (outcome.sandboxDied || outcome.result?.resetState) result.stateReset = true;
+      const used = directorySize(session.workspaceDir, limits.workspaceBytes);
+      if (used > limits.workspaceBytes && result.status === "ok") {
+        result.status = "error";
+        result.error = {
+          type: "WorkspaceLimit",
+          message: `the workspace holds more than ${Math.round(limits.workspaceBytes / 1048576)} MB (the limit); delete files before writing more`,
+          traceback: "",
+        };
+      }
+      return result;
+    } finally {
+      session.busy = false;
+      session.lastUsedAt = Date.now();
+    }
+  }
+
+  private async runWatched(sandbox: Sandbox, runRequest: Parameters<Sandbox["run"]>[0], signal: AbortSignal | undefined): Promise<RunOutcome> {
+    if (signal?.aborted) sandbox.terminate("killed");
+    const onAbort = (): void => sandbox.terminate("killed");
+    signal?.addEventListener("abort", onAbort, { once: true });
+    this.running.add(sandbox);
+    try {
+      if (!sandbox.alive) throw new SandgateError("SANDBOX_FAILED", "the sandbox stopped before the code could run");
+      return await sandbox.run(runRequest);
+    } finally {
+      this.running.delete(sandbox);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private shape(outcome: RunOutcome, limits: ResolvedLimits, sessionId: string | null, save: (name: string, data: Buffer) => string): ExecutionResult {
+    const stdout = shapeOutput(outcome.stdout, limits.displayBytes, () => save("stdout.txt", outcome.stdout));
+    const stderr = shapeOutput(outcome.stderr, limits.displayBytes, () => save("stderr.txt", outcome.stderr));
+    const frame = outcome.result;
+    const result: ExecutionResult = {
+      status: outcome.status,
+      exitCode: outcome.exitCode,
+      stdout: stdout.text,
+      stderr: stderr.text,
+      durationMs: Math.round(outcome.durationMs * 1000) / 1000,
+      truncated: stdout.truncated || stderr.truncated || outcome.status === "output_limit",
+      sessionId,
+    };
+    if (frame?.value !== undefined) result.value = frame.value;
+    if (frame?.error) result.error = frame.error;
+    else if (outcome.status !== "ok" && outcome.status !== "error") {
+      result.error = { type: STATUS_ERROR_TYPE[outcome.status], message: outcome.message ?? outcome.status, traceback: "" };
+    } else if (outcome.status === "error" && outcome.message) {
+      result.error = { type: "RunnerExited", message: outcome.message, traceback: "" };
+    }
+    if (stdout.fullPath || stderr.fullPath) {
+      result.fullOutput = {
+        ...(stdout.fullPath ? { stdout: stdout.fullPath } : {}),
+        ...(stderr.fullPath ? { stderr: stderr.fullPath } : {}),
+      };
+    }
+    return result;
+  }
+
+  /** Destroys a used sandbox in the background; close() waits for every one. */
+  private retire(sandbox: Sandbox): void {
+    const done = sandbox.dispose().finally(() => this.retiring.delete(done));
+    this.retiring.add(done);
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new SandgateError("SHUTTING_DOWN", "sandgate is shutting down");
+  }
+
+  /** Stops every session, pooled and running sandbox, and waits until all their processes are gone. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const sandbox of this.running) sandbox.terminate("killed");
+    await Promise.all([this.pool.close(), this.sessions.close()]);
+    while (this.retiring.size > 0) await Promise.all([...this.retiring]);
+  }
+}

@@ -1,0 +1,33 @@
+// Output shaping: what the caller sees of a run's stdout/stderr (head and tail within the
+// display budget) and where the full text is kept when it did not fit.
+
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface ShapedStream {
+  text: string;
+  truncated: boolean;
+  /** Host path of the full output, when it was larger than shown. */
+  fullPath?: string;
+  totalBytes: number;
+}
+
+/** Keeps the first three quarters and the last quarter of the budget, cut on UTF-8 boundaries. */
+export function shapeOutput(data: Buffer, displayBytes: number, save: () => string): ShapedStream {
+  if (data.length <= displayBytes) return { text: data.toString("utf8"), truncated: false, totalBytes: data.length };
+  const fullPath = save();
+  const headBytes = Math.floor(displayBytes * 0.75);
+  const tailBytes = displayBytes - headBytes;
+  const head = data.subarray(0, headBytes).toString("utf8").replace(/\uFFFD+$/, "");
+  const tail = data.subarray(data.length - tailBytes).toString("utf8").replace(/^\uFFFD+/, "");
+  const omitted = data.length - headBytes - tailBytes;
+  const note = `\n… [${omitted} bytes omitted; full output (${data.length} bytes) saved to ${fullPath}] …\n`;
+  return { text: head + note + tail, truncated: true, fullPath, totalBytes: data.length };
+}
+
+/** Writes a full output file and returns the path the caller should be told about. */
+export function saveOutput(dir: string, name: string, data: Buffer, shownDir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, name), data);
+  return join(shownDir, name);
+}

@@ -1,0 +1,60 @@
+// The execute request: its schema and the checks that turn bad input into typed errors
+// (unknown language, empty or oversize code) before any sandbox is touched.
+
+import { z } from "zod";
+import { FLAVOR_NAMES, LANGUAGES, type Language, type SandgateConfig } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import type { OutputStream } from "../sandbox/index.js";
+
+export const executeRequestSchema = z
+  .object({
+    code: z.string().describe("Source code to run"),
+    language: z.string().describe(`One of ${LANGUAGES.join(", ")}`),
+    sessionId: z.string().optional().describe("Run in this session (state and workspace persist); omit for a fresh sandbox"),
+    timeoutS: z.number().positive().optional().describe("Wall-clock limit in seconds, at most MAX_EXECUTION_TIME"),
+    memoryMb: z.number().int().positive().optional().describe("Memory limit in MB, at most MAX_MEMORY_MB"),
+    flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset: small, medium or large"),
+  })
+  .strict();
+
+export type ExecuteInput = z.infer<typeof executeRequestSchema>;
+
+export interface ExecuteRequest extends Omit<ExecuteInput, "language"> {
+  language: Language | string;
+  /** Receives stdout/stderr text while the code runs. */
+  onOutput?: (stream: OutputStream, text: string) => void;
+  /** Aborting stops the running code; the result has status "killed". */
+  signal?: AbortSignal;
+}
+
+export function isLanguage(value: string): value is Language {
+  return (LANGUAGES as readonly string[]).includes(value);
+}
+
+/** Validates a request; returns its language narrowed. Throws SandgateError with a precise code. */
+export function checkRequest(request: ExecuteRequest, config: SandgateConfig): Language {
+  const { onOutput: _onOutput, signal: _signal, ...plain } = request;
+  const parsed = executeRequestSchema.safeParse(plain);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join(".") ?? "";
+    throw new SandgateError("INVALID_INPUT", `${field || "request"}: ${issue?.message ?? "invalid"}`, { data: { field } });
+  }
+  const { language, code } = parsed.data;
+  if (!isLanguage(language)) {
+    throw new SandgateError("UNKNOWN_LANGUAGE", `unknown language ${JSON.stringify(language)}; use one of ${LANGUAGES.join(", ")}`, {
+      data: { language, supported: [...LANGUAGES] },
+    });
+  }
+  if (code.trim() === "") throw new SandgateError("CODE_EMPTY", "code is empty; send the program to run");
+  const bytes = Buffer.byteLength(code, "utf8");
+  if (bytes > config.limits.maxCodeBytes) {
+    throw new SandgateError("CODE_TOO_LARGE", `code is ${bytes} bytes, above the maximum of ${config.limits.maxCodeBytes} bytes`, {
+      data: { bytes, maximum: config.limits.maxCodeBytes },
+    });
+  }
+  if (language === "bash" && code.includes("\u0000")) {
+    throw new SandgateError("INVALID_INPUT", "bash code must not contain NUL bytes", { data: { field: "code" } });
+  }
+  return language;
+}

@@ -1,0 +1,126 @@
+// Builds the argv that starts one sandbox: a tiny /bin/sh launcher that joins the sandbox's
+// cgroups and sets rlimits, then execs bubblewrap with the namespaces, mounts and environment.
+
+export interface MountPlan {
+  /** Host directory bound read-write at /workspace; when absent, /workspace is a size-capped tmpfs. */
+  workspaceDir?: string;
+  workspaceBytes: number;
+  /** Host directory with the runner scripts, bound read-only at /sandgate/runners. */
+  runnersDir: string;
+  /** Host directory with the synthetic passwd, group and hosts files. */
+  etcDir: string;
+  /** Extra read-only binds (host path = sandbox path), e.g. an interpreter installed outside /usr. */
+  readOnlyPaths: string[];
+}
+
+export interface LauncherRlimits {
+  fileSizeBytes: number;
+  openFiles: number;
+  /** RLIMIT_AS in bytes when no memory cgroup is available; undefined leaves it unlimited. */
+  addressSpaceBytes?: number;
+  /** RLIMIT_NPROC when no pids cgroup is available. */
+  processes?: number;
+  /** Soft RLIMIT_CPU per process, seconds. */
+  cpuSeconds?: number;
+}
+
+export interface SandboxArgvOptions {
+  bwrapPath: string;
+  mounts: MountPlan;
+  env: Record<string, string>;
+  command: string[];
+  cgroupProcsFiles: string[];
+  rlimits: LauncherRlimits;
+  /** fd number (in the launcher) carrying the seccomp program, if any. */
+  seccompFd?: number;
+}
+
+export const SANDBOX_UID = 1000;
+export const SANDBOX_GID = 1000;
+export const SANDBOX_HOSTNAME = "sandgate";
+/** Exit status of the launcher when it cannot join the sandbox's cgroup. */
+export const LAUNCH_CGROUP_FAILED = 121;
+
+// $1 = number of cgroup.procs files, then the files, then four rlimits ("-" = leave as is), then bwrap argv.
+// dash's `ulimit -f` counts 512-byte blocks, `-v` KiB.
+const LAUNCHER_SCRIPT = [
+  'n=$1; shift',
+  'while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 121; shift; n=$((n-1)); done',
+  'ulimit -c 0; ulimit -f "$1"; ulimit -n "$2"',
+  '[ "$3" = - ] || ulimit -v "$3"',
+  '[ "$4" = - ] || ulimit -u "$4"',
+  '[ "$5" = - ] || ulimit -S -t "$5"',
+  'shift 5',
+  'exec "$@"',
+].join("\n");
+
+/** The directories of a merged-/usr Debian or Ubuntu host that interpreters need. */
+const USR_SYMLINKS: Array<[string, string]> = [
+  ["usr/bin", "/bin"],
+  ["usr/sbin", "/sbin"],
+  ["usr/lib", "/lib"],
+  ["usr/lib64", "/lib64"],
+];
+
+export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
+  const { mounts, rlimits } = options;
+  const bwrap: string[] = [
+    options.bwrapPath,
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--uid", String(SANDBOX_UID),
+    "--gid", String(SANDBOX_GID),
+    "--hostname", SANDBOX_HOSTNAME,
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop", "ALL",
+    "--disable-userns",
+    "--ro-bind", "/usr", "/usr",
+    // /usr/local holds host-installed tools that no interpreter needs; hide it.
+    "--tmpfs", "/usr/local",
+    "--remount-ro", "/usr/local",
+  ];
+  for (const [target, link] of USR_SYMLINKS) bwrap.push("--symlink", target, link);
+  bwrap.push(
+    "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
+    "--ro-bind-try", "/etc/localtime", "/etc/localtime",
+    "--ro-bind", `${mounts.etcDir}/passwd`, "/etc/passwd",
+    "--ro-bind", `${mounts.etcDir}/group`, "/etc/group",
+    "--ro-bind", `${mounts.etcDir}/hosts`, "/etc/hosts",
+    "--ro-bind", `${mounts.etcDir}/hostname`, "/etc/hostname",
+    "--proc", "/proc",
+    "--dev", "/dev",
+    "--tmpfs", "/tmp",
+  );
+  for (const path of mounts.readOnlyPaths) bwrap.push("--ro-bind", path, path);
+  bwrap.push("--ro-bind", mounts.runnersDir, "/sandgate/runners");
+  if (mounts.workspaceDir) {
+    bwrap.push("--bind", mounts.workspaceDir, "/workspace");
+  } else {
+    bwrap.push("--perms", "0777", "--size", String(mounts.workspaceBytes), "--tmpfs", "/workspace");
+  }
+  bwrap.push("--chdir", "/workspace", "--clearenv");
+  for (const [key, value] of Object.entries(options.env)) bwrap.push("--setenv", key, value);
+  if (options.seccompFd !== undefined) bwrap.push("--seccomp", String(options.seccompFd));
+  bwrap.push("--", ...options.command);
+
+  const blocks = Math.max(1, Math.ceil(rlimits.fileSizeBytes / 512));
+  return [
+    "/bin/sh",
+    "-c",
+    LAUNCHER_SCRIPT,
+    "sandgate-launch",
+    String(options.cgroupProcsFiles.length),
+    ...options.cgroupProcsFiles,
+    String(blocks),
+    String(rlimits.openFiles),
+    rlimits.addressSpaceBytes === undefined ? "-" : String(Math.ceil(rlimits.addressSpaceBytes / 1024)),
+    rlimits.processes === undefined ? "-" : String(rlimits.processes),
+    rlimits.cpuSeconds === undefined ? "-" : String(Math.ceil(rlimits.cpuSeconds)),
+    ...bwrap,
+  ];
+}

@@ -1,0 +1,310 @@
+// Per-sandbox cgroups: detection of what the host lets us use (v2, or v1 memory/pids/cpu),
+// creation with limits, the files a launcher joins, usage read-back and removal.
+
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export type CgroupMode = "v2" | "v1" | "none";
+
+export interface CgroupSupport {
+  mode: CgroupMode;
+  /** Controllers sandgate can limit with (memory, pids, cpu). */
+  controllers: string[];
+  /** Why cgroups are not (fully) usable, for `sandgate doctor`. */
+  reason?: string;
+  /** Parent directory per controller (v1) or the single parent (v2, key "unified"). */
+  parents: Record<string, string>;
+}
+
+export interface CgroupLimits {
+  memoryBytes: number;
+  pids: number;
+  cpus: number;
+}
+
+export interface CgroupStats {
+  oomKills: number;
+  cpuUsec: number;
+  memoryPeakBytes: number;
+}
+
+const CGROUP_ROOT = "/sys/fs/cgroup";
+const PARENT_NAME = "sandgate";
+const V1_CONTROLLERS = ["memory", "pids", "cpu", "cpuacct"] as const;
+const CPU_PERIOD_US = 100_000;
+
+let cached: CgroupSupport | undefined;
+
+function ownPaths(): Map<string, string> {
+  const paths = new Map<string, string>();
+  for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
+    const [, controllers, path] = line.split(":");
+    if (controllers === undefined || path === undefined) continue;
+    for (const c of controllers === "" ? [""] : controllers.split(",")) paths.set(c, path);
+  }
+  return paths;
+}
+
+function v1Mounts(): Map<string, string> {
+  const mounts = new Map<string, string>();
+  for (const line of readFileSync("/proc/self/mounts", "utf8").split("\n")) {
+    const [, dir, type, options] = line.split(" ");
+    if (type !== "cgroup" || dir === undefined || options === undefined) continue;
+    for (const option of options.split(",")) mounts.set(option, dir);
+  }
+  return mounts;
+}
+
+function probeWritable(parent: string): string | undefined {
+  try {
+    mkdirSync(parent, { recursive: true });
+    const probe = join(parent, `probe-${process.pid}`);
+    mkdirSync(probe);
+    rmdirSync(probe);
+    return undefined;
+  } catch (error) {
+    return `${parent}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+  }
+}
+
+function detectV2(): CgroupSupport | undefined {
+  if (!existsSync(join(CGROUP_ROOT, "cgroup.controllers")) || existsSync(join(CGROUP_ROOT, "memory"))) return undefined;
+  const own = ownPaths().get("") ?? "/";
+  const base = join(CGROUP_ROOT, own);
+  const parent = join(base, PARENT_NAME);
+  const failure = probeWritable(parent);
+  if (failure) return { mode: "none", controllers: [], parents: {}, reason: `cgroup v2 is not writable (${failure})` };
+  const wantedAll = ["memory", "pids", "cpu"];
+  try {
+    // Delegation needs the controllers enabled one level up; this fails (harmlessly) when the
+    // level above holds processes itself, and then only what is already delegated is used.
+    writeFileSync(join(base, "cgroup.subtree_control"), wantedAll.map((c) => `+${c}`).join(" "));
+  } catch {
+    // keep whatever the parent already delegates
+  }
+  const available = readFileSync(join(parent, "cgroup.controllers"), "utf8").trim().split(/\s+/);
+  const wanted = wantedAll.filter((c) => available.includes(c));
+  try {
+    writeFileSync(join(parent, "cgroup.subtree_control"), wanted.map((c) => `+${c}`).join(" "));
+  } catch (error) {
+    return { mode: "none", controllers: [], parents: {}, reason: `cannot enable cgroup v2 controllers in ${parent}: ${String(error)}` };
+  }
+  return { mode: "v2", controllers: wanted, parents: { unified: parent } };
+}
+
+function detectV1(): CgroupSupport {
+  const mounts = v1Mounts();
+  const own = ownPaths();
+  const parents: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const controller of V1_CONTROLLERS) {
+    const mount = mounts.get(controller);
+    if (!mount) {
+      problems.push(`${controller}: not mounted`);
+      continue;
+    }
+    const parent = join(mount, own.get(controller) ?? "/", PARENT_NAME);
+    const failure = probeWritable(parent);
+    if (failure) problems.push(failure);
+    else parents[controller] = parent;
+  }
+  const controllers = ["memory", "pids", "cpu"].filter((c) => parents[c] !== undefined);
+  if (controllers.length === 0) return { mode: "none", controllers, parents: {}, reason: problems.join("; ") || "no cgroup controllers" };
+  const support: CgroupSupport = { mode: "v1", controllers, parents };
+  if (problems.length > 0) support.reason = problems.join("; ");
+  return support;
+}
+
+/** What this host lets sandgate do with cgroups; computed once per process. */
+export function detectCgroups(): CgroupSupport {
+  if (cached) return cached;
+  try {
+    cached = detectV2() ?? detectV1();
+  } catch (error) {
+    cached = { mode: "none", controllers: [], parents: {}, reason: `cannot read cgroup information: ${String(error)}` };
+  }
+  return cached;
+}
+
+let counter = 0;
+
+function readNumber(file: string, key?: string): number {
+  try {
+    const text = readFileSync(file, "utf8");
+    if (key === undefined) return Number(text.trim()) || 0;
+    const line = text.split("\n").find((l) => l.startsWith(`${key} `));
+    return line ? Number(line.slice(key.length + 1)) || 0 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The cgroup(s) of one sandbox. The launcher writes its pid into `procsFiles` before exec'ing bwrap. */
+export class SandboxCgroup {
+  private constructor(
+    private readonly support: CgroupSupport,
+    private readonly dirs: Record<string, string>,
+  ) {}
+
+  static create(support: CgroupSupport, limits: CgroupLimits): SandboxCgroup | undefined {
+    if (support.mode === "none") return undefined;
+    const name = `sg-${process.pid}-${++counter}`;
+    const dirs: Record<string, string> = {};
+    const cgroup = new SandboxCgroup(support, dirs);
+    try {
+      for (const [controller, parent] of Object.entries(support.parents)) {
+        const dir = join(parent, name);
+        mkdirSync(dir);
+        dirs[controller] = dir;
+      }
+      cgroup.applyLimits(limits);
+    } catch (error) {
+      cgroup.destroySync();
+      throw error;
+    }
+    return cgroup;
+  }
+
+  private applyLimits(limits: CgroupLimits): void {
+    const quota = Math.max(1000, Math.round(limits.cpus * CPU_PERIOD_US));
+    if (this.support.mode === "v2") {
+      const dir = this.dirs.unified!;
+      if (this.support.controllers.includes("memory")) {
+        writeFileSync(join(dir, "memory.max"), String(limits.memoryBytes));
+        try {
+          writeFileSync(join(dir, "memory.swap.max"), "0");
+        } catch {
+          // no swap accounting on this host: nothing to limit
+        }
+      }
+      if (this.support.controllers.includes("pids")) writeFileSync(join(dir, "pids.max"), String(limits.pids));
+      if (this.support.controllers.includes("cpu")) writeFileSync(join(dir, "cpu.max"), `${quota} ${CPU_PERIOD_US}`);
+      return;
+    }
+    if (this.dirs.memory) {
+      writeFileSync(join(this.dirs.memory, "memory.limit_in_bytes"), String(limits.memoryBytes));
+      try {
+        writeFileSync(join(this.dirs.memory, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes));
+      } catch {
+        // swap accounting off: the memory limit alone applies
+      }
+    }
+    if (this.dirs.pids) writeFileSync(join(this.dirs.pids, "pids.max"), String(limits.pids));
+    if (this.dirs.cpu) {
+      writeFileSync(join(this.dirs.cpu, "cpu.cfs_period_us"), String(CPU_PERIOD_US));
+      writeFileSync(join(this.dirs.cpu, "cpu.cfs_quota_us"), String(quota));
+    }
+  }
+
+  /** Files the launcher writes its own pid into, so everything it execs stays inside. */
+  get procsFiles(): string[] {
+    return Object.values(this.dirs).map((dir) => join(dir, "cgroup.procs"));
+  }
+
+  /** OOM kills so far: one small file read, cheap enough for every call. */
+  oomKills(): number {
+    if (this.support.mode === "v2") return readNumber(join(this.dirs.unified!, "memory.events"), "oom_kill");
+    return this.dirs.memory ? readNumber(join(this.dirs.memory, "memory.oom_control"), "oom_kill") : 0;
+  }
+
+  stats(): CgroupStats {
+    if (this.support.mode === "v2") {
+      const dir = this.dirs.unified!;
+      return {
+        oomKills: readNumber(join(dir, "memory.events"), "oom_kill"),
+        cpuUsec: readNumber(join(dir, "cpu.stat"), "usage_usec"),
+        memoryPeakBytes: readNumber(join(dir, "memory.peak")),
+      };
+    }
+    return {
+      oomKills: this.dirs.memory ? readNumber(join(this.dirs.memory, "memory.oom_control"), "oom_kill") : 0,
+      cpuUsec: this.dirs.cpuacct ? Math.round(readNumber(join(this.dirs.cpuacct, "cpuacct.usage")) / 1000) : 0,
+      memoryPeakBytes: this.dirs.memory ? readNumber(join(this.dirs.memory, "memory.max_usage_in_bytes")) : 0,
+    };
+  }
+
+  /** Host pids still inside this sandbox's cgroup. */
+  pids(): number[] {
+    const dir = this.dirs.unified ?? this.dirs.pids ?? this.dirs.memory;
+    if (!dir) return [];
+    try {
+      return readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  }
+
+  /** SIGKILLs every process in the cgroup: the backstop when bwrap's own teardown is not enough. */
+  killAll(): void {
+    if (this.dirs.unified) {
+      try {
+        writeFileSync(join(this.dirs.unified, "cgroup.kill"), "1");
+        return;
+      } catch {
+        // cgroup.kill needs Linux 5.14; fall back to signalling each pid
+      }
+    }
+    for (const pid of this.pids()) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  /** Removes the cgroup directories once their processes are gone; retries while the kernel releases them. */
+  async destroy(): Promise<void> {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      if (this.destroySync()) return;
+      this.killAll();
+      await new Promise((resolve) => setTimeout(resolve, attempt < 10 ? 5 : 50));
+    }
+  }
+
+  private destroySync(): boolean {
+    let done = true;
+    for (const [controller, dir] of Object.entries(this.dirs)) {
+      try {
+        rmdirSync(dir);
+        delete this.dirs[controller];
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") delete this.dirs[controller];
+        else done = false;
+      }
+    }
+    return done;
+  }
+}
+
+/** Removes cgroups left behind by sandgate processes that no longer exist (a crash, a kill -9). */
+export function removeStaleCgroups(support: CgroupSupport): number {
+  let removed = 0;
+  for (const parent of Object.values(support.parents)) {
+    let entries: string[];
+    try {
+      entries = readdirSync(parent);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const match = /^sg-(\d+)-\d+$/.exec(entry);
+      if (!match || existsSync(`/proc/${match[1]}`)) continue;
+      const dir = join(parent, entry);
+      try {
+        for (const pid of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean)) {
+          try {
+            process.kill(Number(pid), "SIGKILL");
+          } catch {
+            // gone already
+          }
+        }
+        rmdirSync(dir);
+        removed++;
+      } catch {
+        // busy: a later start will retry
+      }
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,21 @@
+// Public surface of the sandbox layer: runtime preparation, sandboxes, the warm pool, limits.
+export { prepareRuntime, findBwrap, defaultInterpreters } from "./runtime.js";
+export type { SandboxRuntime, RunnerKind, InterpreterPaths, RuntimeOptions } from "./runtime.js";
+export { Sandbox } from "./sandbox.js";
+export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
+export { WarmPool } from "./warm-pool.js";
+export type { PoolSizes, PoolKindState } from "./warm-pool.js";
+export { resolveLimits, sandboxShapeKey } from "./limits.js";
+export type { ResolvedLimits, LimitOverrides } from "./limits.js";
+export { detectCgroups } from "./cgroups.js";
+export type { CgroupSupport, CgroupMode } from "./cgroups.js";
+export { buildSeccompProgram, SECCOMP_DENIED_SYSCALLS } from "./seccomp.js";
+export { prepareJavaScript } from "./js-transform.js";
+export { transpileTypeScript, TypeScriptSyntaxError } from "./ts-transpile.js";
+
+import type { SandboxRuntime } from "./runtime.js";
+import { Sandbox, type SandboxOptions } from "./sandbox.js";
+
+export function startSandbox(runtime: SandboxRuntime, options: SandboxOptions): Promise<Sandbox> {
+  return Sandbox.start(runtime, options);
+}

@@ -1,0 +1,170 @@
+// REPL-style rewrite of JavaScript with top-level await into an async IIFE for the Node runner.
+// Owns keeping top-level declarations global across calls and the user's line numbers intact.
+import { parse } from "acorn";
+import type { AnyNode, Node, Pattern, Program, VariableDeclaration } from "acorn";
+
+export type JavaScriptMode = "script" | "async";
+
+export interface PreparedJavaScript {
+  code: string;
+  mode: JavaScriptMode;
+}
+
+/** A replacement of `code.slice(start, end)`; `start === end` is an insertion. */
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+// Nodes that open a new var scope: nothing inside them belongs to the top level.
+const SCOPE_TYPES = new Set([
+  "FunctionDeclaration",
+  "FunctionExpression",
+  "ArrowFunctionExpression",
+  "StaticBlock",
+]);
+
+export function prepareJavaScript(code: string): PreparedJavaScript {
+  if (!code.includes("await")) return { code, mode: "script" };
+  let program: Program;
+  try {
+    program = parse(code, {
+      ecmaVersion: "latest",
+      sourceType: "script",
+      allowAwaitOutsideFunction: true,
+    });
+  } catch {
+    // The runner compiles the original and reports the SyntaxError on the user's line.
+    return { code, mode: "script" };
+  }
+  if (!hasTopLevelAwait(program)) return { code, mode: "script" };
+  return { code: wrapInAsyncFunction(code, program), mode: "async" };
+}
+
+function hasTopLevelAwait(program: Program): boolean {
+  let found = false;
+  visitTopLevel(program, (node) => {
+    if (node.type === "AwaitExpression") found = true;
+    if (node.type === "ForOfStatement" && (node as Node & { await: boolean }).await) found = true;
+  });
+  return found;
+}
+
+/**
+ * Declarations become assignments to globals so the next call sees them, the last
+ * expression statement becomes the return value, and nothing adds a line before user code.
+ */
+function wrapInAsyncFunction(code: string, program: Program): string {
+  const edits: Edit[] = [];
+  const varNames = new Set<string>();
+  const functionNames: string[] = [];
+  const topLevel = new Set<Node>(program.body);
+  const forHeads = new Set<Node>();
+
+  if (code.startsWith("#!")) edits.push({ start: 0, end: 2, text: "//" });
+
+  visitTopLevel(program, (node) => {
+    if (node.type === "ForStatement" && node.init) forHeads.add(node.init);
+    if (node.type === "ForInStatement" || node.type === "ForOfStatement") forHeads.add(node.left);
+    if (node.type !== "VariableDeclaration" || node.kind !== "var") return;
+    for (const declarator of node.declarations) boundNames(declarator.id).forEach((name) => varNames.add(name));
+    // In `for (var i ...)` only the keyword goes; statements at the top level are rewritten below.
+    if (forHeads.has(node)) edits.push({ start: node.start, end: node.start + 3, text: "" });
+    else if (!topLevel.has(node)) edits.push(...declarationToAssignment(code, node));
+  });
+
+  for (const statement of program.body) {
+    if (statement.type === "VariableDeclaration") {
+      if (statement.kind === "var" || statement.kind === "let" || statement.kind === "const") {
+        edits.push(...declarationToAssignment(code, statement));
+      }
+    } else if (statement.type === "FunctionDeclaration") {
+      // The declaration stays in place so it is hoisted; its global copy is made first thing.
+      functionNames.push(statement.id.name);
+    } else if (statement.type === "ClassDeclaration") {
+      edits.push({ start: statement.start, end: statement.start, text: `void (${statement.id.name} = ` });
+      edits.push({ start: statement.end, end: statement.end, text: ");" });
+    }
+  }
+
+  const last = program.body.filter((statement) => statement.type !== "EmptyStatement").at(-1);
+  if (last?.type === "ExpressionStatement") {
+    // Statement bounds, not the expression's: `({a: 1})` starts before its expression does.
+    const end = code[last.end - 1] === ";" ? last.end - 1 : last.end;
+    edits.push({ start: last.start, end: last.start, text: "return (" });
+    edits.push({ start: end, end, text: ")" });
+  }
+
+  // `var` is hoisted: its global exists, as undefined, before the first statement runs.
+  const prelude = [
+    ...[...varNames].map((name) => `typeof ${name} === "undefined" && (${name} = void 0);`),
+    ...functionNames.map((name) => `globalThis.${name} = ${name};`),
+  ];
+  // `void 0;` also ends the directive prologue, so a user "use strict" cannot make the
+  // implicit global assignments throw.
+  return `(async () => {void 0;${prelude.join("")}${applyEdits(code, edits)}\n})()`;
+}
+
+/** `const {a, b} = x, c;` becomes `void ({a, b} = x, c = void 0);` in the same place. */
+function declarationToAssignment(code: string, declaration: VariableDeclaration): Edit[] {
+  const edits: Edit[] = [
+    { start: declaration.start, end: declaration.start + declaration.kind.length, text: "void (" },
+  ];
+  for (const declarator of declaration.declarations) {
+    if (!declarator.init && declaration.kind !== "var") {
+      edits.push({ start: declarator.end, end: declarator.end, text: " = void 0" });
+    }
+  }
+  const lastEnd = declaration.declarations.at(-1)?.end ?? declaration.end;
+  // Without its own semicolon the statement relied on ASI, which `)` might no longer trigger.
+  const text = code[declaration.end - 1] === ";" ? ")" : ");";
+  edits.push({ start: lastEnd, end: lastEnd, text });
+  return edits;
+}
+
+function boundNames(pattern: Pattern): string[] {
+  switch (pattern.type) {
+    case "Identifier":
+      return [pattern.name];
+    case "ObjectPattern":
+      return pattern.properties.flatMap((property) =>
+        boundNames(property.type === "RestElement" ? property : property.value),
+      );
+    case "ArrayPattern":
+      return pattern.elements.flatMap((element) => (element ? boundNames(element) : []));
+    case "RestElement":
+      return boundNames(pattern.argument);
+    case "AssignmentPattern":
+      return boundNames(pattern.left);
+    case "MemberExpression":
+      return [];
+  }
+}
+
+function applyEdits(code: string, edits: Edit[]): string {
+  // Stable sort keeps insertions at one position in the order they were made.
+  const sorted = [...edits].sort((a, b) => a.start - b.start);
+  let out = "";
+  let cursor = 0;
+  for (const edit of sorted) {
+    out += code.slice(cursor, edit.start) + edit.text;
+    cursor = edit.end;
+  }
+  return out + code.slice(cursor);
+}
+
+/** Calls `visit` on every node that runs in the top-level scope, parents before children. */
+function visitTopLevel(node: Node, visit: (node: AnyNode) => void): void {
+  visit(node as AnyNode);
+  for (const value of Object.values(node)) {
+    const children: unknown[] = Array.isArray(value) ? value : [value];
+    for (const child of children) {
+      if (isNode(child) && !SCOPE_TYPES.has(child.type)) visitTopLevel(child, visit);
+    }
+  }
+}
+
+function isNode(value: unknown): value is Node {
+  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+}

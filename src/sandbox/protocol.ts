@@ -1,0 +1,82 @@
+// The framed pipe protocol between the host and a runner (docs/runner-protocol.md):
+// 4-byte big-endian length, then UTF-8 JSON. Frames from a runner are untrusted input.
+
+import { z } from "zod";
+
+export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+export interface ExecuteFrame {
+  type: "execute";
+  id: string;
+  code: string;
+  marker: string;
+  filename: string;
+  mode?: "script" | "async";
+  cpuSeconds?: number;
+}
+
+const errorInfoSchema = z.object({
+  type: z.string().max(512),
+  message: z.string(),
+  traceback: z.string().default(""),
+});
+
+export const readyFrameSchema = z.object({
+  type: z.literal("ready"),
+  language: z.string(),
+  pid: z.number().int(),
+});
+
+export const resultFrameSchema = z.object({
+  type: z.literal("result"),
+  id: z.string(),
+  ok: z.boolean(),
+  exitCode: z.number().int(),
+  value: z.unknown().optional(),
+  valueKind: z.enum(["json", "repr"]).optional(),
+  error: errorInfoSchema.optional(),
+  resetState: z.boolean().optional(),
+});
+
+export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema]);
+export type RunnerFrame = z.infer<typeof runnerFrameSchema>;
+export type ResultFrame = z.infer<typeof resultFrameSchema>;
+
+export function encodeFrame(frame: ExecuteFrame): Buffer {
+  const body = Buffer.from(JSON.stringify(frame), "utf8");
+  const out = Buffer.allocUnsafe(4 + body.length);
+  out.writeUInt32BE(body.length, 0);
+  body.copy(out, 4);
+  return out;
+}
+
+export class FrameProtocolError extends Error {
+  override name = "FrameProtocolError";
+}
+
+/** Accumulates bytes from a runner and yields complete, schema-checked frames. */
+export class FrameDecoder {
+  private buffer: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer): RunnerFrame[] {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    const frames: RunnerFrame[] = [];
+    while (this.buffer.length >= 4) {
+      const length = this.buffer.readUInt32BE(0);
+      if (length > MAX_FRAME_BYTES) throw new FrameProtocolError(`frame of ${length} bytes exceeds the ${MAX_FRAME_BYTES} byte limit`);
+      if (this.buffer.length < 4 + length) break;
+      const body = this.buffer.subarray(4, 4 + length).toString("utf8");
+      this.buffer = this.buffer.subarray(4 + length);
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        throw new FrameProtocolError("runner sent a frame that is not JSON");
+      }
+      const parsed = runnerFrameSchema.safeParse(json);
+      if (!parsed.success) throw new FrameProtocolError(`runner sent an invalid frame: ${parsed.error.issues[0]?.message ?? "?"}`);
+      frames.push(parsed.data);
+    }
+    return frames;
+  }
+}

@@ -1,0 +1,138 @@
+// The host-side runtime every sandbox shares: bwrap and interpreter paths, the synthetic /etc
+// files, the seccomp program and cgroup support, prepared once per process.
+
+import { accessSync, constants, existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SandgateError } from "../errors/index.js";
+import { SANDBOX_GID, SANDBOX_HOSTNAME, SANDBOX_UID } from "./bwrap-args.js";
+import { detectCgroups, removeStaleCgroups, type CgroupSupport } from "./cgroups.js";
+import { buildSeccompProgram } from "./seccomp.js";
+
+export type RunnerKind = "python" | "javascript" | "bash";
+
+export interface InterpreterPaths {
+  python: string;
+  node: string;
+  bash: string;
+}
+
+export interface SandboxRuntime {
+  bwrapPath: string;
+  interpreters: InterpreterPaths;
+  runnersDir: string;
+  etcDir: string;
+  seccompFile: string | undefined;
+  readOnlyPaths: string[];
+  cgroups: CgroupSupport;
+  workspacesDir: string;
+  outputsDir: string;
+}
+
+export interface RuntimeOptions {
+  sandboxDir: string;
+  useCgroups: boolean;
+  interpreters?: Partial<InterpreterPaths>;
+  seccomp?: boolean;
+}
+
+const RUNNERS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "runners");
+
+function findExecutable(candidates: Array<string | undefined>): string | undefined {
+  for (const candidate of candidates) {
+    if (!candidate) continue;
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // try the next one
+    }
+  }
+  return undefined;
+}
+
+export function findBwrap(): string | undefined {
+  return findExecutable(["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]);
+}
+
+export function defaultInterpreters(overrides: Partial<InterpreterPaths> = {}): Partial<InterpreterPaths> {
+  const found: Partial<InterpreterPaths> = {};
+  const python = findExecutable([overrides.python, "/usr/bin/python3"]);
+  const node = findExecutable([overrides.node, "/usr/bin/node", process.execPath]);
+  const bash = findExecutable([overrides.bash, "/usr/bin/bash", "/bin/bash"]);
+  if (python) found.python = python;
+  if (node) found.node = node;
+  if (bash) found.bash = bash;
+  return found;
+}
+
+/** Install prefixes that are not under /usr must be bound into the sandbox as well. */
+function prefixesOutsideUsr(paths: string[]): string[] {
+  const prefixes = new Set<string>();
+  for (const path of paths) {
+    const real = realpathSync(path);
+    if (real.startsWith("/usr/") && !real.startsWith("/usr/local/")) continue;
+    prefixes.add(dirname(dirname(real)));
+  }
+  return [...prefixes];
+}
+
+function writeEtc(etcDir: string): void {
+  mkdirSync(etcDir, { recursive: true });
+  writeFileSync(join(etcDir, "passwd"), `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandgate sandbox:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`);
+  writeFileSync(join(etcDir, "group"), `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`);
+  writeFileSync(join(etcDir, "hosts"), `127.0.0.1\tlocalhost ${SANDBOX_HOSTNAME}\n::1\tlocalhost ip6-localhost\n`);
+  writeFileSync(join(etcDir, "hostname"), `${SANDBOX_HOSTNAME}\n`);
+}
+
+/**
+ * Prepares the runtime, or throws SANDBOX_UNAVAILABLE with the fix when code cannot be
+ * isolated here (no bubblewrap, no interpreter).
+ */
+export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
+  const bwrapPath = findBwrap();
+  if (!bwrapPath) {
+    throw new SandgateError(
+      "SANDBOX_UNAVAILABLE",
+      "bubblewrap (bwrap) is not installed, so code cannot be isolated. Install it with `sudo apt-get install -y bubblewrap`, then run `sandgate doctor`.",
+    );
+  }
+  const found = defaultInterpreters(options.interpreters);
+  const missing = (["python", "node", "bash"] as const).filter((k) => !found[k]);
+  if (missing.length > 0) {
+    throw new SandgateError("SANDBOX_UNAVAILABLE", `interpreter not found: ${missing.join(", ")} (install python3, nodejs and bash)`);
+  }
+  const interpreters = found as InterpreterPaths;
+  const root = resolve(options.sandboxDir);
+  const runtimeDir = join(root, "runtime");
+  const etcDir = join(runtimeDir, "etc");
+  writeEtc(etcDir);
+  let seccompFile: string | undefined;
+  if (options.seccomp !== false) {
+    const program = buildSeccompProgram();
+    seccompFile = join(runtimeDir, "seccomp.bpf");
+    writeFileSync(seccompFile, program);
+  }
+  const workspacesDir = join(root, "workspaces");
+  const outputsDir = join(root, "outputs");
+  mkdirSync(workspacesDir, { recursive: true });
+  mkdirSync(outputsDir, { recursive: true });
+  if (!existsSync(join(RUNNERS_DIR, "python_runner.py"))) {
+    throw new SandgateError("SANDBOX_FAILED", `runner scripts are missing from ${RUNNERS_DIR}; reinstall sandgate`);
+  }
+  const cgroups: CgroupSupport = options.useCgroups
+    ? detectCgroups()
+    : { mode: "none", controllers: [], parents: {}, reason: "disabled by configuration (SANDGATE_CGROUPS=off)" };
+  if (cgroups.mode !== "none") removeStaleCgroups(cgroups);
+  return {
+    bwrapPath,
+    interpreters,
+    runnersDir: RUNNERS_DIR,
+    etcDir,
+    seccompFile,
+    readOnlyPaths: prefixesOutsideUsr(Object.values(interpreters)),
+    cgroups,
+    workspacesDir,
+    outputsDir,
+  };
+}

@@ -1,0 +1,386 @@
+// One sandbox: a bubblewrap process tree with a resident runner, its cgroup, and the calls
+// made to it. The Sandbox owns every process it starts and kills them all on dispose().
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, openSync } from "node:fs";
+import type { Readable, Writable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
+import { SandgateError } from "../errors/index.js";
+import { buildSandboxArgv, LAUNCH_CGROUP_FAILED } from "./bwrap-args.js";
+import { SandboxCgroup } from "./cgroups.js";
+import type { ResolvedLimits } from "./limits.js";
+import { MarkerStream } from "./marker-stream.js";
+import { encodeFrame, FrameDecoder, type ResultFrame } from "./protocol.js";
+import type { RunnerKind, SandboxRuntime } from "./runtime.js";
+
+export type RunStatus = "ok" | "error" | "timeout" | "memory_limit" | "output_limit" | "killed";
+export type OutputStream = "stdout" | "stderr";
+
+export interface SandboxOptions {
+  kind: RunnerKind;
+  limits: ResolvedLimits;
+  /** Host directory bound at /workspace; a size-capped tmpfs when absent. */
+  workspaceDir?: string;
+  startTimeoutMs?: number;
+}
+
+export interface RunRequest {
+  code: string;
+  filename: string;
+  mode?: "script" | "async";
+  timeoutMs: number;
+  outputCapBytes: number;
+  cpuSeconds?: number;
+  onOutput?: (stream: OutputStream, text: string) => void;
+}
+
+export interface RunOutcome {
+  status: RunStatus;
+  exitCode: number | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  result?: ResultFrame;
+  durationMs: number;
+  /** The runner is gone (state lost); a session must start a new sandbox. */
+  sandboxDied: boolean;
+  /** Why the run ended when the runner did not say (timeout, flood, OOM, crash). */
+  message?: string;
+}
+
+type KillReason = "timeout" | "output_limit" | "killed";
+
+interface ActiveRun {
+  id: string;
+  request: RunRequest;
+  started: number;
+  stdout: Buffer[];
+  stderr: Buffer[];
+  bytes: number;
+  result?: ResultFrame;
+  timer: NodeJS.Timeout;
+  oomBefore: number;
+  decoders: Record<OutputStream, StringDecoder>;
+  resolve: (outcome: RunOutcome) => void;
+}
+
+const RUNNER_COMMAND: Record<RunnerKind, (runtime: SandboxRuntime, limits: ResolvedLimits) => string[]> = {
+  python: (rt) => [rt.interpreters.python, "-I", "-S", "-B", "/sandgate/runners/python_runner.py"],
+  bash: (rt) => [rt.interpreters.python, "-I", "-S", "-B", "/sandgate/runners/bash_runner.py"],
+  javascript: (rt, limits) => [
+    rt.interpreters.node,
+    // V8 sizes its heap from the host's RAM; tell it the sandbox's real budget so it collects in time.
+    `--max-old-space-size=${Math.max(16, Math.floor(limits.memoryMb * 0.75))}`,
+    "/sandgate/runners/node_runner.cjs",
+  ],
+};
+
+const SANDBOX_ENV = {
+  PATH: "/usr/bin:/bin",
+  HOME: "/workspace",
+  LANG: "C.UTF-8",
+  LC_ALL: "C.UTF-8",
+  TMPDIR: "/tmp",
+  USER: "sandbox",
+  PYTHONUNBUFFERED: "1",
+  PYTHONDONTWRITEBYTECODE: "1",
+} as const;
+
+let sandboxCounter = 0;
+
+export class Sandbox {
+  readonly id = `sb${++sandboxCounter}`;
+  readonly kind: RunnerKind;
+  readonly limits: ResolvedLimits;
+  private readonly child: ChildProcess;
+  private readonly cgroup: SandboxCgroup | undefined;
+  private readonly frames = new FrameDecoder();
+  private readonly out: Record<OutputStream, MarkerStream>;
+  private readonly toRunner: Writable;
+  private active: ActiveRun | undefined;
+  private killReason: KillReason | undefined;
+  private exited = false;
+  private closed: Promise<void>;
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null };
+  private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  private launchErr = "";
+  private runCounter = 0;
+
+  private constructor(runtime: SandboxRuntime, options: SandboxOptions) {
+    this.kind = options.kind;
+    this.limits = options.limits;
+    const { limits } = options;
+    const cgroupMode = runtime.cgroups;
+    this.cgroup = SandboxCgroup.create(cgroupMode, {
+      memoryBytes: limits.memoryMb * 1024 * 1024,
+      pids: limits.processes,
+      cpus: limits.cpus,
+    });
+    const hasMemoryCgroup = cgroupMode.controllers.includes("memory");
+    const hasPidsCgroup = cgroupMode.controllers.includes("pids");
+    const argv = buildSandboxArgv({
+      bwrapPath: runtime.bwrapPath,
+      mounts: {
+        ...(options.workspaceDir === undefined ? {} : { workspaceDir: options.workspaceDir }),
+        workspaceBytes: limits.workspaceBytes,
+        runnersDir: runtime.runnersDir,
+        etcDir: runtime.etcDir,
+        readOnlyPaths: runtime.readOnlyPaths,
+      },
+      env: { ...SANDBOX_ENV },
+      command: RUNNER_COMMAND[options.kind](runtime, limits),
+      cgroupProcsFiles: this.cgroup?.procsFiles ?? [],
+      rlimits: {
+        fileSizeBytes: limits.fileSizeBytes,
+        openFiles: limits.openFiles,
+        // Without a memory cgroup, cap the address space; V8 reserves far more than it uses, so Node gets only its heap flag.
+        ...(hasMemoryCgroup || options.kind === "javascript" ? {} : { addressSpaceBytes: limits.memoryMb * 1024 * 1024 + 64 * 1024 * 1024 }),
+        ...(hasPidsCgroup ? {} : { processes: limits.processes }),
+      },
+      ...(runtime.seccompFile ? { seccompFd: 5 } : {}),
+    });
+    const seccompFd = runtime.seccompFile ? openSync(runtime.seccompFile, "r") : undefined;
+    try {
+      this.child = spawn(argv[0]!, argv.slice(1), {
+        stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", seccompFd ?? "ignore"],
+        env: { PATH: "/usr/bin:/bin" },
+      });
+    } finally {
+      if (seccompFd !== undefined) closeSync(seccompFd);
+    }
+    const [, stdout, stderr, toRunner, fromRunner] = this.child.stdio as [null, Readable, Readable, Writable, Readable];
+    this.toRunner = toRunner;
+    this.out = {
+      stdout: new MarkerStream((chunk) => this.onOutput("stdout", chunk)),
+      stderr: new MarkerStream((chunk) => this.onOutput("stderr", chunk)),
+    };
+    stdout.on("data", (chunk: Buffer) => this.onStream("stdout", chunk));
+    stderr.on("data", (chunk: Buffer) => this.onStream("stderr", chunk));
+    fromRunner.on("data", (chunk: Buffer) => this.onFrames(chunk));
+    toRunner.on("error", () => {
+      // EPIPE when the runner died; the exit handler reports it.
+    });
+    this.closed = new Promise((resolve) => {
+      this.child.once("close", () => resolve());
+    });
+    this.child.once("exit", (code, signal) => {
+      this.exited = true;
+      this.exitInfo = { code, signal };
+    });
+    this.child.once("error", (error) => {
+      this.launchErr += `${error.message}\n`;
+    });
+    this.child.once("close", () => this.onClose());
+  }
+
+  /** Starts a sandbox and resolves once its runner is ready for work. */
+  static async start(runtime: SandboxRuntime, options: SandboxOptions): Promise<Sandbox> {
+    const sandbox = new Sandbox(runtime, options);
+    const timeoutMs = options.startTimeoutMs ?? 15_000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        sandbox.readyWaiter = { resolve, reject };
+        timer = setTimeout(() => reject(new SandgateError("SANDBOX_FAILED", `the ${options.kind} sandbox did not start within ${timeoutMs} ms`)), timeoutMs);
+      });
+    } catch (error) {
+      await sandbox.dispose();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      sandbox.readyWaiter = undefined;
+    }
+    return sandbox;
+  }
+
+  get alive(): boolean {
+    return !this.exited && this.killReason === undefined;
+  }
+
+  get busy(): boolean {
+    return this.active !== undefined;
+  }
+
+  /** Host pid of the bubblewrap process (for tests and diagnostics). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Runs one piece of code in the resident runner. Never rejects for user-code failures. */
+  run(request: RunRequest): Promise<RunOutcome> {
+    if (this.active) throw new SandgateError("SESSION_BUSY", "this sandbox is already running a call; wait for it to finish");
+    if (!this.alive) throw new SandgateError("SANDBOX_FAILED", "the sandbox has stopped");
+    const id = `r${++this.runCounter}`;
+    const marker = `\u0000SG-END-${randomBytes(12).toString("hex")}\u0000`;
+    return new Promise<RunOutcome>((resolve) => {
+      const run: ActiveRun = {
+        id,
+        request,
+        started: performance.now(),
+        stdout: [],
+        stderr: [],
+        bytes: 0,
+        timer: setTimeout(() => this.terminate("timeout"), request.timeoutMs),
+        oomBefore: this.cgroup?.oomKills() ?? 0,
+        decoders: { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") },
+        resolve,
+      };
+      this.active = run;
+      const markerBytes = Buffer.from(marker, "utf8");
+      this.out.stdout.begin(markerBytes);
+      this.out.stderr.begin(markerBytes);
+      this.toRunner.write(
+        encodeFrame({
+          type: "execute",
+          id,
+          code: request.code,
+          marker,
+          filename: request.filename,
+          ...(request.mode ? { mode: request.mode } : {}),
+          ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
+        }),
+      );
+    });
+  }
+
+  /** Kills the whole sandbox now; a call in progress ends with `reason`. */
+  terminate(reason: KillReason = "killed"): void {
+    this.killReason ??= reason;
+    if (!this.exited) this.child.kill("SIGKILL");
+    this.cgroup?.killAll();
+  }
+
+  /** Stops the sandbox and releases everything it held. Safe to call twice. */
+  async dispose(): Promise<void> {
+    this.terminate("killed");
+    this.readyWaiter?.reject(new SandgateError("SANDBOX_FAILED", "the sandbox was stopped before it was ready"));
+    await Promise.race([this.closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    await this.cgroup?.destroy();
+  }
+
+  private onStream(stream: OutputStream, chunk: Buffer): void {
+    if (this.readyWaiter && !this.active) {
+      // Before the runner is ready, output is bubblewrap's or the runner's own complaint.
+      if (this.launchErr.length < 4096) this.launchErr += chunk.toString("utf8");
+      return;
+    }
+    if (this.out[stream].push(chunk)) this.maybeFinish();
+  }
+
+  private onOutput(stream: OutputStream, chunk: Buffer): void {
+    const run = this.active;
+    if (!run) return;
+    run.bytes += chunk.length;
+    if (run.bytes > run.request.outputCapBytes) {
+      const room = chunk.length - (run.bytes - run.request.outputCapBytes);
+      if (room > 0) run[stream].push(chunk.subarray(0, room));
+      this.terminate("output_limit");
+      return;
+    }
+    run[stream].push(chunk);
+    if (run.request.onOutput) {
+      const text = run.decoders[stream].write(chunk);
+      if (text) run.request.onOutput(stream, text);
+    }
+  }
+
+  private onFrames(chunk: Buffer): void {
+    let frames;
+    try {
+      frames = this.frames.push(chunk);
+    } catch (error) {
+      this.launchErr += `${(error as Error).message}\n`;
+      this.terminate("killed");
+      return;
+    }
+    for (const frame of frames) {
+      if (frame.type === "ready") {
+        this.readyWaiter?.resolve();
+      } else if (this.active && frame.id === this.active.id) {
+        this.active.result = frame;
+        this.maybeFinish();
+      }
+    }
+  }
+
+  private maybeFinish(): void {
+    const run = this.active;
+    if (!run?.result || !this.out.stdout.done || !this.out.stderr.done || this.killReason) return;
+    const result = run.result;
+    const memoryError = result.error?.type === "MemoryError";
+    this.finish(run, {
+      status: result.ok ? "ok" : memoryError ? "memory_limit" : "error",
+      exitCode: result.exitCode,
+      result,
+      sandboxDied: false,
+    });
+  }
+
+  private finish(run: ActiveRun, outcome: Pick<RunOutcome, "status" | "exitCode" | "sandboxDied"> & Partial<RunOutcome>): void {
+    clearTimeout(run.timer);
+    this.active = undefined;
+    for (const stream of ["stdout", "stderr"] as const) {
+      const tail = run.decoders[stream].end();
+      if (tail && run.request.onOutput) run.request.onOutput(stream, tail);
+    }
+    run.resolve({
+      ...outcome,
+      stdout: Buffer.concat(run.stdout),
+      stderr: Buffer.concat(run.stderr),
+      durationMs: performance.now() - run.started,
+    });
+  }
+
+  private onClose(): void {
+    const run = this.active;
+    if (this.readyWaiter) {
+      const detail = this.describeExit();
+      this.readyWaiter.reject(new SandgateError("SANDBOX_FAILED", `the ${this.kind} sandbox failed to start: ${detail}`));
+    }
+    if (!run) return;
+    this.out.stdout.flushPending();
+    this.out.stderr.flushPending();
+    const oom = (this.cgroup?.oomKills() ?? 0) > run.oomBefore;
+    const { code } = this.exitInfo;
+    const limitS = Math.round(run.request.timeoutMs / 100) / 10;
+    switch (this.killReason) {
+      case "timeout":
+        return this.finish(run, { status: "timeout", exitCode: null, sandboxDied: true, message: `execution timed out after ${limitS} s and was stopped` });
+      case "output_limit":
+        return this.finish(run, {
+          status: "output_limit",
+          exitCode: null,
+          sandboxDied: true,
+          message: `output exceeded ${run.request.outputCapBytes} bytes and the run was stopped`,
+        });
+      case "killed":
+        return this.finish(run, { status: "killed", exitCode: null, sandboxDied: true, message: "the sandbox was stopped" });
+      case undefined:
+        break;
+    }
+    if (oom) {
+      return this.finish(run, {
+        status: "memory_limit",
+        exitCode: null,
+        sandboxDied: true,
+        message: `memory limit of ${this.limits.memoryMb} MB reached; the process was killed`,
+      });
+    }
+    const exitCode = code !== null && code < 128 ? code : null;
+    this.finish(run, {
+      status: exitCode === null ? "killed" : "error",
+      exitCode,
+      sandboxDied: true,
+      message: `the runner exited unexpectedly (${this.describeExit()})`,
+    });
+  }
+
+  private describeExit(): string {
+    const { code, signal } = this.exitInfo;
+    if (code === LAUNCH_CGROUP_FAILED) return "could not join the sandbox cgroup";
+    const parts = [signal ? `signal ${signal}` : `exit status ${String(code)}`];
+    if (code !== null && code > 128) parts.push(`killed by signal ${code - 128}`);
+    if (this.launchErr.trim()) parts.push(this.launchErr.trim());
+    return parts.join(", ");
+  }
+}

@@ -1,0 +1,133 @@
+// The warm pool: sandboxes started ahead of time, one runner kind each, handed out once to a
+// stateless call and never reused. Refills in the background; never holds more than asked.
+
+import { SandgateError } from "../errors/index.js";
+import type { Logger } from "../util/logger.js";
+import type { ResolvedLimits } from "./limits.js";
+import type { RunnerKind, SandboxRuntime } from "./runtime.js";
+import { Sandbox } from "./sandbox.js";
+
+export type PoolSizes = Record<RunnerKind, number>;
+
+export interface PoolKindState {
+  target: number;
+  ready: number;
+  starting: number;
+  waiting: number;
+  started: number;
+  failures: number;
+  lastError?: string;
+}
+
+interface KindPool {
+  ready: Sandbox[];
+  waiters: Array<{ resolve: (s: Sandbox) => void; reject: (e: Error) => void }>;
+  starting: number;
+  started: number;
+  failures: number;
+  lastError?: string;
+  retryAt: number;
+}
+
+const RETRY_AFTER_FAILURE_MS = 1000;
+
+export class WarmPool {
+  private readonly pools: Record<RunnerKind, KindPool>;
+  private closed = false;
+
+  constructor(
+    private readonly runtime: SandboxRuntime,
+    private readonly sizes: PoolSizes,
+    /** The limits pooled sandboxes are started with; calls that ask for others start their own. */
+    readonly limits: ResolvedLimits,
+    private readonly log: Logger,
+  ) {
+    const empty = (): KindPool => ({ ready: [], waiters: [], starting: 0, started: 0, failures: 0, retryAt: 0 });
+    this.pools = { python: empty(), javascript: empty(), bash: empty() };
+  }
+
+  /** Begins filling every pool to its target size. */
+  fill(): void {
+    for (const kind of Object.keys(this.pools) as RunnerKind[]) this.refill(kind);
+  }
+
+  /** A ready sandbox for one stateless call; the caller owns it and must dispose it. */
+  acquire(kind: RunnerKind): Promise<Sandbox> {
+    if (this.closed) return Promise.reject(new SandgateError("SHUTTING_DOWN", "sandgate is shutting down"));
+    const pool = this.pools[kind];
+    while (pool.ready.length > 0) {
+      const sandbox = pool.ready.shift()!;
+      if (sandbox.alive) {
+        this.refill(kind);
+        return Promise.resolve(sandbox);
+      }
+      void sandbox.dispose();
+    }
+    return new Promise<Sandbox>((resolve, reject) => {
+      pool.waiters.push({ resolve, reject });
+      this.refill(kind, true);
+    });
+  }
+
+  state(): Record<RunnerKind, PoolKindState> {
+    const out = {} as Record<RunnerKind, PoolKindState>;
+    for (const [kind, pool] of Object.entries(this.pools) as Array<[RunnerKind, KindPool]>) {
+      out[kind] = {
+        target: this.sizes[kind],
+        ready: pool.ready.length,
+        starting: pool.starting,
+        waiting: pool.waiters.length,
+        started: pool.started,
+        failures: pool.failures,
+        ...(pool.lastError ? { lastError: pool.lastError } : {}),
+      };
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all: Array<Promise<void>> = [];
+    for (const pool of Object.values(this.pools)) {
+      for (const waiter of pool.waiters.splice(0)) waiter.reject(new SandgateError("SHUTTING_DOWN", "sandgate is shutting down"));
+      for (const sandbox of pool.ready.splice(0)) all.push(sandbox.dispose());
+    }
+    await Promise.all(all);
+    // Starts still in flight dispose themselves when they land (see launch()).
+    while (Object.values(this.pools).some((p) => p.starting > 0)) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  private refill(kind: RunnerKind, urgent = false): void {
+    const pool = this.pools[kind];
+    if (this.closed) return;
+    if (!urgent && Date.now() < pool.retryAt) return;
+    const wanted = Math.max(0, this.sizes[kind] - pool.ready.length) + pool.waiters.length;
+    for (let i = pool.starting; i < wanted; i++) this.launch(kind);
+  }
+
+  private launch(kind: RunnerKind): void {
+    const pool = this.pools[kind];
+    pool.starting++;
+    Sandbox.start(this.runtime, { kind, limits: this.limits }).then(
+      (sandbox) => {
+        pool.starting--;
+        pool.started++;
+        if (this.closed) return void sandbox.dispose();
+        const waiter = pool.waiters.shift();
+        if (waiter) waiter.resolve(sandbox);
+        else pool.ready.push(sandbox);
+      },
+      (error: unknown) => {
+        pool.starting--;
+        pool.failures++;
+        pool.lastError = error instanceof Error ? error.message : String(error);
+        pool.retryAt = Date.now() + RETRY_AFTER_FAILURE_MS;
+        this.log.warn({ kind, err: pool.lastError }, "warm pool could not start a sandbox");
+        const waiter = pool.waiters.shift();
+        if (waiter) waiter.reject(error instanceof Error ? error : new Error(String(error)));
+        if (!this.closed && pool.waiters.length > 0) this.refill(kind, true);
+        else if (!this.closed) setTimeout(() => this.refill(kind), RETRY_AFTER_FAILURE_MS).unref();
+      },
+    );
+  }
+}

@@ -1,0 +1,34 @@
+// The one table that maps SandgateError codes to JSON-RPC codes and HTTP statuses.
+
+import { describe, expect, it } from "vitest";
+import { ERROR_CODES, httpStatusOf, jsonRpcCodeOf, SandgateError } from "../src/errors/index.js";
+
+describe("error table", () => {
+  it("maps client mistakes to 4xx and invalid-params, host trouble to 5xx", () => {
+    expect(httpStatusOf("UNKNOWN_LANGUAGE")).toBe(400);
+    expect(jsonRpcCodeOf("UNKNOWN_LANGUAGE")).toBe(-32602);
+    expect(httpStatusOf("CODE_TOO_LARGE")).toBe(413);
+    expect(httpStatusOf("SESSION_NOT_FOUND")).toBe(404);
+    expect(httpStatusOf("SESSION_EXPIRED")).toBe(410);
+    expect(httpStatusOf("TOO_MANY_SESSIONS")).toBe(429);
+    expect(httpStatusOf("SANDBOX_UNAVAILABLE")).toBe(503);
+    expect(httpStatusOf("SANDBOX_FAILED")).toBe(500);
+  });
+
+  it("gives every code a valid status, a JSON-RPC code in the allowed ranges and a summary", () => {
+    for (const [code, entry] of Object.entries(ERROR_CODES)) {
+      expect(entry.http, code).toBeGreaterThanOrEqual(400);
+      expect(entry.http, code).toBeLessThan(600);
+      const rpc = entry.jsonRpc;
+      expect(rpc === -32602 || rpc === -32603 || (rpc <= -32000 && rpc >= -32099), code).toBe(true);
+      expect(entry.summary.length, code).toBeGreaterThan(10);
+    }
+  });
+
+  it("carries code, data and cause, and serializes without the stack", () => {
+    const cause = new Error("root");
+    const error = new SandgateError("LIMIT_EXCEEDED", "timeout 99 s is above 30 s", { data: { field: "timeout" }, cause });
+    expect(error.cause).toBe(cause);
+    expect(JSON.parse(JSON.stringify(error))).toEqual({ code: "LIMIT_EXCEEDED", message: "timeout 99 s is above 30 s", data: { field: "timeout" } });
+  });
+});

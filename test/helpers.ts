@@ -1,0 +1,94 @@
+// Test fixtures: an engine on a throwaway sandbox directory, and host process/fd counters.
+
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type SandgateConfig } from "../src/config/index.js";
+import { Engine } from "../src/execution/index.js";
+
+export interface TestEngine {
+  engine: Engine;
+  config: SandgateConfig;
+  dir: string;
+  close: () => Promise<void>;
+}
+
+export function createTestEngine(env: Record<string, string> = {}, pool = { python: 1, javascript: 1, bash: 1 }): TestEngine {
+  const dir = mkdtempSync(join(tmpdir(), "sandgate-test-"));
+  const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env });
+  const engine = Engine.create(config, { pool });
+  return {
+    engine,
+    config,
+    dir,
+    close: async () => {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Host pids whose parent chain leads to this test process (bwrap, runners, anything they left). */
+export function descendantPids(root = process.pid): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSyncSafe(`/proc/${entry}/stat`);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch {
+      // exited while we looked
+    }
+  }
+  const out: number[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    for (const child of children.get(stack.pop()!) ?? []) {
+      out.push(child);
+      stack.push(child);
+    }
+  }
+  return out;
+}
+
+import { readFileSync } from "node:fs";
+function readFileSyncSafe(path: string): string {
+  return readFileSync(path, "utf8");
+}
+
+/** Open fds of this process, excluding the ones the test runner itself churns. */
+export function openFds(): string[] {
+  return readdirSync("/proc/self/fd").map((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      return "?";
+    }
+  });
+}
+
+/** Processes anywhere on the host whose command line mentions `needle` (a marker the test planted). */
+export function hostProcessesMatching(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(needle)) found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+export async function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (predicate()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return predicate();
+}

@@ -1,0 +1,109 @@
+// Host-side code preparation for the Node runner: the top-level-await rewrite and TypeScript
+// stripping, evaluated with node:vm the way the runner evaluates them (no sandbox needed).
+import vm from "node:vm";
+import { describe, expect, it } from "vitest";
+import { prepareJavaScript } from "../src/sandbox/js-transform.js";
+import { transpileTypeScript, TypeScriptSyntaxError } from "../src/sandbox/ts-transpile.js";
+
+/** One persistent global scope, like the runner's; each call's completion value is awaited. */
+function createSession(filename = "main.js"): (source: string) => Promise<unknown> {
+  const context = vm.createContext({});
+  return async (source) => {
+    const completion: unknown = vm.runInContext(prepareJavaScript(source).code, context, { filename });
+    return await Promise.resolve(completion);
+  };
+}
+
+describe("prepareJavaScript", () => {
+  it("passes code without top-level await through unchanged in script mode", () => {
+    for (const code of [
+      "const x = 1;\nx",
+      'const word = "await";\nword',
+      "async function load() {\n  return await fetch('x');\n}",
+      "const run = async () => { await 1; };\nclass A { async m() { for await (const x of []) {} } }",
+    ]) {
+      expect(prepareJavaScript(code)).toEqual({ code, mode: "script" });
+    }
+  });
+
+  it("leaves unparsable code alone so the runner reports the SyntaxError itself", () => {
+    const code = "await 1;\nlet = = 2;";
+    expect(prepareJavaScript(code)).toEqual({ code, mode: "script" });
+  });
+
+  it("switches to async mode for top-level await and for-await", () => {
+    expect(prepareJavaScript("const a = await 1;").mode).toBe("async");
+    expect(prepareJavaScript("for await (const x of []) {}").mode).toBe("async");
+    expect(prepareJavaScript("if (true) { console.log(await 1); }").mode).toBe("async");
+  });
+
+  it("keeps top-level declarations as globals for the next call", async () => {
+    const run = createSession();
+    await run(
+      [
+        "const a = await Promise.resolve(1);",
+        "let { b, c: [d], ...rest } = { b: 2, c: [3], e: 4 };",
+        "var e = rest.e, unset;",
+        "function f() { return a + b + d + e; }",
+        "class K { static g() { return f() * 10; } }",
+      ].join("\n"),
+    );
+    expect(await run("[a, b, d, e, typeof unset, f(), K.g()]")).toEqual([1, 2, 3, 4, "undefined", 10, 100]);
+    // Running the same cell again must not fail with "already declared".
+    await run("const a = await Promise.resolve(5);");
+    expect(await run("a")).toBe(5);
+  });
+
+  it("hoists function declarations and var like a script would", async () => {
+    const run = createSession();
+    expect(await run("const r = await main();\nasync function main() { return 7; }\nr")).toBe(7);
+    expect(await run("const before = typeof later;\nawait 0;\nvar later = 1;\nbefore")).toBe("undefined");
+    expect(await run("main")).toBeTypeOf("function");
+  });
+
+  it("returns the value of the final expression statement", async () => {
+    const run = createSession();
+    expect(await run("await null;\n6 * 7")).toBe(42);
+    expect(await run("({ answer: await 42 });")).toEqual({ answer: 42 });
+    expect(await run('"use strict";\nstrictGlobal = await 3;\nstrictGlobal')).toBe(3);
+    expect(await run("const x = await 1;")).toBeUndefined();
+  });
+
+  it("preserves line numbers, so an error on line 3 reports line 3", async () => {
+    const code = "const a = await 1;\nconst b = 2;\nthrow new Error('boom');\n";
+    const prepared = prepareJavaScript(code);
+    expect(prepared.mode).toBe("async");
+    expect(prepared.code.split("\n").slice(1, 3)).toEqual(code.split("\n").slice(1, 3));
+    const error = await createSession()(code).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Object);
+    expect((error as Error).stack).toMatch(/main\.js:3:\d+/);
+  });
+});
+
+describe("transpileTypeScript", () => {
+  it("strips types and keeps every line in place", async () => {
+    const code = [
+      "interface Point { x: number }",
+      "const p: Point = { x: await Promise.resolve(1) };",
+      "function id<T>(value: T): T { return value; }",
+      "throw new Error(`line 4: ${id(p.x) as number}`);",
+    ].join("\n");
+    const js = transpileTypeScript(code);
+    expect(js.split("\n")).toHaveLength(4);
+    expect(js).not.toMatch(/interface|: Point|<T>|as number/);
+    const error = await createSession("main.ts")(js).catch((err: unknown) => err);
+    expect((error as Error).message).toBe("line 4: 1");
+    expect((error as Error).stack).toMatch(/main\.ts:4:\d+/);
+  });
+
+  it("reports a syntax error with its 1-based line and column", () => {
+    let caught: unknown;
+    try {
+      transpileTypeScript("const a = 1;\nlet b: = 2;");
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(TypeScriptSyntaxError);
+    expect(caught).toMatchObject({ line: 2, column: 8 });
+  });
+});

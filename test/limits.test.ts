@@ -1,0 +1,121 @@
+// Resource attacks inside real sandboxes: each is contained, reported with the right status,
+// and leaves nothing running on the host.
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestEngine, hostProcessesMatching, waitFor, type TestEngine } from "./helpers.js";
+
+let t: TestEngine;
+
+beforeAll(() => {
+  t = createTestEngine({ MAX_OUTPUT_SIZE: "4096", SANDGATE_OUTPUT_CAP: "1048576" });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe("limits", () => {
+  it("a memory bomb ends as memory_limit", async () => {
+    const r = await t.engine.execute({ language: "python", memoryMb: 64, code: "x = []\nwhile True:\n    x.append(' ' * 10_000_000)" });
+    expect(r.status).toBe("memory_limit");
+    expect(r.error?.type).toMatch(/Memory/);
+  });
+
+  it("`while True: pass` ends as timeout, on time", async () => {
+    const started = Date.now();
+    const r = await t.engine.execute({ language: "python", timeoutS: 1, code: "while True:\n    pass" });
+    expect(r.status).toBe("timeout");
+    expect(r.error?.message).toContain("1 s");
+    // Generous bound: the point is that it is stopped, not left running for the default 20 s.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("a `yes` flood ends as output_limit with the process stopped", async () => {
+    const r = await t.engine.execute({ language: "bash", code: "yes sandgate-flood" });
+    expect(r.status).toBe("output_limit");
+    expect(r.truncated).toBe(true);
+    expect(r.stdout.length).toBeLessThanOrEqual(4096 + 300);
+    expect(r.stdout).toContain("sandgate-flood");
+    expect(await waitFor(() => hostProcessesMatching("sandgate-flood").length === 0)).toBe(true);
+  });
+
+  it("a fork bomb is contained and the host keeps working", async () => {
+    const r = await t.engine.execute({ language: "bash", timeoutS: 5, flavor: "small", code: "b(){ b | b & }; b; sleep 2; echo survived" });
+    expect(["ok", "timeout", "error"]).toContain(r.status);
+    const after = await t.engine.execute({ language: "python", code: "print('host fine')" });
+    expect(after.stdout).toBe("host fine\n");
+  });
+
+  it("a thread bomb is contained", async () => {
+    const r = await t.engine.execute({
+      language: "python",
+      timeoutS: 5,
+      flavor: "small",
+      code: `
+import threading, time
+n = 0
+try:
+    while True:
+        threading.Thread(target=time.sleep, args=(30,), daemon=True).start(); n += 1
+except RuntimeError as e:
+    print("stopped at", n, "threads:", e)
+`,
+    });
+    expect(r.status).toBe("ok");
+    expect(r.stdout).toMatch(/stopped at \d+ threads/);
+    const n = Number(/stopped at (\d+)/.exec(r.stdout)![1]);
+    expect(n).toBeLessThan(64);
+  });
+
+  it("large output is cut to the display size and kept in full in a file", async () => {
+    const r = await t.engine.execute({ language: "python", code: "for i in range(5000): print(f'line {i}')" });
+    expect(r.status).toBe("ok");
+    expect(r.truncated).toBe(true);
+    expect(r.stdout).toContain("line 0\n");
+    expect(r.stdout).toContain("line 4999\n");
+    expect(r.stdout).toContain("bytes omitted");
+    const { readFileSync } = await import("node:fs");
+    const full = readFileSync(r.fullOutput!.stdout!, "utf8");
+    expect(full.split("\n")).toHaveLength(5001);
+  });
+
+  it("a file larger than the file-size limit cannot be written", async () => {
+    const r = await t.engine.execute({ language: "python", code: "open('/workspace/big', 'wb').write(b'x' * (80 * 1024 * 1024))" });
+    expect(r.status).toBe("error");
+    expect(r.error?.message).toMatch(/File too large|No space left/);
+  });
+});
+
+describe("nothing outlives a call", () => {
+  it("a setsid daemon is gone after the call", async () => {
+    const tag = `sgdaemon${Date.now()}`;
+    const r = await t.engine.execute({ language: "bash", code: `setsid bash -c 'exec -a ${tag} sleep 300' >/dev/null 2>&1 < /dev/null & disown; echo started` });
+    expect(r.stdout).toBe("started\n");
+    expect(await waitFor(() => hostProcessesMatching(tag).length === 0)).toBe(true);
+  });
+
+  it("a daemon in a session is gone after the call, while the session lives on", async () => {
+    const session = t.engine.createSession();
+    const tag = `sgsessdaemon${Date.now()}`;
+    await t.engine.execute({ language: "python", sessionId: session.id, code: `import subprocess\np = subprocess.Popen(['bash', '-c', 'exec -a ${tag} sleep 300'], start_new_session=True)\nx = 41` });
+    expect(await waitFor(() => hostProcessesMatching(tag).length === 0)).toBe(true);
+    const r = await t.engine.execute({ language: "python", sessionId: session.id, code: "x + 1" });
+    expect(r.value).toBe(42);
+    await t.engine.stopSession(session.id);
+  });
+
+  it("a process that ignores SIGTERM is killed", async () => {
+    const tag = `sgstubborn${Date.now()}`;
+    const r = await t.engine.execute({
+      language: "python",
+      timeoutS: 2,
+      code: `
+import signal, subprocess, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+subprocess.Popen(['bash', '-c', 'trap "" TERM; exec -a ${tag} sleep 300'])
+time.sleep(60)
+`,
+    });
+    expect(r.status).toBe("timeout");
+    expect(await waitFor(() => hostProcessesMatching(tag).length === 0)).toBe(true);
+  });
+});

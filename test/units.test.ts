@@ -1,0 +1,82 @@
+// Pure pieces without a sandbox: frames, marker splitting, config from the environment,
+// limit resolution and output shaping.
+
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/index.js";
+import { shapeOutput } from "../src/execution/index.js";
+import { resolveLimits } from "../src/sandbox/index.js";
+import { MarkerStream } from "../src/sandbox/marker-stream.js";
+import { encodeFrame, FrameDecoder, FrameProtocolError } from "../src/sandbox/protocol.js";
+
+function frame(obj: unknown): Buffer {
+  const body = Buffer.from(JSON.stringify(obj));
+  const head = Buffer.alloc(4);
+  head.writeUInt32BE(body.length);
+  return Buffer.concat([head, body]);
+}
+
+describe("frames", () => {
+  it("decodes frames split at any byte and rejects invalid ones", () => {
+    const bytes = Buffer.concat([frame({ type: "ready", language: "python", pid: 2 }), frame({ type: "result", id: "r1", ok: true, exitCode: 0 })]);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const d = new FrameDecoder();
+      const got = [...d.push(bytes.subarray(0, cut)), ...d.push(bytes.subarray(cut))];
+      expect(got.map((f) => f.type)).toEqual(["ready", "result"]);
+    }
+    expect(() => new FrameDecoder().push(frame({ type: "result", id: 5 }))).toThrow(FrameProtocolError);
+    const huge = Buffer.alloc(4);
+    huge.writeUInt32BE(0xffffffff);
+    expect(() => new FrameDecoder().push(huge)).toThrow(/exceeds/);
+  });
+
+  it("encodes execute frames with a big-endian length prefix", () => {
+    const buf = encodeFrame({ type: "execute", id: "e", code: "π", marker: "m", filename: "main.py" });
+    expect(buf.readUInt32BE(0)).toBe(buf.length - 4);
+    expect(JSON.parse(buf.subarray(4).toString())).toMatchObject({ code: "π" });
+  });
+});
+
+describe("marker stream", () => {
+  it("finds a marker split across chunks and keeps bytes between calls for the next call", () => {
+    const seen: string[] = [];
+    const s = new MarkerStream((c) => seen.push(c.toString()));
+    s.begin(Buffer.from("<END>"));
+    expect(s.push(Buffer.from("hello <E"))).toBe(false);
+    expect(s.push(Buffer.from("ND>late"))).toBe(true);
+    expect(seen.join("")).toBe("hello ");
+    s.begin(Buffer.from("<END2>"));
+    expect(seen.join("")).toBe("hello late");
+  });
+});
+
+describe("config", () => {
+  it("reads the documented environment variables and refuses malformed ones", () => {
+    const c = loadConfig({ MAX_EXECUTION_TIME: "5", MAX_MEMORY_MB: "128", MAX_OUTPUT_SIZE: "1000", SANDBOX_DIR: "/tmp/x", SANDGATE_POOL: "python=3,bash=0" });
+    expect(c.limits).toMatchObject({ maxExecutionTimeS: 5, maxMemoryMb: 128, maxOutputSize: 1000 });
+    expect(c.pool).toEqual({ python: 3, javascript: 1, bash: 0 });
+    expect(() => loadConfig({ MAX_MEMORY_MB: "lots" })).toThrow(/MAX_MEMORY_MB/);
+    expect(() => loadConfig({ SANDGATE_POOL: "ruby=2" })).toThrow(/SANDGATE_POOL/);
+    expect(() => loadConfig({ MAX_MEMORY_MB: "4" })).toThrow(/limits.maxMemoryMb/);
+  });
+
+  it("caps flavors at the admin maximum and refuses overrides above it", () => {
+    const c = loadConfig({ MAX_MEMORY_MB: "256", MAX_EXECUTION_TIME: "30" });
+    expect(resolveLimits(c, { flavor: "large" }).memoryMb).toBe(256);
+    expect(resolveLimits(c, { flavor: "small" }).memoryMb).toBe(128);
+    expect(resolveLimits(c, { timeoutS: 2 }).timeoutMs).toBe(2000);
+    expect(() => resolveLimits(c, { timeoutS: 31 })).toThrow(expect.objectContaining({ code: "LIMIT_EXCEEDED" }) as Error);
+    expect(() => resolveLimits(c, { memoryMb: -1 })).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }) as Error);
+  });
+});
+
+describe("output shaping", () => {
+  it("keeps head and tail within the budget and names the saved file", () => {
+    const data = Buffer.from(Array.from({ length: 1000 }, (_, i) => `row ${i}`).join("\n"));
+    const shaped = shapeOutput(data, 400, () => "/workspace/out.txt");
+    expect(shaped.truncated).toBe(true);
+    expect(shaped.text.startsWith("row 0\n")).toBe(true);
+    expect(shaped.text.endsWith("row 999")).toBe(true);
+    expect(shaped.text).toContain("/workspace/out.txt");
+    expect(shapeOutput(Buffer.from("short"), 400, () => "never")).toEqual({ text: "short", truncated: false, totalBytes: 5 });
+  });
+});
