@@ -20,6 +20,7 @@ const { isArray } = Array;
 const { isInteger } = Number;
 const ObjectPrototype = Object.prototype;
 const ArrayPrototype = Array.prototype;
+const runInThisContext = vm.runInThisContext;
 const writeSync = fs.writeSync;
 const readFileSync = fs.readFileSync;
 const readdirSync = fs.readdirSync;
@@ -176,7 +177,7 @@ function runUserCode(code) {
   process.exitCode = undefined;
   let completion;
   try {
-    completion = vm.runInThisContext(code, scriptOptions);
+    completion = runInThisContext(code, scriptOptions);
   } catch (err) {
     finish(failure(err, call));
     return done;

@@ -12,6 +12,7 @@ finally:
 
 import _ast
 import builtins
+import io
 
 PyCF_ONLY_AST = 0x400
 PyCF_ALLOW_TOP_LEVEL_AWAIT = 0x2000
@@ -73,10 +74,12 @@ def _is_plain_json(value):
             if item - item == 0.0:  # NaN and infinities give NaN
                 continue
             return False
-        if kind is list:
-            stack.extend((child, depth + 1) for child in item)
-            continue
-        if kind is dict:
+        if kind is list or kind is dict:
+            if nodes + len(item) > VALUE_NODE_LIMIT:
+                return False
+            if kind is list:
+                stack.extend((child, depth + 1) for child in item)
+                continue
             for key, child in item.items():
                 if type(key) is not str:
                     return False
@@ -131,12 +134,24 @@ class _Quitter:
         raise SystemExit(code)
 
 
+class _SourceLoader:
+    """__loader__ of the user's __main__: lets linecache (inspect.getsource, warnings) find the
+    current call's source even when linecache is first imported during the call."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def get_source(self, name):
+        return "".join(self.session.lines)
+
+
 class Session:
     def __init__(self):
         self.runner_module = sys.modules["__main__"]
         # User code gets its own __main__ module, so pickle and `import __main__` find its names.
         module = type(sys)("__main__")
         module.__dict__["__builtins__"] = builtins
+        module.__dict__["__loader__"] = _SourceLoader(self)
         sys.modules["__main__"] = module
         self.globals = module.__dict__
         self.loop = None
@@ -150,7 +165,8 @@ class Session:
     def execute(self, request):
         """Result fields of one call: ok, exitCode and value or error."""
         self.filename = request.filename
-        self.lines = request.code.splitlines(True)
+        # Split as the compiler counts lines (str.splitlines also breaks at \f, \x1c, \u2028...).
+        self.lines = io.StringIO(request.code, newline=None).readlines()
         self.tops = []
         self._register_linecache(sys.modules.get("linecache"))
         try:
@@ -310,7 +326,10 @@ def _run_call(session, request, marker_fds):
     result = {"type": "result", "id": request.id}
     try:
         if request.cpu_seconds is not None:
-            _limit_cpu(request.cpu_seconds)
+            try:
+                _limit_cpu(request.cpu_seconds)
+            except Exception as exc:  # run anyway: the host still enforces wall time
+                _report_internal_error("could not set RLIMIT_CPU", exc)
         result.update(session.execute(request))
     except BaseException as exc:
         _report_internal_error(f"call {request.id!r} failed inside the runner", exc)
@@ -318,7 +337,19 @@ def _run_call(session, request, marker_fds):
         result.update(ok=False, exitCode=1, error=error)
         result.pop("value", None)
         result.pop("valueKind", None)
+    if os.getpid() != RUNNER_PID:
+        _exit_forked_child(result)
     _end_call(request.marker, marker_fds, result)
+
+
+def _exit_forked_child(result):
+    """User code forked and the child ran off the end of the call: it ends like a script's child
+    would, instead of going on to act as a second runner (whose cleanup would kill the first)."""
+    error = result.get("error")
+    if error and error["type"] != "SystemExit":
+        frames.log_raw(error["traceback"] or f"{error['type']}: {error['message']}\n")
+    frames.flush_std_streams()
+    os._exit(result["exitCode"] & 0xFF)
 
 
 def _end_call(marker, marker_fds, result):
@@ -347,6 +378,9 @@ def _report_internal_error(what, exc):
     except BaseException:
         details = repr(exc)
     frames.log(f"{what}: {details}")
+
+
+RUNNER_PID = os.getpid()
 
 
 def main():

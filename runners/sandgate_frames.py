@@ -81,6 +81,13 @@ def log(message):
         pass
 
 
+def log_raw(text):
+    try:
+        write_all(2, text.encode("utf-8", "backslashreplace"))
+    except BaseException:
+        pass
+
+
 def die(message, status=2):
     log(message)
     os._exit(status)

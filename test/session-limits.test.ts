@@ -9,7 +9,7 @@ afterEach(async () => {
   t = undefined;
 });
 
-it("refuses sessions beyond the maximum with TOO_MANY_SESSIONS", async () => {
+it("refuses sessions beyond the maximum with TOO_MANY_SESSIONS", () => {
   t = createTestEngine({ SANDGATE_MAX_SESSIONS: "2" }, { python: 0, javascript: 0, bash: 0 });
   t.engine.createSession("a");
   t.engine.createSession("b");

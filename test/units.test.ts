@@ -80,3 +80,17 @@ describe("output shaping", () => {
     expect(shapeOutput(Buffer.from("short"), 400, () => "never")).toEqual({ text: "short", truncated: false, totalBytes: 5 });
   });
 });
+
+describe("marker stream streaming", () => {
+  it("passes ordinary output through at once and holds back only a possible marker start", () => {
+    const seen: string[] = [];
+    const s = new MarkerStream((c) => seen.push(c.toString()));
+    s.begin(Buffer.from("\u0000END\u0000"));
+    s.push(Buffer.from("tick 0\n"));
+    expect(seen).toEqual(["tick 0\n"]);
+    s.push(Buffer.from("tick 1\n\u0000EN"));
+    expect(seen.join("")).toBe("tick 0\ntick 1\n");
+    expect(s.push(Buffer.from("D\u0000"))).toBe(true);
+    expect(seen.join("")).toBe("tick 0\ntick 1\n");
+  });
+});

@@ -20,7 +20,8 @@ export const executeRequestSchema = z
 export type ExecuteInput = z.infer<typeof executeRequestSchema>;
 
 export interface ExecuteRequest extends Omit<ExecuteInput, "language"> {
-  language: Language | string;
+  /** Any string: an unknown one is refused with UNKNOWN_LANGUAGE, not a type error at the edge. */
+  language: string;
   /** Receives stdout/stderr text while the code runs. */
   onOutput?: (stream: OutputStream, text: string) => void;
   /** Aborting stops the running code; the result has status "killed". */
@@ -33,8 +34,14 @@ export function isLanguage(value: string): value is Language {
 
 /** Validates a request; returns its language narrowed. Throws SandgateError with a precise code. */
 export function checkRequest(request: ExecuteRequest, config: SandgateConfig): Language {
-  const { onOutput: _onOutput, signal: _signal, ...plain } = request;
-  const parsed = executeRequestSchema.safeParse(plain);
+  const parsed = executeRequestSchema.safeParse({
+    code: request.code,
+    language: request.language,
+    sessionId: request.sessionId,
+    timeoutS: request.timeoutS,
+    memoryMb: request.memoryMb,
+    flavor: request.flavor,
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join(".") ?? "";

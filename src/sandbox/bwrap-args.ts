@@ -103,7 +103,8 @@ export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
   } else {
     bwrap.push("--perms", "0777", "--size", String(mounts.workspaceBytes), "--tmpfs", "/workspace");
   }
-  bwrap.push("--chdir", "/workspace", "--clearenv");
+  // The root is bwrap's private tmpfs; freeze it so only /workspace and /tmp take writes.
+  bwrap.push("--remount-ro", "/", "--chdir", "/workspace", "--clearenv");
   for (const [key, value] of Object.entries(options.env)) bwrap.push("--setenv", key, value);
   if (options.seccompFd !== undefined) bwrap.push("--seccomp", String(options.seccompFd));
   bwrap.push("--", ...options.command);

@@ -34,10 +34,19 @@ export class MarkerStream {
       this.seen = true;
       return true;
     }
-    const keep = Math.min(data.length, this.marker.length - 1);
+    const keep = this.partialMarkerAtEnd(data, this.marker);
     if (data.length > keep) this.emit(data.subarray(0, data.length - keep));
     this.pending = data.subarray(data.length - keep);
     return false;
+  }
+
+  /** Length of the longest tail of `data` that could be the start of the marker: only that is held back. */
+  private partialMarkerAtEnd(data: Buffer, marker: Buffer): number {
+    const from = Math.max(0, data.length - marker.length + 1);
+    for (let at = data.indexOf(marker[0]!, from); at >= 0; at = data.indexOf(marker[0]!, at + 1)) {
+      if (marker.subarray(0, data.length - at).equals(data.subarray(at))) return data.length - at;
+    }
+    return 0;
   }
 
   /** Emits what is held back (the stream ended or the sandbox died). */

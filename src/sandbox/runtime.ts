@@ -130,7 +130,7 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     runnersDir: RUNNERS_DIR,
     etcDir,
     seccompFile,
-    readOnlyPaths: prefixesOutsideUsr(Object.values(interpreters)),
+    readOnlyPaths: prefixesOutsideUsr([interpreters.python, interpreters.node, interpreters.bash]),
     cgroups,
     workspacesDir,
     outputsDir,
