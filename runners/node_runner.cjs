@@ -469,6 +469,24 @@ process.emitWarning = function (warning, ...rest) {
   return emitWarning.call(this, warning, ...rest);
 };
 
+/**
+ * Descriptors the host leaked to us without close-on-exec (anything but 0-4) would let user
+ * code write to host pipes; Node's own descriptors are all close-on-exec, so close the rest.
+ */
+function closeInheritedFds() {
+  for (const name of readdirSync('/proc/self/fd')) {
+    const fd = Number(name);
+    if (fd <= FRAMES_OUT) continue;
+    try {
+      const flags = /flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
+      if (flags && (parseInt(flags[1], 8) & 0o2000000) === 0) fs.closeSync(fd);
+    } catch {
+      // the directory's own descriptor, already gone
+    }
+  }
+}
+closeInheritedFds();
+
 globalThis.require = require('module').createRequire(`${process.cwd()}/`);
 
 const input = new (require('net').Socket)({ fd: FRAMES_IN, readable: true, writable: false });

@@ -157,8 +157,10 @@ class ExecuteRequest:
         for key in ("id", "code", "marker"):
             if type(frame.get(key)) is not str:
                 raise ProtocolError(f"execute frame needs a string `{key}`")
-        filename = frame.get("filename", default_filename)
-        if type(filename) is not str or not filename:
+        filename = frame.get("filename")
+        if filename is None:
+            filename = default_filename
+        elif type(filename) is not str or not filename:
             raise ProtocolError("execute frame `filename` must be a non-empty string")
         cpu = frame.get("cpuSeconds")
         if cpu is not None and (type(cpu) not in (int, float) or not cpu > 0):
@@ -176,6 +178,15 @@ class ExecuteRequest:
 def protect_fds():
     """Keeps fds 3 and 4 out of processes user code starts, and keeps private copies of fds 1 and 2
     so that the marker reaches the host even if user code closes or redirects them."""
+    # Anything above fd 4 was leaked to us by whatever started the host process; user code
+    # must not be able to write to it, so close it before any user code runs.
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > FRAMES_OUT:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the directory listing's own descriptor
     try:
         os.set_inheritable(FRAMES_IN, False)
         os.set_inheritable(FRAMES_OUT, False)
@@ -234,9 +245,10 @@ def _read_stat(pid):
 _DEAD_STATES = (b"Z", b"X", b"x")
 
 
-def _live_processes(exempt):
-    """Pids of processes cleanup must kill: in the sandbox every live process but pid 1, us and
-    `exempt`; outside it, our live descendants (those of exempt processes included)."""
+def _scan_processes(exempt):
+    """(live, zombie_children): the pids cleanup must kill (in the sandbox every live process but
+    pid 1, us and `exempt`; outside it, our live descendants, those of exempt processes included)
+    and our own children that are already zombies."""
     me = os.getpid()
     stats = {}
     for name in os.listdir("/proc"):
@@ -248,28 +260,35 @@ def _live_processes(exempt):
         stat = _read_stat(pid)
         if stat is not None:
             stats[pid] = stat
+    zombies = {pid for pid, (state, ppid) in stats.items() if ppid == me and state in _DEAD_STATES}
     if OWNS_PID_NAMESPACE:
-        return [pid for pid, (state, _) in stats.items() if state not in _DEAD_STATES]
+        return [pid for pid, (state, _) in stats.items() if state not in _DEAD_STATES], zombies
     children = {}
     for pid, (_, ppid) in stats.items():
         children.setdefault(ppid, []).append(pid)
-    found, stack = [], [me]
+    live, stack = [], [me]
     while stack:
         for pid in children.get(stack.pop(), ()):
             stack.append(pid)
             if pid not in exempt and stats[pid][0] not in _DEAD_STATES:
-                found.append(pid)
-    return found
+                live.append(pid)
+    return live, zombies
 
 
-def _reap_children():
-    while True:
+# Zombie children seen at the previous cleanup. A child killed at the end of a call is reaped at the
+# end of the next one, so that its owner (a Popen object, asyncio's child watcher) can collect its
+# real status first instead of getting ECHILD and logging "Unknown child process".
+_unclaimed_zombies = set()
+
+
+def _reap_unclaimed(zombies):
+    global _unclaimed_zombies
+    for pid in zombies & _unclaimed_zombies:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            pass
+    _unclaimed_zombies = zombies - _unclaimed_zombies
 
 
 def kill_others(exempt=(), reap=True):
@@ -277,33 +296,31 @@ def kill_others(exempt=(), reap=True):
     land after the marker. Returns False if processes were still alive at the deadline."""
     import time
 
+    global _unclaimed_zombies
     use_kill_all = OWNS_PID_NAMESPACE and not exempt
     deadline = None
     while True:
         if use_kill_all:
             # One syscall reaches every process in the namespace but init and us, even a fork bomb's
-            # newest children; ESRCH means there was nothing at all, the usual case.
+            # newest children; ESRCH means there was nothing at all (not even a zombie), the usual case.
             try:
                 os.kill(-1, SIGKILL)
             except ProcessLookupError:
+                _unclaimed_zombies = set()
                 return True
-            if reap:
-                _reap_children()
-            live = _live_processes(exempt)
+            live, zombies = _scan_processes(exempt)
         else:
-            live = _live_processes(exempt)
+            live, zombies = _scan_processes(exempt)
             for pid in live:
                 try:
                     os.kill(pid, SIGKILL)
                 except ProcessLookupError:
                     pass
-            if reap:
-                _reap_children()
             if live:
-                live = _live_processes(exempt)
+                live, zombies = _scan_processes(exempt)
         if not live:
             if reap:
-                _reap_children()  # those that died since the last reap
+                _reap_unclaimed(zombies)
             return True
         now = time.monotonic()
         if deadline is None:

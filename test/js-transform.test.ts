@@ -15,15 +15,21 @@ function createSession(filename = "main.js"): (source: string) => Promise<unknow
 }
 
 describe("prepareJavaScript", () => {
-  it("passes code without top-level await through unchanged in script mode", () => {
-    for (const code of [
-      "const x = 1;\nx",
-      'const word = "await";\nword',
-      "async function load() {\n  return await fetch('x');\n}",
-      "const run = async () => { await 1; };\nclass A { async m() { for await (const x of []) {} } }",
-    ]) {
+  it("passes code without top-level await or declarations through unchanged in script mode", () => {
+    for (const code of ["1 + 1", "async function load() {\n  return await fetch('x');\n}", "var v = 2; v"]) {
       expect(prepareJavaScript(code)).toEqual({ code, mode: "script" });
     }
+  });
+
+  it("runs code without top-level await in script mode, with declarations that can be run again", async () => {
+    for (const code of ['const word = "await";\nword', "const run = async () => { await 1; };\nclass A { async m() { for await (const x of []) {} } }"]) {
+      expect(prepareJavaScript(code).mode).toBe("script");
+    }
+    expect(prepareJavaScript("const x = 1;\nx").code).toBe("var   x = 1;\nx");
+    const run = createSession();
+    expect(await run("const n = 1; class C { v() { return n } }\nnew C().v()")).toBe(1);
+    expect(await run("const n = 2; class C { v() { return n * 10 } }\nnew C().v()")).toBe(20);
+    expect(await run("let n = 3; n")).toBe(3);
   });
 
   it("leaves unparsable code alone so the runner reports the SyntaxError itself", () => {

@@ -114,6 +114,29 @@ print(results)
   });
 });
 
+describe("descriptors", () => {
+  it("code inherits no descriptor of the host beyond its own stdio", async () => {
+    // A child process lists what it inherited: only /dev/null and the sandbox's own socket pairs.
+    const b = await t.engine.execute({ language: "bash", code: "for f in /proc/self/fd/*; do readlink \"$f\"; done" });
+    const targets = b.stdout.trim().split("\n");
+    expect(targets.length).toBeGreaterThanOrEqual(3);
+    for (const target of targets) expect(target).toMatch(/^(\/dev\/null|socket:\[\d+\]|\/proc\/\d+\/fd)$/);
+    const p = await t.engine.execute({ language: "python", code: "import os\ndef target(fd):\n    try:\n        return os.readlink(f'/proc/self/fd/{fd}')\n    except OSError:\n        return '/proc/'  # the listing's own descriptor, closed by now\nsorted(int(f) for f in os.listdir('/proc/self/fd') if not target(f).startswith(('socket:', '/dev/null', '/proc/')))" });
+    expect(p.value).toEqual([]);
+    const j = await t.engine.execute({
+      language: "javascript",
+      code: `const fs = require("fs");
+fs.readdirSync("/proc/self/fd").filter((fd) => Number(fd) > 4).filter((fd) => {
+  let info = "";
+  try { info = fs.readFileSync("/proc/self/fdinfo/" + fd, "utf8"); } catch { return false; } // the listing's own fd
+  const flags = /flags:\\s+(\\d+)/.exec(info);
+  return flags !== null && (parseInt(flags[1], 8) & 0o2000000) === 0;
+})`,
+    });
+    expect(j.value).toEqual([]);
+  });
+});
+
 describe("processes", () => {
   it("/proc shows only the sandbox's own processes, running unprivileged", async () => {
     const r = await py(`

@@ -69,7 +69,8 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     } else {
       if (result.value !== undefined) process.stdout.write(`${typeof result.value === "string" ? result.value : JSON.stringify(result.value)}\n`);
-      if (result.error) process.stderr.write(`${result.error.traceback || `${result.error.type}: ${result.error.message}`}\n`);
+      // A shell's non-zero status is already told by the exit code; anything else gets its traceback.
+      if (result.error && result.error.type !== "ExitStatus") process.stderr.write(`${result.error.traceback || `${result.error.type}: ${result.error.message}`}\n`);
       if (result.fullOutput) process.stderr.write(`sandgate: full output saved to ${Object.values(result.fullOutput).join(" and ")}\n`);
     }
     return EXIT_FOR_STATUS[result.status] ?? (result.exitCode && result.exitCode > 0 ? result.exitCode : 1);

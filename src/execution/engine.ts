@@ -133,20 +133,20 @@ export class Engine {
       filename,
       ...(mode ? { mode } : {}),
       timeoutMs: limits.timeoutMs,
-      cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus),
+      // One second of slack: CPU time must never beat the wall clock to a plain busy loop.
+      cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus) + 1,
       outputCapBytes: limits.outputCapBytes,
       ...(request.onOutput ? { onOutput: request.onOutput } : {}),
     };
     if (!session) {
-      const sandbox = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits)
-        ? await this.pool.acquire(kind)
-        : await startSandbox(this.runtime, { kind, limits });
+      const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
+      const sandbox = pooled ? await this.pool.acquire(kind) : await startSandbox(this.runtime, { kind, limits });
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal);
         const id = randomUUID();
         return this.shape(outcome, limits, null, (name, data) => saveOutput(join(this.runtime.outputsDir, id), name, data, join(this.runtime.outputsDir, id)));
       } finally {
-        this.retire(sandbox);
+        this.retire(sandbox, pooled);
       }
     }
     return session.serialize(() => this.runInSession(session, kind, limits, runRequest, request.signal));
@@ -234,8 +234,8 @@ export class Engine {
   }
 
   /** Destroys a used sandbox in the background; close() waits for every one. */
-  private retire(sandbox: Sandbox): void {
-    const done = sandbox.dispose().finally(() => this.retiring.delete(done));
+  private retire(sandbox: Sandbox, pooled = false): void {
+    const done = (pooled ? this.pool.release(sandbox) : sandbox.dispose()).finally(() => this.retiring.delete(done));
     this.retiring.add(done);
   }
 

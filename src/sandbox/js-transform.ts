@@ -26,7 +26,8 @@ const SCOPE_TYPES = new Set([
 ]);
 
 export function prepareJavaScript(code: string): PreparedJavaScript {
-  if (!code.includes("await")) return { code, mode: "script" };
+  const mayAwait = code.includes("await");
+  if (!mayAwait && !/\b(?:let|const|class)\b/.test(code)) return { code, mode: "script" };
   let program: Program;
   try {
     program = parse(code, {
@@ -38,8 +39,25 @@ export function prepareJavaScript(code: string): PreparedJavaScript {
     // The runner compiles the original and reports the SyntaxError on the user's line.
     return { code, mode: "script" };
   }
-  if (!hasTopLevelAwait(program)) return { code, mode: "script" };
+  if (!mayAwait || !hasTopLevelAwait(program)) return { code: redeclarableScript(code, program), mode: "script" };
   return { code: wrapInAsyncFunction(code, program), mode: "async" };
+}
+
+/**
+ * Top-level `let`, `const` and `class` become `var` bindings, so that running a cell again (or
+ * redefining a name later in the session) works as it does in Python, instead of throwing
+ * "Identifier has already been declared". Columns stay put where the keyword allows.
+ */
+function redeclarableScript(code: string, program: Program): string {
+  const edits: Edit[] = [];
+  for (const statement of program.body) {
+    if (statement.type === "VariableDeclaration" && statement.kind !== "var") {
+      edits.push({ start: statement.start, end: statement.start + statement.kind.length, text: "var".padEnd(statement.kind.length, " ") });
+    } else if (statement.type === "ClassDeclaration") {
+      edits.push({ start: statement.start, end: statement.start, text: `var ${statement.id.name} = ` });
+    }
+  }
+  return edits.length === 0 ? code : applyEdits(code, edits);
 }
 
 function hasTopLevelAwait(program: Program): boolean {

@@ -11,7 +11,7 @@ import { buildSandboxArgv, LAUNCH_CGROUP_FAILED } from "./bwrap-args.js";
 import { SandboxCgroup } from "./cgroups.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
-import { encodeFrame, FrameDecoder, type ResultFrame } from "./protocol.js";
+import { encodeBashRequest, encodeFrame, FrameDecoder, type ExecuteFrame, type ResultFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 
 export type RunStatus = "ok" | "error" | "timeout" | "memory_limit" | "output_limit" | "killed";
@@ -65,8 +65,8 @@ interface ActiveRun {
 }
 
 const RUNNER_COMMAND: Record<RunnerKind, (runtime: SandboxRuntime, limits: ResolvedLimits) => string[]> = {
-  python: (rt) => [rt.interpreters.python, "-I", "-S", "-B", "/sandgate/runners/python_runner.py"],
-  bash: (rt) => [rt.interpreters.python, "-I", "-S", "-B", "/sandgate/runners/bash_runner.py"],
+  python: (rt) => [rt.interpreters.python, "-I", "-S", "-B", rt.pythonEntry],
+  bash: (rt) => [rt.interpreters.bash, "--noprofile", "--norc", "-c", BASH_RUNNER_LOOP, "main.sh"],
   javascript: (rt, limits) => [
     rt.interpreters.node,
     // V8 sizes its heap from the host's RAM; tell it the sandbox's real budget so it collects in time.
@@ -86,7 +86,15 @@ const SANDBOX_ENV = {
   PYTHONDONTWRITEBYTECODE: "1",
 } as const;
 
+/**
+ * The Bash runner's main loop (functions in runners/bash_lib.sh). It runs as `bash -c` with
+ * $0 = main.sh and the eval on line 1, so messages and $LINENO match the user's own lines.
+ */
+const BASH_RUNNER_LOOP =
+  'builtin . /sandgate/runners/bash_lib.sh; while __sg_next; do __sg_busy=1; eval "$__sg_code" </dev/null 3<&- 4>&-; __sg_done "$?"; done; __sg_busy=0';
+
 let sandboxCounter = 0;
+const SIGXCPU = 24;
 
 export class Sandbox {
   readonly id = `sb${++sandboxCounter}`;
@@ -211,7 +219,8 @@ export class Sandbox {
     if (this.active) throw new SandgateError("SESSION_BUSY", "this sandbox is already running a call; wait for it to finish");
     if (!this.alive) throw new SandgateError("SANDBOX_FAILED", "the sandbox has stopped");
     const id = `r${++this.runCounter}`;
-    const marker = `\u0000SG-END-${randomBytes(12).toString("hex")}\u0000`;
+    // Random per call, and free of NUL and whitespace so that every runner can carry it.
+    const marker = `\u001eSG-END-${randomBytes(12).toString("hex")}\u001e`;
     return new Promise<RunOutcome>((resolve) => {
       const run: ActiveRun = {
         id,
@@ -229,17 +238,16 @@ export class Sandbox {
       const markerBytes = Buffer.from(marker, "utf8");
       this.out.stdout.begin(markerBytes);
       this.out.stderr.begin(markerBytes);
-      this.toRunner.write(
-        encodeFrame({
-          type: "execute",
-          id,
-          code: request.code,
-          marker,
-          filename: request.filename,
-          ...(request.mode ? { mode: request.mode } : {}),
-          ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
-        }),
-      );
+      const frame: ExecuteFrame = {
+        type: "execute",
+        id,
+        code: request.code,
+        marker,
+        filename: request.filename,
+        ...(request.mode ? { mode: request.mode } : {}),
+        ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
+      };
+      this.toRunner.write(this.kind === "bash" ? encodeBashRequest(id, marker, request.code) : encodeFrame(frame));
     });
   }
 
@@ -365,6 +373,9 @@ export class Sandbox {
         sandboxDied: true,
         message: `memory limit of ${this.limits.memoryMb} MB reached; the process was killed`,
       });
+    }
+    if (code === 128 + SIGXCPU) {
+      return this.finish(run, { status: "timeout", exitCode: null, sandboxDied: true, message: "CPU time limit reached; the process was stopped" });
     }
     const exitCode = code !== null && code < 128 ? code : null;
     this.finish(run, {

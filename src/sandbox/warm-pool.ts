@@ -30,6 +30,7 @@ interface KindPool {
 }
 
 const RETRY_AFTER_FAILURE_MS = 1000;
+const WARM_UP: Record<RunnerKind, string> = { python: "None", javascript: "undefined", bash: ":" };
 
 export class WarmPool {
   private readonly pools: Record<RunnerKind, KindPool>;
@@ -57,15 +58,28 @@ export class WarmPool {
     const pool = this.pools[kind];
     while (pool.ready.length > 0) {
       const sandbox = pool.ready.shift()!;
-      if (sandbox.alive) {
-        this.refill(kind);
-        return Promise.resolve(sandbox);
-      }
+      // The refill waits for release(): starting a sandbox blocks the event loop for a moment,
+      // and that moment must not fall inside this caller's run.
+      if (sandbox.alive) return Promise.resolve(sandbox);
       void sandbox.dispose();
     }
     return new Promise<Sandbox>((resolve, reject) => {
       pool.waiters.push({ resolve, reject });
       this.refill(kind, true);
+    });
+  }
+
+  /**
+   * Takes back a sandbox handed out by acquire(): it is destroyed (never reused) and a fresh
+   * one started, after the caller has had its result.
+   */
+  release(sandbox: Sandbox): Promise<void> {
+    return new Promise((resolve) => {
+      setImmediate(() => {
+        const disposed = sandbox.dispose();
+        this.refill(sandbox.kind);
+        void disposed.then(resolve);
+      });
     });
   }
 
@@ -108,7 +122,7 @@ export class WarmPool {
   private launch(kind: RunnerKind): void {
     const pool = this.pools[kind];
     pool.starting++;
-    Sandbox.start(this.runtime, { kind, limits: this.limits }).then(
+    this.startWarm(kind).then(
       (sandbox) => {
         pool.starting--;
         pool.started++;
@@ -129,5 +143,23 @@ export class WarmPool {
         else if (!this.closed) setTimeout(() => this.refill(kind), RETRY_AFTER_FAILURE_MS).unref();
       },
     );
+  }
+
+  /**
+   * Starts a sandbox and makes one throwaway call that warms the runner's lazy paths
+   * (compilers, stdio streams), so the first real caller gets steady-state latency.
+   */
+  private async startWarm(kind: RunnerKind): Promise<Sandbox> {
+    const sandbox = await Sandbox.start(this.runtime, { kind, limits: this.limits });
+    // A caller already waiting would only pay for the warm-up: hand the sandbox over as it is.
+    if (this.pools[kind].waiters.length > 0) return sandbox;
+    try {
+      const warm = await sandbox.run({ code: WARM_UP[kind], filename: "warm-up", timeoutMs: 10_000, outputCapBytes: 1024 });
+      if (warm.status !== "ok") throw new SandgateError("SANDBOX_FAILED", `the ${kind} runner failed its warm-up call: ${warm.message ?? warm.status}`);
+      return sandbox;
+    } catch (error) {
+      await sandbox.dispose();
+      throw error;
+    }
   }
 }

@@ -1,0 +1,66 @@
+# Functions of the Bash runner (docs/runner-protocol.md); its main loop is BASH_RUNNER_LOOP in
+# src/sandbox/sandbox.ts, run as `bash -c`. User code runs in this same shell (eval in the main loop, not in
+# a function, so `declare` and `local` behave as at top level) and may redefine almost anything;
+# the runner calls builtins through `builtin` so user functions named printf or kill do not
+# hijack it.
+
+BASH_ARGV0=main.sh
+# Inside a sandgate sandbox this shell is pid 2 under bubblewrap's init; anywhere else (a test
+# run by hand) the end-of-call kill would hit the host's processes, so it is switched off.
+__sg_sandboxed=0
+if (($$ == 2)) && builtin read -r __sg_init </proc/1/comm && [[ $__sg_init == bwrap ]]; then __sg_sandboxed=1; fi
+__sg_busy=0
+__sg_id=
+__sg_marker=
+__sg_code=
+
+# Descriptors above 4 were leaked to us by whatever started the host; user code must not reach them.
+for __sg_f in /proc/$$/fd/*; do
+  __sg_n=${__sg_f##*/}
+  if ((__sg_n > 4)); then exec {__sg_n}>&-; fi
+done
+# Private copies of stdout and stderr: the end-of-output marker must reach the host even when
+# user code redirects or closes fds 1 and 2 for the rest of the session.
+exec {__sg_out}>&1 {__sg_err}>&2 {__sg_frames}>&4
+unset __sg_f __sg_n
+
+# Sends one frame to the host (a copy of fd 4, which user code runs without): 4-byte big-endian length, then ASCII JSON.
+__sg_send() {
+  local n=${#1} hdr
+  builtin printf -v hdr '\\x%02x\\x%02x\\x%02x\\x%02x' $((n >> 24 & 255)) $((n >> 16 & 255)) $((n >> 8 & 255)) $((n & 255))
+  builtin printf "$hdr%s" "$1" >&"$__sg_frames"
+}
+
+# Reads one request from fd 3: a header line `<id> <marker>` then the code, NUL-terminated.
+__sg_next() {
+  IFS=' ' builtin read -r -u 3 __sg_id __sg_marker || return 1
+  IFS= builtin read -r -d '' -u 3 __sg_code || return 1
+  return 0
+}
+
+# Ends a call: stop everything user code started, mark the end of output, send the result.
+__sg_done() {
+  local rc=$1 reset=${2:-false} ok=false tries=0
+  ((rc == 0)) && ok=true
+  builtin disown -a 2>/dev/null
+  # kill(-1) reaches every process in the sandbox's pid namespace except pid 1 and this shell;
+  # only ever inside one (see __sg_sandboxed), never on a host by accident.
+  if ((__sg_sandboxed)); then
+    while builtin kill -9 -1 2>/dev/null && ((++tries < 50)); do :; done
+  fi
+  builtin printf '%s' "$__sg_marker" >&"$__sg_out"
+  builtin printf '%s' "$__sg_marker" >&"$__sg_err"
+  local error=
+  ((rc != 0)) && error=",\"error\":{\"type\":\"ExitStatus\",\"message\":\"command exited with status $rc\",\"traceback\":\"\"}"
+  __sg_send "{\"type\":\"result\",\"id\":\"$__sg_id\",\"ok\":$ok,\"exitCode\":$rc$error,\"resetState\":$reset}"
+  __sg_busy=0
+}
+
+# `exit`, or a failure under `set -e`, ends this shell: report the call before going.
+__sg_on_exit() {
+  local rc=$?
+  if ((__sg_busy)); then __sg_done "$rc" true; fi
+}
+builtin trap __sg_on_exit EXIT
+
+__sg_send "{\"type\":\"ready\",\"language\":\"bash\",\"pid\":$$}"
