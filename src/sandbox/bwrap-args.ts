@@ -1,5 +1,5 @@
-// Builds the argv that starts one sandbox: a tiny /bin/sh launcher that joins the sandbox's
-// cgroups and sets rlimits, then execs bubblewrap with the namespaces, mounts and environment.
+// Builds the argv that starts one sandbox: a tiny /bin/sh launcher that sets rlimits, then
+// execs bubblewrap with the namespaces, mounts and environment.
 
 export interface MountPlan {
   /** Host directory bound read-write at /workspace; when absent, /workspace is a size-capped tmpfs. */
@@ -29,7 +29,6 @@ export interface SandboxArgvOptions {
   mounts: MountPlan;
   env: Record<string, string>;
   command: string[];
-  cgroupProcsFiles: string[];
   rlimits: LauncherRlimits;
   /** fd number (in the launcher) carrying the seccomp program, if any. */
   seccompFd?: number;
@@ -38,14 +37,9 @@ export interface SandboxArgvOptions {
 export const SANDBOX_UID = 1000;
 export const SANDBOX_GID = 1000;
 export const SANDBOX_HOSTNAME = "sandgate";
-/** Exit status of the launcher when it cannot join the sandbox's cgroup. */
-export const LAUNCH_CGROUP_FAILED = 121;
-
-// $1 = number of cgroup.procs files, then the files, then four rlimits ("-" = leave as is), then bwrap argv.
-// dash's `ulimit -f` counts 512-byte blocks, `-v` KiB.
+// $1..$5 = rlimits ("-" = leave as is), then bwrap's argv. dash's `ulimit -f` counts 512-byte
+// blocks, `-v` KiB. (Joining cgroups is the host's job: see Sandbox.joinCgroup.)
 const LAUNCHER_SCRIPT = [
-  'n=$1; shift',
-  'while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 121; shift; n=$((n-1)); done',
   'ulimit -c 0; ulimit -f "$1"; ulimit -n "$2"',
   '[ "$3" = - ] || ulimit -v "$3"',
   '[ "$4" = - ] || ulimit -u "$4"',
@@ -115,8 +109,6 @@ export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
     "-c",
     LAUNCHER_SCRIPT,
     "sandgate-launch",
-    String(options.cgroupProcsFiles.length),
-    ...options.cgroupProcsFiles,
     String(blocks),
     String(rlimits.openFiles),
     rlimits.addressSpaceBytes === undefined ? "-" : String(Math.ceil(rlimits.addressSpaceBytes / 1024)),

@@ -2,6 +2,7 @@
 // creation with limits, the files a launcher joins, usage read-back and removal.
 
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 export type CgroupMode = "v2" | "v1" | "none";
@@ -139,7 +140,10 @@ function readNumber(file: string, key?: string): number {
   }
 }
 
-/** The cgroup(s) of one sandbox. The launcher writes its pid into `procsFiles` before exec'ing bwrap. */
+/**
+ * The cgroup(s) of one sandbox. The host moves the sandbox's processes in (adopt) while
+ * bubblewrap sets up, and checks that all of them are inside before any code runs (missing).
+ */
 export class SandboxCgroup {
   private constructor(
     private readonly support: CgroupSupport,
@@ -196,9 +200,30 @@ export class SandboxCgroup {
     }
   }
 
-  /** Files the launcher writes its own pid into, so everything it execs stays inside. */
-  get procsFiles(): string[] {
-    return Object.values(this.dirs).map((dir) => join(dir, "cgroup.procs"));
+  /**
+   * Moves processes (whole thread groups) into every controller's cgroup. The first move after
+   * a quiet spell waits for an RCU grace period in the kernel, so this runs off the event loop
+   * and overlaps with the sandbox's own start-up.
+   */
+  async adopt(pids: number[]): Promise<void> {
+    for (const dir of Object.values(this.dirs)) {
+      for (const pid of pids) await writeFile(join(dir, "cgroup.procs"), String(pid));
+    }
+  }
+
+  /** Of `pids`, those not yet inside every controller's cgroup. */
+  missing(pids: number[]): number[] {
+    const out = new Set<number>();
+    for (const dir of Object.values(this.dirs)) {
+      let inside: Set<number>;
+      try {
+        inside = new Set(readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number));
+      } catch {
+        inside = new Set();
+      }
+      for (const pid of pids) if (!inside.has(pid)) out.add(pid);
+    }
+    return [...out];
   }
 
   /** OOM kills so far: one small file read, cheap enough for every call. */

@@ -7,10 +7,11 @@ import { closeSync, openSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { SandgateError } from "../errors/index.js";
-import { buildSandboxArgv, LAUNCH_CGROUP_FAILED } from "./bwrap-args.js";
+import { buildSandboxArgv } from "./bwrap-args.js";
 import { SandboxCgroup } from "./cgroups.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
+import { childrenOf, processTree } from "./proc-tree.js";
 import { encodeBashRequest, encodeFrame, FrameDecoder, type ExecuteFrame, type ResultFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 
@@ -105,6 +106,8 @@ export class Sandbox {
   private readonly frames = new FrameDecoder();
   private readonly out: Record<OutputStream, MarkerStream>;
   private readonly toRunner: Writable;
+  /** Settles once bwrap and its namespace init are in the sandbox's cgroup. */
+  private readonly joined: Promise<void>;
   private active: ActiveRun | undefined;
   private killReason: KillReason | undefined;
   private exited = false;
@@ -137,7 +140,6 @@ export class Sandbox {
       },
       env: { ...SANDBOX_ENV },
       command: RUNNER_COMMAND[options.kind](runtime, limits),
-      cgroupProcsFiles: this.cgroup?.procsFiles ?? [],
       rlimits: {
         fileSizeBytes: limits.fileSizeBytes,
         openFiles: limits.openFiles,
@@ -179,6 +181,42 @@ export class Sandbox {
       this.launchErr += `${error.message}\n`;
     });
     this.child.once("close", () => this.onClose());
+    this.joined = this.cgroup ? this.joinCgroup(this.cgroup) : Promise.resolve();
+    this.joined.catch(() => undefined);
+  }
+
+  /**
+   * Moves bubblewrap and its namespace init into the cgroup as soon as the init exists, so the
+   * kernel's wait for the move overlaps with mount setup and interpreter start-up; the runner
+   * that init forks later inherits the cgroup. ensureContained() checks the result.
+   */
+  private async joinCgroup(cgroup: SandboxCgroup): Promise<void> {
+    const outer = this.child.pid;
+    if (outer === undefined) return;
+    let init: number | undefined;
+    const deadline = Date.now() + 5000;
+    while (init === undefined && !this.exited && Date.now() < deadline) {
+      init = childrenOf(outer)[0];
+      if (init === undefined) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await cgroup.adopt(init === undefined ? [outer] : [outer, init]);
+    // Anything init forked before its own move stayed behind; from now on forks inherit the
+    // cgroup, so one sweep right away catches every straggler while the kernel's move is cheap.
+    const stragglers = cgroup.missing(processTree(outer));
+    if (stragglers.length > 0) await cgroup.adopt(stragglers);
+  }
+
+  /** Before any code runs: every process of the sandbox must be inside its cgroup, or it does not run. */
+  private async ensureContained(): Promise<void> {
+    await this.joined;
+    const outer = this.child.pid;
+    if (!this.cgroup || outer === undefined) return;
+    for (let round = 0; round < 3; round++) {
+      const missing = this.cgroup.missing(processTree(outer));
+      if (missing.length === 0) return;
+      await this.cgroup.adopt(missing);
+    }
+    throw new SandgateError("SANDBOX_FAILED", `the ${this.kind} sandbox could not be moved into its cgroup, so its limits would not hold`);
   }
 
   /** Starts a sandbox and resolves once its runner is ready for work. */
@@ -191,6 +229,7 @@ export class Sandbox {
         sandbox.readyWaiter = { resolve, reject };
         timer = setTimeout(() => reject(new SandgateError("SANDBOX_FAILED", `the ${options.kind} sandbox did not start within ${timeoutMs} ms`)), timeoutMs);
       });
+      await sandbox.ensureContained();
     } catch (error) {
       await sandbox.dispose();
       throw error;
@@ -388,7 +427,6 @@ export class Sandbox {
 
   private describeExit(): string {
     const { code, signal } = this.exitInfo;
-    if (code === LAUNCH_CGROUP_FAILED) return "could not join the sandbox cgroup";
     const parts = [signal ? `signal ${signal}` : `exit status ${String(code)}`];
     if (code !== null && code > 128) parts.push(`killed by signal ${code - 128}`);
     if (this.launchErr.trim()) parts.push(this.launchErr.trim());
