@@ -47,14 +47,14 @@ async function time(fn) {
 }
 
 function bareArgv(runtime, command, workspaceDir) {
-  return buildSandboxArgv({
+  const argv = buildSandboxArgv({
     bwrapPath: runtime.bwrapPath,
     mounts: { workspaceDir, workspaceBytes: 0, runnersDir: runtime.runnersDir, etcDir: runtime.etcDir, readOnlyPaths: runtime.readOnlyPaths },
     env: { PATH: "/usr/bin:/bin", HOME: "/workspace", LANG: "C.UTF-8" },
     command,
-    cgroupProcsFiles: [],
     rlimits: { fileSizeBytes: 64 << 20, openFiles: 1024 },
-  }).slice(4 + 1 + 5); // drop the /bin/sh launcher: the baseline execs bwrap directly
+  });
+  return argv.slice(argv.indexOf(runtime.bwrapPath)); // no launcher, no cgroup, no seccomp: bwrap directly
 }
 
 function spawnBare(argv) {
@@ -118,7 +118,7 @@ function comm(pid) {
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-"));
   const config = loadConfig({ ...process.env, SANDBOX_DIR: dir });
-  const pooled = Engine.create(config, { pool: { python: 1, javascript: 1, bash: 1 } });
+  const pooled = Engine.create(config); // the default pool sizes (SANDGATE_POOL)
   const cold = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
   const rows = [];
   const bareWs = join(dir, "bare-ws");

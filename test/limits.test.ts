@@ -20,6 +20,15 @@ describe("limits", () => {
     expect(r.error?.type).toMatch(/Memory/);
   });
 
+  it("limits follow each call when cgroups are reused: a low limit, then a higher one, then the low one again", async () => {
+    const grab = (mb: number) => `b = bytearray(${mb} * 1024 * 1024)\nfor i in range(0, len(b), 4096): b[i] = 1\nlen(b) // 1048576`;
+    expect((await t.engine.execute({ language: "python", memoryMb: 64, code: grab(150) })).status).toBe("memory_limit");
+    const big = await t.engine.execute({ language: "python", memoryMb: 256, code: grab(150) });
+    expect(big.status).toBe("ok");
+    expect(big.value).toBe(150);
+    expect((await t.engine.execute({ language: "python", memoryMb: 64, code: grab(150) })).status).toBe("memory_limit");
+  });
+
   it("`while True: pass` ends as timeout, on time", async () => {
     const started = Date.now();
     const r = await t.engine.execute({ language: "python", timeoutS: 1, code: "while True:\n    pass" });

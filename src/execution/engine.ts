@@ -7,6 +7,7 @@ import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import {
   prepareRuntime,
+  removeIdleCgroups,
   resolveLimits,
   sandboxShapeKey,
   startSandbox,
@@ -249,5 +250,6 @@ export class Engine {
     for (const sandbox of this.running) sandbox.terminate("killed");
     await Promise.all([this.pool.close(), this.sessions.close()]);
     while (this.retiring.size > 0) await Promise.all([...this.retiring]);
+    await removeIdleCgroups();
   }
 }

@@ -7,7 +7,7 @@ export { WarmPool } from "./warm-pool.js";
 export type { PoolSizes, PoolKindState } from "./warm-pool.js";
 export { resolveLimits, sandboxShapeKey } from "./limits.js";
 export type { ResolvedLimits, LimitOverrides } from "./limits.js";
-export { detectCgroups } from "./cgroups.js";
+export { detectCgroups, removeIdleCgroups } from "./cgroups.js";
 export type { CgroupSupport, CgroupMode } from "./cgroups.js";
 export { buildSeccompProgram, SECCOMP_DENIED_SYSCALLS } from "./seccomp.js";
 export { prepareJavaScript } from "./js-transform.js";

@@ -302,7 +302,7 @@ export class Sandbox {
     this.terminate("killed");
     this.readyWaiter?.reject(new SandgateError("SANDBOX_FAILED", "the sandbox was stopped before it was ready"));
     await Promise.race([this.closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-    await this.cgroup?.destroy();
+    await this.cgroup?.release();
   }
 
   private onStream(stream: OutputStream, chunk: Buffer): void {
