@@ -24,5 +24,7 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
-if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+# `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional packages (rollup's
+# native builds) out of the lock file, which `npm ci` then refuses; install keeps the locked versions.
+npm install --no-audit --no-fund
 npm run build
