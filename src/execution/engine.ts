@@ -144,8 +144,11 @@ export class Engine {
       const sandbox = pooled ? await this.pool.acquire(kind) : await startSandbox(this.runtime, { kind, limits });
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal);
-        const id = randomUUID();
-        return this.shape(outcome, limits, null, (name, data) => saveOutput(join(this.runtime.outputsDir, id), name, data, join(this.runtime.outputsDir, id)));
+        let dir: string | undefined;
+        return this.shape(outcome, limits, null, (name, data) => {
+          dir ??= join(this.runtime.outputsDir, randomUUID());
+          return saveOutput(dir, name, data, dir);
+        });
       } finally {
         this.retire(sandbox, pooled);
       }

@@ -60,7 +60,6 @@ interface ActiveRun {
   bytes: number;
   result?: ResultFrame;
   timer: NodeJS.Timeout;
-  oomBefore: number;
   decoders: Record<OutputStream, StringDecoder>;
   resolve: (outcome: RunOutcome) => void;
 }
@@ -116,6 +115,8 @@ export class Sandbox {
   private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private launchErr = "";
   private runCounter = 0;
+  private oomBaseline = 0;
+  private readonly markerSalt = randomBytes(12).toString("hex");
 
   private constructor(runtime: SandboxRuntime, options: SandboxOptions) {
     this.kind = options.kind;
@@ -209,6 +210,8 @@ export class Sandbox {
   /** Before any code runs: every process of the sandbox must be inside its cgroup, or it does not run. */
   private async ensureContained(): Promise<void> {
     await this.joined;
+    // A reused cgroup keeps its OOM count; only kills after this point are this sandbox's.
+    this.oomBaseline = this.cgroup?.oomKills() ?? 0;
     const outer = this.child.pid;
     if (!this.cgroup || outer === undefined) return;
     for (let round = 0; round < 3; round++) {
@@ -258,8 +261,8 @@ export class Sandbox {
     if (this.active) throw new SandgateError("SESSION_BUSY", "this sandbox is already running a call; wait for it to finish");
     if (!this.alive) throw new SandgateError("SANDBOX_FAILED", "the sandbox has stopped");
     const id = `r${++this.runCounter}`;
-    // Random per call, and free of NUL and whitespace so that every runner can carry it.
-    const marker = `\u001eSG-END-${randomBytes(12).toString("hex")}\u001e`;
+    // Random per sandbox and unique per call; free of NUL and whitespace so every runner can carry it.
+    const marker = `\u001eSG-END-${this.markerSalt}-${id}\u001e`;
     return new Promise<RunOutcome>((resolve) => {
       const run: ActiveRun = {
         id,
@@ -269,7 +272,6 @@ export class Sandbox {
         stderr: [],
         bytes: 0,
         timer: setTimeout(() => this.terminate("timeout"), request.timeoutMs),
-        oomBefore: this.cgroup?.oomKills() ?? 0,
         decoders: { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") },
         resolve,
       };
@@ -387,7 +389,7 @@ export class Sandbox {
     if (!run) return;
     this.out.stdout.flushPending();
     this.out.stderr.flushPending();
-    const oom = (this.cgroup?.oomKills() ?? 0) > run.oomBefore;
+    const oom = (this.cgroup?.oomKills() ?? 0) > this.oomBaseline;
     const { code } = this.exitInfo;
     const limitS = Math.round(run.request.timeoutMs / 100) / 10;
     switch (this.killReason) {
