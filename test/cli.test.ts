@@ -11,9 +11,10 @@ const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function sandgate(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function sandgate(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" } }, (error, stdout, stderr) => {
+    const fullEnv = { PATH: process.env.PATH ?? "", SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env };
+    const child = execFile(process.execPath, [CLI, ...args], { env: fullEnv }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
     child.stdin!.end(input ?? "");
@@ -76,5 +77,20 @@ describe("sandgate doctor", () => {
     for (const name of ["bubblewrap", "user namespace", "pid namespace", "network namespace", "mount namespace", "seccomp", "python runner", "bash runner"]) {
       expect(names).toContain(name);
     }
+  });
+});
+
+describe("without isolation", () => {
+  it("doctor exits non-zero and exec refuses to run code, both saying how to fix it", async () => {
+    const env = { SANDGATE_BWRAP: "/nonexistent/bwrap" };
+    const doctor = await sandgate(["doctor"], undefined, env);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain("✗ bubblewrap");
+    expect(doctor.stdout).toContain("CANNOT be isolated");
+    const exec = await sandgate(["exec", "-l", "python", "print('should not run')"], undefined, env);
+    expect(exec.code).toBe(2);
+    expect(exec.stdout).not.toContain("should not run");
+    expect(exec.stderr).toContain("cannot be isolated");
+    expect(exec.stderr).toContain("SANDBOX_UNAVAILABLE");
   });
 });

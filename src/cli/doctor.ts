@@ -52,8 +52,17 @@ function version(path: string, flag = "--version"): string {
 
 export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> {
   const checks: Check[] = [];
-  const bwrap = findBwrap();
-  checks.push({ name: "bubblewrap", ok: bwrap !== undefined, required: true, detail: bwrap ? `${bwrap} (${version(bwrap)})` : "not found: install it with `sudo apt-get install -y bubblewrap`" });
+  const bwrap = findBwrap(config.paths.bwrap);
+  checks.push({
+    name: "bubblewrap",
+    ok: bwrap !== undefined,
+    required: true,
+    detail: bwrap
+      ? `${bwrap} (${version(bwrap)})`
+      : config.paths.bwrap
+        ? `not an executable at ${config.paths.bwrap} (SANDGATE_BWRAP)`
+        : "not found: install it with `sudo apt-get install -y bubblewrap`",
+  });
   if (!bwrap) return checks;
   let engine: Engine;
   try {
@@ -69,7 +78,9 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
       name: "cgroups",
       ok: cg.mode !== "none",
       required: false,
-      detail: cg.mode === "none" ? `unavailable (${cg.reason ?? "?"}); falling back to rlimits (address space, processes, file size)` : `${cg.mode}: ${cg.controllers.join(", ")} limited per sandbox${cg.reason ? ` (${cg.reason})` : ""}`,
+      detail: cg.mode === "none"
+        ? `unavailable (${cg.reason ?? "?"}); falling back to rlimits (address space, processes, file size)${process.getuid?.() === 0 ? "; as root, RLIMIT_NPROC does not hold back a fork bomb, so run where cgroups are writable" : ""}`
+        : `${cg.mode}: ${cg.controllers.join(", ")} limited per sandbox${cg.reason ? ` (${cg.reason})` : ""}`,
     });
     const probe = await engine.execute({ code: PROBE, language: "python", timeoutS: Math.min(20, config.limits.maxExecutionTimeS) });
     if (probe.status !== "ok" || typeof probe.value !== "string") {

@@ -38,6 +38,11 @@ function parsePoolEnv(env: Env, fallback: SandgateConfig["pool"]): SandgateConfi
   return pool;
 }
 
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  const trimmed = value?.trim();
+  return trimmed ? ({ [key]: trimmed } as Record<K, string>) : {};
+}
+
 /** Builds the effective configuration from defaults and the environment. */
 export function loadConfig(env: Env = process.env): SandgateConfig {
   const candidate: SandgateConfig = {
@@ -66,6 +71,12 @@ export function loadConfig(env: Env = process.env): SandgateConfig {
     },
     pool: parsePoolEnv(env, { python: 2, javascript: 1, bash: 1 }),
     cgroups: (env.SANDGATE_CGROUPS?.trim() || "auto") as SandgateConfig["cgroups"],
+    paths: {
+      ...optional("bwrap", env.SANDGATE_BWRAP),
+      ...optional("python", env.SANDGATE_PYTHON),
+      ...optional("node", env.SANDGATE_NODE),
+      ...optional("bash", env.SANDGATE_BASH),
+    },
   };
   return validateConfig(candidate, "environment");
 }

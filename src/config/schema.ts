@@ -55,6 +55,15 @@ export const configSchema = z
       .strict()
       .describe("Pre-started sandboxes per runner kind for stateless calls (SANDGATE_POOL, e.g. python=2,javascript=1,bash=1)"),
     cgroups: z.enum(["auto", "off"]).describe("Use cgroups for limits when the host allows (SANDGATE_CGROUPS)"),
+    paths: z
+      .object({
+        bwrap: z.string().optional().describe("bubblewrap binary (SANDGATE_BWRAP); default: /usr/bin/bwrap"),
+        python: z.string().optional().describe("Python interpreter run in sandboxes (SANDGATE_PYTHON); default: /usr/bin/python3"),
+        node: z.string().optional().describe("Node.js binary run in sandboxes (SANDGATE_NODE); default: /usr/bin/node, else the one running sandgate"),
+        bash: z.string().optional().describe("bash run in sandboxes (SANDGATE_BASH); default: /usr/bin/bash"),
+      })
+      .strict()
+      .describe("Where the programs sandgate runs are; absolute paths"),
   })
   .strict()
   .refine((c) => c.limits.maxOutputSize <= c.limits.outputCapBytes, {

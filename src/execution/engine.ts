@@ -87,7 +87,13 @@ export class Engine {
 
   /** Prepares the sandbox runtime (throws SANDBOX_UNAVAILABLE when isolation is impossible) and fills the pool. */
   static create(config: SandgateConfig, options: EngineOptions = {}): Engine {
-    const runtime = prepareRuntime({ sandboxDir: config.sandboxDir, useCgroups: config.cgroups === "auto" });
+    const { bwrap, ...interpreters } = config.paths;
+    const runtime = prepareRuntime({
+      sandboxDir: config.sandboxDir,
+      useCgroups: config.cgroups === "auto",
+      ...(bwrap ? { bwrap } : {}),
+      interpreters,
+    });
     const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool);
     engine.pool.fill();
     return engine;

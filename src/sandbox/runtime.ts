@@ -37,6 +37,7 @@ export interface SandboxRuntime {
 export interface RuntimeOptions {
   sandboxDir: string;
   useCgroups: boolean;
+  bwrap?: string;
   interpreters?: Partial<InterpreterPaths>;
   seccomp?: boolean;
 }
@@ -56,15 +57,17 @@ function findExecutable(candidates: Array<string | undefined>): string | undefin
   return undefined;
 }
 
-export function findBwrap(): string | undefined {
-  return findExecutable(["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]);
+/** The bubblewrap binary: the configured one only, when configured (a typo must not fall back silently). */
+export function findBwrap(configured?: string): string | undefined {
+  return findExecutable(configured ? [configured] : ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]);
 }
 
 export function defaultInterpreters(overrides: Partial<InterpreterPaths> = {}): Partial<InterpreterPaths> {
   const found: Partial<InterpreterPaths> = {};
-  const python = findExecutable([overrides.python, "/usr/bin/python3"]);
-  const node = findExecutable([overrides.node, "/usr/bin/node", process.execPath]);
-  const bash = findExecutable([overrides.bash, "/usr/bin/bash", "/bin/bash"]);
+  const pick = (configured: string | undefined, defaults: string[]): string | undefined => findExecutable(configured ? [configured] : defaults);
+  const python = pick(overrides.python, ["/usr/bin/python3"]);
+  const node = pick(overrides.node, ["/usr/bin/node", process.execPath]);
+  const bash = pick(overrides.bash, ["/usr/bin/bash", "/bin/bash"]);
   if (python) found.python = python;
   if (node) found.node = node;
   if (bash) found.bash = bash;
@@ -127,17 +130,22 @@ function writeEtc(etcDir: string): void {
  * isolated here (no bubblewrap, no interpreter).
  */
 export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
-  const bwrapPath = findBwrap();
+  const bwrapPath = findBwrap(options.bwrap);
   if (!bwrapPath) {
     throw new SandgateError(
       "SANDBOX_UNAVAILABLE",
-      "bubblewrap (bwrap) is not installed, so code cannot be isolated. Install it with `sudo apt-get install -y bubblewrap`, then run `sandgate doctor`.",
+      options.bwrap
+        ? `bubblewrap was configured at ${options.bwrap} (SANDGATE_BWRAP) but is not an executable there, so code cannot be isolated`
+        : "bubblewrap (bwrap) is not installed, so code cannot be isolated. Install it with `sudo apt-get install -y bubblewrap`, then run `sandgate doctor`.",
     );
   }
   const found = defaultInterpreters(options.interpreters);
   const missing = (["python", "node", "bash"] as const).filter((k) => !found[k]);
   if (missing.length > 0) {
-    throw new SandgateError("SANDBOX_UNAVAILABLE", `interpreter not found: ${missing.join(", ")} (install python3, nodejs and bash)`);
+    throw new SandgateError(
+      "SANDBOX_UNAVAILABLE",
+      `interpreter not found: ${missing.join(", ")} (install python3, nodejs and bash, or point SANDGATE_PYTHON, SANDGATE_NODE, SANDGATE_BASH at them)`,
+    );
   }
   const interpreters = found as InterpreterPaths;
   const root = resolve(options.sandboxDir);
