@@ -11,7 +11,7 @@ import { buildSandboxArgv } from "./bwrap-args.js";
 import { SandboxCgroup } from "./cgroups.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
-import { childrenOf, processTree } from "./proc-tree.js";
+import { ensureInside, joinEarly } from "./containment.js";
 import { encodeBashRequest, encodeFrame, FrameDecoder, type ExecuteFrame, type ResultFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 
@@ -182,29 +182,9 @@ export class Sandbox {
       this.launchErr += `${error.message}\n`;
     });
     this.child.once("close", () => this.onClose());
-    this.joined = this.cgroup ? this.joinCgroup(this.cgroup) : Promise.resolve();
-    this.joined.catch(() => undefined);
-  }
-
-  /**
-   * Moves bubblewrap and its namespace init into the cgroup as soon as the init exists, so the
-   * kernel's wait for the move overlaps with mount setup and interpreter start-up; the runner
-   * that init forks later inherits the cgroup. ensureContained() checks the result.
-   */
-  private async joinCgroup(cgroup: SandboxCgroup): Promise<void> {
     const outer = this.child.pid;
-    if (outer === undefined) return;
-    let init: number | undefined;
-    const deadline = Date.now() + 5000;
-    while (init === undefined && !this.exited && Date.now() < deadline) {
-      init = childrenOf(outer)[0];
-      if (init === undefined) await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    await cgroup.adopt(init === undefined ? [outer] : [outer, init]);
-    // Anything init forked before its own move stayed behind; from now on forks inherit the
-    // cgroup, so one sweep right away catches every straggler while the kernel's move is cheap.
-    const stragglers = cgroup.missing(processTree(outer));
-    if (stragglers.length > 0) await cgroup.adopt(stragglers);
+    this.joined = this.cgroup && outer !== undefined ? joinEarly(this.cgroup, outer, () => this.exited) : Promise.resolve();
+    this.joined.catch(() => undefined);
   }
 
   /** Before any code runs: every process of the sandbox must be inside its cgroup, or it does not run. */
@@ -213,13 +193,7 @@ export class Sandbox {
     // A reused cgroup keeps its OOM count; only kills after this point are this sandbox's.
     this.oomBaseline = this.cgroup?.oomKills() ?? 0;
     const outer = this.child.pid;
-    if (!this.cgroup || outer === undefined) return;
-    for (let round = 0; round < 3; round++) {
-      const missing = this.cgroup.missing(processTree(outer));
-      if (missing.length === 0) return;
-      await this.cgroup.adopt(missing);
-    }
-    throw new SandgateError("SANDBOX_FAILED", `the ${this.kind} sandbox could not be moved into its cgroup, so its limits would not hold`);
+    if (this.cgroup && outer !== undefined) await ensureInside(this.cgroup, outer, this.kind);
   }
 
   /** Starts a sandbox and resolves once its runner is ready for work. */
