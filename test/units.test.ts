@@ -94,3 +94,20 @@ describe("marker stream streaming", () => {
     expect(seen.join("")).toBe("tick 0\ntick 1\n");
   });
 });
+
+describe("saved outputs", () => {
+  it("prunes only entries older than the kept age", async () => {
+    const { mkdtempSync, mkdirSync, existsSync, utimesSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { pruneOutputs } = await import("../src/execution/output.js");
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-outputs-"));
+    mkdirSync(join(dir, "old"));
+    mkdirSync(join(dir, "new"));
+    const past = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(join(dir, "old"), past, past);
+    expect(pruneOutputs(dir, 3600_000)).toBe(1);
+    expect(existsSync(join(dir, "old"))).toBe(false);
+    expect(existsSync(join(dir, "new"))).toBe(true);
+  });
+});

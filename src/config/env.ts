@@ -70,6 +70,7 @@ export function loadConfig(env: Env = process.env): SandgateConfig {
       idleTtlS: parseNumberEnv(env, "SANDGATE_SESSION_TTL", 900),
     },
     pool: parsePoolEnv(env, { python: 2, javascript: 1, bash: 1 }),
+    outputTtlS: parseNumberEnv(env, "SANDGATE_OUTPUT_TTL", 24 * 3600),
     cgroups: (env.SANDGATE_CGROUPS?.trim() || "auto") as SandgateConfig["cgroups"],
     paths: {
       ...optional("bwrap", env.SANDGATE_BWRAP),

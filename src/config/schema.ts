@@ -54,6 +54,7 @@ export const configSchema = z
       })
       .strict()
       .describe("Pre-started sandboxes per runner kind for stateless calls (SANDGATE_POOL, e.g. python=2,javascript=1,bash=1)"),
+    outputTtlS: z.number().positive().describe("How long full outputs of stateless calls are kept in SANDBOX_DIR/outputs, seconds (SANDGATE_OUTPUT_TTL)"),
     cgroups: z.enum(["auto", "off"]).describe("Use cgroups for limits when the host allows (SANDGATE_CGROUPS)"),
     paths: z
       .object({

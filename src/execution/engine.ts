@@ -22,7 +22,7 @@ import {
 } from "../sandbox/index.js";
 import { directorySize } from "../util/dir-size.js";
 import { silentLogger, type Logger } from "../util/logger.js";
-import { saveOutput, shapeOutput } from "./output.js";
+import { pruneOutputs, saveOutput, shapeOutput } from "./output.js";
 import { prepareCode } from "./prepare-code.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
 import { SessionManager, type Session, type SessionInfo } from "./sessions.js";
@@ -69,6 +69,7 @@ export class Engine {
   private readonly retiring = new Set<Promise<void>>();
   private readonly running = new Set<Sandbox>();
   private closing = false;
+  private lastPrune = 0;
 
   private constructor(
     readonly config: SandgateConfig,
@@ -152,6 +153,7 @@ export class Engine {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal);
         let dir: string | undefined;
         return this.shape(outcome, limits, null, (name, data) => {
+          this.pruneSavedOutputs();
           dir ??= join(this.runtime.outputsDir, randomUUID());
           return saveOutput(dir, name, data, dir);
         });
@@ -241,6 +243,14 @@ export class Engine {
       };
     }
     return result;
+  }
+
+  /** Saved outputs of stateless calls are kept for config.outputTtlS; pruned at most once a minute. */
+  private pruneSavedOutputs(): void {
+    const now = Date.now();
+    if (now - this.lastPrune < 60_000) return;
+    this.lastPrune = now;
+    pruneOutputs(this.runtime.outputsDir, this.config.outputTtlS * 1000, now);
   }
 
   /** Destroys a used sandbox in the background; close() waits for every one. */

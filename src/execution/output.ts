@@ -1,7 +1,7 @@
 // Output shaping: what the caller sees of a run's stdout/stderr (head and tail within the
 // display budget) and where the full text is kept when it did not fit.
 
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface ShapedStream {
@@ -30,4 +30,30 @@ export function saveOutput(dir: string, name: string, data: Buffer, shownDir: st
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, name), data);
   return join(shownDir, name);
+}
+
+/**
+ * Deletes saved outputs of stateless calls older than `maxAgeMs` (sessions keep theirs in their
+ * own workspace, which goes when the session does).
+ */
+export function pruneOutputs(dir: string, maxAgeMs: number, now = Date.now()): number {
+  let removed = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry);
+    try {
+      if (now - statSync(path).mtimeMs > maxAgeMs) {
+        rmSync(path, { recursive: true, force: true });
+        removed++;
+      }
+    } catch {
+      // removed by someone else meanwhile
+    }
+  }
+  return removed;
 }
