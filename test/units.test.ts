@@ -1,9 +1,13 @@
 // Pure pieces without a sandbox: frames, marker splitting, config from the environment,
 // limit resolution and output shaping.
 
+import { existsSync, mkdirSync, mkdtempSync, utimesSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
 import { shapeOutput } from "../src/execution/index.js";
+import { pruneOutputs } from "../src/execution/output.js";
 import { resolveLimits } from "../src/sandbox/index.js";
 import { MarkerStream } from "../src/sandbox/marker-stream.js";
 import { encodeFrame, FrameDecoder, FrameProtocolError } from "../src/sandbox/protocol.js";
@@ -96,11 +100,7 @@ describe("marker stream streaming", () => {
 });
 
 describe("saved outputs", () => {
-  it("prunes only entries older than the kept age", async () => {
-    const { mkdtempSync, mkdirSync, existsSync, utimesSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { pruneOutputs } = await import("../src/execution/output.js");
+  it("prunes only entries older than the kept age", () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-outputs-"));
     mkdirSync(join(dir, "old"));
     mkdirSync(join(dir, "new"));
