@@ -155,6 +155,29 @@ describe("sessions", () => {
     await t.engine.stopSession(s.id);
   });
 
+  it("run concurrent calls to one session one after another, in order", async () => {
+    const s = t.engine.createSession();
+    await t.engine.execute({ language: "python", sessionId: s.id, code: "log = []" });
+    const calls = [1, 2, 3].map((n) => t.engine.execute({ language: "python", sessionId: s.id, code: `import time\ntime.sleep(0.05)\nlog.append(${n})\nlist(log)` }));
+    const results = await Promise.all(calls);
+    expect(results.map((r) => r.value)).toEqual([[1], [1, 2], [1, 2, 3]]);
+    await t.engine.stopSession(s.id);
+  });
+
+  it("stop the running code when the caller aborts, and start afresh on the next call", async () => {
+    const s = t.engine.createSession();
+    await t.engine.execute({ language: "bash", sessionId: s.id, code: "echo kept > /workspace/f" });
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = t.engine.execute({ language: "bash", sessionId: s.id, code: "echo begun; sleep 30", signal: controller.signal, onOutput: () => controller.abort() });
+    const r = await pending;
+    expect(r.status).toBe("killed");
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const next = await t.engine.execute({ language: "bash", sessionId: s.id, code: "cat /workspace/f" });
+    expect(next).toMatchObject({ status: "ok", stdout: "kept\n" });
+    await t.engine.stopSession(s.id);
+  });
+
   it("are listed, stopped, and unknown or ended ids give typed errors", async () => {
     const s = t.engine.createSession("listed-one");
     expect(t.engine.listSessions().map((x) => x.id)).toContain("listed-one");
