@@ -1,10 +1,10 @@
 // Attacks from inside a real bubblewrap sandbox: each must fail and leave the host unharmed.
 
-import { mkdirSync, rmSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, hostProcessesMatching, type TestEngine } from "./helpers.js";
 
 let t: TestEngine;
 const secretValue = `s3cr3t-${process.pid}-${Date.now()}`;
@@ -134,6 +134,41 @@ fs.readdirSync("/proc/self/fd").filter((fd) => Number(fd) > 4).filter((fd) => {
 })`,
     });
     expect(j.value).toEqual([]);
+  });
+});
+
+describe("host identity", () => {
+  it("sandboxed code runs as an unprivileged user on the host, so host-wide settings stay shut", async () => {
+    const r = await t.engine.execute({
+      language: "bash",
+      code: "for f in /proc/sys/fs/file-max /proc/sys/vm/drop_caches /proc/sys/kernel/printk_ratelimit; do (echo 1 > $f) 2>/dev/null && echo \"WROTE $f\" || echo \"denied $f\"; done",
+    });
+    expect(r.stdout).not.toContain("WROTE");
+    expect(r.stdout.match(/denied/g)).toHaveLength(3);
+
+    const tag = `sghostuid${Date.now()}`;
+    let hostUid: string | undefined;
+    await t.engine.execute({
+      language: "bash",
+      code: `bash -c 'exec -a ${tag} sleep 30' & sleep 0.2; echo go; sleep 2`,
+      onOutput: (_stream, text) => {
+        if (!text.includes("go") || hostUid !== undefined) return;
+        const pid = hostProcessesMatching(tag)[0];
+        hostUid = pid === undefined ? "missing" : /Uid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+      },
+    });
+    expect(hostUid).toBeDefined();
+    expect(hostUid).not.toBe("missing");
+    if (process.getuid?.() === 0) expect(hostUid).not.toBe("0");
+    else expect(hostUid).toBe(String(process.getuid?.()));
+  });
+
+  it("files a session writes belong on the host to that unprivileged user", async () => {
+    const s = t.engine.createSession();
+    await t.engine.execute({ language: "python", sessionId: s.id, code: "open('/workspace/owned.txt', 'w').write('x')" });
+    const owner = statSync(join(s.workspace, "owned.txt")).uid;
+    if (process.getuid?.() === 0) expect(owner).not.toBe(0);
+    await t.engine.stopSession(s.id);
   });
 });
 

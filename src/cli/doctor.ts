@@ -89,7 +89,8 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
     }
     checks.push({ name: "sandbox start", ok: true, required: true, detail: "bubblewrap starts a runner and runs code" });
     const p = JSON.parse(probe.value) as Probe;
-    checks.push({ name: "user namespace", ok: p.uid !== 0, required: true, detail: `code runs as uid ${p.uid} inside` });
+    const host = rt.hostUser ? `host uid ${rt.hostUser.uid} (sandgate runs as root; bwrap drops to this user)` : `host uid ${process.getuid?.() ?? "?"} (the user running sandgate)`;
+    checks.push({ name: "user namespace", ok: p.uid !== 0 && rt.hostUser?.uid !== 0, required: true, detail: `code runs as uid ${p.uid} inside, ${host}` });
     checks.push({ name: "pid namespace", ok: p.procs.length <= 4 && p.pid < 10, required: true, detail: `code sees ${p.procs.length} processes (pids ${p.procs.join(", ")})` });
     checks.push({ name: "network namespace", ok: p.ifaces.every((i) => i === "lo") && p.net !== "reachable", required: true, detail: `interfaces: ${p.ifaces.join(", ")}; outbound connect: ${p.net}` });
     checks.push({ name: "uts namespace", ok: p.hostname === "sandgate", required: true, detail: `hostname ${p.hostname}` });

@@ -72,6 +72,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `sandgate doctor | head`: a reader that goes away early is not an error worth a stack trace.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -46,7 +46,8 @@ function optional<K extends string>(key: K, value: string | undefined): Partial<
 /** Builds the effective configuration from defaults and the environment. */
 export function loadConfig(env: Env = process.env): SandgateConfig {
   const candidate: SandgateConfig = {
-    sandboxDir: env.SANDBOX_DIR?.trim() || join(homedir(), ".sandgate"),
+    // Root's home is closed to the unprivileged user sandboxes run as, so root keeps state in /var/lib.
+    sandboxDir: env.SANDBOX_DIR?.trim() || (process.getuid?.() === 0 ? "/var/lib/sandgate" : join(homedir(), ".sandgate")),
     limits: {
       maxExecutionTimeS: parseNumberEnv(env, "MAX_EXECUTION_TIME", 30),
       maxMemoryMb: parseNumberEnv(env, "MAX_MEMORY_MB", 256),
@@ -70,6 +71,10 @@ export function loadConfig(env: Env = process.env): SandgateConfig {
       idleTtlS: parseNumberEnv(env, "SANDGATE_SESSION_TTL", 900),
     },
     pool: parsePoolEnv(env, { python: 2, javascript: 1, bash: 1 }),
+    sandboxUser: {
+      uid: parseNumberEnv(env, "SANDGATE_SANDBOX_UID", 65534),
+      gid: parseNumberEnv(env, "SANDGATE_SANDBOX_GID", 65534),
+    },
     outputTtlS: parseNumberEnv(env, "SANDGATE_OUTPUT_TTL", 24 * 3600),
     cgroups: (env.SANDGATE_CGROUPS?.trim() || "auto") as SandgateConfig["cgroups"],
     paths: {

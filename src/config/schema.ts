@@ -54,6 +54,13 @@ export const configSchema = z
       })
       .strict()
       .describe("Pre-started sandboxes per runner kind for stateless calls (SANDGATE_POOL, e.g. python=2,javascript=1,bash=1)"),
+    sandboxUser: z
+      .object({
+        uid: z.number().int().min(1).max(4294967294),
+        gid: z.number().int().min(1).max(4294967294),
+      })
+      .strict()
+      .describe("Host uid/gid that sandboxes run as when sandgate runs as root, never 0 (SANDGATE_SANDBOX_UID, SANDGATE_SANDBOX_GID)"),
     outputTtlS: z.number().positive().describe("How long full outputs of stateless calls are kept in SANDBOX_DIR/outputs, seconds (SANDGATE_OUTPUT_TTL)"),
     cgroups: z.enum(["auto", "off"]).describe("Use cgroups for limits when the host allows (SANDGATE_CGROUPS)"),
     paths: z

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import {
+  giveToSandbox,
   prepareRuntime,
   removeIdleCgroups,
   resolveLimits,
@@ -92,6 +93,7 @@ export class Engine {
     const runtime = prepareRuntime({
       sandboxDir: config.sandboxDir,
       useCgroups: config.cgroups === "auto",
+      hostUser: config.sandboxUser,
       ...(bwrap ? { bwrap } : {}),
       interpreters,
     });
@@ -183,7 +185,9 @@ export class Engine {
       }
       const callNo = session.calls;
       const result = this.shape(outcome, limits, session.id, (name, data) =>
-        saveOutput(join(session.workspaceDir, ".sandgate", "outputs"), `${callNo}-${name}`, data, "/workspace/.sandgate/outputs"),
+        saveOutput(join(session.workspaceDir, ".sandgate", "outputs"), `${callNo}-${name}`, data, "/workspace/.sandgate/outputs", (path) =>
+          giveToSandbox(this.runtime, path),
+        ),
       );
       if (outcome.sandboxDied || outcome.result?.resetState) result.stateReset = true;
       const used = directorySize(session.workspaceDir, limits.workspaceBytes);

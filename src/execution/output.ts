@@ -2,7 +2,7 @@
 // display budget) and where the full text is kept when it did not fit.
 
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export interface ShapedStream {
   text: string;
@@ -25,10 +25,18 @@ export function shapeOutput(data: Buffer, displayBytes: number, save: () => stri
   return { text: head + note + tail, truncated: true, fullPath, totalBytes: data.length };
 }
 
-/** Writes a full output file and returns the path the caller should be told about. */
-export function saveOutput(dir: string, name: string, data: Buffer, shownDir: string): string {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, name), data);
+/**
+ * Writes a full output file and returns the path the caller should be told about. `own` hands
+ * what was created to whoever must be able to delete it (the sandbox user, in a workspace).
+ */
+export function saveOutput(dir: string, name: string, data: Buffer, shownDir: string, own?: (path: string) => void): string {
+  const created = mkdirSync(dir, { recursive: true });
+  const file = join(dir, name);
+  writeFileSync(file, data);
+  if (own) {
+    if (created) for (let d = dir; d.startsWith(created); d = dirname(d)) own(d);
+    own(file);
+  }
   return join(shownDir, name);
 }
 

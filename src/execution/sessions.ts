@@ -6,7 +6,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import type { ResolvedLimits, RunnerKind, Sandbox, SandboxRuntime } from "../sandbox/index.js";
-import { sandboxShapeKey, startSandbox } from "../sandbox/index.js";
+import { giveToSandbox, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
 
 export interface SessionInfo {
   id: string;
@@ -84,7 +84,8 @@ export class SessionManager {
     }
     const sessionId = id ?? randomUUID();
     const workspaceDir = join(this.runtime.workspacesDir, sessionId);
-    mkdirSync(workspaceDir, { recursive: true, mode: 0o755 });
+    mkdirSync(workspaceDir, { recursive: true, mode: 0o700 });
+    giveToSandbox(this.runtime, workspaceDir);
     const session = new Session(sessionId, workspaceDir);
     this.sessions.set(sessionId, session);
     this.ended.delete(sessionId);

@@ -1,6 +1,6 @@
 // Public surface of the sandbox layer: runtime preparation, sandboxes, the warm pool, limits.
-export { prepareRuntime, findBwrap, defaultInterpreters } from "./runtime.js";
-export type { SandboxRuntime, RunnerKind, InterpreterPaths, RuntimeOptions } from "./runtime.js";
+export { prepareRuntime, findBwrap, defaultInterpreters, giveToSandbox } from "./runtime.js";
+export type { SandboxRuntime, RunnerKind, InterpreterPaths, RuntimeOptions, HostUser } from "./runtime.js";
 export { Sandbox } from "./sandbox.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
 export { WarmPool } from "./warm-pool.js";

@@ -3,7 +3,21 @@
 
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SandgateError } from "../errors/index.js";
@@ -19,8 +33,20 @@ export interface InterpreterPaths {
   bash: string;
 }
 
+/** The unprivileged host identity sandboxes run as when sandgate itself runs as root. */
+export interface HostUser {
+  uid: number;
+  gid: number;
+}
+
 export interface SandboxRuntime {
   bwrapPath: string;
+  /**
+   * Set when sandgate runs as root. bubblewrap then runs as this user, so that the sandbox's
+   * uid maps to it on the host: mapped to root, code without capabilities would still pass
+   * every owner check on root's files, /proc/sys included.
+   */
+  hostUser: HostUser | undefined;
   interpreters: InterpreterPaths;
   /** Host directory bound at /sandgate/runners. */
   runnersDir: string;
@@ -37,6 +63,8 @@ export interface SandboxRuntime {
 export interface RuntimeOptions {
   sandboxDir: string;
   useCgroups: boolean;
+  /** Used only when running as root; see SandboxRuntime.hostUser. */
+  hostUser?: HostUser;
   bwrap?: string;
   interpreters?: Partial<InterpreterPaths>;
   seccomp?: boolean;
@@ -117,6 +145,31 @@ function compiledRunners(runtimeDir: string, python: string): { dir: string; pyt
   }
 }
 
+/** Makes `path` the sandbox user's (a session workspace, files put into it by the host). */
+export function giveToSandbox(runtime: SandboxRuntime, path: string): void {
+  if (runtime.hostUser) chownSync(path, runtime.hostUser.uid, runtime.hostUser.gid);
+}
+
+/**
+ * bubblewrap, running as the sandbox user, must reach what it mounts: every directory above
+ * `path` needs search permission for that user. Says which directory blocks it.
+ */
+function assertReachable(path: string, user: HostUser, what: string): void {
+  let dir = "/";
+  for (const part of resolve(path).split("/").filter(Boolean)) {
+    dir = join(dir, part);
+    const st = statSync(dir);
+    const bit = st.uid === user.uid ? 0o100 : st.gid === user.gid ? 0o010 : 0o001;
+    if (!st.isDirectory() && dir === resolve(path)) return;
+    if ((st.mode & bit) === 0) {
+      throw new SandgateError(
+        "SANDBOX_UNAVAILABLE",
+        `the sandbox user (uid ${user.uid}) cannot reach ${what} ${path}: ${dir} is mode ${(st.mode & 0o777).toString(8)}; choose a SANDBOX_DIR outside it (the default for root is /var/lib/sandgate) or allow search there (chmod o+x)`,
+      );
+    }
+  }
+}
+
 function writeEtc(etcDir: string): void {
   mkdirSync(etcDir, { recursive: true });
   writeFileSync(join(etcDir, "passwd"), `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandgate sandbox:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`);
@@ -149,7 +202,13 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
   }
   const interpreters = found as InterpreterPaths;
   const root = resolve(options.sandboxDir);
+  const hostUser = process.getuid?.() === 0 ? (options.hostUser ?? { uid: 65534, gid: 65534 }) : undefined;
   const runtimeDir = join(root, "runtime");
+  // Search-only for others: the sandbox user must pass through, nobody needs to list.
+  for (const dir of [root, runtimeDir]) {
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o711);
+  }
   const etcDir = join(runtimeDir, "etc");
   writeEtc(etcDir);
   let seccompFile: string | undefined;
@@ -161,11 +220,18 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
   const workspacesDir = join(root, "workspaces");
   const outputsDir = join(root, "outputs");
   mkdirSync(workspacesDir, { recursive: true });
-  mkdirSync(outputsDir, { recursive: true });
+  chmodSync(workspacesDir, 0o711);
+  mkdirSync(outputsDir, { recursive: true, mode: 0o700 });
   if (!RUNNER_FILES.every((file) => existsSync(join(RUNNERS_DIR, file)))) {
     throw new SandgateError("SANDBOX_FAILED", `runner scripts are missing from ${RUNNERS_DIR}; reinstall sandgate`);
   }
   const compiled = compiledRunners(runtimeDir, interpreters.python);
+  const runnersDir = compiled?.dir ?? RUNNERS_DIR;
+  if (hostUser) {
+    assertReachable(workspacesDir, hostUser, "the workspaces in");
+    assertReachable(runnersDir, hostUser, "the runner scripts in");
+    assertReachable(etcDir, hostUser, "the sandbox /etc files in");
+  }
   const cgroups: CgroupSupport = options.useCgroups
     ? detectCgroups()
     : { mode: "none", controllers: [], parents: {}, reason: "disabled by configuration (SANDGATE_CGROUPS=off)" };
@@ -173,7 +239,8 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
   return {
     bwrapPath,
     interpreters,
-    runnersDir: compiled?.dir ?? RUNNERS_DIR,
+    runnersDir,
+    hostUser,
     pythonEntry: compiled?.pythonEntry ?? "/sandgate/runners/python_runner.py",
     etcDir,
     seccompFile,

@@ -155,6 +155,8 @@ export class Sandbox {
       this.child = spawn(argv[0]!, argv.slice(1), {
         stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", seccompFd ?? "ignore"],
         env: { PATH: "/usr/bin:/bin" },
+        // As root, bubblewrap runs as the unprivileged sandbox user (supplementary groups dropped).
+        ...(runtime.hostUser ? { uid: runtime.hostUser.uid, gid: runtime.hostUser.gid } : {}),
       });
     } finally {
       if (seccompFd !== undefined) closeSync(seccompFd);
