@@ -20,6 +20,13 @@ describe("limits", () => {
     expect(r.error?.type).toMatch(/Memory/);
   });
 
+  it("a JavaScript memory bomb ends as memory_limit too", async () => {
+    const r = await t.engine.execute({ language: "javascript", memoryMb: 64, code: "const a = [];\nwhile (true) a.push(new Array(1e6).fill(1));" });
+    expect(r.status).toBe("memory_limit");
+    const after = await t.engine.execute({ language: "javascript", code: "'fine'" });
+    expect(after.value).toBe("fine");
+  });
+
   it("limits follow each call when cgroups are reused: a low limit, then a higher one, then the low one again", async () => {
     const grab = (mb: number) => `b = bytearray(${mb} * 1024 * 1024)\nfor i in range(0, len(b), 4096): b[i] = 1\nlen(b) // 1048576`;
     expect((await t.engine.execute({ language: "python", memoryMb: 64, code: grab(150) })).status).toBe("memory_limit");

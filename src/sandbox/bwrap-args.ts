@@ -42,7 +42,7 @@ export const SANDBOX_HOSTNAME = "sandgate";
 const LAUNCHER_SCRIPT = [
   'ulimit -c 0; ulimit -f "$1"; ulimit -n "$2"',
   '[ "$3" = - ] || ulimit -v "$3"',
-  '[ "$4" = - ] || ulimit -u "$4"',
+  '[ "$4" = - ] || ulimit -p "$4"', // dash's -p is RLIMIT_NPROC
   '[ "$5" = - ] || ulimit -S -t "$5"',
   'shift 5',
   'exec "$@"',

@@ -95,6 +95,7 @@ const BASH_RUNNER_LOOP =
 
 let sandboxCounter = 0;
 const SIGXCPU = 24;
+const SIGABRT = 6;
 
 export class Sandbox {
   readonly id = `sb${++sandboxCounter}`;
@@ -383,7 +384,7 @@ export class Sandbox {
       case undefined:
         break;
     }
-    if (oom) {
+    if (oom || this.v8HeapExhausted(run, code)) {
       return this.finish(run, {
         status: "memory_limit",
         exitCode: null,
@@ -401,6 +402,17 @@ export class Sandbox {
       sandboxDied: true,
       message: `the runner exited unexpectedly (${this.describeExit()})`,
     });
+  }
+
+  /**
+   * Node stops at its own heap limit (set below the cgroup's) with an abort and a fatal message
+   * of V8's, before the kernel's OOM killer would act: that is the memory limit too.
+   */
+  private v8HeapExhausted(run: ActiveRun, code: number | null): boolean {
+    if (this.kind !== "javascript" || code !== 128 + SIGABRT) return false;
+    const all = Buffer.concat(run.stderr);
+    const tail = all.subarray(Math.max(0, all.length - 16_384)).toString("utf8");
+    return /JavaScript heap out of memory|Reached heap limit/.test(tail);
   }
 
   private describeExit(): string {
