@@ -27,3 +27,21 @@ it("expires idle sessions and removes their workspace", async () => {
   await expect(t.engine.execute({ language: "python", sessionId: s.id, code: "x" })).rejects.toMatchObject({ code: "SESSION_EXPIRED" });
   expect(existsSync(s.workspace)).toBe(false);
 });
+
+it("caps the workspace: a full tmpfs for stateless calls, a WorkspaceLimit error for sessions", async () => {
+  t = createTestEngine({ SANDGATE_MAX_WORKSPACE_MB: "32" }, { python: 0, javascript: 0, bash: 0 });
+  const write = (mb: number, name: string) => `open('/workspace/${name}', 'wb').write(b'x' * (${mb} * 1024 * 1024))`;
+  const stateless = await t.engine.execute({ language: "python", code: write(40, "big") });
+  expect(stateless.status).toBe("error");
+  expect(stateless.error?.message).toMatch(/No space left/);
+
+  const s = t.engine.createSession();
+  expect((await t.engine.execute({ language: "python", sessionId: s.id, code: write(20, "a") })).status).toBe("ok");
+  const over = await t.engine.execute({ language: "python", sessionId: s.id, code: write(20, "b") });
+  expect(over.status).toBe("error");
+  expect(over.error?.type).toBe("WorkspaceLimit");
+  expect(over.error?.message).toContain("32 MB");
+  // Deleting files brings the session back under the limit.
+  const cleaned = await t.engine.execute({ language: "bash", sessionId: s.id, code: "rm /workspace/a /workspace/b && echo cleaned" });
+  expect(cleaned).toMatchObject({ status: "ok", stdout: "cleaned\n" });
+});
