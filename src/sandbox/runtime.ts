@@ -154,7 +154,9 @@ export function giveToSandbox(runtime: SandboxRuntime, path: string): void {
  * bubblewrap, running as the sandbox user, must reach what it mounts: every directory above
  * `path` needs search permission for that user. Says which directory blocks it.
  */
-function assertReachable(path: string, user: HostUser, what: string): void {
+const MOVE_SANDBOX_DIR = "choose a SANDBOX_DIR outside it (the default for root is /var/lib/sandgate)";
+
+function assertReachable(path: string, user: HostUser, what: string, fix = MOVE_SANDBOX_DIR): void {
   let dir = "/";
   for (const part of resolve(path).split("/").filter(Boolean)) {
     dir = join(dir, part);
@@ -164,7 +166,7 @@ function assertReachable(path: string, user: HostUser, what: string): void {
     if ((st.mode & bit) === 0) {
       throw new SandgateError(
         "SANDBOX_UNAVAILABLE",
-        `the sandbox user (uid ${user.uid}) cannot reach ${what} ${path}: ${dir} is mode ${(st.mode & 0o777).toString(8)}; choose a SANDBOX_DIR outside it (the default for root is /var/lib/sandgate) or allow search there (chmod o+x)`,
+        `the sandbox user (uid ${user.uid}) cannot reach ${what} ${path}: ${dir} is mode ${(st.mode & 0o777).toString(8)}; ${fix} or allow search there (chmod o+x)`,
       );
     }
   }
@@ -225,12 +227,16 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
   if (!RUNNER_FILES.every((file) => existsSync(join(RUNNERS_DIR, file)))) {
     throw new SandgateError("SANDBOX_FAILED", `runner scripts are missing from ${RUNNERS_DIR}; reinstall sandgate`);
   }
+  const readOnlyPaths = prefixesOutsideUsr([interpreters.python, interpreters.node, interpreters.bash]);
   const compiled = compiledRunners(runtimeDir, interpreters.python);
   const runnersDir = compiled?.dir ?? RUNNERS_DIR;
   if (hostUser) {
     assertReachable(workspacesDir, hostUser, "the workspaces in");
     assertReachable(runnersDir, hostUser, "the runner scripts in");
     assertReachable(etcDir, hostUser, "the sandbox /etc files in");
+    for (const path of readOnlyPaths) {
+      assertReachable(path, hostUser, "the interpreter installed in", "install the interpreter under /usr or /opt (SANDGATE_PYTHON, SANDGATE_NODE, SANDGATE_BASH)");
+    }
   }
   const cgroups: CgroupSupport = options.useCgroups
     ? detectCgroups()
@@ -244,7 +250,7 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     pythonEntry: compiled?.pythonEntry ?? "/sandgate/runners/python_runner.py",
     etcDir,
     seccompFile,
-    readOnlyPaths: prefixesOutsideUsr([interpreters.python, interpreters.node, interpreters.bash]),
+    readOnlyPaths,
     cgroups,
     workspacesDir,
     outputsDir,
