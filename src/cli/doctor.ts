@@ -4,6 +4,7 @@
 import { execFileSync } from "node:child_process";
 import type { SandgateConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
+import { createLogger } from "../util/logger.js";
 import { Engine } from "../execution/index.js";
 import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
 
@@ -66,7 +67,7 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
   if (!bwrap) return checks;
   let engine: Engine;
   try {
-    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log: createLogger(config.logLevel) });
   } catch (error) {
     checks.push({ name: "sandbox runtime", ok: false, required: true, detail: isSandgateError(error) ? error.message : String(error) });
     return checks;

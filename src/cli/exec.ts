@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
+import { createLogger } from "../util/logger.js";
 import { Engine, type ExecutionResult } from "../execution/index.js";
 
 export interface ExecArgs {
@@ -50,7 +51,7 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
   const language = args.language ?? (extension ? EXTENSIONS[extension] : undefined);
   if (!language) throw new SandgateError("INVALID_INPUT", "say which language with --language (python, javascript, typescript or bash)");
 
-  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log: createLogger(config.logLevel) });
   const stop = (): void => void engine.close().finally(() => process.exit(130));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);

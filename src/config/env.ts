@@ -75,6 +75,7 @@ export function loadConfig(env: Env = process.env): SandgateConfig {
       uid: parseNumberEnv(env, "SANDGATE_SANDBOX_UID", 65534),
       gid: parseNumberEnv(env, "SANDGATE_SANDBOX_GID", 65534),
     },
+    logLevel: (env.SANDGATE_LOG_LEVEL?.trim() || "warn") as SandgateConfig["logLevel"],
     outputTtlS: parseNumberEnv(env, "SANDGATE_OUTPUT_TTL", 24 * 3600),
     cgroups: (env.SANDGATE_CGROUPS?.trim() || "auto") as SandgateConfig["cgroups"],
     paths: {

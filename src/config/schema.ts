@@ -61,6 +61,7 @@ export const configSchema = z
       })
       .strict()
       .describe("Host uid/gid that sandboxes run as when sandgate runs as root, never 0 (SANDGATE_SANDBOX_UID, SANDGATE_SANDBOX_GID)"),
+    logLevel: z.enum(["debug", "info", "warn", "error", "silent"]).describe("Log level of the JSON lines sandgate writes to stderr (SANDGATE_LOG_LEVEL)"),
     outputTtlS: z.number().positive().describe("How long full outputs of stateless calls are kept in SANDBOX_DIR/outputs, seconds (SANDGATE_OUTPUT_TTL)"),
     cgroups: z.enum(["auto", "off"]).describe("Use cgroups for limits when the host allows (SANDGATE_CGROUPS)"),
     paths: z

@@ -75,7 +75,7 @@ export class Engine {
   private constructor(
     readonly config: SandgateConfig,
     readonly runtime: SandboxRuntime,
-    private readonly log: Logger,
+    log: Logger,
     poolSizes: Record<RunnerKind, number>,
   ) {
     this.defaultLimits = resolveLimits(config);
