@@ -35,6 +35,7 @@ const WARM_UP: Record<RunnerKind, string> = { python: "None", javascript: "undef
 export class WarmPool {
   private readonly pools: Record<RunnerKind, KindPool>;
   private closed = false;
+  private readonly disposing = new Set<Promise<void>>();
 
   constructor(
     private readonly runtime: SandboxRuntime,
@@ -61,7 +62,7 @@ export class WarmPool {
       // The refill waits for release(): starting a sandbox blocks the event loop for a moment,
       // and that moment must not fall inside this caller's run.
       if (sandbox.alive) return Promise.resolve(sandbox);
-      void sandbox.dispose();
+      void this.discard(sandbox);
     }
     return new Promise<Sandbox>((resolve, reject) => {
       pool.waiters.push({ resolve, reject });
@@ -76,11 +77,18 @@ export class WarmPool {
   release(sandbox: Sandbox): Promise<void> {
     return new Promise((resolve) => {
       setImmediate(() => {
-        const disposed = sandbox.dispose();
+        const disposed = this.discard(sandbox);
         this.refill(sandbox.kind);
         void disposed.then(resolve);
       });
     });
+  }
+
+  /** Disposes a sandbox and remembers it until done, so that close() can wait for every one. */
+  private discard(sandbox: Sandbox): Promise<void> {
+    const done = sandbox.dispose().finally(() => this.disposing.delete(done));
+    this.disposing.add(done);
+    return done;
   }
 
   state(): Record<RunnerKind, PoolKindState> {
@@ -104,11 +112,12 @@ export class WarmPool {
     const all: Array<Promise<void>> = [];
     for (const pool of Object.values(this.pools)) {
       for (const waiter of pool.waiters.splice(0)) waiter.reject(new SandgateError("SHUTTING_DOWN", "sandgate is shutting down"));
-      for (const sandbox of pool.ready.splice(0)) all.push(sandbox.dispose());
+      for (const sandbox of pool.ready.splice(0)) all.push(this.discard(sandbox));
     }
     await Promise.all(all);
     // Starts still in flight dispose themselves when they land (see launch()).
     while (Object.values(this.pools).some((p) => p.starting > 0)) await new Promise((r) => setTimeout(r, 10));
+    while (this.disposing.size > 0) await Promise.all([...this.disposing]);
   }
 
   private refill(kind: RunnerKind, urgent = false): void {
@@ -126,7 +135,7 @@ export class WarmPool {
       (sandbox) => {
         pool.starting--;
         pool.started++;
-        if (this.closed) return void sandbox.dispose();
+        if (this.closed) return void this.discard(sandbox);
         const waiter = pool.waiters.shift();
         if (waiter) waiter.resolve(sandbox);
         else pool.ready.push(sandbox);
