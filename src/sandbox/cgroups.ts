@@ -79,6 +79,14 @@ function detectV2(): CgroupSupport | undefined {
   }
   const available = readFileSync(join(parent, "cgroup.controllers"), "utf8").trim().split(/\s+/);
   const wanted = wantedAll.filter((c) => available.includes(c));
+  if (!wanted.includes("memory") || !wanted.includes("pids")) {
+    return {
+      mode: "none",
+      controllers: [],
+      parents: {},
+      reason: `cgroup v2 does not delegate the memory and pids controllers to ${parent} (available: ${available.join(" ") || "none"}); run sandgate in a cgroup of its own with delegation (systemd: Delegate=yes)`,
+    };
+  }
   try {
     writeFileSync(join(parent, "cgroup.subtree_control"), wanted.map((c) => `+${c}`).join(" "));
   } catch (error) {
