@@ -45,3 +45,12 @@ it("caps the workspace: a full tmpfs for stateless calls, a WorkspaceLimit error
   const cleaned = await t.engine.execute({ language: "bash", sessionId: s.id, code: "rm /workspace/a /workspace/b && echo cleaned" });
   expect(cleaned).toMatchObject({ status: "ok", stdout: "cleaned\n" });
 });
+
+it("serves a burst of stateless calls larger than the pool, each in a fresh sandbox", async () => {
+  t = createTestEngine({}, { python: 1, javascript: 0, bash: 0 });
+  const results = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => t!.engine.execute({ language: "python", code: `import os\nopen('/workspace/mine', 'w').write('${i}')\nsorted(os.listdir('/workspace'))` })),
+  );
+  for (const r of results) expect(r).toMatchObject({ status: "ok", value: ["mine"] });
+  expect(t.engine.poolState().python.started).toBeGreaterThanOrEqual(12);
+});

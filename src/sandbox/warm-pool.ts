@@ -30,6 +30,8 @@ interface KindPool {
 }
 
 const RETRY_AFTER_FAILURE_MS = 1000;
+/** Sandboxes of one kind being started at once; more only queue CPU contention on small hosts. */
+const MAX_CONCURRENT_STARTS = 4;
 const WARM_UP: Record<RunnerKind, string> = { python: "None", javascript: "undefined", bash: ":" };
 
 export class WarmPool {
@@ -125,7 +127,9 @@ export class WarmPool {
     if (this.closed) return;
     if (!urgent && Date.now() < pool.retryAt) return;
     const wanted = Math.max(0, this.sizes[kind] - pool.ready.length) + pool.waiters.length;
-    for (let i = pool.starting; i < wanted; i++) this.launch(kind);
+    // A burst of callers must not start a burst of sandboxes: the rest wait for the next one.
+    const cap = Math.max(this.sizes[kind], MAX_CONCURRENT_STARTS);
+    for (let i = pool.starting; i < Math.min(wanted, cap); i++) this.launch(kind);
   }
 
   private launch(kind: RunnerKind): void {
@@ -139,6 +143,7 @@ export class WarmPool {
         const waiter = pool.waiters.shift();
         if (waiter) waiter.resolve(sandbox);
         else pool.ready.push(sandbox);
+        if (pool.waiters.length > 0) this.refill(kind, true);
       },
       (error: unknown) => {
         pool.starting--;
