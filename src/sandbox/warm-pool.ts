@@ -55,7 +55,7 @@ export class WarmPool {
     for (const kind of Object.keys(this.pools) as RunnerKind[]) this.refill(kind);
   }
 
-  /** A ready sandbox for one stateless call; the caller owns it and must dispose it. */
+  /** A ready sandbox for one stateless call; the caller gives it back with release(). */
   acquire(kind: RunnerKind): Promise<Sandbox> {
     if (this.closed) return Promise.reject(new SandgateError("SHUTTING_DOWN", "sandgate is shutting down"));
     const pool = this.pools[kind];
