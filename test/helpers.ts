@@ -1,6 +1,6 @@
 // Test fixtures: an engine on a throwaway sandbox directory, and host process/fd counters.
 
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type SandgateConfig } from "../src/config/index.js";
@@ -34,7 +34,7 @@ export function descendantPids(root = process.pid): number[] {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSyncSafe(`/proc/${entry}/stat`);
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       const list = children.get(ppid) ?? [];
       list.push(Number(entry));
@@ -52,11 +52,6 @@ export function descendantPids(root = process.pid): number[] {
     }
   }
   return out;
-}
-
-import { readFileSync } from "node:fs";
-function readFileSyncSafe(path: string): string {
-  return readFileSync(path, "utf8");
 }
 
 /** Open fds of this process, excluding the ones the test runner itself churns. */

@@ -1,6 +1,7 @@
 // Resource attacks inside real sandboxes: each is contained, reported with the right status,
 // and leaves nothing running on the host.
 
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestEngine, hostProcessesMatching, waitFor, type TestEngine } from "./helpers.js";
 
@@ -89,7 +90,6 @@ except RuntimeError as e:
     expect(r.stdout).toContain("line 0\n");
     expect(r.stdout).toContain("line 4999\n");
     expect(r.stdout).toContain("bytes omitted");
-    const { readFileSync } = await import("node:fs");
     const full = readFileSync(r.fullOutput!.stdout!, "utf8");
     expect(full.split("\n")).toHaveLength(5001);
   });

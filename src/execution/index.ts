@@ -6,4 +6,4 @@ export type { ExecuteRequest, ExecuteInput } from "./request.js";
 export { SessionManager } from "./sessions.js";
 export type { SessionInfo } from "./sessions.js";
 export { shapeOutput } from "./output.js";
-export { prepareCode, RUNNER_OF } from "./prepare-code.js";
+export { prepareCode } from "./prepare-code.js";

@@ -15,13 +15,6 @@ export interface PreparedCode {
 
 export type PrepareOutcome = { ok: true; prepared: PreparedCode } | { ok: false; error: { type: string; message: string; traceback: string } };
 
-export const RUNNER_OF: Record<Language, RunnerKind> = {
-  python: "python",
-  javascript: "javascript",
-  typescript: "javascript",
-  bash: "bash",
-};
-
 export function prepareCode(language: Language, code: string): PrepareOutcome {
   switch (language) {
     case "python":

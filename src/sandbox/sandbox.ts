@@ -224,15 +224,6 @@ export class Sandbox {
     return !this.exited && this.killReason === undefined;
   }
 
-  get busy(): boolean {
-    return this.active !== undefined;
-  }
-
-  /** Host pid of the bubblewrap process (for tests and diagnostics). */
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
   /** Runs one piece of code in the resident runner. Never rejects for user-code failures. */
   run(request: RunRequest): Promise<RunOutcome> {
     if (this.active) throw new SandgateError("SESSION_BUSY", "this sandbox is already running a call; wait for it to finish");
