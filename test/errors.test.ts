@@ -20,7 +20,7 @@ describe("error table", () => {
       expect(entry.http, code).toBeGreaterThanOrEqual(400);
       expect(entry.http, code).toBeLessThan(600);
       const rpc = entry.jsonRpc;
-      expect(rpc === -32602 || rpc === -32603 || (rpc <= -32000 && rpc >= -32099), code).toBe(true);
+      expect([-32600, -32601, -32602, -32603, -32700].includes(rpc) || (rpc <= -32000 && rpc >= -32099), code).toBe(true);
       expect(entry.summary.length, code).toBeGreaterThan(10);
     }
   });

@@ -2,21 +2,28 @@
 // The `sandgate` command: parses argv and dispatches to exec and doctor. Errors become one
 // clear line on stderr and a non-zero exit, never a stack trace.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { loadConfig } from "../config/index.js";
-import { isSandgateError } from "../errors/index.js";
+import { configPathFrom, loadConfig, type SandgateConfig } from "../config/index.js";
+import { isSandgateError, SandgateError } from "../errors/index.js";
+import { runConfig } from "./config.js";
 import { runDoctor } from "./doctor.js";
 import { runExec } from "./exec.js";
+import { runServe, runStdio } from "./serve.js";
 
 const HELP = `sandgate: run code that AI agents write in Linux sandboxes
 
 Usage:
+  sandgate serve [--host H] [--port P]             serve MCP (/mcp), the REST API and /docs over HTTP
+  sandgate stdio                                   serve MCP over stdin/stdout (desktop MCP clients)
   sandgate exec --language LANG [options] CODE     run CODE in a fresh sandbox
   sandgate exec -f FILE [options]                  run a file (language from its extension)
   echo CODE | sandgate exec --language LANG        run code from standard input
   sandgate doctor [--json]                         report which protections are active here
+  sandgate config --print | --schema               show the effective config (secrets masked) or its JSON Schema
   sandgate --version
+
+Every command takes --config FILE (default: $SANDGATE_CONFIG, else ./sandgate.json if present).
 
 exec options:
   -l, --language LANG   python, javascript, typescript or bash
@@ -35,6 +42,22 @@ function packageVersion(): string {
   return pkg.version;
 }
 
+/** Pulls --config FILE out of argv; falls back to SANDGATE_CONFIG, then ./sandgate.json. */
+function takeConfigFlag(argv: string[]): { configPath: string | undefined; args: string[] } {
+  const args: string[] = [];
+  let configPath: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg === "--config") {
+      configPath = argv[++i];
+      if (configPath === undefined) throw new SandgateError("CONFIG_INVALID", "--config needs a file name");
+    } else if (arg.startsWith("--config=")) configPath = arg.slice("--config=".length);
+    else args.push(arg);
+  }
+  configPath ??= configPathFrom() ?? (existsSync("sandgate.json") ? "sandgate.json" : undefined);
+  return { configPath, args };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {
@@ -45,11 +68,26 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  const config = loadConfig();
+  const { configPath, args } = takeConfigFlag(rest);
+  const config = (): SandgateConfig => loadConfig(process.env, configPath === undefined ? {} : { configPath });
   switch (command) {
+    case "serve": {
+      const { values } = parseArgs({ args, options: { host: { type: "string" }, port: { type: "string" } } });
+      const base = config();
+      const port = values.port === undefined ? base.server.port : Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SandgateError("CONFIG_INVALID", `--port ${values.port ?? ""} is not a port number (0-65535)`);
+      return runServe({ ...base, server: { ...base.server, port, ...(values.host ? { host: values.host } : {}) } }, packageVersion());
+    }
+    case "stdio":
+      parseArgs({ args, options: {} });
+      return runStdio(config(), packageVersion());
+    case "config": {
+      const { values } = parseArgs({ args, options: { print: { type: "boolean" }, schema: { type: "boolean" } } });
+      return runConfig(values.schema ? "schema" : "print", values.schema ? undefined : config(), configPath);
+    }
     case "exec": {
       const { values, positionals } = parseArgs({
-        args: rest,
+        args,
         allowPositionals: true,
         options: {
           language: { type: "string", short: "l" },
@@ -60,11 +98,11 @@ async function main(argv: string[]): Promise<number> {
           json: { type: "boolean" },
         },
       });
-      return runExec({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config);
+      return runExec({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config());
     }
     case "doctor": {
-      const { values } = parseArgs({ args: rest, options: { json: { type: "boolean" } } });
-      return runDoctor(config, values.json ?? false);
+      const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+      return runDoctor(config(), values.json ?? false);
     }
     default:
       process.stderr.write(`sandgate: unknown command ${JSON.stringify(command)}\n\n${HELP}`);

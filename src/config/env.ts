@@ -4,7 +4,9 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
-import { configSchema, type SandgateConfig } from "./schema.js";
+import { readConfigFile } from "./file.js";
+import type { SandgateConfig } from "./schema.js";
+import { validateConfig } from "./validate.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -43,60 +45,132 @@ function optional<K extends string>(key: K, value: string | undefined): Partial<
   return trimmed ? ({ [key]: trimmed } as Record<K, string>) : {};
 }
 
-/** Builds the effective configuration from defaults and the environment. */
-export function loadConfig(env: Env = process.env): SandgateConfig {
-  const candidate: SandgateConfig = {
+function parseBooleanEnv(env: Env, name: string): boolean | undefined {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return undefined;
+  if (["1", "true", "yes", "on"].includes(raw)) return true;
+  if (["0", "false", "no", "off"].includes(raw)) return false;
+  throw new SandgateError("CONFIG_INVALID", `environment variable ${name}=${JSON.stringify(env[name])} is not a boolean (use true or false)`, {
+    data: { variable: name },
+  });
+}
+
+function parseListEnv(env: Env, name: string): string[] | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  return raw.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+/** Every setting at its default; SANDBOX_DIR's default depends on who runs sandgate. */
+export function defaultConfig(): SandgateConfig {
+  return {
     // Root's home is closed to the unprivileged user sandboxes run as, so root keeps state in /var/lib.
-    sandboxDir: env.SANDBOX_DIR?.trim() || (process.getuid?.() === 0 ? "/var/lib/sandgate" : join(homedir(), ".sandgate")),
+    sandboxDir: process.getuid?.() === 0 ? "/var/lib/sandgate" : join(homedir(), ".sandgate"),
     limits: {
-      maxExecutionTimeS: parseNumberEnv(env, "MAX_EXECUTION_TIME", 30),
-      maxMemoryMb: parseNumberEnv(env, "MAX_MEMORY_MB", 256),
-      maxOutputSize: parseNumberEnv(env, "MAX_OUTPUT_SIZE", 8192),
-      outputCapBytes: parseNumberEnv(env, "SANDGATE_OUTPUT_CAP", 10 * 1024 * 1024),
-      maxCodeBytes: parseNumberEnv(env, "SANDGATE_MAX_CODE_BYTES", 1024 * 1024),
-      maxProcesses: parseNumberEnv(env, "SANDGATE_MAX_PROCESSES", 256),
-      maxCpus: parseNumberEnv(env, "SANDGATE_MAX_CPUS", 2),
-      maxFileSizeMb: parseNumberEnv(env, "SANDGATE_MAX_FILE_MB", 64),
-      maxWorkspaceMb: parseNumberEnv(env, "SANDGATE_MAX_WORKSPACE_MB", 256),
-      maxOpenFiles: parseNumberEnv(env, "SANDGATE_MAX_OPEN_FILES", 1024),
+      maxExecutionTimeS: 30,
+      maxMemoryMb: 256,
+      maxOutputSize: 8192,
+      outputCapBytes: 10 * 1024 * 1024,
+      maxCodeBytes: 1024 * 1024,
+      maxProcesses: 256,
+      maxCpus: 2,
+      maxFileSizeMb: 64,
+      maxWorkspaceMb: 256,
+      maxOpenFiles: 1024,
     },
     flavors: {
       small: { cpus: 0.5, memoryMb: 128, processes: 32 },
       medium: { cpus: 1, memoryMb: 256, processes: 64 },
       large: { cpus: 2, memoryMb: 1024, processes: 256 },
     },
-    defaultFlavor: (env.SANDGATE_DEFAULT_FLAVOR?.trim() || "medium") as SandgateConfig["defaultFlavor"],
-    sessions: {
-      max: parseNumberEnv(env, "SANDGATE_MAX_SESSIONS", 32),
-      idleTtlS: parseNumberEnv(env, "SANDGATE_SESSION_TTL", 900),
+    defaultFlavor: "medium",
+    sessions: { max: 32, idleTtlS: 900 },
+    pool: { python: 2, javascript: 1, bash: 1 },
+    sandboxUser: { uid: 65534, gid: 65534 },
+    logLevel: "warn",
+    outputTtlS: 24 * 3600,
+    cgroups: "auto",
+    paths: {},
+    server: {
+      host: "127.0.0.1",
+      port: 7860,
+      cors: { enabled: false, origins: [] },
+      allowedHosts: [],
+      allowedOrigins: [],
+      maxBodyBytes: 2 * 1024 * 1024,
+      maxConcurrentPerClient: 8,
+      mcpSessionIdleS: 3600,
     },
-    pool: parsePoolEnv(env, { python: 2, javascript: 1, bash: 1 }),
-    sandboxUser: {
-      uid: parseNumberEnv(env, "SANDGATE_SANDBOX_UID", 65534),
-      gid: parseNumberEnv(env, "SANDGATE_SANDBOX_GID", 65534),
+    volumes: [],
+  };
+}
+
+/** Applies the environment variables that are set on top of `base`; unset ones leave it alone. */
+export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
+  const num = (name: string, current: number): number => parseNumberEnv(env, name, current);
+  const str = <T extends string>(name: string, current: T): T => (env[name]?.trim() || current) as T;
+  const { limits, sessions, sandboxUser, server } = base;
+  const cors = parseBooleanEnv(env, "MCP_ENABLE_CORS");
+  const apiKey = env.SANDGATE_API_KEY?.trim();
+  return {
+    ...base,
+    sandboxDir: str("SANDBOX_DIR", base.sandboxDir),
+    limits: {
+      maxExecutionTimeS: num("MAX_EXECUTION_TIME", limits.maxExecutionTimeS),
+      maxMemoryMb: num("MAX_MEMORY_MB", limits.maxMemoryMb),
+      maxOutputSize: num("MAX_OUTPUT_SIZE", limits.maxOutputSize),
+      outputCapBytes: num("SANDGATE_OUTPUT_CAP", limits.outputCapBytes),
+      maxCodeBytes: num("SANDGATE_MAX_CODE_BYTES", limits.maxCodeBytes),
+      maxProcesses: num("SANDGATE_MAX_PROCESSES", limits.maxProcesses),
+      maxCpus: num("SANDGATE_MAX_CPUS", limits.maxCpus),
+      maxFileSizeMb: num("SANDGATE_MAX_FILE_MB", limits.maxFileSizeMb),
+      maxWorkspaceMb: num("SANDGATE_MAX_WORKSPACE_MB", limits.maxWorkspaceMb),
+      maxOpenFiles: num("SANDGATE_MAX_OPEN_FILES", limits.maxOpenFiles),
     },
-    logLevel: (env.SANDGATE_LOG_LEVEL?.trim() || "warn") as SandgateConfig["logLevel"],
-    outputTtlS: parseNumberEnv(env, "SANDGATE_OUTPUT_TTL", 24 * 3600),
-    cgroups: (env.SANDGATE_CGROUPS?.trim() || "auto") as SandgateConfig["cgroups"],
+    defaultFlavor: str("SANDGATE_DEFAULT_FLAVOR", base.defaultFlavor),
+    sessions: { max: num("SANDGATE_MAX_SESSIONS", sessions.max), idleTtlS: num("SANDGATE_SESSION_TTL", sessions.idleTtlS) },
+    pool: parsePoolEnv(env, base.pool),
+    sandboxUser: { uid: num("SANDGATE_SANDBOX_UID", sandboxUser.uid), gid: num("SANDGATE_SANDBOX_GID", sandboxUser.gid) },
+    logLevel: str("SANDGATE_LOG_LEVEL", base.logLevel),
+    outputTtlS: num("SANDGATE_OUTPUT_TTL", base.outputTtlS),
+    cgroups: str("SANDGATE_CGROUPS", base.cgroups),
     paths: {
+      ...base.paths,
       ...optional("bwrap", env.SANDGATE_BWRAP),
       ...optional("python", env.SANDGATE_PYTHON),
       ...optional("node", env.SANDGATE_NODE),
       ...optional("bash", env.SANDGATE_BASH),
     },
+    server: {
+      ...server,
+      host: str("SANDGATE_HOST", server.host),
+      port: num("SANDGATE_PORT", server.port),
+      ...(apiKey ? { apiKey } : {}),
+      cors: { ...server.cors, ...(cors === undefined ? {} : { enabled: cors }) },
+      allowedHosts: parseListEnv(env, "SANDGATE_ALLOWED_HOSTS") ?? server.allowedHosts,
+      allowedOrigins: parseListEnv(env, "SANDGATE_ALLOWED_ORIGINS") ?? server.allowedOrigins,
+      maxBodyBytes: num("SANDGATE_MAX_BODY_BYTES", server.maxBodyBytes),
+      maxConcurrentPerClient: num("SANDGATE_MAX_CONCURRENT", server.maxConcurrentPerClient),
+    },
   };
-  return validateConfig(candidate, "environment");
 }
 
-/** Checks a configuration object against the schema, naming the offending key. */
-export function validateConfig(candidate: unknown, source: string): SandgateConfig {
-  const parsed = configSchema.safeParse(candidate);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const key = issue?.path.join(".") ?? "";
-    throw new SandgateError("CONFIG_INVALID", `invalid configuration (${source}): ${key ? `${key}: ` : ""}${issue?.message ?? "invalid"}`, {
-      data: { key, source },
-    });
-  }
-  return parsed.data;
+export interface LoadConfigOptions {
+  /** A sandgate.json to read; SANDGATE_CONFIG names one otherwise. */
+  configPath?: string;
+}
+
+/**
+ * The effective configuration: defaults, then the config file, then the environment.
+ * Errors name the offending key and where it came from.
+ */
+export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): SandgateConfig {
+  const path = options.configPath ?? (env.SANDGATE_CONFIG?.trim() || undefined);
+  const base = path === undefined ? defaultConfig() : readConfigFile(path, defaultConfig());
+  return validateConfig(applyEnv(base, env), path === undefined ? "environment" : `environment over ${path}`);
+}
+
+/** The name of the config file a CLI would use: the flag, else SANDGATE_CONFIG, else none. */
+export function configPathFrom(env: Env = process.env): string | undefined {
+  return env.SANDGATE_CONFIG?.trim() || undefined;
 }

@@ -1,4 +1,8 @@
 // Public surface of the config module.
-export { loadConfig, validateConfig } from "./env.js";
-export { configSchema, flavorSchema, limitsSchema, LANGUAGES, FLAVOR_NAMES } from "./schema.js";
-export type { SandgateConfig, Limits, Flavor, FlavorName, Language } from "./schema.js";
+export { loadConfig, defaultConfig, applyEnv, configPathFrom } from "./env.js";
+export type { LoadConfigOptions } from "./env.js";
+export { readConfigFile } from "./file.js";
+export { validateConfig } from "./validate.js";
+export { maskSecrets } from "./mask.js";
+export { configSchema, flavorSchema, limitsSchema, serverSchema, volumeSchema, isLoopbackHost, LANGUAGES, FLAVOR_NAMES } from "./schema.js";
+export type { SandgateConfig, Limits, Flavor, FlavorName, Language, ServerConfig, VolumeConfig } from "./schema.js";

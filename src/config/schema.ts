@@ -34,6 +34,62 @@ export const limitsSchema = z
   .strict();
 export type Limits = z.infer<typeof limitsSchema>;
 
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+/** True when `host` only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host.toLowerCase()) || host.startsWith("127.");
+}
+
+export const serverSchema = z
+  .object({
+    host: z.string().min(1).describe("Address `sandgate serve` binds to (SANDGATE_HOST); anything but loopback requires apiKey"),
+    port: z.number().int().min(0).max(65535).describe("TCP port of `sandgate serve`, 0 for any free port (SANDGATE_PORT)"),
+    apiKey: z
+      .string()
+      .min(16, "use at least 16 characters")
+      .optional()
+      .describe("Bearer token required on every HTTP route except / and /health (SANDGATE_API_KEY); secret, masked in `config --print`"),
+    cors: z
+      .object({
+        enabled: z.boolean().describe("Answer CORS preflights and add CORS headers (MCP_ENABLE_CORS)"),
+        origins: z.array(z.string().url()).describe("Origins allowed by CORS; empty means any origin that passes the Origin check"),
+      })
+      .strict()
+      .describe("Cross-origin access for browser clients; off by default"),
+    allowedHosts: z
+      .array(z.string().min(1))
+      .describe("Host header values accepted besides the bind address and localhost names (DNS rebinding protection; SANDGATE_ALLOWED_HOSTS, comma-separated)"),
+    allowedOrigins: z
+      .array(z.string().url())
+      .describe("Origin header values accepted besides the server's own (SANDGATE_ALLOWED_ORIGINS, comma-separated)"),
+    maxBodyBytes: z.number().int().min(1024).describe("Largest HTTP request body, bytes (SANDGATE_MAX_BODY_BYTES)"),
+    maxConcurrentPerClient: z
+      .number()
+      .int()
+      .min(1)
+      .describe("Requests one client (API key or remote address) may have running at once; more get 429 (SANDGATE_MAX_CONCURRENT)"),
+    mcpSessionIdleS: z.number().positive().describe("An MCP Streamable HTTP session idle this long is closed, seconds"),
+  })
+  .strict();
+export type ServerConfig = z.infer<typeof serverSchema>;
+
+export const volumeSchema = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "use lowercase letters, digits, '_' and '-'")
+      .describe("Name of the volume; sandboxes see it at /mnt/<name>"),
+    hostPath: z
+      .string()
+      .startsWith("/", "must be an absolute path")
+      .refine((p) => p.replace(/\/+$/, "") !== "", "must not be the host's root directory").describe("Host directory to mount; the sandbox user must be able to read it"),
+    readOnly: z.boolean().default(true).describe("Mount read-only (default true)"),
+    description: z.string().max(500).optional().describe("What the volume holds, shown to agents by get_volume_path"),
+  })
+  .strict();
+export type VolumeConfig = z.infer<typeof volumeSchema>;
+
 export const configSchema = z
   .object({
     sandboxDir: z.string().min(1).describe("Directory for workspaces, saved outputs and runtime files (SANDBOX_DIR)"),
@@ -73,6 +129,11 @@ export const configSchema = z
       })
       .strict()
       .describe("Where the programs sandgate runs are; absolute paths"),
+    server: serverSchema.describe("The HTTP server of `sandgate serve`"),
+    volumes: z
+      .array(volumeSchema)
+      .refine((list) => new Set(list.map((v) => v.name)).size === list.length, "volume names must be unique")
+      .describe("Host directories mounted into every sandbox at /mnt/<name>, listed to agents by get_volume_path"),
   })
   .strict()
   .refine((c) => c.limits.maxOutputSize <= c.limits.outputCapBytes, {

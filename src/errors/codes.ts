@@ -1,21 +1,35 @@
 // The table of SandgateError codes: what each means to a client over JSON-RPC and HTTP.
-// Every code a user can see is listed here, and nowhere else.
+// Every code a user can see is listed here, and nowhere else. `tool` says how an MCP tool
+// reports it: "protocol" = a JSON-RPC error (the request itself was wrong), "result" = a
+// tool result with isError (the request was fine; what it asked for failed).
 
 export const ERROR_CODES = {
-  INVALID_INPUT: { jsonRpc: -32602, http: 400, summary: "the request is malformed or a value is out of range" },
-  UNKNOWN_LANGUAGE: { jsonRpc: -32602, http: 400, summary: "the language is not one sandgate runs" },
-  CODE_EMPTY: { jsonRpc: -32602, http: 400, summary: "no code was given" },
-  CODE_TOO_LARGE: { jsonRpc: -32602, http: 413, summary: "the code is larger than the configured maximum" },
-  LIMIT_EXCEEDED: { jsonRpc: -32602, http: 400, summary: "a requested limit is above the admin maximum" },
-  SESSION_NOT_FOUND: { jsonRpc: -32001, http: 404, summary: "no live session has this id" },
-  SESSION_EXPIRED: { jsonRpc: -32001, http: 410, summary: "the session existed but expired or was stopped" },
-  SESSION_BUSY: { jsonRpc: -32002, http: 409, summary: "the session is running another call" },
-  TOO_MANY_SESSIONS: { jsonRpc: -32003, http: 429, summary: "the maximum number of sessions is reached" },
-  SANDBOX_UNAVAILABLE: { jsonRpc: -32004, http: 503, summary: "code cannot be isolated on this host" },
-  SANDBOX_FAILED: { jsonRpc: -32005, http: 500, summary: "the sandbox could not be started or broke down" },
-  SHUTTING_DOWN: { jsonRpc: -32006, http: 503, summary: "sandgate is stopping" },
-  CONFIG_INVALID: { jsonRpc: -32603, http: 500, summary: "the configuration is invalid" },
-} as const satisfies Record<string, { jsonRpc: number; http: number; summary: string }>;
+  INVALID_INPUT: { jsonRpc: -32602, http: 400, tool: "protocol", summary: "the request is malformed or a value is out of range" },
+  UNKNOWN_LANGUAGE: { jsonRpc: -32602, http: 400, tool: "protocol", summary: "the language is not one sandgate runs" },
+  CODE_EMPTY: { jsonRpc: -32602, http: 400, tool: "protocol", summary: "no code was given" },
+  CODE_TOO_LARGE: { jsonRpc: -32602, http: 413, tool: "protocol", summary: "the code is larger than the configured maximum" },
+  LIMIT_EXCEEDED: { jsonRpc: -32602, http: 400, tool: "protocol", summary: "a requested limit is above the admin maximum" },
+  SESSION_NOT_FOUND: { jsonRpc: -32001, http: 404, tool: "result", summary: "no live session has this id" },
+  SESSION_EXPIRED: { jsonRpc: -32001, http: 410, tool: "result", summary: "the session existed but expired or was stopped" },
+  SESSION_BUSY: { jsonRpc: -32002, http: 409, tool: "result", summary: "the session is running another call" },
+  TOO_MANY_SESSIONS: { jsonRpc: -32003, http: 429, tool: "result", summary: "the maximum number of sessions is reached" },
+  SANDBOX_UNAVAILABLE: { jsonRpc: -32004, http: 503, tool: "result", summary: "code cannot be isolated on this host" },
+  SANDBOX_FAILED: { jsonRpc: -32005, http: 500, tool: "result", summary: "the sandbox could not be started or broke down" },
+  SHUTTING_DOWN: { jsonRpc: -32006, http: 503, tool: "protocol", summary: "sandgate is stopping" },
+  CONFIG_INVALID: { jsonRpc: -32603, http: 500, tool: "protocol", summary: "the configuration is invalid" },
+  PATH_INVALID: { jsonRpc: -32602, http: 400, tool: "protocol", summary: "a workspace path is malformed or points outside the workspace" },
+  FILE_NOT_FOUND: { jsonRpc: -32007, http: 404, tool: "result", summary: "no file or directory at this workspace path" },
+  FILE_TOO_LARGE: { jsonRpc: -32602, http: 413, tool: "result", summary: "the file is larger than the configured maximum" },
+  NOT_A_FILE: { jsonRpc: -32602, http: 400, tool: "result", summary: "the path names a directory or special file where a regular file was expected" },
+  UNKNOWN_TOOL: { jsonRpc: -32602, http: 404, tool: "protocol", summary: "no tool has this name" },
+  NOT_FOUND: { jsonRpc: -32601, http: 404, tool: "protocol", summary: "no route or method has this name" },
+  UNAUTHORIZED: { jsonRpc: -32008, http: 401, tool: "protocol", summary: "a valid API key is required" },
+  FORBIDDEN_ORIGIN: { jsonRpc: -32009, http: 403, tool: "protocol", summary: "the Host or Origin header is not allowed (DNS rebinding protection)" },
+  BODY_TOO_LARGE: { jsonRpc: -32600, http: 413, tool: "protocol", summary: "the request body is larger than the configured maximum" },
+  MALFORMED_REQUEST: { jsonRpc: -32700, http: 400, tool: "protocol", summary: "the request body is not valid JSON" },
+  TOO_MANY_REQUESTS: { jsonRpc: -32010, http: 429, tool: "protocol", summary: "this client has too many requests running at once" },
+  INTERNAL: { jsonRpc: -32603, http: 500, tool: "protocol", summary: "an unexpected failure inside sandgate" },
+} as const satisfies Record<string, { jsonRpc: number; http: number; tool: "protocol" | "result"; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
@@ -25,4 +39,9 @@ export function jsonRpcCodeOf(code: ErrorCode): number {
 
 export function httpStatusOf(code: ErrorCode): number {
   return ERROR_CODES[code].http;
+}
+
+/** True when an MCP tool reports this code as a result with isError rather than a JSON-RPC error. */
+export function isToolResultCode(code: ErrorCode): boolean {
+  return ERROR_CODES[code].tool === "result";
 }

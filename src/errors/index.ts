@@ -1,5 +1,5 @@
 // Public surface of the errors module.
 export { SandgateError, isSandgateError } from "./sandgate-error.js";
 export type { SandgateErrorOptions } from "./sandgate-error.js";
-export { ERROR_CODES, httpStatusOf, jsonRpcCodeOf } from "./codes.js";
+export { ERROR_CODES, httpStatusOf, jsonRpcCodeOf, isToolResultCode } from "./codes.js";
 export type { ErrorCode } from "./codes.js";

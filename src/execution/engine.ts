@@ -25,7 +25,9 @@ import { directorySize } from "../util/dir-size.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { pruneOutputs, saveOutput, shapeOutput } from "./output.js";
 import { prepareCode } from "./prepare-code.js";
+import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
+import { listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile, type FileEncoding, type WorkspaceFileLimits } from "./workspace-files.js";
 import { SessionManager, type Session, type SessionInfo } from "./sessions.js";
 
 export interface ErrorInfo {
@@ -48,6 +50,12 @@ export interface ExecutionResult {
   fullOutput?: { stdout?: string; stderr?: string };
   /** The session's interpreter state was lost in this call (timeout, crash, shell exit); files remain. */
   stateReset?: boolean;
+}
+
+export interface CommandRequest extends Omit<ExecuteRequest, "code" | "language"> {
+  command: string;
+  /** Relative to /workspace, or absolute inside the sandbox. */
+  workingDirectory?: string;
 }
 
 export interface EngineOptions {
@@ -94,6 +102,7 @@ export class Engine {
       sandboxDir: config.sandboxDir,
       useCgroups: config.cgroups === "auto",
       hostUser: config.sandboxUser,
+      volumes: config.volumes,
       ...(bwrap ? { bwrap } : {}),
       interpreters,
     });
@@ -113,6 +122,52 @@ export class Engine {
 
   listSessions(): SessionInfo[] {
     return this.sessions.list();
+  }
+
+  /**
+   * The live session `id`, started when there is none. `endedBefore` says why an earlier
+   * session with this id ended, so callers can tell the user its state is gone.
+   */
+  ensureSession(id: string): { info: SessionInfo; created: boolean; endedBefore?: string } {
+    this.assertOpen();
+    const endedBefore = this.sessions.endedReason(id);
+    const existed = this.sessions.has(id);
+    const info = this.sessions.info(this.sessions.open(id));
+    return { info, created: !existed, ...(endedBefore !== undefined && !existed ? { endedBefore } : {}) };
+  }
+
+  /** Runs a shell line with bash (pipes, redirections) in a subshell of the session's shell. */
+  executeCommand(request: CommandRequest): Promise<ExecutionResult> {
+    if (request.command.includes("\u0000")) throw new SandgateError("INVALID_INPUT", "command must not contain NUL bytes", { data: { field: "command" } });
+    if (request.workingDirectory?.includes("\u0000")) {
+      throw new SandgateError("INVALID_INPUT", "working_directory must not contain NUL bytes", { data: { field: "working_directory" } });
+    }
+    const { command, workingDirectory, ...rest } = request;
+    return this.execute({ ...rest, language: "bash", code: commandToBash(command, workingDirectory) });
+  }
+
+  private get fileLimits(): WorkspaceFileLimits {
+    return { maxFileBytes: this.defaultLimits.fileSizeBytes, workspaceBytes: this.defaultLimits.workspaceBytes };
+  }
+
+  /** Reads a file of the session's workspace; waits for the session's running call to end first. */
+  readFile(sessionId: string, path: string, encoding: FileEncoding = "utf8"): Promise<ReturnType<typeof readWorkspaceFile>> {
+    const session = this.sessions.get(sessionId);
+    return session.serialize(async () => readWorkspaceFile(session.workspaceDir, path, encoding, this.fileLimits));
+  }
+
+  writeFile(sessionId: string, path: string, content: string, encoding: FileEncoding = "utf8"): Promise<ReturnType<typeof writeWorkspaceFile>> {
+    const session = this.sessions.get(sessionId);
+    return session.serialize(async () => {
+      const written = writeWorkspaceFile(session.workspaceDir, path, content, encoding, this.fileLimits, (hostPath) => giveToSandbox(this.runtime, hostPath));
+      session.lastUsedAt = Date.now();
+      return written;
+    });
+  }
+
+  listFiles(sessionId: string, path?: string): Promise<ReturnType<typeof listWorkspaceFiles>> {
+    const session = this.sessions.get(sessionId);
+    return session.serialize(async () => listWorkspaceFiles(session.workspaceDir, path));
   }
 
   getSession(id: string): SessionInfo {

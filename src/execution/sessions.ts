@@ -103,6 +103,15 @@ export class SessionManager {
     });
   }
 
+  has(id: string): boolean {
+    return this.sessions.has(id);
+  }
+
+  /** Why session `id` ended, if it did and is still remembered. */
+  endedReason(id: string): string | undefined {
+    return this.ended.get(id);
+  }
+
   list(): SessionInfo[] {
     return [...this.sessions.values()].map((s) => this.info(s));
   }

@@ -11,6 +11,14 @@ export interface MountPlan {
   etcDir: string;
   /** Extra read-only binds (host path = sandbox path), e.g. an interpreter installed outside /usr. */
   readOnlyPaths: string[];
+  /** Admin-configured host directories, each mounted at /mnt/<name>. */
+  volumes: VolumeMount[];
+}
+
+export interface VolumeMount {
+  name: string;
+  hostPath: string;
+  readOnly: boolean;
 }
 
 export interface LauncherRlimits {
@@ -92,6 +100,7 @@ export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
   );
   for (const path of mounts.readOnlyPaths) bwrap.push("--ro-bind", path, path);
   bwrap.push("--ro-bind", mounts.runnersDir, "/sandgate/runners");
+  for (const volume of mounts.volumes) bwrap.push(volume.readOnly ? "--ro-bind" : "--bind", volume.hostPath, `/mnt/${volume.name}`);
   if (mounts.workspaceDir) {
     bwrap.push("--bind", mounts.workspaceDir, "/workspace");
   } else {

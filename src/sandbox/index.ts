@@ -9,6 +9,7 @@ export { resolveLimits, sandboxShapeKey } from "./limits.js";
 export type { ResolvedLimits, LimitOverrides } from "./limits.js";
 export { detectCgroups, removeIdleCgroups } from "./cgroups.js";
 export type { CgroupSupport, CgroupMode } from "./cgroups.js";
+export type { VolumeMount } from "./bwrap-args.js";
 export { buildSeccompProgram, SECCOMP_DENIED_SYSCALLS } from "./seccomp.js";
 export { prepareJavaScript } from "./js-transform.js";
 export { transpileTypeScript, TypeScriptSyntaxError } from "./ts-transpile.js";

@@ -21,7 +21,7 @@ import {
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SandgateError } from "../errors/index.js";
-import { SANDBOX_GID, SANDBOX_HOSTNAME, SANDBOX_UID } from "./bwrap-args.js";
+import { SANDBOX_GID, SANDBOX_HOSTNAME, SANDBOX_UID, type VolumeMount } from "./bwrap-args.js";
 import { detectCgroups, removeStaleCgroups, type CgroupSupport } from "./cgroups.js";
 import { buildSeccompProgram } from "./seccomp.js";
 
@@ -55,6 +55,7 @@ export interface SandboxRuntime {
   etcDir: string;
   seccompFile: string | undefined;
   readOnlyPaths: string[];
+  volumes: VolumeMount[];
   cgroups: CgroupSupport;
   workspacesDir: string;
   outputsDir: string;
@@ -68,6 +69,8 @@ export interface RuntimeOptions {
   bwrap?: string;
   interpreters?: Partial<InterpreterPaths>;
   seccomp?: boolean;
+  /** Host directories mounted at /mnt/<name> in every sandbox. */
+  volumes?: VolumeMount[];
 }
 
 const RUNNERS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "runners");
@@ -238,6 +241,15 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
       assertReachable(path, hostUser, "the interpreter installed in", "install the interpreter under /usr or /opt (SANDGATE_PYTHON, SANDGATE_NODE, SANDGATE_BASH)");
     }
   }
+  const volumes = options.volumes ?? [];
+  for (const volume of volumes) {
+    if (!existsSync(volume.hostPath) || !statSync(volume.hostPath).isDirectory()) {
+      throw new SandgateError("CONFIG_INVALID", `volume ${volume.name}: host path ${volume.hostPath} is not a directory`, {
+        data: { key: "volumes", volume: volume.name },
+      });
+    }
+    if (hostUser) assertReachable(volume.hostPath, hostUser, `volume ${volume.name} in`);
+  }
   const cgroups: CgroupSupport = options.useCgroups
     ? detectCgroups()
     : { mode: "none", controllers: [], parents: {}, reason: "disabled by configuration (SANDGATE_CGROUPS=off)" };
@@ -251,6 +263,7 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     etcDir,
     seccompFile,
     readOnlyPaths,
+    volumes,
     cgroups,
     workspacesDir,
     outputsDir,

@@ -139,6 +139,7 @@ export class Sandbox {
         runnersDir: runtime.runnersDir,
         etcDir: runtime.etcDir,
         readOnlyPaths: runtime.readOnlyPaths,
+        volumes: runtime.volumes,
       },
       env: { ...SANDBOX_ENV },
       command: RUNNER_COMMAND[options.kind](runtime, limits),

@@ -1,0 +1,126 @@
+// The HTTP application: the guards in order (body cap, Host/Origin, CORS, API key), then MCP
+// at /mcp, the REST route table, the OpenAPI document and docs, and JSON errors for the rest.
+
+import { createHash } from "node:crypto";
+import { getConnInfo } from "@hono/node-server/conninfo";
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { streamSSE } from "hono/streaming";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { SandgateError } from "../../errors/index.js";
+import { ClientLimiter } from "../client-limiter.js";
+import type { ServerContext } from "../context.js";
+import { OutputForwarder } from "../output-forwarder.js";
+import { createTools, runTool, type ToolDefinition } from "../tools.js";
+import { renderDocsPage } from "./docs-page.js";
+import { asSandgateError, errorBody, errorResponse, readJsonBody } from "./errors.js";
+import { apiKeyGuard, corsGuard, originGuard } from "./guard.js";
+import { McpHttpSessions } from "./mcp-route.js";
+import { openApiDocument } from "./openapi.js";
+import { restRoutes, type RestRoute } from "./rest-routes.js";
+
+export interface HttpApp {
+  app: Hono;
+  mcp: McpHttpSessions;
+  close(): Promise<void>;
+}
+
+/** Who a REST caller is for the concurrency cap: their API key if any, else their address. */
+function clientKeyOf(c: Context): string {
+  const auth = c.req.header("authorization");
+  if (auth) return `key:${createHash("sha256").update(auth).digest("hex").slice(0, 16)}`;
+  try {
+    return `addr:${getConnInfo(c).remote.address ?? "unknown"}`;
+  } catch {
+    return "addr:unknown";
+  }
+}
+
+function queryObject(c: Context): Record<string, string> {
+  return Object.fromEntries(Object.entries(c.req.queries()).map(([k, v]) => [k, v[v.length - 1] ?? ""]));
+}
+
+export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = createTools(ctx)): HttpApp {
+  const { config, log } = ctx;
+  const limiter = new ClientLimiter(config.server.maxConcurrentPerClient);
+  const mcp = new McpHttpSessions(ctx, tools, limiter);
+  const app = new Hono();
+
+  const streamTool = (c: Context, tool: string, args: unknown, signal: AbortSignal, done: () => void): Response =>
+    streamSSE(c, async (stream) => {
+      const controller = new AbortController();
+      stream.onAbort(() => controller.abort());
+      const forward = new OutputForwarder({
+        send: (name, text) => void stream.writeSSE({ event: name, data: JSON.stringify({ text }) }).catch(() => undefined),
+      });
+      try {
+        const reply = await runTool(tools, tool, args, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push });
+        forward.flush();
+        await stream.writeSSE({ event: "result", data: JSON.stringify(reply.structured) });
+      } catch (error) {
+        forward.flush();
+        await stream.writeSSE({ event: "error", data: JSON.stringify(errorBody(asSandgateError(error, log))) });
+      } finally {
+        done();
+      }
+    });
+
+  const routes = restRoutes({ ctx, tools, mcpSessionCount: () => mcp.count, streamTool });
+  const document = openApiDocument(routes, { version: ctx.version, secured: config.server.apiKey !== undefined });
+
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: config.server.maxBodyBytes,
+      onError: (c) => errorResponse(c, new SandgateError("BODY_TOO_LARGE", `the request body is larger than ${config.server.maxBodyBytes} bytes (server.maxBodyBytes)`)),
+    }),
+  );
+  app.use("*", originGuard({ server: config.server }));
+  app.use("*", corsGuard({ server: config.server }));
+  app.use("*", apiKeyGuard({ server: config.server }));
+
+  app.all("/mcp", (c) => mcp.handle(c));
+  app.get("/openapi.json", (c) => c.json(document));
+  app.get("/docs", (c) => c.html(renderDocsPage(document)));
+
+  const register = (route: RestRoute): void => {
+    app.on(route.method.toUpperCase(), route.path, async (c) => {
+      let body: Record<string, unknown> = {};
+      if (route.body && !route.ownsBody) {
+        const raw = await readJsonBody(c);
+        if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new SandgateError("INVALID_INPUT", "the request body must be a JSON object");
+        body = raw as Record<string, unknown>;
+      } else if (route.ownsBody) {
+        body = (await readJsonBody(c)) as Record<string, unknown>;
+      }
+      const query = queryObject(c);
+      if (route.query) {
+        const parsed = route.query.safeParse(query);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          throw new SandgateError("INVALID_INPUT", `query parameter ${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}`, {
+            data: { field: issue?.path.join(".") ?? "" },
+          });
+        }
+      }
+      const release = route.runsCode ? limiter.acquire(clientKeyOf(c)) : (): void => undefined;
+      let kept = false;
+      const keepSlot = (): (() => void) => {
+        kept = true;
+        return release;
+      };
+      try {
+        const result = await route.handle({ body, query, params: c.req.param(), c, signal: c.req.raw.signal, keepSlot });
+        return result instanceof Response ? result : c.json(result, (route.successStatus ?? 200) as ContentfulStatusCode);
+      } finally {
+        if (!kept) release();
+      }
+    });
+  };
+  routes.forEach(register);
+
+  app.notFound((c) => errorResponse(c, new SandgateError("NOT_FOUND", `no route ${c.req.method} ${c.req.path}; see /docs for the API`)));
+  app.onError((error, c) => errorResponse(c, asSandgateError(error, log)));
+
+  return { app, mcp, close: () => mcp.close() };
+}

@@ -1,0 +1,33 @@
+// HTTP error responses: every failure is a JSON body {error: {code, message, data}} with the
+// status the error table gives its code.
+
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { httpStatusOf, isSandgateError, SandgateError, type ErrorCode } from "../../errors/index.js";
+import type { Logger } from "../../util/logger.js";
+
+export function errorBody(error: SandgateError): { error: { code: ErrorCode; message: string; data?: Record<string, unknown> } } {
+  return { error: { code: error.code, message: error.message, ...(Object.keys(error.data).length > 0 ? { data: error.data } : {}) } };
+}
+
+export function errorResponse(c: Context, error: SandgateError): Response {
+  return c.json(errorBody(error), httpStatusOf(error.code) as ContentfulStatusCode);
+}
+
+/** Any thrown value as a SandgateError; an unexpected one is logged and becomes INTERNAL. */
+export function asSandgateError(error: unknown, log: Logger): SandgateError {
+  if (isSandgateError(error)) return error;
+  log.error({ err: error }, "unexpected error while handling a request");
+  return new SandgateError("INTERNAL", `internal error: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/** Reads the body as JSON; a missing or malformed body is a MALFORMED_REQUEST naming the problem. */
+export async function readJsonBody(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === "") throw new SandgateError("MALFORMED_REQUEST", "the request body is empty; send a JSON object");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new SandgateError("MALFORMED_REQUEST", `the request body is not valid JSON: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,72 @@
+// The OpenAPI 3.1 document of the REST API, generated from the route table and its zod
+// schemas (the same ones the handlers parse with), so docs and behaviour cannot drift.
+
+import { toJsonSchema } from "../json-schema.js";
+import { errorBodySchema } from "../wire.js";
+import type { RestRoute } from "./rest-routes.js";
+
+const PUBLIC = new Set(["/", "/health"]);
+
+function openApiPath(path: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const converted = path.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
+    params.push(name);
+    return `{${name}}`;
+  });
+  return { path: converted, params };
+}
+
+function operation(route: RestRoute, secured: boolean): Record<string, unknown> {
+  const { params } = openApiPath(route.path);
+  const parameters: unknown[] = params.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
+  if (route.query) {
+    const schema = toJsonSchema(route.query) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+    for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+      const { description, ...rest } = prop;
+      parameters.push({ name, in: "query", required: schema.required?.includes(name) ?? false, schema: rest, ...(description ? { description } : {}) });
+    }
+  }
+  const success: Record<string, unknown> = { "application/json": { schema: toJsonSchema(route.response) } };
+  if (route.streams) success["text/event-stream"] = { schema: { type: "string", description: "server-sent events: stdout, stderr, then result or error" } };
+  return {
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.tag],
+    operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, ch: string | undefined) => (ch ? ch.toUpperCase() : ""))}`,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(route.body) } } } } : {}),
+    responses: {
+      [String(route.successStatus ?? 200)]: { description: "success", content: success },
+      default: { description: "error: code, message and data; the status follows the code", content: { "application/json": { schema: toJsonSchema(errorBodySchema) } } },
+    },
+    ...(secured && !PUBLIC.has(route.path) ? { security: [{ bearerAuth: [] }] } : { security: [] }),
+  };
+}
+
+export function openApiDocument(routes: RestRoute[], options: { version: string; secured: boolean }): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const { path } = openApiPath(route.path);
+    (paths[path] ??= {})[route.method] = operation(route, options.secured);
+  }
+  paths["/mcp"] = {
+    post: {
+      summary: "MCP Streamable HTTP endpoint (JSON-RPC 2.0 messages; see the MCP specification)",
+      tags: ["mcp"],
+      responses: { "200": { description: "JSON or text/event-stream" } },
+      ...(options.secured ? { security: [{ bearerAuth: [] }] } : {}),
+    },
+    get: { summary: "MCP server-to-client event stream of a session", tags: ["mcp"], responses: { "200": { description: "text/event-stream" } } },
+    delete: { summary: "End an MCP session", tags: ["mcp"], responses: { "200": { description: "session ended" } } },
+  };
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "sandgate",
+      version: options.version,
+      description: "Code execution gateway for AI agents: run Python, JavaScript, TypeScript and Bash in Linux sandboxes. The same tools are served over MCP at /mcp.",
+    },
+    paths,
+    components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "The API key configured as server.apiKey / SANDGATE_API_KEY" } } },
+  };
+}

@@ -1,0 +1,124 @@
+// The MCP server: tools, the security-policy resource, the usage prompt and logging, on the
+// low-level SDK Server so that a malformed call is a JSON-RPC error, not a tool result.
+
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+  type LoggingLevel,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
+import { isSandgateError, jsonRpcCodeOf } from "../errors/index.js";
+import type { ClientLimiter } from "./client-limiter.js";
+import type { ServerContext } from "./context.js";
+import { OutputForwarder } from "./output-forwarder.js";
+import { POLICY_URI, securityPolicy } from "./policy.js";
+import { GUIDE_PROMPT, guideText } from "./prompts.js";
+import { callTool, createTools, toMcpTool, type ToolDefinition } from "./tools.js";
+
+const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+export interface McpServerOptions {
+  /** Identity for the per-client concurrency cap; one MCP connection is one client. */
+  clientKey: string;
+  limiter?: ClientLimiter;
+  /** The HTTP request that carried call `id`, when it is gone the call is stopped. */
+  requestSignal?: (id: RequestId) => AbortSignal | undefined;
+}
+
+/** Maps a thrown error to what the client sees: SandgateErrors keep their code and data. */
+export function toMcpError(error: unknown): McpError {
+  if (error instanceof McpError) return error;
+  if (isSandgateError(error)) return new McpError(jsonRpcCodeOf(error.code), error.message, { code: error.code, ...error.data });
+  return new McpError(ErrorCode.InternalError, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+export function createMcpServer(ctx: ServerContext, options: McpServerOptions, tools: ToolDefinition[] = createTools(ctx)): Server {
+  const server = new Server(
+    { name: "sandgate", title: "sandgate", version: ctx.version },
+    {
+      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
+      instructions:
+        "sandgate runs code in isolated Linux sandboxes without network. Use execute_code (Python, JavaScript, TypeScript, Bash) " +
+        "or execute_command (a shell line). Pass a session_id to keep variables and /workspace files across calls; stop_session when done.",
+    },
+  );
+  let level: LoggingLevel = "info";
+  const enabled = (wanted: LoggingLevel): boolean => LEVELS.indexOf(wanted) >= LEVELS.indexOf(level);
+
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    level = request.params.level;
+    return {};
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(toMcpTool) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const release = options.limiter?.acquire(options.clientKey);
+    const progressToken = extra._meta?.progressToken;
+    let progress = 0;
+    const forwarder = new OutputForwarder({
+      send: (stream, text) => {
+        const logLevel: LoggingLevel = stream === "stdout" ? "info" : "warning";
+        if (enabled(logLevel)) {
+          void extra.sendNotification({ method: "notifications/message", params: { level: logLevel, logger: stream, data: text } }).catch(() => undefined);
+        }
+        if (progressToken !== undefined) {
+          progress += 1;
+          void extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, message: text } }).catch(() => undefined);
+        }
+      },
+    });
+    const httpSignal = options.requestSignal?.(extra.requestId);
+    const signal = httpSignal ? AbortSignal.any([extra.signal, httpSignal]) : extra.signal;
+    try {
+      const result = await callTool(tools, request.params.name, request.params.arguments, { signal, onOutput: forwarder.push });
+      forwarder.flush();
+      return result;
+    } catch (error) {
+      throw toMcpError(error);
+    } finally {
+      release?.();
+    }
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: [
+      {
+        uri: POLICY_URI,
+        name: "security-policy",
+        title: "sandgate security policy",
+        description: "Limits, resource flavors and the isolation active on this host",
+        mimeType: "application/json",
+      },
+    ],
+  }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    if (request.params.uri !== POLICY_URI) {
+      throw new McpError(ErrorCode.InvalidParams, `unknown resource ${JSON.stringify(request.params.uri)}; the resources are ${POLICY_URI}`);
+    }
+    return { contents: [{ uri: POLICY_URI, mimeType: "application/json", text: JSON.stringify(securityPolicy(ctx), null, 2) }] };
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [GUIDE_PROMPT] }));
+
+  server.setRequestHandler(GetPromptRequestSchema, (request) => {
+    if (request.params.name !== GUIDE_PROMPT.name) {
+      throw new McpError(ErrorCode.InvalidParams, `unknown prompt ${JSON.stringify(request.params.name)}; the prompts are ${GUIDE_PROMPT.name}`);
+    }
+    return {
+      description: GUIDE_PROMPT.description,
+      messages: [{ role: "user", content: { type: "text", text: guideText(ctx, request.params.arguments?.task) } }],
+    };
+  });
+
+  return server;
+}

@@ -1,0 +1,50 @@
+// The effective security policy: limits, flavors and which protections are active on this
+// host. Served as the MCP resource sandgate://policy and at GET /security/policy.
+
+import { LANGUAGES } from "../config/index.js";
+import { SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
+import type { ServerContext } from "./context.js";
+
+export const POLICY_URI = "sandgate://security-policy";
+
+export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
+  const { config, engine } = ctx;
+  const runtime = engine.runtime;
+  const { limits } = config;
+  return {
+    languages: [...LANGUAGES],
+    limits: {
+      max_execution_time_s: limits.maxExecutionTimeS,
+      max_memory_mb: limits.maxMemoryMb,
+      max_processes: limits.maxProcesses,
+      max_cpus: limits.maxCpus,
+      max_file_size_mb: limits.maxFileSizeMb,
+      max_workspace_mb: limits.maxWorkspaceMb,
+      max_open_files: limits.maxOpenFiles,
+      output_shown_bytes: limits.maxOutputSize,
+      output_cap_bytes: limits.outputCapBytes,
+      max_code_bytes: limits.maxCodeBytes,
+    },
+    flavors: config.flavors,
+    default_flavor: config.defaultFlavor,
+    sessions: { max: config.sessions.max, idle_ttl_s: config.sessions.idleTtlS },
+    isolation: {
+      sandbox: "bubblewrap",
+      namespaces: ["user", "pid", "network", "ipc", "uts", "mount", "cgroup"],
+      network: "none: sandboxes have only a private loopback interface",
+      filesystem: "read-only /usr and a frozen root; writable /workspace (size-capped) and /tmp; host paths other than volumes are invisible",
+      capabilities: "all dropped; nested user namespaces disabled",
+      seccomp: runtime.seccompFile ? { active: true, denied_syscalls: [...SECCOMP_DENIED_SYSCALLS] } : { active: false },
+      cgroups: { mode: runtime.cgroups.mode, controllers: runtime.cgroups.controllers, ...(runtime.cgroups.reason ? { note: runtime.cgroups.reason } : {}) },
+      host_user: runtime.hostUser ? `uid ${runtime.hostUser.uid}` : `uid ${process.getuid?.() ?? "unknown"} (the user running sandgate)`,
+      environment: "cleared; only PATH, HOME, LANG and interpreter settings are set",
+    },
+    volumes: config.volumes.map((v) => ({ name: v.name, path: `/mnt/${v.name}`, read_only: v.readOnly })),
+    http: {
+      api_key_required: config.server.apiKey !== undefined,
+      cors: config.server.cors.enabled,
+      max_body_bytes: config.server.maxBodyBytes,
+      max_concurrent_per_client: config.server.maxConcurrentPerClient,
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// The usage prompt: how an agent gets the most out of sandgate's tools, with this host's limits.
+
+import type { Prompt } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerContext } from "./context.js";
+
+export const GUIDE_PROMPT: Prompt = {
+  name: "use_sandgate",
+  title: "How to use sandgate",
+  description: "Guidance for running code with sandgate's tools: sessions, files, limits and good habits",
+  arguments: [{ name: "task", description: "The task at hand, appended to the guidance", required: false }],
+};
+
+export function guideText(ctx: ServerContext, task?: string): string {
+  const { limits } = ctx.config;
+  const lines = [
+    "You can run code in isolated Linux sandboxes through sandgate. There is no network inside a sandbox.",
+    "",
+    "- execute_code runs python, javascript, typescript or bash. The value of the last expression comes back as `value` (Python, JavaScript).",
+    "- execute_command runs one shell line (pipes and redirections work), e.g. `ls -la /workspace | head`.",
+    "- Pass the same session_id to keep variables, imports and /workspace files between calls. Without it, every call starts from scratch.",
+    "- file_read, file_write and file_list move files in and out of a session's /workspace without writing code; use encoding base64 for binary files.",
+    "- get_volume_path shows read-only data the admin mounted under /mnt.",
+    "- stop_session frees a session when the task is done.",
+    "",
+    `Limits: ${limits.maxExecutionTimeS} s per call, ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${limits.maxOutputSize} bytes is cut to its head and tail and the full text saved to a file.`,
+    "Good habits: process large data inside the sandbox and print only summaries; write big results to files; when a call fails, read the error and traceback, fix the code and retry.",
+  ];
+  if (task?.trim()) lines.push("", `Task: ${task.trim()}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,39 @@
+// The text an agent reads for an execution result: the output first, then what went wrong
+// and what to try next. The structured result carries the same facts for programs.
+
+import type { SandgateConfig } from "../config/index.js";
+import type { WireExecutionResult } from "./wire.js";
+
+/** One sentence on how the run ended and, when it failed, what to do about it. */
+export function describeResult(result: WireExecutionResult, config: SandgateConfig): string {
+  const took = `${Math.round(result.duration_ms)} ms`;
+  switch (result.status) {
+    case "ok":
+      return `Finished in ${took}.`;
+    case "error":
+      if (result.error?.type === "WorkspaceLimit") return `The run finished but ${result.error.message}.`;
+      return result.error
+        ? `The code failed with ${result.error.type}: ${result.error.message}. Fix the error and run it again.`
+        : `The program exited with status ${result.exit_code ?? "unknown"}.`;
+    case "timeout":
+      return `The code was stopped after running too long (${took}). Make it faster, work on less data, or pass a larger timeout (at most ${config.limits.maxExecutionTimeS} s).`;
+    case "memory_limit":
+      return `The sandbox ran out of memory and the code was stopped. Process the data in smaller pieces or pass flavor "large" (at most ${config.limits.maxMemoryMb} MB).`;
+    case "output_limit":
+      return `The code printed more than ${config.limits.outputCapBytes} bytes and was stopped. Write large results to a file in /workspace and print a summary.`;
+    case "killed":
+      return "The run was cancelled before it finished.";
+  }
+}
+
+export function renderResultText(result: WireExecutionResult, summary: string, note?: string): string {
+  const parts: string[] = [];
+  if (note) parts.push(`Note: ${note}.`);
+  if (result.stdout) parts.push(result.stdout.endsWith("\n") ? result.stdout.slice(0, -1) : result.stdout);
+  if (result.stderr) parts.push(`[stderr]\n${result.stderr.endsWith("\n") ? result.stderr.slice(0, -1) : result.stderr}`);
+  if (result.value !== undefined) parts.push(`[value] ${JSON.stringify(result.value)}`);
+  if (result.error?.traceback && result.status === "error") parts.push(`[traceback]\n${result.error.traceback.trimEnd()}`);
+  if (result.full_output) parts.push(`[output cut; full text in ${Object.values(result.full_output).join(" and ")}]`);
+  parts.push(`[${result.status}${result.exit_code === null ? "" : `, exit ${result.exit_code}`}] ${summary}`);
+  return parts.join("\n\n");
+}

@@ -1,0 +1,61 @@
+// `sandgate serve`: the HTTP server's lifecycle. Refuses an unauthenticated non-loopback
+// bind, listens (port 0 picks a free port), and on close drains MCP sessions and connections.
+
+import type { AddressInfo } from "node:net";
+import type { Server as HttpServer } from "node:http";
+import { serve } from "@hono/node-server";
+import { isLoopbackHost } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import type { ServerContext } from "./context.js";
+import { createHttpApp } from "./http/app.js";
+
+export interface RunningServer {
+  /** Base URL, e.g. http://127.0.0.1:7860 */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The reasons `serve` must not start with this config; checked before anything listens. */
+export function assertSafeToServe(ctx: ServerContext): void {
+  const { server } = ctx.config;
+  if (!isLoopbackHost(server.host) && server.apiKey === undefined) {
+    throw new SandgateError(
+      "CONFIG_INVALID",
+      `refusing to listen on ${server.host} without an API key: anyone who can reach it could run code. Set server.apiKey (SANDGATE_API_KEY) or bind to 127.0.0.1`,
+      { data: { key: "server.apiKey" } },
+    );
+  }
+}
+
+export async function startHttpServer(ctx: ServerContext): Promise<RunningServer> {
+  assertSafeToServe(ctx);
+  const { host, port } = ctx.config.server;
+  const http = createHttpApp(ctx);
+  const server = await new Promise<HttpServer>((resolve, reject) => {
+    const s = serve({ fetch: http.app.fetch, hostname: host, port }, () => resolve(s)) as HttpServer;
+    s.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new SandgateError("CONFIG_INVALID", `port ${port} on ${host} is already in use; pick another with --port or SANDGATE_PORT`, { data: { key: "server.port" }, cause: error })
+          : error,
+      ),
+    );
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    port: address.port,
+    close: () =>
+      (closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await http.close();
+        server.closeIdleConnections();
+        // Streams still open (SSE) end here; their executions see the abort and stop.
+        setTimeout(() => server.closeAllConnections(), 2000).unref();
+        await stopped;
+      })()),
+  };
+}

@@ -1,0 +1,288 @@
+// The tools sandgate offers: one table of definitions (schemas, descriptions, handlers) that
+// the MCP server, the REST conveniences and the OpenAPI document all read.
+
+import type { CallToolResult, Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import { isSandgateError, isToolResultCode, SandgateError } from "../errors/index.js";
+import type { OutputStream } from "../sandbox/index.js";
+import type { ServerContext } from "./context.js";
+import { describeResult, renderResultText } from "./result-text.js";
+import { toJsonSchema } from "./json-schema.js";
+import {
+  executeCodeInput,
+  executeCommandInput,
+  executionResultSchema,
+  fileListInput,
+  fileListOutput,
+  fileReadInput,
+  fileReadOutput,
+  fileWriteInput,
+  fileWriteOutput,
+  getSessionsInput,
+  getSessionsOutput,
+  getVolumePathInput,
+  getVolumePathOutput,
+  stopSessionInput,
+  stopSessionOutput,
+  toWireResult,
+  toWireSession,
+} from "./wire.js";
+
+/** What a running tool call may use besides its arguments. */
+export interface ToolCallContext {
+  /** Aborted when the client cancels or disconnects; running code is stopped. */
+  signal?: AbortSignal;
+  /** Receives output while code runs (MCP logging/progress, REST server-sent events). */
+  onOutput?: (stream: OutputStream, text: string) => void;
+}
+
+export interface ToolReply {
+  structured: Record<string, unknown>;
+  text: string;
+  isError?: boolean;
+}
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  input: z.AnyZodObject;
+  output: z.AnyZodObject;
+  annotations: ToolAnnotations;
+  run(args: Record<string, unknown>, call: ToolCallContext): Promise<ToolReply>;
+}
+
+function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(tool: {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  run(args: z.infer<I>, call: ToolCallContext): Promise<{ structured: z.infer<O>; text: string; isError?: boolean }>;
+}): ToolDefinition {
+  return tool;
+}
+
+const json = (value: unknown): string => JSON.stringify(value, null, 2);
+
+/** Starts (or reuses) the named session; a note tells the agent when an earlier one had ended. */
+function sessionFor(ctx: ServerContext, sessionId: string | undefined): { sessionId?: string; note?: string } {
+  if (sessionId === undefined) return {};
+  const opened = ctx.engine.ensureSession(sessionId);
+  return {
+    sessionId,
+    ...(opened.endedBefore ? { note: `session ${sessionId} had ended (${opened.endedBefore}); a new, empty one was started with the same id` } : {}),
+  };
+}
+
+export function createTools(ctx: ServerContext): ToolDefinition[] {
+  const { engine, config } = ctx;
+  const maxTimeout = config.limits.maxExecutionTimeS;
+
+  const executeCode = defineTool({
+    name: "execute_code",
+    title: "Run code in a sandbox",
+    description:
+      `Run Python, JavaScript, TypeScript or Bash in an isolated Linux sandbox with no network. ` +
+      `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use). ` +
+      `Returns stdout, stderr, the value of the last expression (Python, JavaScript) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
+      `Limits: ${maxTimeout} s per call by default, ${config.limits.maxMemoryMb} MB memory at most. Print summaries rather than huge data; long output is cut to its head and tail and saved to a file.`,
+    input: executeCodeInput,
+    output: executionResultSchema,
+    annotations: { title: "Run code in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    async run(args, call) {
+      const session = sessionFor(ctx, args.session_id);
+      const result = await engine.execute({
+        code: args.code,
+        language: args.language,
+        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+        ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
+        ...(args.flavor ? { flavor: args.flavor } : {}),
+        ...(call.signal ? { signal: call.signal } : {}),
+        ...(call.onOutput ? { onOutput: call.onOutput } : {}),
+      });
+      if (session.note) result.stateReset = true;
+      const wire = toWireResult(result);
+      return { structured: wire, text: renderResultText(wire, describeResult(wire, config), session.note), isError: wire.status !== "ok" };
+    },
+  });
+
+  const executeCommand = defineTool({
+    name: "execute_command",
+    title: "Run a shell command in a sandbox",
+    description:
+      `Run one shell line with bash in the sandbox: pipes, redirections, globs, && and ; all work (e.g. "ls -la | head", "python3 script.py > out.txt"). ` +
+      `It runs in a subshell, so a cd inside it does not change the session's directory; use working_directory instead. ` +
+      `With session_id it sees the session's /workspace files. Same limits and result as execute_code.`,
+    input: executeCommandInput,
+    output: executionResultSchema,
+    annotations: { title: "Run a shell command in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    async run(args, call) {
+      const session = sessionFor(ctx, args.session_id);
+      const result = await engine.executeCommand({
+        command: args.command,
+        ...(args.working_directory !== undefined ? { workingDirectory: args.working_directory } : {}),
+        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+        ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
+        ...(call.signal ? { signal: call.signal } : {}),
+        ...(call.onOutput ? { onOutput: call.onOutput } : {}),
+      });
+      if (session.note) result.stateReset = true;
+      const wire = toWireResult(result);
+      return { structured: wire, text: renderResultText(wire, describeResult(wire, config), session.note), isError: wire.status !== "ok" };
+    },
+  });
+
+  const getSessions = defineTool({
+    name: "get_sessions",
+    title: "List sessions",
+    description: "List the live sessions (id, when created and last used, when each expires if idle, calls made, languages started), or describe one session.",
+    input: getSessionsInput,
+    output: getSessionsOutput,
+    annotations: { title: "List sessions", readOnlyHint: true, openWorldHint: false },
+    async run(args) {
+      const sessions = (args.session_id === undefined ? engine.listSessions() : [engine.getSession(args.session_id)]).map(toWireSession);
+      const text = sessions.length === 0 ? "No live sessions. Pass a new session_id to execute_code to start one." : json({ sessions });
+      return { structured: { sessions }, text };
+    },
+  });
+
+  const stopSession = defineTool({
+    name: "stop_session",
+    title: "Stop a session",
+    description: "Stop a session: its sandboxes are killed and its /workspace files are deleted. Use it when a task is done, to free the session slot.",
+    input: stopSessionInput,
+    output: stopSessionOutput,
+    annotations: { title: "Stop a session", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    async run(args) {
+      await engine.stopSession(args.session_id);
+      return { structured: { session_id: args.session_id, stopped: true }, text: `Session ${args.session_id} stopped; its workspace was deleted.` };
+    },
+  });
+
+  const fileRead = defineTool({
+    name: "file_read",
+    title: "Read a workspace file",
+    description: "Read a file from a session's /workspace. Text by default; pass encoding \"base64\" for binary files. Paths are relative to /workspace (or absolute under it); nothing outside it can be read.",
+    input: fileReadInput,
+    output: fileReadOutput,
+    annotations: { title: "Read a workspace file", readOnlyHint: true, openWorldHint: false },
+    async run(args) {
+      const file = await engine.readFile(args.session_id, args.path, args.encoding ?? "utf8");
+      return { structured: file, text: file.content };
+    },
+  });
+
+  const fileWrite = defineTool({
+    name: "file_write",
+    title: "Write a workspace file",
+    description: "Create or replace a file in a session's /workspace (parent directories are created). Text by default; pass encoding \"base64\" for binary content. Code in the session sees it at once.",
+    input: fileWriteInput,
+    output: fileWriteOutput,
+    annotations: { title: "Write a workspace file", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    async run(args) {
+      const written = await engine.writeFile(args.session_id, args.path, args.content, args.encoding ?? "utf8");
+      return { structured: written, text: `Wrote ${written.size} bytes to ${written.path}.` };
+    },
+  });
+
+  const fileList = defineTool({
+    name: "file_list",
+    title: "List workspace files",
+    description: "List a directory of a session's /workspace: names, types (file, directory, symlink, other), sizes and modification times. Not recursive.",
+    input: fileListInput,
+    output: fileListOutput,
+    annotations: { title: "List workspace files", readOnlyHint: true, openWorldHint: false },
+    async run(args) {
+      const listing = await engine.listFiles(args.session_id, args.path);
+      const structured = {
+        path: listing.path,
+        truncated: listing.truncated,
+        entries: listing.entries.map(({ modifiedAt, ...entry }) => ({ ...entry, modified_at: modifiedAt })),
+      };
+      const lines = structured.entries.map((e) => `${e.type === "directory" ? "d" : e.type === "symlink" ? "l" : e.type === "file" ? "-" : "?"} ${String(e.size).padStart(10)} ${e.name}`);
+      const text = lines.length === 0 ? `${listing.path} is empty.` : `${listing.path}:\n${lines.join("\n")}${listing.truncated ? "\n(listing cut)" : ""}`;
+      return { structured, text };
+    },
+  });
+
+  const getVolumePath = defineTool({
+    name: "get_volume_path",
+    title: "Show mounted volumes",
+    description: "List the host directories the admin mounted into every sandbox (read-only unless marked writable), with the path code should use, and the writable workspace path.",
+    input: getVolumePathInput,
+    output: getVolumePathOutput,
+    annotations: { title: "Show mounted volumes", readOnlyHint: true, openWorldHint: false },
+    async run() {
+      const volumes = config.volumes.map((v) => ({
+        name: v.name,
+        path: `/mnt/${v.name}`,
+        read_only: v.readOnly,
+        ...(v.description ? { description: v.description } : {}),
+      }));
+      const structured = { volumes, workspace: "/workspace" };
+      const text = volumes.length === 0 ? "No volumes are configured. Code can read and write /workspace (and /tmp)." : json(structured);
+      return { structured, text };
+    },
+  });
+
+  return [executeCode, executeCommand, getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
+}
+
+/** The MCP `tools/list` entry of a definition. */
+export function toMcpTool(tool: ToolDefinition): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toJsonSchema(tool.input) as Tool["inputSchema"],
+    outputSchema: toJsonSchema(tool.output) as Tool["outputSchema"],
+    annotations: tool.annotations,
+  };
+}
+
+/** Parses arguments against the tool's schema; the error names the field and what was wrong. */
+export function parseToolArguments(tool: ToolDefinition, args: unknown): Record<string, unknown> {
+  const parsed = tool.input.safeParse(args ?? {});
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const field = issue.path.join(".");
+    if (issue.code === "unrecognized_keys") return `unknown argument ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+    return `${field || "arguments"}: ${issue.message}`;
+  });
+  throw new SandgateError("INVALID_INPUT", `invalid arguments for tool ${tool.name}: ${problems.join("; ")}`, {
+    data: { tool: tool.name, field: parsed.error.issues[0]?.path.join(".") ?? "" },
+  });
+}
+
+/** Finds a tool by name; an unknown name is UNKNOWN_TOOL listing the ones there are. */
+export function findTool(tools: ToolDefinition[], name: string): ToolDefinition {
+  const tool = tools.find((t) => t.name === name);
+  if (tool) return tool;
+  throw new SandgateError("UNKNOWN_TOOL", `unknown tool ${JSON.stringify(name)}; the tools are ${tools.map((t) => t.name).join(", ")}`, {
+    data: { tool: name },
+  });
+}
+
+/** Validates and runs a tool; every failure is thrown as it came (REST maps them to statuses). */
+export async function runTool(tools: ToolDefinition[], name: string, args: unknown, call: ToolCallContext = {}): Promise<ToolReply> {
+  const tool = findTool(tools, name);
+  return tool.run(parseToolArguments(tool, args), call);
+}
+
+/**
+ * Calls a tool the MCP way. Throws SandgateError for a request that is itself wrong (unknown
+ * tool, bad arguments); returns a result with isError for what failed while doing the work.
+ */
+export async function callTool(tools: ToolDefinition[], name: string, args: unknown, call: ToolCallContext = {}): Promise<CallToolResult> {
+  try {
+    const reply = await runTool(tools, name, args, call);
+    return { content: [{ type: "text", text: reply.text }], structuredContent: reply.structured, ...(reply.isError ? { isError: true } : {}) };
+  } catch (error) {
+    if (isSandgateError(error) && isToolResultCode(error.code)) {
+      return { content: [{ type: "text", text: `${error.message} [${error.code}]` }], isError: true };
+    }
+    throw error;
+  }
+}

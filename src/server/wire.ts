@@ -1,0 +1,147 @@
+// The shapes on the wire: tool arguments and results in snake_case, shared by the MCP tools,
+// the REST routes and the OpenAPI document, so the three can never disagree.
+
+import { z } from "zod";
+import { FLAVOR_NAMES, LANGUAGES } from "../config/index.js";
+import type { ExecutionResult, SessionInfo } from "../execution/index.js";
+
+const sessionId = z
+  .string()
+  .min(1)
+  .max(128)
+  .describe("Session to run in: state, files and installed packages persist across calls. Created on first use; omit for a fresh, throwaway sandbox");
+const timeout = z.number().positive().describe("Wall-clock limit in seconds; default and maximum are set by the admin (see the security policy)");
+
+export const executeCodeInput = z
+  .object({
+    code: z.string().describe("The program to run. In Python and JavaScript the value of the last expression is returned as `value`"),
+    language: z.string().describe(`One of: ${LANGUAGES.join(", ")}`),
+    session_id: sessionId.optional(),
+    timeout: timeout.optional(),
+    flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset (CPU, memory, processes): small, medium or large"),
+  })
+  .strict();
+
+export const executeCommandInput = z
+  .object({
+    command: z.string().min(1).describe("A whole shell line run by bash: pipes, redirections, && and ; work"),
+    session_id: sessionId.optional(),
+    timeout: timeout.optional(),
+    working_directory: z
+      .string()
+      .optional()
+      .describe("Directory to run in, relative to /workspace or absolute inside the sandbox; default: /workspace (or the session's current directory)"),
+  })
+  .strict();
+
+const errorInfo = z.object({
+  type: z.string().describe("Exception class, or Timeout, MemoryLimit, OutputLimit, Killed, WorkspaceLimit"),
+  message: z.string(),
+  traceback: z.string(),
+});
+
+export const executionResultSchema = z.object({
+  status: z.enum(["ok", "error", "timeout", "memory_limit", "output_limit", "killed"]).describe("How the run ended"),
+  exit_code: z.number().int().nullable().describe("Exit status of the program; null when it was killed"),
+  stdout: z.string().describe("Standard output, head and tail kept when longer than the display limit"),
+  stderr: z.string(),
+  value: z.unknown().optional().describe("Value of the last expression (Python, JavaScript, TypeScript), when JSON-serializable"),
+  error: errorInfo.optional().describe("What went wrong, when status is not ok"),
+  duration_ms: z.number(),
+  truncated: z.boolean().describe("Output was cut; the full text is in the files named by full_output"),
+  session_id: z.string().nullable(),
+  full_output: z
+    .object({ stdout: z.string().optional(), stderr: z.string().optional() })
+    .optional()
+    .describe("Paths of the complete output (inside /workspace for sessions)"),
+  state_reset: z.boolean().optional().describe("The session's interpreter state was lost (timeout, crash, exit, expiry); files remain unless the session expired"),
+});
+export type WireExecutionResult = z.infer<typeof executionResultSchema>;
+
+export const sessionSchema = z.object({
+  session_id: z.string(),
+  created_at: z.string(),
+  last_used_at: z.string(),
+  expires_at: z.string().describe("When the session ends unless used again"),
+  calls: z.number().int(),
+  languages: z.array(z.string()).describe("Runners started in this session"),
+  busy: z.boolean(),
+});
+
+export const getSessionsInput = z.object({ session_id: sessionId.optional().describe("Describe only this session") }).strict();
+export const getSessionsOutput = z.object({ sessions: z.array(sessionSchema) });
+export const stopSessionInput = z.object({ session_id: z.string().min(1).describe("The session to stop; its workspace is deleted") }).strict();
+export const stopSessionOutput = z.object({ session_id: z.string(), stopped: z.boolean() });
+
+const encoding = z.enum(["utf8", "base64"]).describe("utf8 for text (default), base64 for binary files");
+const workspacePath = z.string().describe("Path relative to /workspace, or absolute under /workspace");
+
+export const fileReadInput = z.object({ path: workspacePath, session_id: z.string().min(1), encoding: encoding.optional() }).strict();
+export const fileReadOutput = z.object({ path: z.string(), content: z.string(), encoding, size: z.number().int() });
+export const fileWriteInput = z
+  .object({ path: workspacePath, content: z.string().describe("File content, encoded as `encoding` says"), session_id: z.string().min(1), encoding: encoding.optional() })
+  .strict();
+export const fileWriteOutput = z.object({ path: z.string(), size: z.number().int(), created: z.boolean() });
+export const fileListInput = z.object({ path: workspacePath.optional().describe("Directory to list; default /workspace"), session_id: z.string().min(1) }).strict();
+export const fileListOutput = z.object({
+  path: z.string(),
+  entries: z.array(
+    z.object({
+      name: z.string(),
+      path: z.string(),
+      type: z.enum(["file", "directory", "symlink", "other"]),
+      size: z.number().int(),
+      modified_at: z.string(),
+    }),
+  ),
+  truncated: z.boolean(),
+});
+
+export const getVolumePathInput = z.object({}).strict();
+export const getVolumePathOutput = z.object({
+  volumes: z.array(
+    z.object({
+      name: z.string(),
+      path: z.string().describe("Where sandboxed code finds it"),
+      read_only: z.boolean(),
+      description: z.string().optional(),
+    }),
+  ),
+  workspace: z.string().describe("The writable working directory of every sandbox"),
+});
+
+export const errorBodySchema = z.object({
+  error: z.object({
+    code: z.string().describe("Stable machine-readable code, e.g. UNKNOWN_LANGUAGE"),
+    message: z.string().describe("What went wrong and what to do"),
+    data: z.record(z.unknown()).optional(),
+  }),
+});
+
+export function toWireResult(result: ExecutionResult): WireExecutionResult {
+  return {
+    status: result.status,
+    exit_code: result.exitCode,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    ...(result.value !== undefined ? { value: result.value } : {}),
+    ...(result.error ? { error: result.error } : {}),
+    duration_ms: result.durationMs,
+    truncated: result.truncated,
+    session_id: result.sessionId,
+    ...(result.fullOutput ? { full_output: result.fullOutput } : {}),
+    ...(result.stateReset ? { state_reset: true } : {}),
+  };
+}
+
+export function toWireSession(info: SessionInfo): z.infer<typeof sessionSchema> {
+  return {
+    session_id: info.id,
+    created_at: info.createdAt,
+    last_used_at: info.lastUsedAt,
+    expires_at: info.expiresAt,
+    calls: info.calls,
+    languages: info.runners,
+    busy: info.busy,
+  };
+}
