@@ -28,6 +28,7 @@ export async function runServe(config: SandgateConfig, version: string): Promise
   const ctx = context(config, version);
   try {
     const server = await startHttpServer(ctx);
+    ctx.log.info({ url: server.url }, "listening");
     process.stdout.write(`sandgate ${version} listening on ${server.url}\n  MCP (Streamable HTTP): ${server.url}/mcp\n  REST API docs: ${server.url}/docs\n`);
     const signal = await waitForSignal();
     ctx.log.info({ signal }, "stopping");

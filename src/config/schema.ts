@@ -93,7 +93,7 @@ export type VolumeConfig = z.infer<typeof volumeSchema>;
 export const configSchema = z
   .object({
     sandboxDir: z.string().min(1).describe("Directory for workspaces, saved outputs and runtime files (SANDBOX_DIR)"),
-    limits: limitsSchema,
+    limits: limitsSchema.describe("Hard limits for every call and sandbox; requests may ask for less, never more"),
     flavors: z.record(z.enum(FLAVOR_NAMES), flavorSchema).describe("Named resource presets; a call picks one with `flavor`"),
     defaultFlavor: z.enum(FLAVOR_NAMES).describe("Flavor used when a call names none (SANDGATE_DEFAULT_FLAVOR)"),
     sessions: z
@@ -101,19 +101,20 @@ export const configSchema = z
         max: z.number().int().min(1).describe("Maximum live sessions (SANDGATE_MAX_SESSIONS)"),
         idleTtlS: z.number().positive().describe("A session idle this long is stopped, seconds (SANDGATE_SESSION_TTL)"),
       })
-      .strict(),
+      .strict()
+      .describe("Sessions: sandboxes and workspaces kept between calls"),
     pool: z
       .object({
-        python: z.number().int().min(0).max(64),
+        python: z.number().int().min(0).max(64).describe("Warm Python sandboxes"),
         javascript: z.number().int().min(0).max(64).describe("Also serves TypeScript"),
-        bash: z.number().int().min(0).max(64),
+        bash: z.number().int().min(0).max(64).describe("Warm Bash sandboxes"),
       })
       .strict()
       .describe("Pre-started sandboxes per runner kind for stateless calls (SANDGATE_POOL, e.g. python=2,javascript=1,bash=1)"),
     sandboxUser: z
       .object({
-        uid: z.number().int().min(1).max(4294967294),
-        gid: z.number().int().min(1).max(4294967294),
+        uid: z.number().int().min(1).max(4294967294).describe("Host uid (SANDGATE_SANDBOX_UID)"),
+        gid: z.number().int().min(1).max(4294967294).describe("Host gid (SANDGATE_SANDBOX_GID)"),
       })
       .strict()
       .describe("Host uid/gid that sandboxes run as when sandgate runs as root, never 0 (SANDGATE_SANDBOX_UID, SANDGATE_SANDBOX_GID)"),

@@ -78,12 +78,18 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
     });
     const httpSignal = options.requestSignal?.(extra.requestId);
     const signal = httpSignal ? AbortSignal.any([extra.signal, httpSignal]) : extra.signal;
+    const started = performance.now();
+    const tool = request.params.name;
     try {
-      const result = await callTool(tools, request.params.name, request.params.arguments, { signal, onOutput: forwarder.push });
+      const result = await callTool(tools, tool, request.params.arguments, { signal, onOutput: forwarder.push });
       forwarder.flush();
+      const status = (result.structuredContent as { status?: unknown } | undefined)?.status;
+      ctx.log.info({ tool, client: options.clientKey, ms: Math.round(performance.now() - started), isError: result.isError === true, ...(status ? { status } : {}) }, "tool call");
       return result;
     } catch (error) {
-      throw toMcpError(error);
+      const mapped = toMcpError(error);
+      ctx.log.info({ tool, client: options.clientKey, ms: Math.round(performance.now() - started), error: mapped.message }, "tool call refused");
+      throw mapped;
     } finally {
       release?.();
     }

@@ -1,0 +1,243 @@
+// The MCP server over Streamable HTTP, driven by the official SDK client against the real
+// server on port 0 with real sandboxes: tools, sessions, files, errors, logs, cancellation.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import { silentLogger } from "../src/util/logger.js";
+import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
+
+let harness: TestEngine;
+let server: RunningServer;
+const clients: Client[] = [];
+
+async function connect(): Promise<Client> {
+  const client = new Client({ name: "sandgate-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  clients.push(client);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+function text(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}
+
+beforeAll(async () => {
+  harness = createTestEngine({}, { python: 1, javascript: 1, bash: 1 });
+  server = await startHttpServer({
+    engine: harness.engine,
+    config: { ...harness.config, server: { ...harness.config.server, port: 0 } },
+    log: silentLogger,
+    version: "test",
+    startedAt: Date.now(),
+  });
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await server?.close();
+  await harness?.close();
+});
+
+describe("MCP over Streamable HTTP", () => {
+  it("lists every tool with a description, input schema and output schema", async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name).sort();
+    expect(names).toEqual(["execute_code", "execute_command", "file_list", "file_read", "file_write", "get_sessions", "get_volume_path", "stop_session"]);
+    for (const tool of tools) {
+      expect(tool.description?.length, tool.name).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe("object");
+      expect(tool.outputSchema?.type, tool.name).toBe("object");
+    }
+    const exec = tools.find((t) => t.name === "execute_code")!;
+    expect(exec.inputSchema.required).toEqual(expect.arrayContaining(["code", "language"]));
+    expect(client.getServerCapabilities()).toMatchObject({ tools: {}, logging: {}, resources: {}, prompts: {} });
+  });
+
+  it("runs code in every language and returns structured results", async () => {
+    const client = await connect();
+    const cases: Array<[string, string, string, unknown]> = [
+      ["python", "import sys\nprint(sys.version_info[0])\n6*7", "3\n", 42],
+      ["javascript", "console.log('js'); [1,2,3].map(x => x * 2)", "js\n", [2, 4, 6]],
+      ["typescript", "const n: number = 5;\nconsole.log(`ts ${n}`);\nn * 2", "ts 5\n", 10],
+      ["bash", "echo $((20 + 22))", "42\n", undefined],
+    ];
+    for (const [language, code, stdout, value] of cases) {
+      const result = await call(client, "execute_code", { code, language });
+      expect(result.isError, language).toBeFalsy();
+      expect(result.structuredContent, language).toMatchObject({ status: "ok", exit_code: 0, stdout, session_id: null });
+      if (value !== undefined) expect(result.structuredContent?.value, language).toEqual(value);
+      expect(text(result), language).toContain(stdout.trim());
+    }
+    const command = await call(client, "execute_command", { command: "mkdir -p d && cd d && printf 'b\\na\\n' | sort | tr a-z A-Z > out && cat out && pwd" });
+    expect(command.structuredContent).toMatchObject({ status: "ok", stdout: "A\nB\n/workspace/d\n" });
+  });
+
+  it("keeps state and files across calls of a session, and stops it", async () => {
+    const client = await connect();
+    const id = "mcp-session-1";
+    await call(client, "execute_code", { code: "total = 40\nopen('notes.txt', 'w').write('kept')", language: "python", session_id: id });
+    const again = await call(client, "execute_code", { code: "total + 2", language: "python", session_id: id });
+    expect(again.structuredContent).toMatchObject({ status: "ok", value: 42, session_id: id });
+    const shell = await call(client, "execute_command", { command: "cat notes.txt; ls", session_id: id, working_directory: "." });
+    expect(shell.structuredContent?.stdout).toContain("kept");
+
+    const written = await call(client, "file_write", { session_id: id, path: "data/in.csv", content: "a,b\n1,2\n" });
+    expect(written.structuredContent).toMatchObject({ path: "/workspace/data/in.csv", size: 8, created: true });
+    const read = await call(client, "execute_code", { code: "open('data/in.csv').read().splitlines()[1]", language: "python", session_id: id });
+    expect(read.structuredContent?.value).toBe("1,2");
+    const fileBack = await call(client, "file_read", { session_id: id, path: "/workspace/notes.txt" });
+    expect(fileBack.structuredContent).toMatchObject({ content: "kept", encoding: "utf8", size: 4 });
+    const listing = await call(client, "file_list", { session_id: id });
+    const entries = (listing.structuredContent?.entries ?? []) as Array<{ name: string; type: string }>;
+    expect(entries).toEqual(expect.arrayContaining([expect.objectContaining({ name: "data", type: "directory" }), expect.objectContaining({ name: "notes.txt", type: "file" })]));
+
+    const sessions = await call(client, "get_sessions", {});
+    expect((sessions.structuredContent?.sessions as Array<{ session_id: string }>).map((s) => s.session_id)).toContain(id);
+    const stopped = await call(client, "stop_session", { session_id: id });
+    expect(stopped.structuredContent).toEqual({ session_id: id, stopped: true });
+    const gone = await call(client, "file_read", { session_id: id, path: "notes.txt" });
+    expect(gone.isError).toBe(true);
+    expect(text(gone)).toMatch(/SESSION_EXPIRED/);
+  });
+
+  it("reports a failing program as an error result that says what happened and what to try", async () => {
+    const client = await connect();
+    const failing = await call(client, "execute_code", { code: "def f():\n    return 1 / 0\nf()", language: "python" });
+    expect(failing.isError).toBe(true);
+    expect(failing.structuredContent).toMatchObject({ status: "error", error: { type: "ZeroDivisionError" } });
+    expect(text(failing)).toMatch(/line 2, in f[\s\S]*ZeroDivisionError: division by zero[\s\S]*Fix the error/);
+
+    const slow = await call(client, "execute_code", { code: "while True: pass", language: "python", timeout: 1 });
+    expect(slow.isError).toBe(true);
+    expect(slow.structuredContent?.status).toBe("timeout");
+    expect(text(slow)).toMatch(/larger timeout/);
+
+    const missing = await call(client, "file_read", { session_id: "never-made", path: "x" });
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toMatch(/SESSION_NOT_FOUND/);
+  });
+
+  it("answers malformed calls with JSON-RPC errors and keeps serving", async () => {
+    const client = await connect();
+    const attempts: Array<[string, Record<string, unknown>, RegExp]> = [
+      ["no_such_tool", {}, /unknown tool "no_such_tool"/],
+      ["execute_code", { code: "1", language: 5 }, /language/],
+      ["execute_code", { code: "1", language: "cobol" }, /unknown language "cobol"/],
+      ["execute_code", { code: "1", language: "python", extra: true }, /unknown argument "extra"/],
+      ["execute_code", { code: "   ", language: "python" }, /code is empty/],
+      ["execute_code", { code: "1", language: "python", timeout: 10_000 }, /timeout/],
+      ["file_read", { session_id: "s", path: "../../etc/passwd" }, /PATH_INVALID|\.\./],
+    ];
+    if (attempts.at(-1)) await call(client, "execute_code", { code: "1", language: "python", session_id: "s" });
+    for (const [name, args, message] of attempts) {
+      const error = await client.callTool({ name, arguments: args }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, name).toBeInstanceOf(McpError);
+      expect((error as McpError).code, name).toBe(-32602);
+      expect((error as McpError).message, name).toMatch(message);
+    }
+    const ok = await call(client, "execute_code", { code: "'still here'", language: "python" });
+    expect(ok.structuredContent?.value).toBe("still here");
+  });
+
+  it("streams output as logging messages and progress while code runs", async () => {
+    const client = await connect();
+    await client.setLoggingLevel("info");
+    const logs: Array<{ at: number; logger?: string; data: unknown }> = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logs.push({ at: Date.now(), data: n.params.data, ...(n.params.logger ? { logger: n.params.logger } : {}) });
+    });
+    const progress: string[] = [];
+    const code = "import sys, time\nfor i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(0.3)\nprint('oops', file=sys.stderr)";
+    const result = (await client.callTool({ name: "execute_code", arguments: { code, language: "python" } }, undefined, {
+      onprogress: (p) => progress.push(p.message ?? ""),
+    })) as CallToolResult;
+    const finished = Date.now();
+    expect(result.structuredContent?.stdout).toBe("tick 0\ntick 1\ntick 2\n");
+    const stdoutLogs = logs.filter((l) => l.logger === "stdout");
+    expect(stdoutLogs.map((l) => l.data).join("")).toBe("tick 0\ntick 1\ntick 2\n");
+    // The first line arrived while the code was still sleeping, not with the result.
+    expect(stdoutLogs[0]!.at).toBeLessThan(finished - 300);
+    expect(logs.some((l) => l.logger === "stderr" && String(l.data).includes("oops"))).toBe(true);
+    expect(progress.join("")).toContain("tick 2");
+
+    logs.length = 0;
+    await client.setLoggingLevel("error");
+    await call(client, "execute_code", { code: "print('quiet')", language: "python" });
+    expect(logs).toEqual([]);
+  });
+
+  it("stops the running code when the client cancels the call", async () => {
+    const client = await connect();
+    const id = "cancel-me";
+    await call(client, "execute_code", { code: "state = 'alive'", language: "python", session_id: id });
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = client.callTool({ name: "execute_code", arguments: { code: "import time\ntime.sleep(30)", language: "python", session_id: id } }, undefined, {
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort("user pressed stop"), 700);
+    await expect(pending).rejects.toThrow();
+    // The sandbox was killed: the session's next call runs at once, in a fresh interpreter.
+    const next = await call(client, "execute_code", { code: "'state' in globals()", language: "python", session_id: id });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(next.structuredContent?.value).toBe(false);
+  });
+
+  it("stops the code and leaks nothing when an HTTP client disconnects mid-run", async () => {
+    const baseline = descendantPids().length;
+    const post = (body: unknown, sessionId?: string, signal?: AbortSignal): Promise<Response> =>
+      fetch(`${server.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(sessionId ? { "mcp-session-id": sessionId } : {}) },
+        body: JSON.stringify(body),
+        ...(signal ? { signal } : {}),
+      });
+    const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+    const sessionId = init.headers.get("mcp-session-id")!;
+    await init.text();
+    await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)).text();
+    const controller = new AbortController();
+    const running = post(
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "execute_code", arguments: { code: "import time\ntime.sleep(60)", language: "python", session_id: "dropped" } } },
+      sessionId,
+      controller.signal,
+    ).then((r) => r.text());
+    expect(await waitFor(() => descendantPids().length > baseline, 10_000)).toBe(true);
+    controller.abort();
+    await running.catch(() => undefined);
+    // The call ends long before its 60 s sleep, and its sandbox is gone: only the session's record remains.
+    expect(await waitFor(() => !harness.engine.getSession("dropped").busy, 10_000)).toBe(true);
+    expect(await waitFor(() => descendantPids().length <= baseline, 10_000)).toBe(true);
+    expect(harness.engine.getSession("dropped").runners).toEqual([]);
+    const client = await connect();
+    const ok = await call(client, "execute_code", { code: "1 + 1", language: "python" });
+    expect(ok.structuredContent?.value).toBe(2);
+  });
+
+  it("exposes the security policy resource and the usage prompt", async () => {
+    const client = await connect();
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toContain("sandgate://security-policy");
+    const read = await client.readResource({ uri: "sandgate://security-policy" });
+    const policy = JSON.parse((read.contents[0] as { text: string }).text) as { limits: { max_execution_time_s: number }; isolation: { network: string } };
+    expect(policy.limits.max_execution_time_s).toBe(harness.config.limits.maxExecutionTimeS);
+    expect(policy.isolation.network).toMatch(/none/);
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toContain("use_sandgate");
+    const prompt = await client.getPrompt({ name: "use_sandgate", arguments: { task: "sum a CSV column" } });
+    const body = (prompt.messages[0]!.content as { text: string }).text;
+    expect(body).toMatch(/session_id/);
+    expect(body).toMatch(/Task: sum a CSV column/);
+  });
+});
