@@ -53,7 +53,7 @@ describe("sandgate exec", () => {
 
   it("prints the whole result with --json", async () => {
     const r = await sandgate(["exec", "-l", "javascript", "--json", "[1, 2]"]);
-    expect(JSON.parse(r.stdout)).toMatchObject({ status: "ok", value: [1, 2], sessionId: null });
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: "ok", exit_code: 0, value: [1, 2], session_id: null });
   });
 
   it("rejects bad input with one clear line and exit code 2", async () => {

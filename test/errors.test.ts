@@ -1,7 +1,7 @@
 // The one table that maps SandgateError codes to JSON-RPC codes and HTTP statuses.
 
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES, httpStatusOf, jsonRpcCodeOf, SandgateError } from "../src/errors/index.js";
+import { ERROR_CODES, httpStatusOf, isToolResultCode, jsonRpcCodeOf, SandgateError } from "../src/errors/index.js";
 
 describe("error table", () => {
   it("maps client mistakes to 4xx and invalid-params, host trouble to 5xx", () => {
@@ -22,6 +22,27 @@ describe("error table", () => {
       const rpc = entry.jsonRpc;
       expect([-32600, -32601, -32602, -32603, -32700].includes(rpc) || (rpc <= -32000 && rpc >= -32099), code).toBe(true);
       expect(entry.summary.length, code).toBeGreaterThan(10);
+    }
+  });
+
+  it("maps the server's door errors to the statuses HTTP clients expect", () => {
+    expect(httpStatusOf("UNAUTHORIZED")).toBe(401);
+    expect(httpStatusOf("FORBIDDEN_ORIGIN")).toBe(403);
+    expect(httpStatusOf("BODY_TOO_LARGE")).toBe(413);
+    expect(httpStatusOf("TOO_MANY_REQUESTS")).toBe(429);
+    expect(httpStatusOf("UNKNOWN_TOOL")).toBe(404);
+    expect(httpStatusOf("PATH_INVALID")).toBe(400);
+    expect(httpStatusOf("FILE_NOT_FOUND")).toBe(404);
+    expect(jsonRpcCodeOf("MALFORMED_REQUEST")).toBe(-32700);
+  });
+
+  it("makes a malformed tool call a JSON-RPC error and failed work an isError result", () => {
+    for (const code of ["INVALID_INPUT", "UNKNOWN_LANGUAGE", "CODE_EMPTY", "LIMIT_EXCEEDED", "UNKNOWN_TOOL", "PATH_INVALID"] as const) {
+      expect(isToolResultCode(code), code).toBe(false);
+      expect(jsonRpcCodeOf(code), code).toBe(-32602);
+    }
+    for (const code of ["SESSION_NOT_FOUND", "SESSION_EXPIRED", "TOO_MANY_SESSIONS", "FILE_NOT_FOUND", "SANDBOX_FAILED"] as const) {
+      expect(isToolResultCode(code), code).toBe(true);
     }
   });
 

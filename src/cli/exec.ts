@@ -6,6 +6,7 @@ import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { createLogger } from "../util/logger.js";
 import { Engine, type ExecutionResult } from "../execution/index.js";
+import { toWireResult } from "../server/index.js";
 
 export interface ExecArgs {
   language?: string;
@@ -67,7 +68,8 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
       ...(args.json ? {} : { onOutput: (stream, text) => void (stream === "stdout" ? process.stdout : process.stderr).write(text) }),
     });
     if (args.json) {
-      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      // The same snake_case object the REST API and the MCP tools return.
+      process.stdout.write(`${JSON.stringify(toWireResult(result), null, 2)}\n`);
     } else {
       if (result.value !== undefined) process.stdout.write(`${typeof result.value === "string" ? result.value : JSON.stringify(result.value)}\n`);
       // A shell's non-zero status is already told by the exit code; anything else gets its traceback.

@@ -10,3 +10,5 @@ export { createTools, callTool, runTool, toMcpTool } from "./tools.js";
 export type { ToolDefinition, ToolCallContext, ToolReply } from "./tools.js";
 export { securityPolicy, POLICY_URI } from "./policy.js";
 export type { ServerContext } from "./context.js";
+export { toWireResult, toWireSession, executionResultSchema } from "./wire.js";
+export type { WireExecutionResult } from "./wire.js";
