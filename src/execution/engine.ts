@@ -178,8 +178,12 @@ export class Engine {
     return this.sessions.stop(id);
   }
 
-  /** Runs code. Rejects only for bad input or a sandbox that cannot start; code failures are results. */
-  async execute(request: ExecuteRequest): Promise<ExecutionResult> {
+  /** Throws the error execute() would throw for this request's input, without running anything. */
+  validate(request: ExecuteRequest): void {
+    this.checked(request);
+  }
+
+  private checked(request: ExecuteRequest): { language: ReturnType<typeof checkRequest>; limits: ResolvedLimits } {
     this.assertOpen();
     const language = checkRequest(request, this.config);
     const limits = resolveLimits(this.config, {
@@ -187,6 +191,12 @@ export class Engine {
       ...(request.timeoutS !== undefined ? { timeoutS: request.timeoutS } : {}),
       ...(request.memoryMb !== undefined ? { memoryMb: request.memoryMb } : {}),
     });
+    return { language, limits };
+  }
+
+  /** Runs code. Rejects only for bad input or a sandbox that cannot start; code failures are results. */
+  async execute(request: ExecuteRequest): Promise<ExecutionResult> {
+    const { language, limits } = this.checked(request);
     const session = request.sessionId === undefined ? undefined : this.sessions.get(request.sessionId);
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) {

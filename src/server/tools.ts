@@ -230,9 +230,13 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
   return [executeCode, executeCommand, getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
 }
 
-/** The MCP `tools/list` entry of a definition. */
+const listed = new WeakMap<ToolDefinition, Tool>();
+
+/** The MCP `tools/list` entry of a definition (built once; schemas do not change at run time). */
 export function toMcpTool(tool: ToolDefinition): Tool {
-  return {
+  const cached = listed.get(tool);
+  if (cached) return cached;
+  const entry: Tool = {
     name: tool.name,
     title: tool.title,
     description: tool.description,
@@ -240,6 +244,8 @@ export function toMcpTool(tool: ToolDefinition): Tool {
     outputSchema: toJsonSchema(tool.output) as Tool["outputSchema"],
     annotations: tool.annotations,
   };
+  listed.set(tool, entry);
+  return entry;
 }
 
 /** Parses arguments against the tool's schema; the error names the field and what was wrong. */

@@ -86,12 +86,12 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   const register = (route: RestRoute): void => {
     app.on(route.method.toUpperCase(), route.path, async (c) => {
       let body: Record<string, unknown> = {};
-      if (route.body && !route.ownsBody) {
+      let rawBody = "";
+      if (route.ownsBody) rawBody = await c.req.text();
+      else if (route.body) {
         const raw = await readJsonBody(c);
         if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new SandgateError("INVALID_INPUT", "the request body must be a JSON object");
         body = raw as Record<string, unknown>;
-      } else if (route.ownsBody) {
-        body = (await readJsonBody(c)) as Record<string, unknown>;
       }
       const query = queryObject(c);
       if (route.query) {
@@ -110,7 +110,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         return release;
       };
       try {
-        const result = await route.handle({ body, query, params: c.req.param(), c, signal: c.req.raw.signal, keepSlot });
+        const result = await route.handle({ body, rawBody, query, params: c.req.param(), c, signal: c.req.raw.signal, keepSlot });
         return result instanceof Response ? result : c.json(result, (route.successStatus ?? 200) as ContentfulStatusCode);
       } finally {
         if (!kept) release();

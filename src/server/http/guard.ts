@@ -26,7 +26,10 @@ export interface GuardOptions {
   server: ServerConfig;
 }
 
-/** Host and Origin validation. Loopback servers accept only loopback host names (plus allowedHosts). */
+/**
+ * Host and Origin validation. Loopback servers accept only loopback host names (plus
+ * allowedHosts); a browser Origin must be the server itself or listed.
+ */
 export function originGuard({ server }: GuardOptions): MiddlewareHandler {
   const loopback = isLoopbackHost(server.host);
   const extraHosts = new Set(server.allowedHosts.map((h) => h.toLowerCase()));
@@ -48,7 +51,8 @@ export function originGuard({ server }: GuardOptions): MiddlewareHandler {
       if (!ok) {
         try {
           const url = new URL(origin);
-          ok = url.host.toLowerCase() === host.toLowerCase() || (loopback && isLoopbackHost(hostnameOf(url.host)));
+          // Same origin only: a page on another local port is as foreign as any web site.
+          ok = url.host.toLowerCase() === host.toLowerCase();
         } catch {
           ok = false;
         }

@@ -74,7 +74,10 @@ export class McpHttpSessions {
         session.callSignals.set(message.id, request.signal);
       }
     }
-    return session.transport.handleRequest(request, { parsedBody: body });
+    const response = await session.transport.handleRequest(request, { parsedBody: body });
+    // An initialize that failed leaves a transport no one can reach again.
+    if (session.transport.sessionId === undefined) await session.server.close().catch(() => undefined);
+    return response;
   }
 
   private async open(): Promise<McpHttpSession> {

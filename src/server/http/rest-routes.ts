@@ -31,6 +31,8 @@ export interface RouteInput {
   c: Context;
   /** Aborted when the client disconnects. */
   signal: AbortSignal;
+  /** The body's text, for routes that parse it themselves (ownsBody). */
+  rawBody: string;
   /** For answers that outlive the handler (streams): the caller releases the concurrency slot. */
   keepSlot: () => () => void;
 }
@@ -188,7 +190,14 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       streams: true,
       handle: async ({ body, query, c, signal, keepSlot }) => {
         if (query.stream === "1" || query.stream === "true") {
-          parseToolArguments(findTool(tools, "execute_code"), body);
+          // Everything that would refuse the request is checked before the 200 of a stream goes out.
+          const args = parseToolArguments(findTool(tools, "execute_code"), body) as z.infer<typeof executeCodeInput>;
+          engine.validate({
+            code: args.code,
+            language: args.language,
+            ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
+            ...(args.flavor ? { flavor: args.flavor } : {}),
+          });
           return deps.streamTool(c, "execute_code", body, signal, keepSlot());
         }
         return call("execute_code", body, signal);
@@ -284,7 +293,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: jsonRpcResponse,
       runsCode: true,
       ownsBody: true,
-      handle: ({ body, c, signal }) => Promise.resolve(jsonRpcToolCall(c, tools, body, signal)),
+      handle: ({ rawBody, c, signal }) => jsonRpcToolCall(c, tools, rawBody, signal),
     },
     {
       method: "get",
@@ -309,11 +318,18 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
  * POST /mcp/execute: one JSON-RPC 2.0 tools/call without an MCP session. Errors keep the
  * JSON-RPC shape and take the HTTP status of their code, so plain HTTP clients see a 4xx.
  */
-async function jsonRpcToolCall(c: Context, tools: ToolDefinition[], body: unknown, signal: AbortSignal): Promise<Response> {
-  const parsed = jsonRpcRequest.safeParse(body);
-  const id = parsed.success ? (parsed.data.id ?? null) : null;
+async function jsonRpcToolCall(c: Context, tools: ToolDefinition[], text: string, signal: AbortSignal): Promise<Response> {
+  let body: unknown;
+  let id: string | number | null = null;
   const fail = (error: SandgateError): Response =>
     c.json({ jsonrpc: "2.0", id, error: { code: jsonRpcCodeOf(error.code), message: error.message, data: { code: error.code, ...error.data } } }, httpStatusOf(error.code) as ContentfulStatusCode);
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    return fail(new SandgateError("MALFORMED_REQUEST", `the request body is not valid JSON: ${(error as Error).message}`));
+  }
+  const parsed = jsonRpcRequest.safeParse(body);
+  id = parsed.success ? (parsed.data.id ?? null) : null;
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return fail(new SandgateError("INVALID_INPUT", `not a JSON-RPC 2.0 request: ${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`));
