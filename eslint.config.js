@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "runners/**", "bench/**", "coverage/**"] },
+  { ignores: ["dist/**", "node_modules/**", "runners/**", "bench/**", "scripts/**", "coverage/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,5 +1,5 @@
 // Public surface of the server layer: the MCP server, the HTTP app and server, and stdio.
-export { createMcpServer, toMcpError } from "./mcp-server.js";
+export { createMcpServer, toMcpError, JsonRpcError } from "./mcp-server.js";
 export type { McpServerOptions } from "./mcp-server.js";
 export { createHttpApp } from "./http/app.js";
 export type { HttpApp } from "./http/app.js";

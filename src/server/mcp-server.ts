@@ -33,11 +33,27 @@ export interface McpServerOptions {
   requestSignal?: (id: RequestId) => AbortSignal | undefined;
 }
 
+/**
+ * A JSON-RPC error as the SDK sends it (it copies `code`, `message` and `data` of what a
+ * handler throws). Unlike McpError, the message is not prefixed with "MCP error -32602:".
+ */
+export class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "JsonRpcError";
+  }
+}
+
 /** Maps a thrown error to what the client sees: SandgateErrors keep their code and data. */
-export function toMcpError(error: unknown): McpError {
-  if (error instanceof McpError) return error;
-  if (isSandgateError(error)) return new McpError(jsonRpcCodeOf(error.code), error.message, { code: error.code, ...error.data });
-  return new McpError(ErrorCode.InternalError, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+export function toMcpError(error: unknown): JsonRpcError {
+  if (error instanceof JsonRpcError) return error;
+  if (error instanceof McpError) return new JsonRpcError(error.code, error.message, error.data as Record<string, unknown> | undefined);
+  if (isSandgateError(error)) return new JsonRpcError(jsonRpcCodeOf(error.code), error.message, { code: error.code, ...error.data });
+  return new JsonRpcError(ErrorCode.InternalError, `internal error: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 export function createMcpServer(ctx: ServerContext, options: McpServerOptions, tools: ToolDefinition[] = createTools(ctx)): Server {
@@ -109,7 +125,7 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
 
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     if (request.params.uri !== POLICY_URI) {
-      throw new McpError(ErrorCode.InvalidParams, `unknown resource ${JSON.stringify(request.params.uri)}; the resources are ${POLICY_URI}`);
+      throw new JsonRpcError(ErrorCode.InvalidParams, `unknown resource ${JSON.stringify(request.params.uri)}; the resources are ${POLICY_URI}`);
     }
     return { contents: [{ uri: POLICY_URI, mimeType: "application/json", text: JSON.stringify(securityPolicy(ctx), null, 2) }] };
   });
@@ -118,7 +134,7 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
 
   server.setRequestHandler(GetPromptRequestSchema, (request) => {
     if (request.params.name !== GUIDE_PROMPT.name) {
-      throw new McpError(ErrorCode.InvalidParams, `unknown prompt ${JSON.stringify(request.params.name)}; the prompts are ${GUIDE_PROMPT.name}`);
+      throw new JsonRpcError(ErrorCode.InvalidParams, `unknown prompt ${JSON.stringify(request.params.name)}; the prompts are ${GUIDE_PROMPT.name}`);
     }
     return {
       description: GUIDE_PROMPT.description,
