@@ -5,7 +5,12 @@ import { createTestEngine, type TestEngine } from "./helpers.js";
 
 let t: TestEngine;
 beforeAll(() => {
-  t = createTestEngine({ SANDGATE_CGROUPS: "off", SANDGATE_OUTPUT_CAP: "1048576" }, { python: 0, javascript: 0, bash: 0 });
+  // Without cgroups, RLIMIT_NPROC counts every process of the host user that sandboxes run as
+  // (when tests run as root). A uid of its own keeps other test files' sandboxes out of the count.
+  t = createTestEngine(
+    { SANDGATE_CGROUPS: "off", SANDGATE_OUTPUT_CAP: "1048576", SANDGATE_SANDBOX_UID: "65533", SANDGATE_SANDBOX_GID: "65533" },
+    { python: 0, javascript: 0, bash: 0 },
+  );
 });
 afterAll(async () => {
   await t.close();
