@@ -1,6 +1,7 @@
 // npm run bench: latency and throughput of the sandbox engine, with the seed systems' baseline
 // (one `bwrap ... python3 -c` spawn per request) measured in the same run on the same host.
 // Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
+// `--only engine` or `--only server` (bench/server.mjs) runs one part; both run by default.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -9,8 +10,12 @@ import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
 import { Engine } from "../dist/execution/index.js";
 import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
+import { serverBench } from "./server.mjs";
+import { descendants } from "./proc.mjs";
 
 const QUICK = process.argv.includes("--quick");
+const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
+if (ONLY !== undefined && ONLY !== "engine" && ONLY !== "server") throw new Error(`--only takes engine or server, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
 const N_COLD = QUICK ? 10 : 30;
@@ -49,7 +54,7 @@ async function time(fn) {
 function bareArgv(runtime, command, workspaceDir) {
   const argv = buildSandboxArgv({
     bwrapPath: runtime.bwrapPath,
-    mounts: { workspaceDir, workspaceBytes: 0, runnersDir: runtime.runnersDir, etcDir: runtime.etcDir, readOnlyPaths: runtime.readOnlyPaths },
+    mounts: { workspaceDir, workspaceBytes: 0, runnersDir: runtime.runnersDir, etcDir: runtime.etcDir, readOnlyPaths: runtime.readOnlyPaths, volumes: [] },
     env: { PATH: "/usr/bin:/bin", HOME: "/workspace", LANG: "C.UTF-8" },
     command,
     rlimits: { fileSizeBytes: 64 << 20, openFiles: 1024 },
@@ -91,22 +96,6 @@ async function waitPoolReady(engine) {
   }
 }
 
-function descendants(root) {
-  const kids = new Map();
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const st = readFileSync(`/proc/${e}/stat`, "utf8");
-      const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
-      kids.set(ppid, [...(kids.get(ppid) ?? []), Number(e)]);
-    } catch {}
-  }
-  const out = [];
-  const stack = [root];
-  while (stack.length) for (const k of kids.get(stack.pop()) ?? []) out.push(k), stack.push(k);
-  return out;
-}
-
 function rssKb(pid) {
   const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) : 0;
@@ -116,7 +105,7 @@ function comm(pid) {
   return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
 }
 
-async function main() {
+async function engineBench() {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-"));
   const config = loadConfig({ ...process.env, SANDBOX_DIR: dir });
   const pooled = Engine.create(config); // the default pool sizes (SANDGATE_POOL)
@@ -218,6 +207,11 @@ async function main() {
     await cold.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function main() {
+  if (ONLY !== "server") await engineBench();
+  if (ONLY !== "engine") process.stdout.write(`\n${await serverBench({ quick: QUICK })}\n`);
 }
 
 main().catch((e) => {
