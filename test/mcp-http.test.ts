@@ -225,6 +225,33 @@ describe("MCP over Streamable HTTP", () => {
     expect(ok.structuredContent?.value).toBe(2);
   });
 
+  it("caps the number of open MCP sessions and frees a slot when a client ends its session", async () => {
+    const small = await startHttpServer({
+      engine: harness.engine,
+      config: { ...harness.config, server: { ...harness.config.server, port: 0, maxMcpSessions: 2 } },
+      log: silentLogger,
+      version: "test",
+      startedAt: Date.now(),
+    });
+    const open = async (): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
+      const transport = new StreamableHTTPClientTransport(new URL(`${small.url}/mcp`));
+      const client = new Client({ name: "cap-test", version: "1.0.0" });
+      await client.connect(transport);
+      return { client, transport };
+    };
+    try {
+      const first = await open();
+      await open();
+      await expect(open()).rejects.toThrow(/too many MCP sessions are open \(2\)/);
+      await first.transport.terminateSession();
+      await first.client.close();
+      const again = await open();
+      expect((await again.client.listTools()).tools.length).toBeGreaterThan(0);
+    } finally {
+      await small.close();
+    }
+  });
+
   it("exposes the security policy resource and the usage prompt", async () => {
     const client = await connect();
     const { resources } = await client.listResources();

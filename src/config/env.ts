@@ -100,6 +100,7 @@ export function defaultConfig(): SandgateConfig {
       maxBodyBytes: 2 * 1024 * 1024,
       maxConcurrentPerClient: 8,
       mcpSessionIdleS: 3600,
+      maxMcpSessions: 256,
     },
     volumes: [],
   };
@@ -151,6 +152,7 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
       allowedOrigins: parseListEnv(env, "SANDGATE_ALLOWED_ORIGINS") ?? server.allowedOrigins,
       maxBodyBytes: num("SANDGATE_MAX_BODY_BYTES", server.maxBodyBytes),
       maxConcurrentPerClient: num("SANDGATE_MAX_CONCURRENT", server.maxConcurrentPerClient),
+      maxMcpSessions: num("SANDGATE_MAX_MCP_SESSIONS", server.maxMcpSessions),
     },
   };
 }

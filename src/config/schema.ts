@@ -70,6 +70,11 @@ export const serverSchema = z
       .min(1)
       .describe("Requests one client (API key or remote address) may have running at once; more get 429 (SANDGATE_MAX_CONCURRENT)"),
     mcpSessionIdleS: z.number().positive().describe("An MCP Streamable HTTP session idle this long is closed, seconds"),
+    maxMcpSessions: z
+      .number()
+      .int()
+      .min(1)
+      .describe("MCP Streamable HTTP sessions open at once; a new initialize beyond it gets 429 (SANDGATE_MAX_MCP_SESSIONS)"),
   })
   .strict();
 export type ServerConfig = z.infer<typeof serverSchema>;

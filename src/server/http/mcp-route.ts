@@ -66,6 +66,10 @@ export class McpHttpSessions {
       if (request.method !== "POST" || !messages.some((m) => isInitializeRequest(m))) {
         return jsonRpcError(400, -32000, "Bad Request: send initialize first; other requests need the Mcp-Session-Id header it returns");
       }
+      const max = this.ctx.config.server.maxMcpSessions;
+      if (this.sessions.size >= max) {
+        return jsonRpcError(429, -32010, `too many MCP sessions are open (${max}); end unused ones (DELETE /mcp) or wait for idle ones to close`);
+      }
       session = await this.open();
     }
     session.lastSeen = Date.now();
