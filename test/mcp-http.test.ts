@@ -5,7 +5,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { createMcpServer, startHttpServer, type RunningServer } from "../src/server/index.js";
 import { silentLogger } from "../src/util/logger.js";
 import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
 
@@ -106,6 +107,10 @@ describe("MCP over Streamable HTTP", () => {
     const gone = await call(client, "file_read", { session_id: id, path: "notes.txt" });
     expect(gone.isError).toBe(true);
     expect(text(gone)).toMatch(/SESSION_EXPIRED/);
+    const reborn = await call(client, "execute_code", { code: "'total' in globals()", language: "python", session_id: id });
+    expect(reborn.structuredContent).toMatchObject({ status: "ok", value: false, state_reset: true });
+    expect(text(reborn)).toMatch(/session mcp-session-1 had ended \(stopped\); a new, empty one was started/);
+    await call(client, "stop_session", { session_id: id });
   });
 
   it("reports a failing program as an error result that says what happened and what to try", async () => {
@@ -175,6 +180,27 @@ describe("MCP over Streamable HTTP", () => {
     await client.setLoggingLevel("error");
     await call(client, "execute_code", { code: "print('quiet')", language: "python" });
     expect(logs).toEqual([]);
+  });
+
+  it("keeps reporting progress during a long quiet run, so clients do not time out", async () => {
+    const ctx = { engine: harness.engine, config: harness.config, log: silentLogger, version: "test", startedAt: Date.now() };
+    const server = createMcpServer(ctx, { clientKey: "in-memory", heartbeatMs: 150 });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "in-memory", version: "1.0.0" });
+    await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    try {
+      const progress: string[] = [];
+      const result = (await client.callTool({ name: "execute_code", arguments: { code: "import time\ntime.sleep(1)\n'done'", language: "python" } }, undefined, {
+        onprogress: (p) => progress.push(p.message ?? ""),
+        timeout: 700,
+        resetTimeoutOnProgress: true,
+      })) as CallToolResult;
+      expect(result.structuredContent?.value).toBe("done");
+      expect(progress.filter((m) => /still running after \d+ s/.test(m)).length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 
   it("stops the running code when the client cancels the call", async () => {

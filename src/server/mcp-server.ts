@@ -31,6 +31,11 @@ export interface McpServerOptions {
   limiter?: ClientLimiter;
   /** The HTTP request that carried call `id`, when it is gone the call is stopped. */
   requestSignal?: (id: RequestId) => AbortSignal | undefined;
+  /**
+   * With a progressToken, a quiet call still reports progress this often, so that clients
+   * which reset their request timeout on progress do not give up on a long run. Default 10 s.
+   */
+  heartbeatMs?: number;
 }
 
 /**
@@ -92,9 +97,17 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
         }
       },
     });
+    const started = performance.now();
+    const heartbeat =
+      progressToken === undefined
+        ? undefined
+        : setInterval(() => {
+            progress += 1;
+            const message = `still running after ${Math.round((performance.now() - started) / 1000)} s`;
+            void extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, message } }).catch(() => undefined);
+          }, options.heartbeatMs ?? 10_000);
     const httpSignal = options.requestSignal?.(extra.requestId);
     const signal = httpSignal ? AbortSignal.any([extra.signal, httpSignal]) : extra.signal;
-    const started = performance.now();
     const tool = request.params.name;
     try {
       const result = await callTool(tools, tool, request.params.arguments, { signal, onOutput: forwarder.push });
@@ -107,6 +120,7 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
       ctx.log.info({ tool, client: options.clientKey, ms: Math.round(performance.now() - started), error: mapped.message }, "tool call refused");
       throw mapped;
     } finally {
+      clearInterval(heartbeat);
       release?.();
     }
   });
