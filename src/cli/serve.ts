@@ -40,6 +40,8 @@ export async function runServe(config: SandgateConfig, version: string): Promise
 }
 
 export async function runStdio(config: SandgateConfig, version: string): Promise<number> {
+  // stdout carries MCP messages only: whatever a dependency prints through console goes to stderr.
+  console.log = console.info = console.debug = console.error;
   const ctx = context(config, version);
   try {
     await Promise.race([serveStdio(ctx), waitForSignal()]);
