@@ -1,65 +1,17 @@
 // The REST API over real HTTP on port 0, with real bubblewrap sandboxes behind it: status
-// routes, execution (plain and streamed), sessions and files, bad input, MCP conveniences,
-// and the guards at the door (API key, Host/Origin, CORS, per-client cap, disconnects).
+// routes, execution (plain and streamed), sessions and files, bad input, MCP conveniences.
+// The guards at the door and hang-ups are in rest-safety.test.ts.
 
 import { request as httpRequest } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServerConfig } from "../src/config/index.js";
-import { assertSafeToServe, startHttpServer, type RunningServer } from "../src/server/index.js";
+import { describe, expect, it } from "vitest";
 import type { WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
-import { listeningPorts, parseSse, rawRequest, serverContext, startTestServer } from "./server-helpers.js";
+import { expectError, useRestServer, parseSse, type ErrorBody, type JsonRpcReply, type Reply } from "./server-helpers.js";
 
 const MAX_CODE_BYTES = 4096;
 const MAX_BODY_BYTES = 64 * 1024;
 
-interface ErrorBody {
-  error: { code: string; message: string; data?: Record<string, unknown> };
-}
-
-interface JsonRpcReply {
-  jsonrpc: string;
-  id: string | number | null;
-  result?: { content: { type: string; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
-  error?: { code: number; message: string; data?: { code?: string } };
-}
-
-interface Reply<T> {
-  status: number;
-  headers: Headers;
-  body: T;
-}
-
-let fx: TestEngine;
-let server: RunningServer;
-
-beforeAll(async () => {
-  fx = createTestEngine({ SANDGATE_MAX_CODE_BYTES: String(MAX_CODE_BYTES) }, { python: 1, javascript: 1, bash: 1 });
-  server = await startTestServer(fx.engine, fx.config, { maxBodyBytes: MAX_BODY_BYTES });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await fx?.close();
-});
-
-/** A JSON request with fetch; `raw` sends a body exactly as given. */
-async function api<T = unknown>(path: string, init: { method?: string; json?: unknown; raw?: string; headers?: Record<string, string>; base?: string } = {}): Promise<Reply<T>> {
-  const hasBody = init.json !== undefined || init.raw !== undefined;
-  const res = await fetch(`${init.base ?? server.url}${path}`, {
-    method: init.method ?? (hasBody ? "POST" : "GET"),
-    headers: { ...(hasBody ? { "content-type": "application/json" } : {}), ...init.headers },
-    ...(hasBody ? { body: init.raw ?? JSON.stringify(init.json) } : {}),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON (HTML, SSE): keep the text
-  }
-  return { status: res.status, headers: res.headers, body: body as T };
-}
+const rest = useRestServer({ maxCodeBytes: MAX_CODE_BYTES, maxBodyBytes: MAX_BODY_BYTES });
+const { api } = rest;
 
 const execute = (args: Record<string, unknown>): Promise<Reply<WireExecutionResult>> => api<WireExecutionResult>("/execute", { json: args });
 
@@ -68,25 +20,6 @@ function dig(value: unknown, ...keys: string[]): unknown {
   return keys.reduce<unknown>((v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined), value);
 }
 
-/** Asserts the {error: {code, message}} shape with this status and code; returns the error. */
-function expectError(reply: Reply<unknown>, status: number, code: string): ErrorBody["error"] {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.headers.get("content-type")).toMatch(/application\/json/);
-  const body = reply.body as ErrorBody;
-  expect(body.error.code).toBe(code);
-  expect(typeof body.error.message).toBe("string");
-  expect(body.error.message.length).toBeGreaterThan(0);
-  return body.error;
-}
-
-async function withServer(overrides: Partial<ServerConfig>, fn: (s: RunningServer) => Promise<void>): Promise<void> {
-  const s = await startTestServer(fx.engine, fx.config, overrides);
-  try {
-    await fn(s);
-  } finally {
-    await s.close();
-  }
-}
 
 describe("status and documents", () => {
   it("GET / names the service and its endpoints", async () => {
@@ -103,7 +36,7 @@ describe("status and documents", () => {
       version: "test",
       uptime_s: expect.any(Number),
       sandbox: { bubblewrap: expect.stringMatching(/bwrap/), namespaces: expect.arrayContaining(["user", "pid", "network", "mount"]), seccomp: expect.any(Boolean) },
-      sessions: { active: expect.any(Number), max: fx.config.sessions.max },
+      sessions: { active: expect.any(Number), max: rest.fx.config.sessions.max },
       pool: { python: { target: 1 }, javascript: { target: 1 }, bash: { target: 1 } },
     });
     expect(Object.keys(body.pool).sort()).toEqual(["bash", "javascript", "python"]);
@@ -123,7 +56,7 @@ describe("status and documents", () => {
   it("GET /security/policy shows the configured limits", async () => {
     const { status, body } = await api("/security/policy");
     expect(status).toBe(200);
-    const { limits } = fx.config;
+    const { limits } = rest.fx.config;
     expect(limits.maxExecutionTimeS).toBe(20);
     expect(body).toMatchObject({
       languages: ["python", "javascript", "typescript", "bash"],
@@ -135,7 +68,7 @@ describe("status and documents", () => {
         max_code_bytes: MAX_CODE_BYTES,
         output_shown_bytes: limits.maxOutputSize,
       },
-      sessions: { max: fx.config.sessions.max },
+      sessions: { max: rest.fx.config.sessions.max },
       isolation: { sandbox: "bubblewrap" },
       http: { api_key_required: false, cors: false, max_body_bytes: MAX_BODY_BYTES },
     });
@@ -226,7 +159,7 @@ describe("POST /execute", () => {
   });
 
   it("streams stdout as server-sent events while the code runs, then the full result", async () => {
-    const res = await fetch(`${server.url}/execute?stream=1`, {
+    const res = await fetch(`${rest.server.url}/execute?stream=1`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ language: "python", code: "import time\nprint('first', flush=True)\ntime.sleep(1)\nprint('second')\n7 * 6" }),
@@ -391,7 +324,7 @@ describe("bad input gets a clear 4xx and the server keeps serving", () => {
 
   it("an empty body is 400 MALFORMED_REQUEST", async () => {
     expectError(await api("/execute", { raw: "" }), 400, "MALFORMED_REQUEST");
-    const noBody = await fetch(`${server.url}/execute`, { method: "POST" });
+    const noBody = await fetch(`${rest.server.url}/execute`, { method: "POST" });
     expect(noBody.status).toBe(400);
     expect(((await noBody.json()) as ErrorBody).error.code).toBe("MALFORMED_REQUEST");
   });
@@ -446,7 +379,7 @@ describe("bad input gets a clear 4xx and the server keeps serving", () => {
   it("a chunked body (no Content-Length) above server.maxBodyBytes is 413 BODY_TOO_LARGE too", async () => {
     const chunks = [`{"language":"python","code":"#`, ..."a".repeat(MAX_BODY_BYTES + 1024).match(/.{1,4096}/g)!, `"}`];
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(`${server.url}/execute`, { method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" } }, (r) => {
+      const req = httpRequest(`${rest.server.url}/execute`, { method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" } }, (r) => {
         let text = "";
         r.on("data", (d: Buffer) => (text += d.toString()));
         r.on("end", () => resolve({ status: r.statusCode ?? 0, text }));
@@ -548,193 +481,6 @@ describe("MCP conveniences", () => {
       protocol_versions: expect.arrayContaining(["2025-06-18"]),
       tools: expect.arrayContaining(["execute_code", "file_read"]),
       authentication: "none",
-    });
-  });
-});
-
-describe("safety at the door", () => {
-  it("requires the API key on everything but / and /health", async () => {
-    const key = "k".repeat(20);
-    await withServer({ apiKey: key }, async (s) => {
-      const none = await api("/security/policy", { base: s.url });
-      expectError(none, 401, "UNAUTHORIZED");
-      expect(none.headers.get("www-authenticate")).toMatch(/^Bearer/);
-      const wrong = await api("/security/policy", { base: s.url, headers: { authorization: `Bearer ${"x".repeat(20)}` } });
-      expectError(wrong, 401, "UNAUTHORIZED");
-      expect(wrong.headers.get("www-authenticate")).toMatch(/^Bearer/);
-      expectError(await api("/execute", { base: s.url, json: { language: "python", code: "1" } }), 401, "UNAUTHORIZED");
-
-      const right = await api("/security/policy", { base: s.url, headers: { authorization: `Bearer ${key}` } });
-      expect(right.status).toBe(200);
-      expect(right.body).toMatchObject({ http: { api_key_required: true } });
-      const run = await api<WireExecutionResult>("/execute", { base: s.url, headers: { authorization: `Bearer ${key}` }, json: { language: "bash", code: "echo ok" } });
-      expect(run.body).toMatchObject({ status: "ok", stdout: "ok\n" });
-
-      expect((await api("/", { base: s.url })).status).toBe(200);
-      expect((await api("/health", { base: s.url })).status).toBe(200);
-    });
-  });
-
-  it("refuses a foreign Host header with 403 FORBIDDEN_ORIGIN (DNS rebinding)", async () => {
-    const port = server.port;
-    const evil = await rawRequest(`${server.url}/health`, { headers: { host: `evil.example:${port}` } });
-    expect(evil.status).toBe(403);
-    expect((evil.json as ErrorBody).error.code).toBe("FORBIDDEN_ORIGIN");
-    const evilPost = await rawRequest(`${server.url}/execute`, {
-      method: "POST",
-      headers: { host: `evil.example:${port}`, "content-type": "application/json" },
-      body: JSON.stringify({ language: "python", code: "1" }),
-    });
-    expect(evilPost.status).toBe(403);
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
-      expect((await rawRequest(`${server.url}/health`, { headers: { host } })).status, host).toBe(200);
-    }
-  });
-
-  it("refuses a foreign Origin with 403 and accepts the server's own", async () => {
-    const evil = await rawRequest(`${server.url}/languages`, { headers: { origin: "http://evil.example" } });
-    expect(evil.status).toBe(403);
-    expect((evil.json as ErrorBody).error.code).toBe("FORBIDDEN_ORIGIN");
-    expect((evil.json as ErrorBody).error.message).toContain("evil.example");
-    const evilPost = await rawRequest(`${server.url}/execute`, {
-      method: "POST",
-      headers: { origin: "http://evil.example", "content-type": "application/json" },
-      body: JSON.stringify({ language: "python", code: "1" }),
-    });
-    expect(evilPost.status).toBe(403);
-    const own = await rawRequest(`${server.url}/languages`, { headers: { origin: server.url } });
-    expect(own.status).toBe(200);
-  });
-
-  // A page on another local port can make a browser POST a "simple" text/plain request, which
-  // needs no CORS preflight; only the Origin check stands in its way.
-  it("does not run code for a browser's cross-origin simple request from another local port", async () => {
-    const res = await rawRequest(`${server.url}/execute`, {
-      method: "POST",
-      headers: { origin: "http://localhost:3000", "content-type": "text/plain;charset=UTF-8" },
-      body: JSON.stringify({ language: "bash", code: "echo cross-site-ran" }),
-    });
-    expect(res.text).not.toContain("cross-site-ran");
-    expect([403, 415]).toContain(res.status);
-  });
-
-  it("sends no CORS headers by default, and answers preflights when CORS is enabled", async () => {
-    const preflight = { method: "OPTIONS", headers: { origin: server.url, "access-control-request-method": "POST", "access-control-request-headers": "content-type" } };
-    const off = await rawRequest(`${server.url}/execute`, preflight);
-    expect(off.headers["access-control-allow-origin"]).toBeUndefined();
-
-    await withServer({ cors: { enabled: true, origins: [] } }, async (s) => {
-      const on = await rawRequest(`${s.url}/execute`, { ...preflight, headers: { ...preflight.headers, origin: s.url } });
-      expect(on.status).toBeLessThan(300);
-      expect(on.headers["access-control-allow-origin"]).toBe(s.url);
-      expect(String(on.headers["access-control-allow-methods"])).toContain("POST");
-      const get = await rawRequest(`${s.url}/languages`, { headers: { origin: s.url } });
-      expect(get.status).toBe(200);
-      expect(get.headers["access-control-allow-origin"]).toBe(s.url);
-    });
-  });
-
-  it("caps concurrent executions per client with 429 TOO_MANY_REQUESTS", async () => {
-    await withServer({ maxConcurrentPerClient: 1 }, async (s) => {
-      const session_id = "rest-slow";
-      const slow = api<WireExecutionResult>("/execute", { base: s.url, json: { language: "python", code: "import time\ntime.sleep(2)\n'slept'", session_id } });
-      try {
-        // The session is busy once the slow call holds the client's only slot and runs.
-        expect(await waitFor(() => fx.engine.listSessions().some((x) => x.id === session_id && x.busy), 10_000)).toBe(true);
-        const second = await api("/execute", { base: s.url, json: { language: "bash", code: "echo second" } });
-        const err = expectError(second, 429, "TOO_MANY_REQUESTS");
-        expect(err.data?.limit).toBe(1);
-        expect((await slow).body).toMatchObject({ status: "ok", value: "slept" });
-        const third = await api<WireExecutionResult>("/execute", { base: s.url, json: { language: "bash", code: "echo third" } });
-        expect(third.status).toBe(200);
-        expect(third.body.stdout).toBe("third\n");
-        // Routes that do not run code are not counted.
-        expect((await api("/languages", { base: s.url })).status).toBe(200);
-      } finally {
-        await slow.catch(() => undefined);
-        await api(`/sessions/${session_id}`, { base: s.url, method: "DELETE" });
-      }
-    });
-  });
-
-  it("refuses to listen on 0.0.0.0 without an API key, and nothing listens", async () => {
-    const ctx = serverContext(fx.engine, fx.config, { host: "0.0.0.0" });
-    expect(() => assertSafeToServe(ctx)).toThrow(expect.objectContaining({ code: "CONFIG_INVALID" }) as Error);
-    const before = listeningPorts();
-    expect(before).toContain(server.port);
-    await expect(startHttpServer(ctx)).rejects.toMatchObject({ name: "SandgateError", code: "CONFIG_INVALID", message: expect.stringMatching(/API key/) });
-    expect(listeningPorts()).toEqual(before);
-    // With a key the same bind is allowed by the check.
-    expect(() => assertSafeToServe(serverContext(fx.engine, fx.config, { host: "0.0.0.0", apiKey: "k".repeat(20) }))).not.toThrow();
-  });
-});
-
-describe("a client that goes away", () => {
-  const poolFull = (): boolean => Object.values(fx.engine.poolState()).every((k) => k.ready === k.target && k.starting === 0);
-
-  /** Our descendant process count once the warm pool is full and nothing is starting or retiring. */
-  async function settledPidCount(): Promise<number> {
-    expect(await waitFor(poolFull, 15_000)).toBe(true);
-    let last = descendantPids().length;
-    await waitFor(() => {
-      const now = descendantPids().length;
-      const stable = now === last && poolFull();
-      last = now;
-      return stable;
-    }, 5000);
-    return last;
-  }
-
-  it("stops the sandbox of a request whose client disconnected", async () => {
-    const baseline = await settledPidCount();
-    const before = new Set(descendantPids());
-
-    const controller = new AbortController();
-    const request = fetch(`${server.url}/execute`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ language: "python", code: "import time\ntime.sleep(30)" }),
-      signal: controller.signal,
-    });
-    // The run has started once the pool has handed out its python sandbox (it refills after release).
-    expect(await waitFor(() => fx.engine.poolState().python.ready === 0, 10_000)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
-    controller.abort();
-    await expect(request).rejects.toThrow();
-
-    // The sandbox that ran the code (it existed before, in the pool) is gone, and no extra process remains.
-    const gone = await waitFor(() => {
-      const now = descendantPids();
-      return now.length <= baseline && [...before].some((pid) => !now.includes(pid));
-    }, 10_000);
-    expect(gone, `descendants now ${descendantPids().length}, baseline ${baseline}`).toBe(true);
-
-    const after = await execute({ language: "python", code: "'alive'" });
-    expect(after.body).toMatchObject({ status: "ok", value: "alive" });
-  });
-
-  it("stops a streamed run when the client drops the event stream, and frees its slot", async () => {
-    const baseline = await settledPidCount();
-    await withServer({ maxConcurrentPerClient: 1 }, async (s) => {
-      const controller = new AbortController();
-      const res = await fetch(`${s.url}/execute?stream=1`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        // A fresh (non-pooled) sandbox: the large flavor does not match the pool's shape.
-        body: JSON.stringify({ language: "python", flavor: "large", code: "import time\nprint('started', flush=True)\ntime.sleep(30)" }),
-        signal: controller.signal,
-      });
-      const reader = res.body!.getReader();
-      const first = (await reader.read()) as { done: boolean; value?: Uint8Array };
-      expect(new TextDecoder().decode(first.value)).toContain("started");
-      expect(descendantPids().length).toBeGreaterThan(baseline);
-      controller.abort();
-
-      expect(await waitFor(() => descendantPids().length <= baseline, 10_000), `descendants ${descendantPids().length}, baseline ${baseline}`).toBe(true);
-      // The only slot of this client is free again.
-      const next = await api<WireExecutionResult>("/execute", { base: s.url, json: { language: "bash", code: "echo free" } });
-      expect(next.status).toBe(200);
-      expect(next.body.stdout).toBe("free\n");
     });
   });
 });

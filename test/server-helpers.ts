@@ -2,11 +2,13 @@
 // that may set any header (Host included), server-sent-event parsing and listening-port probes.
 
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { afterAll, beforeAll, expect } from "vitest";
 import { request as httpRequest } from "node:http";
 import type { SandgateConfig, ServerConfig } from "../src/config/index.js";
 import type { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer, type ServerContext } from "../src/server/index.js";
 import { silentLogger } from "../src/util/logger.js";
+import { createTestEngine, type TestEngine } from "./helpers.js";
 
 /** The context a test server runs with: the engine's config with `server` overrides and port 0. */
 export function serverContext(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}): ServerContext {
@@ -100,4 +102,97 @@ export function listeningPorts(): number[] {
     }
   }
   return ports.sort((a, b) => a - b);
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; data?: Record<string, unknown> };
+}
+
+export interface JsonRpcReply {
+  jsonrpc: string;
+  id: string | number | null;
+  result?: { content: { type: string; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+  error?: { code: number; message: string; data?: { code?: string } };
+}
+
+export interface Reply<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface ApiInit {
+  method?: string;
+  json?: unknown;
+  /** A body sent exactly as given. */
+  raw?: string;
+  headers?: Record<string, string>;
+  /** Another server's URL. */
+  base?: string;
+}
+
+export type Api = <T = unknown>(path: string, init?: ApiInit) => Promise<Reply<T>>;
+
+/** JSON requests with fetch against the server `base()` names; bodies that are not JSON stay text. */
+export function jsonApi(base: () => string): Api {
+  return async <T = unknown>(path: string, init: ApiInit = {}): Promise<Reply<T>> => {
+    const hasBody = init.json !== undefined || init.raw !== undefined;
+    const res = await fetch(`${init.base ?? base()}${path}`, {
+      method: init.method ?? (hasBody ? "POST" : "GET"),
+      headers: { ...(hasBody ? { "content-type": "application/json" } : {}), ...init.headers },
+      ...(hasBody ? { body: init.raw ?? JSON.stringify(init.json) } : {}),
+    });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON (HTML, SSE): keep the text
+    }
+    return { status: res.status, headers: res.headers, body: body as T };
+  };
+}
+
+/** Asserts the {error: {code, message}} shape with this status and code; returns the error. */
+export function expectError(reply: Reply<unknown>, status: number, code: string): ErrorBody["error"] {
+  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
+  expect(reply.headers.get("content-type")).toMatch(/application\/json/);
+  const body = reply.body as ErrorBody;
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe("string");
+  expect(body.error.message.length).toBeGreaterThan(0);
+  return body.error;
+}
+
+export interface RestFixture {
+  /** Valid inside tests (after beforeAll). */
+  readonly fx: TestEngine;
+  readonly server: RunningServer;
+  readonly api: Api;
+}
+
+/** One engine and server on port 0 for a test file, torn down after it. */
+export function useRestServer(options: { maxCodeBytes: number; maxBodyBytes: number }): RestFixture {
+  let fx: TestEngine | undefined;
+  let server: RunningServer | undefined;
+  beforeAll(async () => {
+    fx = createTestEngine({ SANDGATE_MAX_CODE_BYTES: String(options.maxCodeBytes) }, { python: 1, javascript: 1, bash: 1 });
+    server = await startTestServer(fx.engine, fx.config, { maxBodyBytes: options.maxBodyBytes });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await fx?.close();
+  });
+  const fixture: RestFixture = {
+    get fx() {
+      if (!fx) throw new Error("the REST fixture is used before beforeAll ran");
+      return fx;
+    },
+    get server() {
+      if (!server) throw new Error("the REST fixture is used before beforeAll ran");
+      return server;
+    },
+    api: jsonApi(() => fixture.server.url),
+  };
+  return fixture;
 }
