@@ -1,7 +1,7 @@
 // Pure pieces without a sandbox: frames, marker splitting, config from the environment,
 // limit resolution and output shaping.
 
-import { existsSync, mkdirSync, mkdtempSync, utimesSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -102,12 +102,16 @@ describe("marker stream streaming", () => {
 describe("saved outputs", () => {
   it("prunes only entries older than the kept age", () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-outputs-"));
-    mkdirSync(join(dir, "old"));
-    mkdirSync(join(dir, "new"));
-    const past = new Date(Date.now() - 2 * 3600_000);
-    utimesSync(join(dir, "old"), past, past);
-    expect(pruneOutputs(dir, 3600_000)).toBe(1);
-    expect(existsSync(join(dir, "old"))).toBe(false);
-    expect(existsSync(join(dir, "new"))).toBe(true);
+    try {
+      mkdirSync(join(dir, "old"));
+      mkdirSync(join(dir, "new"));
+      const past = new Date(Date.now() - 2 * 3600_000);
+      utimesSync(join(dir, "old"), past, past);
+      expect(pruneOutputs(dir, 3600_000)).toBe(1);
+      expect(existsSync(join(dir, "old"))).toBe(false);
+      expect(existsSync(join(dir, "new"))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
