@@ -81,7 +81,8 @@ for p in [${JSON.stringify(homeSecret)}, ${JSON.stringify(tmpSecret)}, "/root", 
   it("writes outside /workspace fail, including via ../ and symlinks made inside", async () => {
     const victimDir = join(tmpdir(), `sandgate-victim-${process.pid}`);
     mkdirSync(victimDir, { recursive: true });
-    const r = await py(`
+    try {
+      const r = await py(`
 import os
 results = []
 def attempt(label, fn):
@@ -98,11 +99,13 @@ os.symlink("/", "/workspace/root")
 attempt("rootlink", lambda: open("/workspace/root/usr/pwned", "w").write("x"))
 print(results)
 `);
-    expect(r.status).toBe("ok");
-    expect(r.stdout).not.toContain("WROTE");
-    expect(readdirSync(victimDir)).toEqual([]);
-    expect(existsSync("/usr/pwned")).toBe(false);
-    rmSync(victimDir, { recursive: true, force: true });
+      expect(r.status).toBe("ok");
+      expect(r.stdout).not.toContain("WROTE");
+      expect(readdirSync(victimDir)).toEqual([]);
+      expect(existsSync("/usr/pwned")).toBe(false);
+    } finally {
+      rmSync(victimDir, { recursive: true, force: true });
+    }
   });
 
   it("the host environment is not visible, not even a secret variable", async () => {
