@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
 import { startHttpServer } from "../src/server/index.js";
 import { silentLogger } from "../src/util/logger.js";
-import { createTestEngine, descendantPids, waitFor } from "./helpers.js";
+import { Engine } from "../src/execution/index.js";
+import { descendantPids, waitFor } from "./helpers.js";
 
 const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 const dir = mkdtempSync(join(tmpdir(), "sandgate-config-"));
@@ -107,12 +108,8 @@ describe("volumes", () => {
     mkdirSync(scratch);
     chmodSync(scratch, 0o777); // writable volumes must be writable by the sandbox user
     writeFileSync(join(data, "facts.txt"), "the answer is 42\n", { mode: 0o644 });
-    const harness = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
-    await harness.close();
-    const { Engine } = await import("../src/execution/index.js");
     const config = {
-      ...harness.config,
-      sandboxDir: join(dir, "vol-state"),
+      ...loadConfig({ SANDBOX_DIR: join(dir, "vol-state"), MAX_EXECUTION_TIME: "20" }),
       volumes: [
         { name: "data", hostPath: data, readOnly: true, description: "reference facts" },
         { name: "scratch", hostPath: scratch, readOnly: false },

@@ -133,13 +133,13 @@ describe("safety at the door", () => {
 
   it("refuses to listen on 0.0.0.0 without an API key, and nothing listens", async () => {
     const ctx = serverContext(rest.fx.engine, rest.fx.config, { host: "0.0.0.0" });
-    expect(() => assertSafeToServe(ctx)).toThrow(expect.objectContaining({ code: "CONFIG_INVALID" }) as Error);
+    expect(() => assertSafeToServe(ctx.config.server)).toThrow(expect.objectContaining({ code: "CONFIG_INVALID" }) as Error);
     const before = listeningPorts();
     expect(before).toContain(rest.server.port);
     await expect(startHttpServer(ctx)).rejects.toMatchObject({ name: "SandgateError", code: "CONFIG_INVALID", message: expect.stringMatching(/API key/) });
     expect(listeningPorts()).toEqual(before);
     // With a key the same bind is allowed by the check.
-    expect(() => assertSafeToServe(serverContext(rest.fx.engine, rest.fx.config, { host: "0.0.0.0", apiKey: "k".repeat(20) }))).not.toThrow();
+    expect(() => assertSafeToServe(serverContext(rest.fx.engine, rest.fx.config, { host: "0.0.0.0", apiKey: "k".repeat(20) }).config.server)).not.toThrow();
   });
 });
 

@@ -24,7 +24,7 @@ function context(config: SandgateConfig, version: string): ServerContext {
 }
 
 export async function runServe(config: SandgateConfig, version: string): Promise<number> {
-  assertSafeToServe({ config } as ServerContext);
+  assertSafeToServe(config.server);
   const ctx = context(config, version);
   try {
     const server = await startHttpServer(ctx);

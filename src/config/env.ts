@@ -167,12 +167,12 @@ export interface LoadConfigOptions {
  * Errors name the offending key and where it came from.
  */
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): SandgateConfig {
-  const path = options.configPath ?? (env.SANDGATE_CONFIG?.trim() || undefined);
+  const path = options.configPath ?? configPathFrom(env);
   const base = path === undefined ? defaultConfig() : readConfigFile(path, defaultConfig());
   return validateConfig(applyEnv(base, env), path === undefined ? "environment" : `environment over ${path}`);
 }
 
-/** The name of the config file a CLI would use: the flag, else SANDGATE_CONFIG, else none. */
+/** The config file SANDGATE_CONFIG names, if any. */
 export function configPathFrom(env: Env = process.env): string | undefined {
   return env.SANDGATE_CONFIG?.trim() || undefined;
 }

@@ -1,7 +1,6 @@
 // Public surface of the config module.
-export { loadConfig, defaultConfig, applyEnv, configPathFrom } from "./env.js";
+export { loadConfig, configPathFrom } from "./env.js";
 export type { LoadConfigOptions } from "./env.js";
-export { readConfigFile } from "./file.js";
 export { validateConfig } from "./validate.js";
 export { maskSecrets } from "./mask.js";
 export { configSchema, flavorSchema, limitsSchema, serverSchema, volumeSchema, isLoopbackHost, LANGUAGES, FLAVOR_NAMES } from "./schema.js";

@@ -128,12 +128,11 @@ export class Engine {
    * The live session `id`, started when there is none. `endedBefore` says why an earlier
    * session with this id ended, so callers can tell the user its state is gone.
    */
-  ensureSession(id: string): { info: SessionInfo; created: boolean; endedBefore?: string } {
+  ensureSession(id: string): { info: SessionInfo; endedBefore?: string } {
     this.assertOpen();
-    const endedBefore = this.sessions.endedReason(id);
-    const existed = this.sessions.has(id);
+    const endedBefore = this.sessions.has(id) ? undefined : this.sessions.endedReason(id);
     const info = this.sessions.info(this.sessions.open(id));
-    return { info, created: !existed, ...(endedBefore !== undefined && !existed ? { endedBefore } : {}) };
+    return { info, ...(endedBefore !== undefined ? { endedBefore } : {}) };
   }
 
   /** Runs a shell line with bash (pipes, redirections) in a subshell of the session's shell. */

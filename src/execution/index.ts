@@ -7,5 +7,4 @@ export { SessionManager } from "./sessions.js";
 export type { SessionInfo } from "./sessions.js";
 export { shapeOutput } from "./output.js";
 export { prepareCode } from "./prepare-code.js";
-export { commandToBash, shellQuote } from "./command.js";
 export type { FileEncoding, WorkspaceEntry, WorkspaceFileLimits } from "./workspace-files.js";

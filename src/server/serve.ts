@@ -4,7 +4,7 @@
 import type { AddressInfo } from "node:net";
 import type { Server as HttpServer } from "node:http";
 import { serve } from "@hono/node-server";
-import { isLoopbackHost } from "../config/index.js";
+import { isLoopbackHost, type ServerConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import type { ServerContext } from "./context.js";
 import { createHttpApp } from "./http/app.js";
@@ -17,8 +17,7 @@ export interface RunningServer {
 }
 
 /** The reasons `serve` must not start with this config; checked before anything listens. */
-export function assertSafeToServe(ctx: ServerContext): void {
-  const { server } = ctx.config;
+export function assertSafeToServe(server: ServerConfig): void {
   if (!isLoopbackHost(server.host) && server.apiKey === undefined) {
     throw new SandgateError(
       "CONFIG_INVALID",
@@ -29,7 +28,7 @@ export function assertSafeToServe(ctx: ServerContext): void {
 }
 
 export async function startHttpServer(ctx: ServerContext): Promise<RunningServer> {
-  assertSafeToServe(ctx);
+  assertSafeToServe(ctx.config.server);
   const { host, port } = ctx.config.server;
   const http = createHttpApp(ctx);
   const server = await new Promise<HttpServer>((resolve, reject) => {

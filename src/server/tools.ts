@@ -3,6 +3,7 @@
 
 import type { CallToolResult, Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import type { ExecuteRequest, ExecutionResult } from "../execution/index.js";
 import { isSandgateError, isToolResultCode, SandgateError } from "../errors/index.js";
 import type { OutputStream } from "../sandbox/index.js";
 import type { ServerContext } from "./context.js";
@@ -26,6 +27,7 @@ import {
   stopSessionOutput,
   toWireResult,
   toWireSession,
+  type WireExecutionResult,
 } from "./wire.js";
 
 /** What a running tool call may use besides its arguments. */
@@ -66,6 +68,37 @@ function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(tool: {
 
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
 
+/** The engine request for execute_code arguments (REST validates the same request before streaming). */
+export function codeRequest(args: z.infer<typeof executeCodeInput>): ExecuteRequest {
+  return {
+    code: args.code,
+    language: args.language,
+    ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
+    ...(args.flavor ? { flavor: args.flavor } : {}),
+  };
+}
+
+/**
+ * Runs one execution for a tool: the session started on demand, cancellation and streaming
+ * wired in, and the result rendered for the agent.
+ */
+async function runExecution(
+  ctx: ServerContext,
+  sessionId: string | undefined,
+  call: ToolCallContext,
+  run: (common: Pick<ExecuteRequest, "sessionId" | "signal" | "onOutput">) => Promise<ExecutionResult>,
+): Promise<{ structured: WireExecutionResult; text: string; isError: boolean }> {
+  const session = sessionFor(ctx, sessionId);
+  const result = await run({
+    ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+    ...(call.signal ? { signal: call.signal } : {}),
+    ...(call.onOutput ? { onOutput: call.onOutput } : {}),
+  });
+  if (session.note) result.stateReset = true;
+  const wire = toWireResult(result);
+  return { structured: wire, text: renderResultText(wire, describeResult(wire, ctx.config), session.note), isError: wire.status !== "ok" };
+}
+
 /** Starts (or reuses) the named session; a note tells the agent when an earlier one had ended. */
 function sessionFor(ctx: ServerContext, sessionId: string | undefined): { sessionId?: string; note?: string } {
   if (sessionId === undefined) return {};
@@ -91,21 +124,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     input: executeCodeInput,
     output: executionResultSchema,
     annotations: { title: "Run code in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    async run(args, call) {
-      const session = sessionFor(ctx, args.session_id);
-      const result = await engine.execute({
-        code: args.code,
-        language: args.language,
-        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
-        ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
-        ...(args.flavor ? { flavor: args.flavor } : {}),
-        ...(call.signal ? { signal: call.signal } : {}),
-        ...(call.onOutput ? { onOutput: call.onOutput } : {}),
-      });
-      if (session.note) result.stateReset = true;
-      const wire = toWireResult(result);
-      return { structured: wire, text: renderResultText(wire, describeResult(wire, config), session.note), isError: wire.status !== "ok" };
-    },
+    run: (args, call) => runExecution(ctx, args.session_id, call, (common) => engine.execute({ ...codeRequest(args), ...common })),
   });
 
   const executeCommand = defineTool({
@@ -118,20 +137,15 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     input: executeCommandInput,
     output: executionResultSchema,
     annotations: { title: "Run a shell command in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    async run(args, call) {
-      const session = sessionFor(ctx, args.session_id);
-      const result = await engine.executeCommand({
-        command: args.command,
-        ...(args.working_directory !== undefined ? { workingDirectory: args.working_directory } : {}),
-        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
-        ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
-        ...(call.signal ? { signal: call.signal } : {}),
-        ...(call.onOutput ? { onOutput: call.onOutput } : {}),
-      });
-      if (session.note) result.stateReset = true;
-      const wire = toWireResult(result);
-      return { structured: wire, text: renderResultText(wire, describeResult(wire, config), session.note), isError: wire.status !== "ok" };
-    },
+    run: (args, call) =>
+      runExecution(ctx, args.session_id, call, (common) =>
+        engine.executeCommand({
+          command: args.command,
+          ...(args.working_directory !== undefined ? { workingDirectory: args.working_directory } : {}),
+          ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
+          ...common,
+        }),
+      ),
   });
 
   const getSessions = defineTool({

@@ -57,12 +57,12 @@ export class McpHttpSessions {
         return jsonRpcError(400, -32700, `Parse error: the body is not valid JSON (${(error as Error).message})`);
       }
     }
+    const messages = (Array.isArray(body) ? body : [body]) as JsonRpcLike[];
     let session = sessionId === undefined ? undefined : this.sessions.get(sessionId);
     if (sessionId !== undefined && !session) {
       return jsonRpcError(404, -32001, `MCP session ${sessionId} not found (it ended or the server restarted); initialize a new one`);
     }
     if (!session) {
-      const messages = Array.isArray(body) ? (body as unknown[]) : [body];
       if (request.method !== "POST" || !messages.some((m) => isInitializeRequest(m))) {
         return jsonRpcError(400, -32000, "Bad Request: send initialize first; other requests need the Mcp-Session-Id header it returns");
       }
@@ -73,7 +73,7 @@ export class McpHttpSessions {
       session = await this.open();
     }
     session.lastSeen = Date.now();
-    for (const message of Array.isArray(body) ? (body as JsonRpcLike[]) : [body as JsonRpcLike]) {
+    for (const message of messages) {
       if (message && typeof message === "object" && message.method === "tools/call" && (typeof message.id === "string" || typeof message.id === "number")) {
         session.callSignals.set(message.id, request.signal);
       }

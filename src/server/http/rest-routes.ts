@@ -9,7 +9,7 @@ import { LANGUAGES } from "../../config/index.js";
 import { httpStatusOf, isSandgateError, jsonRpcCodeOf, SandgateError } from "../../errors/index.js";
 import type { ServerContext } from "../context.js";
 import { securityPolicy } from "../policy.js";
-import { callTool, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
+import { callTool, codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
 import {
   executeCodeInput,
   executionResultSchema,
@@ -191,13 +191,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       handle: async ({ body, query, c, signal, keepSlot }) => {
         if (query.stream === "1" || query.stream === "true") {
           // Everything that would refuse the request is checked before the 200 of a stream goes out.
-          const args = parseToolArguments(findTool(tools, "execute_code"), body) as z.infer<typeof executeCodeInput>;
-          engine.validate({
-            code: args.code,
-            language: args.language,
-            ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
-            ...(args.flavor ? { flavor: args.flavor } : {}),
-          });
+          engine.validate(codeRequest(parseToolArguments(findTool(tools, "execute_code"), body) as z.infer<typeof executeCodeInput>));
           return deps.streamTool(c, "execute_code", body, signal, keepSlot());
         }
         return call("execute_code", body, signal);
