@@ -1,4 +1,4 @@
-// Session bookkeeping that needs its own engine: the maximum count and idle expiry.
+// Session bookkeeping that needs its own engine: the maximum count, idle expiry, cancellation.
 
 import { afterEach, expect, it } from "vitest";
 import { createTestEngine, type TestEngine } from "./helpers.js";
@@ -53,4 +53,13 @@ it("serves a burst of stateless calls larger than the pool, each in a fresh sand
   );
   for (const r of results) expect(r).toMatchObject({ status: "ok", value: ["mine"] });
   expect(t.engine.poolState().python.started).toBeGreaterThanOrEqual(12);
+});
+
+it("a call cancelled while its session's sandbox starts leaves no dead runner behind", async () => {
+  t = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+  const s = t.engine.createSession();
+  await t.engine.execute({ language: "python", sessionId: s.id, signal: AbortSignal.abort(), code: "import time; time.sleep(30)" }).catch(() => undefined);
+  expect(t.engine.getSession(s.id).runners).toEqual([]);
+  const next = await t.engine.execute({ language: "python", sessionId: s.id, code: "6 * 7" });
+  expect(next.value).toBe(42);
 });

@@ -240,7 +240,15 @@ export class Engine {
     session.busy = true;
     try {
       const sandbox = await this.sessions.sandboxFor(session, kind, limits);
-      const outcome = await this.runWatched(sandbox, runRequest, signal);
+      const outcome = await this.runWatched(sandbox, runRequest, signal).catch((error: unknown) => {
+        // Cancelled while the sandbox was starting: it was killed before the code ran, and a dead
+        // sandbox must not stay the session's runner.
+        if (!sandbox.alive) {
+          session.sandboxes.delete(kind);
+          this.retire(sandbox);
+        }
+        throw error;
+      });
       session.calls++;
       session.lastUsedAt = Date.now();
       if (outcome.sandboxDied) {
