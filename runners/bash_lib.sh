@@ -15,13 +15,20 @@ __sg_marker=
 __sg_code=
 
 # Descriptors above 4 were leaked to us by whatever started the host; user code must not reach them.
+# Fds 6 (tool replies in) and 7 (tool requests out) are the host's tool pipes for sandgate-tool.
 for __sg_f in /proc/$$/fd/*; do
   __sg_n=${__sg_f##*/}
-  if ((__sg_n > 4)); then exec {__sg_n}>&-; fi
+  if ((__sg_n > 4 && __sg_n != 6 && __sg_n != 7)); then exec {__sg_n}>&-; fi
 done
 # Private copies of stdout and stderr: the end-of-output marker must reach the host even when
 # user code redirects or closes fds 1 and 2 for the rest of the session.
 exec {__sg_out}>&1 {__sg_err}>&2 {__sg_frames}>&4
+# The tool pipes move up out of the way of user code's own `exec 6>file`; sandgate-tool finds them
+# in SANDGATE_TOOL_FDS ("<replies> <requests>").
+if [[ -e /proc/$$/fd/6 && -e /proc/$$/fd/7 ]]; then
+  exec {__sg_n}<&6 {__sg_f}>&7 6<&- 7>&-
+  export SANDGATE_TOOL_FDS="$__sg_n $__sg_f"
+fi
 unset __sg_f __sg_n
 
 # Sends one frame to the host (a copy of fd 4, which user code runs without): 4-byte big-endian length, then ASCII JSON.

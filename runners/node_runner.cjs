@@ -43,6 +43,9 @@ class ExitSignal extends Error {
 }
 ExitSignal.prototype.name = 'ProcessExit';
 
+// callMCPTool, ToolError, `servers`, sandgate:servers/<server> modules and the import() loader.
+const codeMode = require('./node_code_mode.cjs').createCodeMode({ sendText, scriptOptions, safeString });
+
 /** The call in progress: from the start of user code until its completion value settles. */
 let active = null;
 let busy = false;
@@ -72,6 +75,10 @@ function writeAll(fd, buffer) {
 function sendFrame(frame, valueJson) {
   let text = stringify(frame);
   if (valueJson !== undefined) text = `${text.slice(0, -1)},"value":${valueJson}}`;
+  sendText(text);
+}
+
+function sendText(text) {
   const body = Buffer.from(text, 'utf8');
   const out = Buffer.allocUnsafe(4 + body.length);
   out.writeUInt32BE(body.length, 0);
@@ -120,7 +127,9 @@ function onFrame(body) {
   } catch {
     protocolError('frame is not JSON');
   }
-  if (frame === null || typeof frame !== 'object' || frame.type !== 'execute') return;
+  if (frame === null || typeof frame !== 'object') return;
+  if (frame.type === 'tool_result') return codeMode.settleToolCall(frame);
+  if (frame.type !== 'execute') return;
   queue.push(frame);
   if (!busy) void drainQueue();
 }
@@ -156,9 +165,12 @@ async function handleExecute(frame) {
     outcome = { fields: { ok: false, exitCode: 1, error: { type: 'ProtocolError', message, traceback: '' } } };
   } else {
     scriptOptions.filename = typeof filename === 'string' && filename ? filename : 'main.js';
+    codeMode.runId = id;
     // The host wraps top-level await itself ("async" mode), so both modes run the same way.
     outcome = await runUserCode(code);
   }
+  codeMode.runId = undefined;
+  codeMode.cancelToolCalls();
   if (typeof marker === 'string') await endOfCall(marker);
   sendFrame({ type: 'result', id: typeof id === 'string' ? id : '', ...outcome.fields }, outcome.valueJson);
 }
@@ -234,6 +246,8 @@ process.exit = function exit(code) {
  * REPL does and never end the runner. A process.exit() from a callback ends the running call.
  */
 function onUncaught(err) {
+  // A tool call nobody awaited, failed because its run ended: nothing to tell anyone about.
+  if (err instanceof codeMode.ToolError && err.kind === 'ToolCancelled') return;
   if (err instanceof ExitSignal) {
     if (active) active.finish(exitOutcome(err));
     else writeStderr(`${err.message} called outside a running call; ignored\n`);
@@ -487,7 +501,7 @@ function closeInheritedFds() {
 }
 closeInheritedFds();
 
-globalThis.require = require('module').createRequire(`${process.cwd()}/`);
+codeMode.installGlobals();
 
 const input = new (require('net').Socket)({ fd: FRAMES_IN, readable: true, writable: false });
 input.on('data', onData);

@@ -7,6 +7,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__) or ".")
 try:
     import sandgate_frames as frames
+    import sandgate  # stays in sys.modules: user code and generated wrappers import it from there
 finally:
     del sys.path[0]
 
@@ -27,6 +28,9 @@ VALUE_DEPTH_LIMIT = 100
 SAFE_INTEGER = 2**53 - 1  # beyond it JSON.parse on the host rounds; such ints go as repr
 # Functions from earlier calls whose source we keep for tracebacks.
 REMEMBERED_CODE_LIMIT = 20_000
+# Generated tool wrappers (`from servers.github import search_issues`), when the host mounts them.
+TOOLS_DIR = "/sandgate/tools"
+TOOLS_PYTHON = "/sandgate/tools/python"
 
 
 def _clip(text, limit=TEXT_LIMIT):
@@ -152,6 +156,8 @@ class Session:
         module = type(sys)("__main__")
         module.__dict__["__builtins__"] = builtins
         module.__dict__["__loader__"] = _SourceLoader(self)
+        module.__dict__["call_mcp_tool"] = sandgate.call_mcp_tool
+        module.__dict__["ToolError"] = sandgate.ToolError
         sys.modules["__main__"] = module
         self.globals = module.__dict__
         self.loop = None
@@ -169,6 +175,9 @@ class Session:
         self.lines = io.StringIO(request.code, newline=None).readlines()
         self.tops = []
         self._register_linecache(sys.modules.get("linecache"))
+        # The wrappers may have been generated after an import of them failed; look again.
+        if sys.path_importer_cache.get(TOOLS_PYTHON, 0) is None:
+            del sys.path_importer_cache[TOOLS_PYTHON]
         try:
             value = self._run(request.code, request.filename)
         except BaseException as exc:
@@ -314,6 +323,8 @@ def _setup_interpreter():
     for path in (f"/usr/local/lib/{version}/dist-packages", "/usr/lib/python3/dist-packages", f"/usr/lib/{version}/dist-packages"):
         if path not in sys.path and os.path.isdir(path):
             sys.path.append(path)
+    if os.path.isdir(TOOLS_DIR):
+        sys.path.append(TOOLS_PYTHON)
     sys.argv = ["main.py"]
     builtins.exit = _Quitter("exit")
     builtins.quit = _Quitter("quit")
@@ -324,6 +335,8 @@ def _setup_interpreter():
 
 def _run_call(session, request, marker_fds):
     result = {"type": "result", "id": request.id}
+    tools = sandgate._channel
+    tools.run_id = request.id
     try:
         if request.cpu_seconds is not None:
             try:
@@ -339,6 +352,10 @@ def _run_call(session, request, marker_fds):
         result.pop("valueKind", None)
     if os.getpid() != RUNNER_PID:
         _exit_forked_child(result)
+    try:
+        tools.end_call()
+    except BaseException as exc:
+        _report_internal_error("ending the call's tool calls failed", exc)
     _end_call(request.marker, marker_fds, result)
 
 
@@ -389,11 +406,16 @@ def main():
     session = Session()
     frames.send_frame({"type": "ready", "language": "python", "pid": os.getpid()})
     reader = frames.FrameReader()
+    sandgate._channel.reader = reader
     while True:
         try:
             frame = reader.read()
             if frame is None:
                 break
+            if frame["type"] == "tool_result":
+                # A reply that crossed the end of its call, or one for a thread user code left running.
+                sandgate._channel.dispatch(frame)
+                continue
             request = frames.ExecuteRequest(frame, "main.py")
         except frames.ProtocolError as exc:
             frames.die(f"malformed frame: {exc}")

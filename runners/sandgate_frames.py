@@ -110,6 +110,8 @@ class FrameReader:
         self.fd = fd
         # A bytearray that only grows in place, so a signal interrupting a read loses nothing.
         self.buf = bytearray()
+        # Frames the tool channel read while a call ran but that are not tool results.
+        self.held = []
 
     def _fill(self, need):
         """Reads until `need` bytes are buffered; False on end of file."""
@@ -123,6 +125,8 @@ class FrameReader:
 
     def read(self):
         """The next frame as a dict, or None at a clean end of file; ProtocolError otherwise."""
+        if self.held:
+            return self.held.pop(0)
         if not self._fill(4):
             if self.buf:
                 raise ProtocolError("end of file inside a frame header")
@@ -132,6 +136,22 @@ class FrameReader:
             raise ProtocolError(f"frame of {size} bytes exceeds the 64 MiB limit")
         if not self._fill(4 + size):
             raise ProtocolError(f"end of file inside a frame of {size} bytes")
+        return self._decode(size)
+
+    def take(self):
+        """The frames already complete in the buffer, without reading (the tool channel fills it)."""
+        buf = self.buf
+        out = []
+        while len(buf) >= 4:
+            size = int.from_bytes(buf[:4], "big")
+            if size > MAX_FRAME:
+                raise ProtocolError(f"frame of {size} bytes exceeds the 64 MiB limit")
+            if len(buf) < 4 + size:
+                break
+            out.append(self._decode(size))
+        return out
+
+    def _decode(self, size):
         body = self.buf[4 : 4 + size]
         del self.buf[: 4 + size]
         try:

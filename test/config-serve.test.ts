@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
 import { startHttpServer } from "../src/server/index.js";
-import { silentLogger } from "../src/util/logger.js";
+import { serverContext } from "./server-helpers.js";
 import { Engine } from "../src/execution/index.js";
 import { descendantPids, waitFor } from "./helpers.js";
 
@@ -116,7 +116,7 @@ describe("volumes", () => {
       ],
     };
     const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
-    const server = await startHttpServer({ engine, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "t", startedAt: Date.now() });
+    const server = await startHttpServer(serverContext(engine, config));
     try {
       const run = async (command: string): Promise<{ status: string; stdout: string; stderr: string }> => {
         const response = await fetch(`${server.url}/execute`, { method: "POST", body: JSON.stringify({ code: command, language: "bash" }) });

@@ -5,9 +5,22 @@ import { describe, expect, it } from "vitest";
 import { prepareJavaScript } from "../src/sandbox/js-transform.js";
 import { transpileTypeScript, TypeScriptSyntaxError } from "../src/sandbox/ts-transpile.js";
 
+/** Modules the fake loader knows, as the runner's __sandgateImport would return them. */
+const MODULES: Record<string, Record<string, unknown>> = {
+  "node:path": { default: { sep: "/" }, join: (...parts: string[]) => parts.join("/") },
+  "sandgate:servers/demo": { default: { kind: "server" }, echo: (args: unknown) => Promise.resolve({ echoed: args }) },
+  side: { default: {} },
+};
+
 /** One persistent global scope, like the runner's; each call's completion value is awaited. */
-function createSession(filename = "main.js"): (source: string) => Promise<unknown> {
-  const context = vm.createContext({});
+function createSession(filename = "main.js", loaded: string[] = []): (source: string) => Promise<unknown> {
+  const context = vm.createContext({
+    __sandgateImport: (specifier: string) => {
+      loaded.push(specifier);
+      const module = MODULES[specifier];
+      return module ? Promise.resolve(module) : Promise.reject(new Error(`Cannot find module '${specifier}'`));
+    },
+  });
   return async (source) => {
     const completion: unknown = vm.runInContext(prepareJavaScript(source).code, context, { filename });
     return await Promise.resolve(completion);
@@ -84,6 +97,65 @@ describe("prepareJavaScript", () => {
     expect(prepared.code.split("\n")[2]).toBe("throw new Error('boom');");
     const error = await createSession()(code).catch((err: unknown) => err);
     expect((error as Error).stack).toMatch(/main\.js:3:\d+/);
+  });
+});
+
+describe("static and dynamic imports", () => {
+  it("turns import declarations of every shape into awaited loads on the same lines", async () => {
+    const code = [
+      'import { echo, default as server } from "sandgate:servers/demo";',
+      'import path, { join as j } from "node:path";',
+      'import * as ns from "node:path";',
+      'import "side";',
+      "import {",
+      "  echo as again,",
+      '} from "sandgate:servers/demo";',
+      "throw new Error([path.sep, j('a', 'b'), ns.join('c'), server.kind, again === echo].join(' '));",
+    ].join("\n");
+    const prepared = prepareJavaScript(code);
+    expect(prepared.mode).toBe("async");
+    expect(prepared.code.split("\n")[7]).toBe(code.split("\n")[7]);
+    const loaded: string[] = [];
+    const error = await createSession("main.js", loaded)(code).catch((err: unknown) => err);
+    expect((error as Error).message).toBe("/ a/b c server true");
+    expect((error as Error).stack).toMatch(/main\.js:8:\d+/);
+    expect(loaded).toEqual(["sandgate:servers/demo", "node:path", "node:path", "side", "sandgate:servers/demo"]);
+  });
+
+  it("keeps imported names for the next call", async () => {
+    const run = createSession();
+    await run('import { echo } from "sandgate:servers/demo";');
+    expect(await run("await echo({ a: 1 })")).toEqual({ echoed: { a: 1 } });
+  });
+
+  it("sends import() through the runner's loader, inside functions too", async () => {
+    const code = "const load = (name) => import(name);\nload('node:path').then((m) => m.join('x', 'y'))";
+    expect(prepareJavaScript(code).code).toBe("var   load = (name) => __sandgateImport(name);\nload('node:path').then((m) => m.join('x', 'y'))");
+    expect(await createSession()(code)).toBe("x/y");
+    expect(await createSession()("(await import('sandgate:servers/demo')).default.kind")).toBe("server");
+  });
+
+  it("drops `export` before declarations and refuses other exports on their line", async () => {
+    const run = createSession();
+    expect(await run("export const a = 2;\nexport function twice(x) { return x * a; }\ntwice(21)")).toBe(42);
+    const error = await run("const x = 1;\n\nexport default x;").catch((err: unknown) => err);
+    expect((error as Error).name).toBe("SyntaxError");
+    expect((error as Error).message).toMatch(/^`export` is not supported here \(line 3\)/);
+    expect((error as Error).stack).toMatch(/main\.js:3:\d+/);
+  });
+
+  it("removes TypeScript's type-only imports and keeps value imports", async () => {
+    const code = [
+      'import type { Stats } from "node:fs";',
+      'import { type Dirent, echo } from "sandgate:servers/demo";',
+      "const s: Stats | Dirent | undefined = undefined;",
+      "(await echo({ s })) as unknown",
+    ].join("\n");
+    const js = transpileTypeScript(code);
+    expect(js).not.toMatch(/node:fs|Dirent/);
+    const loaded: string[] = [];
+    expect(await createSession("main.ts", loaded)(js)).toEqual({ echoed: { s: undefined } });
+    expect(loaded).toEqual(["sandgate:servers/demo"]);
   });
 });
 

@@ -7,7 +7,7 @@ import { LoggingMessageNotificationSchema, McpError, type CallToolResult } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createMcpServer, startHttpServer, type RunningServer } from "../src/server/index.js";
-import { silentLogger } from "../src/util/logger.js";
+import { serverContext } from "./server-helpers.js";
 import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
 
 let harness: TestEngine;
@@ -31,13 +31,7 @@ function text(result: CallToolResult): string {
 
 beforeAll(async () => {
   harness = createTestEngine({}, { python: 1, javascript: 1, bash: 1 });
-  server = await startHttpServer({
-    engine: harness.engine,
-    config: { ...harness.config, server: { ...harness.config.server, port: 0 } },
-    log: silentLogger,
-    version: "test",
-    startedAt: Date.now(),
-  });
+  server = await startHttpServer(serverContext(harness.engine, harness.config));
 });
 
 afterAll(async () => {
@@ -51,7 +45,7 @@ describe("MCP over Streamable HTTP", () => {
     const client = await connect();
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(["execute_code", "execute_command", "file_list", "file_read", "file_write", "get_sessions", "get_volume_path", "stop_session"]);
+    expect(names).toEqual(["execute_code", "execute_command", "file_list", "file_read", "file_write", "get_sessions", "get_volume_path", "list_servers", "search_tools", "stop_session"]);
     for (const tool of tools) {
       expect(tool.description?.length, tool.name).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe("object");
@@ -183,7 +177,7 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   it("keeps reporting progress during a long quiet run, so clients do not time out", async () => {
-    const ctx = { engine: harness.engine, config: harness.config, log: silentLogger, version: "test", startedAt: Date.now() };
+    const ctx = serverContext(harness.engine, harness.config);
     const server = createMcpServer(ctx, { clientKey: "in-memory", heartbeatMs: 150 });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: "in-memory", version: "1.0.0" });
@@ -252,13 +246,7 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   it("caps the number of open MCP sessions and frees a slot when a client ends its session", async () => {
-    const small = await startHttpServer({
-      engine: harness.engine,
-      config: { ...harness.config, server: { ...harness.config.server, port: 0, maxMcpSessions: 2 } },
-      log: silentLogger,
-      version: "test",
-      startedAt: Date.now(),
-    });
+    const small = await startHttpServer(serverContext(harness.engine, harness.config, { maxMcpSessions: 2 }));
     const open = async (): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
       const transport = new StreamableHTTPClientTransport(new URL(`${small.url}/mcp`));
       const client = new Client({ name: "cap-test", version: "1.0.0" });

@@ -5,14 +5,22 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, expect } from "vitest";
 import { request as httpRequest } from "node:http";
 import type { SandgateConfig, ServerConfig } from "../src/config/index.js";
-import type { Engine } from "../src/execution/index.js";
+import { CodeMode, type Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer, type ServerContext } from "../src/server/index.js";
 import { silentLogger } from "../src/util/logger.js";
 import { createTestEngine, type TestEngine } from "./helpers.js";
 
 /** The context a test server runs with: the engine's config with `server` overrides and port 0. */
-export function serverContext(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}): ServerContext {
-  return { engine, config: { ...config, server: { ...config.server, port: 0, ...overrides } }, log: silentLogger, version: "test", startedAt: Date.now() };
+export function serverContext(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}, codeMode?: CodeMode): ServerContext {
+  return {
+    engine,
+    // Without upstream servers a CodeMode holds an empty catalog and starts nothing.
+    codeMode: codeMode ?? new CodeMode({ ...config, mcpServers: {} }),
+    config: { ...config, server: { ...config.server, port: 0, ...overrides } },
+    log: silentLogger,
+    version: "test",
+    startedAt: Date.now(),
+  };
 }
 
 export function startTestServer(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}): Promise<RunningServer> {

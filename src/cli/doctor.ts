@@ -7,6 +7,7 @@ import { isSandgateError } from "../errors/index.js";
 import { createLogger } from "../util/logger.js";
 import { Engine } from "../execution/index.js";
 import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
+import { withCodeMode } from "./tools.js";
 
 export interface Check {
   name: string;
@@ -132,6 +133,18 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
     });
   } finally {
     await engine.close();
+  }
+  if (Object.keys(config.mcpServers).length > 0) {
+    await withCodeMode(config, async (codeMode) => {
+      for (const s of codeMode.status()) {
+        checks.push({
+          name: `upstream ${s.name}`,
+          ok: s.state === "ready" || s.state === "disabled",
+          required: false,
+          detail: s.state === "ready" ? `${s.transport}, ${s.toolCount} tools` : `${s.state}${s.error ? `: ${s.error.split("\n")[0]}` : ""}`,
+        });
+      }
+    });
   }
   return checks;
 }

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { createLogger } from "../util/logger.js";
-import { Engine, type ExecutionResult } from "../execution/index.js";
+import { CodeMode, Engine, type ExecutionResult } from "../execution/index.js";
 import { toWireResult } from "../server/index.js";
 
 export interface ExecArgs {
@@ -52,13 +52,18 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
   const language = args.language ?? (extension ? EXTENSIONS[extension] : undefined);
   if (!language) throw new SandgateError("INVALID_INPUT", "say which language with --language (python, javascript, typescript or bash)");
 
-  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log: createLogger(config.logLevel) });
-  const stop = (): void => void engine.close().finally(() => process.exit(130));
+  const log = createLogger(config.logLevel);
+  // Upstream servers are connected only when configured: plain runs pay nothing for code mode.
+  const codeMode = Object.keys(config.mcpServers).length > 0 ? new CodeMode(config, { log }) : undefined;
+  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log, ...(codeMode ? { tools: codeMode } : {}) });
+  const closeAll = (): Promise<unknown> => Promise.all([engine.close(), codeMode?.close()]);
+  const stop = (): void => void closeAll().finally(() => process.exit(130));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
     const timeoutS = parsePositive("timeout", args.timeout);
     const memoryMb = parsePositive("memory", args.memory);
+    await codeMode?.start();
     const result = await engine.execute({
       code,
       language,
@@ -80,6 +85,6 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
-    await engine.close();
+    await closeAll();
   }
 }

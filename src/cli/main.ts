@@ -10,6 +10,7 @@ import { runConfig } from "./config.js";
 import { runDoctor } from "./doctor.js";
 import { runExec } from "./exec.js";
 import { runServe, runStdio } from "./serve.js";
+import { runTools } from "./tools.js";
 
 const HELP = `sandgate: run code that AI agents write in Linux sandboxes
 
@@ -20,6 +21,9 @@ Usage:
   sandgate exec -f FILE [options]                  run a file (language from its extension)
   echo CODE | sandgate exec --language LANG        run code from standard input
   sandgate doctor [--json]                         report which protections are active here
+  sandgate tools [--server S] [--json]             connect the upstream MCP servers and list their tools
+  sandgate tools --search WORDS [--detail D]       search the tools (detail: name, summary, full)
+  sandgate tools --tree | --show PATH              list or print the generated servers/ tree
   sandgate config --print | --schema               show the effective config (secrets masked) or its JSON Schema
   sandgate --version
 
@@ -103,6 +107,21 @@ async function main(argv: string[]): Promise<number> {
     case "doctor": {
       const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
       return runDoctor(config(), values.json ?? false);
+    }
+    case "tools": {
+      const { values } = parseArgs({
+        args,
+        options: {
+          search: { type: "string", short: "s" },
+          detail: { type: "string" },
+          limit: { type: "string" },
+          server: { type: "string" },
+          show: { type: "string" },
+          tree: { type: "boolean" },
+          json: { type: "boolean" },
+        },
+      });
+      return runTools(values, config());
     }
     default:
       process.stderr.write(`sandgate: unknown command ${JSON.stringify(command)}\n\n${HELP}`);

@@ -2,7 +2,7 @@
 // stdio, until the client closes stdin), then stop every sandbox before exiting.
 
 import type { SandgateConfig } from "../config/index.js";
-import { Engine } from "../execution/index.js";
+import { CodeMode, Engine, warmTokenizer } from "../execution/index.js";
 import { serveStdio, startHttpServer, assertSafeToServe, type ServerContext } from "../server/index.js";
 import { createLogger } from "../util/logger.js";
 
@@ -18,14 +18,34 @@ function waitForSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-function context(config: SandgateConfig, version: string): ServerContext {
+/** The engine and the upstream servers, started together; upstream failures are logged, not fatal. */
+async function context(config: SandgateConfig, version: string): Promise<ServerContext> {
   const log = createLogger(config.logLevel);
-  return { engine: Engine.create(config, { log }), config, log, version, startedAt: Date.now() };
+  const codeMode = new CodeMode(config, { log, version });
+  let engine: Engine;
+  try {
+    engine = Engine.create(config, { log, tools: codeMode });
+  } catch (error) {
+    await codeMode.close();
+    throw error;
+  }
+  await codeMode.start();
+  // The tokenizer's tables take a few hundred ms to load: pay that now, not in the first call.
+  warmTokenizer();
+  for (const server of codeMode.status()) {
+    if (server.state === "failed") log.warn({ server: server.name, error: server.error }, "upstream MCP server unavailable");
+    else log.info({ server: server.name, state: server.state, tools: server.toolCount }, "upstream MCP server");
+  }
+  return { engine, codeMode, config, log, version, startedAt: Date.now() };
+}
+
+async function closeContext(ctx: ServerContext): Promise<void> {
+  await Promise.all([ctx.engine.close(), ctx.codeMode.close()]);
 }
 
 export async function runServe(config: SandgateConfig, version: string): Promise<number> {
   assertSafeToServe(config.server);
-  const ctx = context(config, version);
+  const ctx = await context(config, version);
   try {
     const server = await startHttpServer(ctx);
     ctx.log.info({ url: server.url }, "listening");
@@ -34,7 +54,7 @@ export async function runServe(config: SandgateConfig, version: string): Promise
     ctx.log.info({ signal }, "stopping");
     await server.close();
   } finally {
-    await ctx.engine.close();
+    await closeContext(ctx);
   }
   return 0;
 }
@@ -42,11 +62,11 @@ export async function runServe(config: SandgateConfig, version: string): Promise
 export async function runStdio(config: SandgateConfig, version: string): Promise<number> {
   // stdout carries MCP messages only: whatever a dependency prints through console goes to stderr.
   console.log = console.info = console.debug = console.error;
-  const ctx = context(config, version);
+  const ctx = await context(config, version);
   try {
     await Promise.race([serveStdio(ctx), waitForSignal()]);
   } finally {
-    await ctx.engine.close();
+    await closeContext(ctx);
   }
   return 0;
 }

@@ -69,7 +69,7 @@ export function defaultConfig(): SandgateConfig {
     limits: {
       maxExecutionTimeS: 30,
       maxMemoryMb: 256,
-      maxOutputSize: 8192,
+      maxOutputSize: 65536,
       outputCapBytes: 10 * 1024 * 1024,
       maxCodeBytes: 1024 * 1024,
       maxProcesses: 256,
@@ -103,6 +103,8 @@ export function defaultConfig(): SandgateConfig {
       maxMcpSessions: 256,
     },
     volumes: [],
+    mcpServers: {},
+    codeMode: { toolCallTimeoutS: 60, maxToolCallsPerExecution: 500, outputTokenBudget: 4000, connectTimeoutS: 30, maxRestarts: 5 },
   };
 }
 
@@ -153,6 +155,12 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
       maxBodyBytes: num("SANDGATE_MAX_BODY_BYTES", server.maxBodyBytes),
       maxConcurrentPerClient: num("SANDGATE_MAX_CONCURRENT", server.maxConcurrentPerClient),
       maxMcpSessions: num("SANDGATE_MAX_MCP_SESSIONS", server.maxMcpSessions),
+    },
+    codeMode: {
+      ...base.codeMode,
+      toolCallTimeoutS: num("SANDGATE_TOOL_TIMEOUT", base.codeMode.toolCallTimeoutS),
+      maxToolCallsPerExecution: num("SANDGATE_MAX_TOOL_CALLS", base.codeMode.maxToolCallsPerExecution),
+      outputTokenBudget: num("SANDGATE_OUTPUT_TOKENS", base.codeMode.outputTokenBudget),
     },
   };
 }

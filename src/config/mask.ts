@@ -9,5 +9,15 @@ export function maskSecrets(config: SandgateConfig): SandgateConfig {
   return {
     ...config,
     server: { ...config.server, ...(config.server.apiKey === undefined ? {} : { apiKey: MASK }) },
+    mcpServers: Object.fromEntries(
+      Object.entries(config.mcpServers).map(([name, server]) => [
+        name,
+        "command" in server ? { ...server, env: maskValues(server.env) } : { ...server, headers: maskValues(server.headers) },
+      ]),
+    ),
   };
+}
+
+function maskValues(map: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.keys(map).map((key) => [key, MASK]));
 }

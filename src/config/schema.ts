@@ -95,6 +95,65 @@ export const volumeSchema = z
   .strict();
 export type VolumeConfig = z.infer<typeof volumeSchema>;
 
+const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+const stringMap = z.record(z.string(), z.string());
+
+// Entries follow the format desktop MCP clients use, so a pasted client config works. Keys
+// those clients add for their own use (autoApprove, alwaysAllow, ...) are accepted and ignored.
+export const stdioServerSchema = z
+  .object({
+    type: z.literal("stdio").optional().describe("Transport; implied by `command`"),
+    command: z.string().min(1).describe("Program that runs the server, e.g. npx or node; found on sandgate's PATH"),
+    args: z.array(z.string()).default([]).describe("Arguments of the program"),
+    env: stringMap.default({}).describe("Environment of the server, added to a minimal safe environment; secret, never shown to sandboxes or logs"),
+    cwd: z.string().startsWith("/", "must be an absolute path").optional().describe("Working directory of the server"),
+    disabled: z.boolean().optional().describe("Skip this server"),
+    timeoutS: z.number().positive().optional().describe("Per-call timeout for this server's tools, seconds; default codeMode.toolCallTimeoutS"),
+  })
+  .describe("An upstream MCP server sandgate starts and talks to over stdio");
+
+export const httpServerSchema = z
+  .object({
+    type: z
+      .enum(["http", "streamable-http", "streamableHttp", "sse"])
+      .optional()
+      .describe("Transport: Streamable HTTP with SSE as fallback (default), or `sse` for old servers only"),
+    url: z
+      .string()
+      .url()
+      .refine((u) => /^https?:$/.test(new URL(u).protocol), "must be an http or https URL")
+      .describe("Endpoint of the server"),
+    headers: stringMap.default({}).describe("HTTP headers sent with every request (e.g. Authorization); secret, never shown to sandboxes or logs"),
+    disabled: z.boolean().optional().describe("Skip this server"),
+    timeoutS: z.number().positive().optional().describe("Per-call timeout for this server's tools, seconds; default codeMode.toolCallTimeoutS"),
+  })
+  .describe("An upstream MCP server reached over HTTP");
+
+export const upstreamServerSchema = z.union([stdioServerSchema, httpServerSchema], {
+  errorMap: (issue, ctx) =>
+    issue.code === "invalid_union" ? { message: "give `command` (a server started over stdio) or `url` (a server reached over HTTP)" } : { message: ctx.defaultError },
+});
+export type UpstreamServerConfig = z.infer<typeof upstreamServerSchema>;
+export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
+export type HttpServerConfig = z.infer<typeof httpServerSchema>;
+
+export const codeModeSchema = z
+  .object({
+    toolCallTimeoutS: z.number().positive().describe("Default timeout of one upstream tool call made by sandboxed code, seconds (SANDGATE_TOOL_TIMEOUT)"),
+    maxToolCallsPerExecution: z.number().int().min(1).describe("Tool calls one execution may make; later calls fail (SANDGATE_MAX_TOOL_CALLS)"),
+    outputTokenBudget: z
+      .number()
+      .int()
+      .min(100)
+      .describe("Tokens of output returned to the agent per call; beyond it output is shortened structurally and the full text stays in the workspace (SANDGATE_OUTPUT_TOKENS)"),
+    connectTimeoutS: z.number().positive().describe("Time an upstream server has to connect and list its tools at start-up, seconds"),
+    maxRestarts: z.number().int().min(0).describe("Restarts of a crashed stdio server before it is given up (backoff doubles from 0.5 s to 30 s)"),
+  })
+  .strict()
+  .describe("Code mode: upstream tools called from sandboxed code");
+export type CodeModeConfig = z.infer<typeof codeModeSchema>;
+
 export const configSchema = z
   .object({
     sandboxDir: z.string().min(1).describe("Directory for workspaces, saved outputs and runtime files (SANDBOX_DIR)"),
@@ -140,6 +199,10 @@ export const configSchema = z
       .array(volumeSchema)
       .refine((list) => new Set(list.map((v) => v.name)).size === list.length, "volume names must be unique")
       .describe("Host directories mounted into every sandbox at /mnt/<name>, listed to agents by get_volume_path"),
+    mcpServers: z
+      .record(z.string().regex(SERVER_NAME, "server names use letters, digits, '_' and '-' (no dots)"), upstreamServerSchema)
+      .describe("Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)"),
+    codeMode: codeModeSchema,
   })
   .strict()
   .refine((c) => c.limits.maxOutputSize <= c.limits.outputCapBytes, {

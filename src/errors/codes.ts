@@ -28,6 +28,11 @@ export const ERROR_CODES = {
   BODY_TOO_LARGE: { jsonRpc: -32600, http: 413, tool: "protocol", summary: "the request body is larger than the configured maximum" },
   MALFORMED_REQUEST: { jsonRpc: -32700, http: 400, tool: "protocol", summary: "the request body is not valid JSON" },
   TOO_MANY_REQUESTS: { jsonRpc: -32010, http: 429, tool: "protocol", summary: "this client has too many requests running at once" },
+  UPSTREAM_UNAVAILABLE: { jsonRpc: -32011, http: 503, tool: "result", summary: "an upstream MCP server is not connected or stopped during the call" },
+  UPSTREAM_TIMEOUT: { jsonRpc: -32012, http: 504, tool: "result", summary: "an upstream tool call took longer than its timeout" },
+  UPSTREAM_ERROR: { jsonRpc: -32013, http: 502, tool: "result", summary: "an upstream tool reported an error or its server refused the call" },
+  TOOL_NOT_FOUND: { jsonRpc: -32014, http: 404, tool: "result", summary: "no upstream tool has this id; search_tools lists them" },
+  TOOL_CALL_LIMIT: { jsonRpc: -32015, http: 429, tool: "result", summary: "the execution made more tool calls than allowed" },
   INTERNAL: { jsonRpc: -32603, http: 500, tool: "protocol", summary: "an unexpected failure inside sandgate" },
 } as const satisfies Record<string, { jsonRpc: number; http: number; tool: "protocol" | "result"; summary: string }>;
 

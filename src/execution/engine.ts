@@ -23,7 +23,10 @@ import {
 } from "../sandbox/index.js";
 import { directorySize } from "../util/dir-size.js";
 import { silentLogger, type Logger } from "../util/logger.js";
-import { pruneOutputs, saveOutput, shapeOutput } from "./output.js";
+import { pruneOutputs, saveOutput, shapeOutput, type ShapedStream } from "./output.js";
+import { shapeText } from "./shaping.js";
+import { countTokens, estimateJsonTokens, estimateTokens } from "./tokens.js";
+import type { ToolCallRecord, ToolCallScope } from "./tool-calls.js";
 import { prepareCode } from "./prepare-code.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
@@ -50,6 +53,27 @@ export interface ExecutionResult {
   fullOutput?: { stdout?: string; stderr?: string };
   /** The session's interpreter state was lost in this call (timeout, crash, shell exit); files remain. */
   stateReset?: boolean;
+  /** What was cut from stdout to fit the token budget, and where the full text is. */
+  outputNote?: string;
+  /** Upstream tools the code called, in order. */
+  toolCalls: ToolCallRecord[];
+  tokens: TokenCounts;
+}
+
+/** Token accounting (o200k): what reaches the agent against what stayed in the sandbox. */
+export interface TokenCounts {
+  /** Tokens of stdout, stderr and value as returned. */
+  returned: number;
+  /** Tokens of the full output before it was shortened for the agent. */
+  output: number;
+  /** Tokens of upstream tool results the code received; none of them reached the agent. */
+  toolResults: number;
+}
+
+/** Code mode as the engine sees it: a read-only tree to mount and a tool-call scope per run. */
+export interface ToolProvider {
+  toolsDir: string;
+  beginExecution(): ToolCallScope;
 }
 
 export interface CommandRequest extends Omit<ExecuteRequest, "code" | "language"> {
@@ -62,6 +86,8 @@ export interface EngineOptions {
   log?: Logger;
   /** Overrides config.pool (tests, `sandgate exec` which needs no pool). */
   pool?: Record<RunnerKind, number>;
+  /** Upstream tools for code to call; without it, calls fail with a clear error. */
+  tools?: ToolProvider;
 }
 
 const STATUS_ERROR_TYPE: Record<Exclude<RunStatus, "ok" | "error">, string> = {
@@ -85,6 +111,7 @@ export class Engine {
     readonly runtime: SandboxRuntime,
     log: Logger,
     poolSizes: Record<RunnerKind, number>,
+    private readonly tools: ToolProvider | undefined,
   ) {
     this.defaultLimits = resolveLimits(config);
     this.pool = new WarmPool(runtime, poolSizes, this.defaultLimits, log);
@@ -103,10 +130,11 @@ export class Engine {
       useCgroups: config.cgroups === "auto",
       hostUser: config.sandboxUser,
       volumes: config.volumes,
+      ...(options.tools ? { toolsDir: options.tools.toolsDir } : {}),
       ...(bwrap ? { bwrap } : {}),
       interpreters,
     });
-    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool);
+    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools);
     engine.pool.fill();
     return engine;
   }
@@ -199,8 +227,21 @@ export class Engine {
     const session = request.sessionId === undefined ? undefined : this.sessions.get(request.sessionId);
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) {
-      return { status: "error", exitCode: 1, stdout: "", stderr: prepared.error.traceback, error: prepared.error, durationMs: 0, truncated: false, sessionId: session?.id ?? null };
+      const stderr = prepared.error.traceback;
+      return {
+        status: "error",
+        exitCode: 1,
+        stdout: "",
+        stderr,
+        error: prepared.error,
+        durationMs: 0,
+        truncated: false,
+        sessionId: session?.id ?? null,
+        toolCalls: [],
+        tokens: { returned: countTokens(stderr), output: countTokens(stderr), toolResults: 0 },
+      };
     }
+    const scope = this.tools?.beginExecution();
     const { kind, code, filename, mode } = prepared.prepared;
     const runRequest = {
       code,
@@ -211,6 +252,7 @@ export class Engine {
       cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus) + 1,
       outputCapBytes: limits.outputCapBytes,
       ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+      ...(scope ? { onToolCall: scope.onToolCall } : {}),
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
@@ -218,7 +260,7 @@ export class Engine {
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal);
         let dir: string | undefined;
-        return this.shape(outcome, limits, null, (name, data) => {
+        return this.shape(outcome, limits, null, scope, (name, data) => {
           this.pruneSavedOutputs();
           dir ??= join(this.runtime.outputsDir, randomUUID());
           return saveOutput(dir, name, data, dir);
@@ -227,7 +269,7 @@ export class Engine {
         this.retire(sandbox, pooled);
       }
     }
-    return session.serialize(() => this.runInSession(session, kind, limits, runRequest, request.signal));
+    return session.serialize(() => this.runInSession(session, kind, limits, runRequest, request.signal, scope));
   }
 
   private async runInSession(
@@ -236,6 +278,7 @@ export class Engine {
     limits: ResolvedLimits,
     runRequest: Parameters<Sandbox["run"]>[0],
     signal: AbortSignal | undefined,
+    scope: ToolCallScope | undefined,
   ): Promise<ExecutionResult> {
     session.busy = true;
     try {
@@ -256,7 +299,7 @@ export class Engine {
         this.retire(sandbox);
       }
       const callNo = session.calls;
-      const result = this.shape(outcome, limits, session.id, (name, data) =>
+      const result = this.shape(outcome, limits, session.id, scope, (name, data) =>
         saveOutput(join(session.workspaceDir, ".sandgate", "outputs"), `${callNo}-${name}`, data, "/workspace/.sandgate/outputs", (path) =>
           giveToSandbox(this.runtime, path),
         ),
@@ -292,10 +335,17 @@ export class Engine {
     }
   }
 
-  private shape(outcome: RunOutcome, limits: ResolvedLimits, sessionId: string | null, save: (name: string, data: Buffer) => string): ExecutionResult {
-    const stdout = shapeOutput(outcome.stdout, limits.displayBytes, () => save("stdout.txt", outcome.stdout));
+  private shape(
+    outcome: RunOutcome,
+    limits: ResolvedLimits,
+    sessionId: string | null,
+    scope: ToolCallScope | undefined,
+    save: (name: string, data: Buffer) => string,
+  ): ExecutionResult {
+    const stdout = this.shapeStdout(outcome.stdout, limits, () => save("stdout.txt", outcome.stdout));
     const stderr = shapeOutput(outcome.stderr, limits.displayBytes, () => save("stderr.txt", outcome.stderr));
     const frame = outcome.result;
+    const summary = scope?.finish();
     const result: ExecutionResult = {
       status: outcome.status,
       exitCode: outcome.exitCode,
@@ -304,7 +354,10 @@ export class Engine {
       durationMs: Math.round(outcome.durationMs * 1000) / 1000,
       truncated: stdout.truncated || stderr.truncated || outcome.status === "output_limit",
       sessionId,
+      toolCalls: summary?.calls ?? [],
+      tokens: { returned: 0, output: stdout.tokens + (stderr.truncated ? estimateTokens(outcome.stderr.toString("utf8")).tokens : countTokens(stderr.text)), toolResults: summary?.tokensInSandbox ?? 0 },
     };
+    if (stdout.note) result.outputNote = stdout.note;
     if (frame?.value !== undefined) result.value = frame.value;
     if (frame?.error) result.error = frame.error;
     else if (outcome.status !== "ok" && outcome.status !== "error") {
@@ -318,7 +371,33 @@ export class Engine {
         ...(stderr.fullPath ? { stderr: stderr.fullPath } : {}),
       };
     }
+    const valueTokens = estimateJsonTokens(result.value);
+    result.tokens.returned = countTokens(result.stdout) + countTokens(result.stderr) + valueTokens;
+    result.tokens.output += valueTokens;
     return result;
+  }
+
+  /**
+   * Stdout within the token budget and the display bytes is shown whole. Beyond the token
+   * budget it is shortened structurally (JSON stays valid, head and tail of text); the byte cut
+   * applies when even that is longer than the display bytes. The full text is saved either way.
+   */
+  private shapeStdout(data: Buffer, limits: ResolvedLimits, save: () => string): ShapedStream & { tokens: number; note?: string } {
+    const budget = this.config.codeMode.outputTokenBudget;
+    // Four bytes a token at most in practice: short output needs no tokenizer pass.
+    if (data.length <= Math.min(limits.displayBytes, budget)) {
+      const text = data.toString("utf8");
+      return { text, truncated: false, totalBytes: data.length, tokens: countTokens(text) };
+    }
+    const text = data.toString("utf8");
+    const shaped = shapeText(text, { budgetTokens: budget });
+    if (!shaped.truncated && data.length <= limits.displayBytes) return { text, truncated: false, totalBytes: data.length, tokens: shaped.originalTokens };
+    if (Buffer.byteLength(shaped.text) <= limits.displayBytes) {
+      const fullPath = save();
+      const note = `${shaped.note ?? "output shortened"}; the full output (${data.length} bytes) is in ${fullPath}`;
+      return { text: shaped.text, truncated: true, fullPath, totalBytes: data.length, tokens: shaped.originalTokens, note };
+    }
+    return { ...shapeOutput(data, limits.displayBytes, save), tokens: shaped.originalTokens };
   }
 
   /** Saved outputs of stateless calls are kept for config.outputTtlS; pruned at most once a minute. */

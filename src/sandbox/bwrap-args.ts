@@ -13,6 +13,11 @@ export interface MountPlan {
   readOnlyPaths: string[];
   /** Admin-configured host directories, each mounted at /mnt/<name>. */
   volumes: VolumeMount[];
+  /**
+   * Host directory of generated tool wrappers, bound read-only at /sandgate/tools. A bind of the
+   * directory, so files later replaced inside it (by rename) show up in running sandboxes.
+   */
+  toolsDir?: string;
 }
 
 export interface VolumeMount {
@@ -100,6 +105,7 @@ export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
   );
   for (const path of mounts.readOnlyPaths) bwrap.push("--ro-bind", path, path);
   bwrap.push("--ro-bind", mounts.runnersDir, "/sandgate/runners");
+  if (mounts.toolsDir) bwrap.push("--ro-bind", mounts.toolsDir, "/sandgate/tools");
   for (const volume of mounts.volumes) bwrap.push(volume.readOnly ? "--ro-bind" : "--bind", volume.hostPath, `/mnt/${volume.name}`);
   if (mounts.workspaceDir) {
     bwrap.push("--bind", mounts.workspaceDir, "/workspace");

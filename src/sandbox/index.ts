@@ -3,6 +3,7 @@ export { prepareRuntime, findBwrap, defaultInterpreters, giveToSandbox } from ".
 export type { SandboxRuntime, RunnerKind, InterpreterPaths, RuntimeOptions, HostUser } from "./runtime.js";
 export { Sandbox } from "./sandbox.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
+export type { ToolCallRequest, ToolCallReply, ToolCallHandler } from "./tool-calls.js";
 export { WarmPool } from "./warm-pool.js";
 export type { PoolSizes, PoolKindState } from "./warm-pool.js";
 export { resolveLimits, sandboxShapeKey } from "./limits.js";

@@ -1,7 +1,7 @@
 // REPL-style rewrite of JavaScript with top-level await into an async IIFE for the Node runner.
-// Owns keeping top-level declarations global across calls and the user's line numbers intact.
+// Owns keeping top-level declarations global across calls, static `import` and the user's line numbers intact.
 import { parse } from "acorn";
-import type { AnyNode, Node, Pattern, Program, VariableDeclaration } from "acorn";
+import type { AnyNode, ImportDeclaration, Node, Pattern, Program, VariableDeclaration } from "acorn";
 
 export type JavaScriptMode = "script" | "async";
 
@@ -25,22 +25,87 @@ const SCOPE_TYPES = new Set([
   "StaticBlock",
 ]);
 
+/** The Node runner's global that every `import()` and static `import` of user code goes through. */
+export const IMPORT_FUNCTION = "__sandgateImport";
+
 export function prepareJavaScript(code: string): PreparedJavaScript {
-  const mayAwait = code.includes("await");
-  if (!mayAwait && !/\b(?:let|const|class)\b/.test(code)) return { code, mode: "script" };
-  let program: Program;
-  try {
-    program = parse(code, {
-      ecmaVersion: "latest",
-      sourceType: "script",
-      allowAwaitOutsideFunction: true,
-    });
-  } catch {
-    // The runner compiles the original and reports the SyntaxError on the user's line.
-    return { code, mode: "script" };
+  let mayAwait = code.includes("await");
+  const mayImport = code.includes("import") || code.includes("export");
+  if (!mayAwait && !mayImport && !/\b(?:let|const|class)\b/.test(code)) return { code, mode: "script" };
+  let program = tryParse(code, "script");
+  if (!program && mayImport) {
+    // Static `import`/`export` parse only as a module; they become statements a script can run.
+    const module = tryParse(code, "module");
+    if (!module) return { code, mode: "script" };
+    const rewritten = rewriteModuleDeclarations(code, module);
+    if (rewritten.code === code) return { code, mode: "script" };
+    code = rewritten.code;
+    if (rewritten.failed) return { code, mode: "script" };
+    mayAwait = true;
+    program = tryParse(code, "script");
   }
-  if (!mayAwait || !hasTopLevelAwait(program)) return { code: redeclarableScript(code, program), mode: "script" };
-  return { code: wrapInAsyncFunction(code, program), mode: "async" };
+  // Otherwise the runner compiles the original and reports the SyntaxError on the user's line.
+  if (!program) return { code, mode: "script" };
+  const imports = mayImport ? dynamicImportEdits(program) : [];
+  if (!mayAwait || !hasTopLevelAwait(program)) return { code: redeclarableScript(code, program, imports), mode: "script" };
+  return { code: wrapInAsyncFunction(code, program, imports), mode: "async" };
+}
+
+function tryParse(code: string, sourceType: "script" | "module"): Program | undefined {
+  try {
+    return parse(code, { ecmaVersion: "latest", sourceType, allowAwaitOutsideFunction: true });
+  } catch {
+    return undefined;
+  }
+}
+
+/** `import(x)` anywhere becomes `__sandgateImport(x)`, which knows `sandgate:` modules too. */
+function dynamicImportEdits(program: Program): Edit[] {
+  const edits: Edit[] = [];
+  visitAll(program, (node) => {
+    if (node.type === "ImportExpression") edits.push({ start: node.start, end: node.start + "import".length, text: IMPORT_FUNCTION });
+  });
+  return edits;
+}
+
+/**
+ * Top-level `import` declarations become awaited loads in the same place, with as many lines as
+ * they had; `export` in front of a declaration is dropped. Other exports make code that throws a
+ * SyntaxError on the export's line, since a call's code is a script, not a module.
+ */
+function rewriteModuleDeclarations(code: string, module: Program): { code: string; failed: boolean } {
+  const edits: Edit[] = [];
+  for (const statement of module.body) {
+    if (statement.type === "ImportDeclaration") {
+      const original = code.slice(statement.start, statement.end);
+      const newlines = original.split("\n").length - 1;
+      edits.push({ start: statement.start, end: statement.end, text: `${importStatement(code, statement)}${"\n".repeat(newlines)}` });
+    } else if (statement.type === "ExportNamedDeclaration" && statement.declaration && !statement.source) {
+      edits.push({ start: statement.start, end: statement.declaration.start, text: "" });
+    } else if (statement.type === "ExportNamedDeclaration" || statement.type === "ExportDefaultDeclaration" || statement.type === "ExportAllDeclaration") {
+      const line = code.slice(0, statement.start).split("\n").length;
+      const message = `\`export\` is not supported here (line ${line}): code runs as a script, not a module; drop the export and make the value the last expression instead`;
+      return { code: `${"\n".repeat(line - 1)}throw new SyntaxError(${JSON.stringify(message)});`, failed: true };
+    }
+  }
+  return { code: applyEdits(code, edits), failed: false };
+}
+
+function importStatement(code: string, node: ImportDeclaration): string {
+  const text = (n: Node): string => code.slice(n.start, n.end);
+  const attributes = node.attributes.map((a) => `${text(a.key)}: ${text(a.value)}`);
+  const load = `await ${IMPORT_FUNCTION}(${text(node.source)}${attributes.length > 0 ? `, { with: { ${attributes.join(", ")} } }` : ""})`;
+  if (node.specifiers.length === 0) return `${load};`;
+  let namespace: string | undefined;
+  const fields: string[] = [];
+  for (const specifier of node.specifiers) {
+    if (specifier.type === "ImportNamespaceSpecifier") namespace = specifier.local.name;
+    else if (specifier.type === "ImportDefaultSpecifier") fields.push(`default: ${specifier.local.name}`);
+    else if (specifier.imported.type === "Identifier" && specifier.imported.name === specifier.local.name) fields.push(specifier.local.name);
+    else fields.push(`${text(specifier.imported)}: ${specifier.local.name}`);
+  }
+  if (namespace === undefined) return `const { ${fields.join(", ")} } = ${load};`;
+  return fields.length === 0 ? `const ${namespace} = ${load};` : `const ${namespace} = ${load}, { ${fields.join(", ")} } = ${namespace};`;
 }
 
 /**
@@ -48,8 +113,8 @@ export function prepareJavaScript(code: string): PreparedJavaScript {
  * redefining a name later in the session) works as it does in Python, instead of throwing
  * "Identifier has already been declared". Columns stay put where the keyword allows.
  */
-function redeclarableScript(code: string, program: Program): string {
-  const edits: Edit[] = [];
+function redeclarableScript(code: string, program: Program, imports: Edit[]): string {
+  const edits: Edit[] = [...imports];
   for (const statement of program.body) {
     if (statement.type === "VariableDeclaration" && statement.kind !== "var") {
       edits.push({ start: statement.start, end: statement.start + statement.kind.length, text: "var".padEnd(statement.kind.length, " ") });
@@ -73,8 +138,8 @@ function hasTopLevelAwait(program: Program): boolean {
  * Declarations become assignments to globals so the next call sees them, the last
  * expression statement becomes the return value, and nothing adds a line before user code.
  */
-function wrapInAsyncFunction(code: string, program: Program): string {
-  const edits: Edit[] = [];
+function wrapInAsyncFunction(code: string, program: Program, imports: Edit[]): string {
+  const edits: Edit[] = [...imports];
   const varNames = new Set<string>();
   const functionNames: string[] = [];
   const topLevel = new Set<Node>(program.body);
@@ -161,8 +226,8 @@ function boundNames(pattern: Pattern): string[] {
 }
 
 function applyEdits(code: string, edits: Edit[]): string {
-  // Stable sort keeps insertions at one position in the order they were made.
-  const sorted = [...edits].sort((a, b) => a.start - b.start);
+  // Stable sort keeps insertions at one position in the order they were made, before a replacement there.
+  const sorted = [...edits].sort((a, b) => a.start - b.start || Number(a.end > a.start) - Number(b.end > b.start));
   let out = "";
   let cursor = 0;
   for (const edit of sorted) {
@@ -179,6 +244,17 @@ function visitTopLevel(node: Node, visit: (node: AnyNode) => void): void {
     const children: unknown[] = Array.isArray(value) ? value : [value];
     for (const child of children) {
       if (isNode(child) && !SCOPE_TYPES.has(child.type)) visitTopLevel(child, visit);
+    }
+  }
+}
+
+/** Calls `visit` on every node of the tree, functions included. */
+function visitAll(node: Node, visit: (node: AnyNode) => void): void {
+  visit(node as AnyNode);
+  for (const value of Object.values(node)) {
+    const children: unknown[] = Array.isArray(value) ? value : [value];
+    for (const child of children) {
+      if (isNode(child)) visitAll(child, visit);
     }
   }
 }

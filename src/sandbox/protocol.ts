@@ -38,11 +38,28 @@ export const resultFrameSchema = z.object({
   resetState: z.boolean().optional(),
 });
 
-export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema]);
+/**
+ * A tool call from user code. Only `callId` is checked here, so that a call with a bad tool name
+ * or bad arguments still gets an error reply (see parseToolCall in tool-calls.ts).
+ */
+export const toolCallFrameSchema = z.object({
+  type: z.literal("tool_call"),
+  id: z.string().max(64).optional(),
+  callId: z.string().min(1).max(128),
+  tool: z.unknown(),
+  args: z.unknown(),
+});
+
+export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema, toolCallFrameSchema]);
 export type RunnerFrame = z.infer<typeof runnerFrameSchema>;
 export type ResultFrame = z.infer<typeof resultFrameSchema>;
+export type ToolCallFrame = z.infer<typeof toolCallFrameSchema>;
 
-export function encodeFrame(frame: ExecuteFrame): Buffer {
+export type ToolResultFrame =
+  | { type: "tool_result"; callId: string; ok: true; value?: unknown }
+  | { type: "tool_result"; callId: string; ok: false; error: { type: string; message: string } };
+
+export function encodeFrame(frame: ExecuteFrame | ToolResultFrame): Buffer {
   const body = Buffer.from(JSON.stringify(frame), "utf8");
   const out = Buffer.allocUnsafe(4 + body.length);
   out.writeUInt32BE(body.length, 0);
@@ -56,6 +73,10 @@ export function encodeFrame(frame: ExecuteFrame): Buffer {
  */
 export function encodeBashRequest(id: string, marker: string, code: string): Buffer {
   return Buffer.from(`${id} ${marker}\n${code}\u0000`, "utf8");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
 }
 
 export class FrameProtocolError extends Error {
@@ -82,6 +103,9 @@ export class FrameDecoder {
         throw new FrameProtocolError("runner sent a frame that is not JSON");
       }
       const parsed = runnerFrameSchema.safeParse(json);
+      // A tool call without a usable callId cannot be answered; user code may write to fd 4 too,
+      // so it is dropped rather than taken as the runner breaking the protocol.
+      if (!parsed.success && isObject(json) && json.type === "tool_call") continue;
       if (!parsed.success) throw new FrameProtocolError(`runner sent an invalid frame: ${parsed.error.issues[0]?.message ?? "?"}`);
       frames.push(parsed.data);
     }

@@ -56,6 +56,8 @@ export interface SandboxRuntime {
   seccompFile: string | undefined;
   readOnlyPaths: string[];
   volumes: VolumeMount[];
+  /** Host directory of generated tool wrappers, bound read-only at /sandgate/tools. */
+  toolsDir: string | undefined;
   cgroups: CgroupSupport;
   workspacesDir: string;
   outputsDir: string;
@@ -71,6 +73,12 @@ export interface RuntimeOptions {
   seccomp?: boolean;
   /** Host directories mounted at /mnt/<name> in every sandbox. */
   volumes?: VolumeMount[];
+  /**
+   * Host directory of generated tool wrappers (`manifest.json`, `python/servers/...`), bound
+   * read-only at /sandgate/tools in every sandbox; created when missing. Replace files inside it
+   * (write, then rename), never the directory itself, or running sandboxes keep the old one.
+   */
+  toolsDir?: string;
 }
 
 const RUNNERS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "runners");
@@ -116,7 +124,9 @@ function prefixesOutsideUsr(paths: string[]): string[] {
   return [...prefixes];
 }
 
-const RUNNER_FILES = ["python_runner.py", "sandgate_frames.py", "node_runner.cjs", "bash_lib.sh"];
+const RUNNER_FILES = ["python_runner.py", "sandgate_frames.py", "sandgate.py", "node_runner.cjs", "node_code_mode.cjs", "bash_lib.sh", "bin/sandgate-tool"];
+/** Runner files that run as commands inside the sandbox. */
+const EXECUTABLE_RUNNER_FILES = new Set(["bin/sandgate-tool"]);
 
 /**
  * Python compiles a script run by path on every start (about 4 ms of a 15 ms start); a copy of
@@ -131,10 +141,13 @@ function compiledRunners(runtimeDir: string, python: string): { dir: string; pyt
   if (existsSync(join(dir, "python_runner.pyc"))) return entry;
   const staging = `${dir}.tmp-${process.pid}`;
   try {
-    mkdirSync(staging, { recursive: true });
-    for (const file of ["node_runner.cjs", "bash_lib.sh"]) copyFileSync(join(RUNNERS_DIR, file), join(staging, file));
+    mkdirSync(join(staging, "bin"), { recursive: true });
+    for (const file of RUNNER_FILES.filter((name) => !name.endsWith(".py"))) {
+      copyFileSync(join(RUNNERS_DIR, file), join(staging, file));
+      chmodSync(join(staging, file), EXECUTABLE_RUNNER_FILES.has(file) ? 0o755 : 0o644);
+    }
     const script = "import py_compile, sys\nfor name in sys.argv[3:]:\n    py_compile.compile(f'{sys.argv[1]}/{name}.py', cfile=f'{sys.argv[2]}/{name}.pyc', dfile=f'/sandgate/runners/{name}.py', doraise=True)";
-    execFileSync(python, ["-I", "-S", "-c", script, RUNNERS_DIR, staging, "sandgate_frames", "python_runner"], { stdio: "ignore", timeout: 30_000 });
+    execFileSync(python, ["-I", "-S", "-c", script, RUNNERS_DIR, staging, "sandgate_frames", "sandgate", "python_runner"], { stdio: "ignore", timeout: 30_000 });
     try {
       renameSync(staging, dir);
     } catch {
@@ -250,6 +263,15 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     }
     if (hostUser) assertReachable(volume.hostPath, hostUser, `volume ${volume.name} in`);
   }
+  let toolsDir: string | undefined;
+  if (options.toolsDir !== undefined) {
+    toolsDir = resolve(options.toolsDir);
+    mkdirSync(toolsDir, { recursive: true, mode: 0o755 });
+    if (!statSync(toolsDir).isDirectory()) {
+      throw new SandgateError("CONFIG_INVALID", `the tools directory ${toolsDir} is not a directory`, { data: { key: "toolsDir" } });
+    }
+    if (hostUser) assertReachable(toolsDir, hostUser, "the generated tool wrappers in");
+  }
   const cgroups: CgroupSupport = options.useCgroups
     ? detectCgroups()
     : { mode: "none", controllers: [], parents: {}, reason: "disabled by configuration (SANDGATE_CGROUPS=off)" };
@@ -264,6 +286,7 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     seccompFile,
     readOnlyPaths,
     volumes,
+    toolsDir,
     cgroups,
     workspacesDir,
     outputsDir,

@@ -2,6 +2,7 @@
 // made to it. The Sandbox owns every process it starts and kills them all on dispose().
 
 import { spawn, type ChildProcess } from "node:child_process";
+import { setMaxListeners } from "node:events";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
@@ -12,8 +13,23 @@ import { SandboxCgroup } from "./cgroups.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
 import { ensureInside, joinEarly } from "./containment.js";
-import { encodeBashRequest, encodeFrame, FrameDecoder, type ExecuteFrame, type ResultFrame } from "./protocol.js";
+import { encodeBashRequest, encodeFrame, FrameDecoder, type ExecuteFrame, type ResultFrame, type ToolCallFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
+import {
+  BashToolRequestDecoder,
+  encodeBashToolReply,
+  encodeToolResultFrame,
+  MAX_TOOL_CALLS_IN_FLIGHT,
+  normalizeReply,
+  parseBashArgs,
+  parseToolCall,
+  toolError,
+  type BashToolRequest,
+  type ToolCallHandler,
+  type ToolCallReply,
+} from "./tool-calls.js";
+
+export type { ToolCallHandler, ToolCallReply, ToolCallRequest } from "./tool-calls.js";
 
 export type RunStatus = "ok" | "error" | "timeout" | "memory_limit" | "output_limit" | "killed";
 export type OutputStream = "stdout" | "stderr";
@@ -34,6 +50,12 @@ export interface RunRequest {
   outputCapBytes: number;
   cpuSeconds?: number;
   onOutput?: (stream: OutputStream, text: string) => void;
+  /**
+   * Answers tool calls that the code makes (callMCPTool, call_mcp_tool, sandgate-tool). Several
+   * may be in flight at once; `signal` fires when the run ends or is killed, and replies after
+   * that are dropped. Without a handler every call fails with "tool calls are not available here".
+   */
+  onToolCall?: ToolCallHandler;
 }
 
 export interface RunOutcome {
@@ -62,6 +84,9 @@ interface ActiveRun {
   timer: NodeJS.Timeout;
   decoders: Record<OutputStream, StringDecoder>;
   resolve: (outcome: RunOutcome) => void;
+  /** Aborted when the run ends: tells tool handlers to stop, and drops their late replies. */
+  tools: AbortController;
+  toolCallsInFlight: number;
 }
 
 const RUNNER_COMMAND: Record<RunnerKind, (runtime: SandboxRuntime, limits: ResolvedLimits) => string[]> = {
@@ -76,7 +101,8 @@ const RUNNER_COMMAND: Record<RunnerKind, (runtime: SandboxRuntime, limits: Resol
 };
 
 const SANDBOX_ENV = {
-  PATH: "/usr/bin:/bin",
+  // sandgate-tool lives in /sandgate/runners/bin.
+  PATH: "/sandgate/runners/bin:/usr/bin:/bin",
   HOME: "/workspace",
   LANG: "C.UTF-8",
   LC_ALL: "C.UTF-8",
@@ -94,6 +120,13 @@ const BASH_RUNNER_LOOP =
   'builtin . /sandgate/runners/bash_lib.sh; while __sg_next; do __sg_busy=1; eval "$__sg_code" </dev/null 3<&- 4>&-; __sg_done "$?"; done; __sg_busy=0';
 
 let sandboxCounter = 0;
+
+/** Every call in flight listens on its run's signal; up to the in-flight cap is expected, not a leak. */
+function toolCallController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(MAX_TOOL_CALLS_IN_FLIGHT + 16, controller.signal);
+  return controller;
+}
 const SIGXCPU = 24;
 const SIGABRT = 6;
 
@@ -106,6 +139,8 @@ export class Sandbox {
   private readonly frames = new FrameDecoder();
   private readonly out: Record<OutputStream, MarkerStream>;
   private readonly toRunner: Writable;
+  /** Bash only: the tool-call pipes of sandgate-tool (the runner itself is busy in `eval`). */
+  private readonly bashTools: { requests: BashToolRequestDecoder; replies: Writable } | undefined;
   /** Settles once bwrap and its namespace init are in the sandbox's cgroup. */
   private readonly joined: Promise<void>;
   private active: ActiveRun | undefined;
@@ -140,6 +175,7 @@ export class Sandbox {
         etcDir: runtime.etcDir,
         readOnlyPaths: runtime.readOnlyPaths,
         volumes: runtime.volumes,
+        ...(runtime.toolsDir ? { toolsDir: runtime.toolsDir } : {}),
       },
       env: { ...SANDBOX_ENV },
       command: RUNNER_COMMAND[options.kind](runtime, limits),
@@ -155,7 +191,8 @@ export class Sandbox {
     const seccompFd = runtime.seccompFile ? openSync(runtime.seccompFile, "r") : undefined;
     try {
       this.child = spawn(argv[0]!, argv.slice(1), {
-        stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", seccompFd ?? "ignore"],
+        // Bash sandboxes get fds 6 (tool replies in) and 7 (tool requests out); see bash_lib.sh.
+        stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", seccompFd ?? "ignore", ...(options.kind === "bash" ? (["pipe", "pipe"] as const) : [])],
         env: { PATH: "/usr/bin:/bin" },
         // As root, bubblewrap runs as the unprivileged sandbox user (supplementary groups dropped).
         ...(runtime.hostUser ? { uid: runtime.hostUser.uid, gid: runtime.hostUser.gid } : {}),
@@ -175,6 +212,16 @@ export class Sandbox {
     toRunner.on("error", () => {
       // EPIPE when the runner died; the exit handler reports it.
     });
+    if (options.kind === "bash") {
+      const extra = this.child.stdio as unknown as Array<Readable | Writable | null>;
+      const replies = extra[6] as Writable;
+      const requests = extra[7] as Readable;
+      this.bashTools = { requests: new BashToolRequestDecoder(), replies };
+      replies.on("error", () => {
+        // the sandbox is gone; the exit handler reports it
+      });
+      requests.on("data", (chunk: Buffer) => this.onBashToolRequests(chunk));
+    }
     this.closed = new Promise((resolve) => {
       this.child.once("close", () => resolve());
     });
@@ -243,6 +290,8 @@ export class Sandbox {
         timer: setTimeout(() => this.terminate("timeout"), request.timeoutMs),
         decoders: { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") },
         resolve,
+        tools: toolCallController(),
+        toolCallsInFlight: 0,
       };
       this.active = run;
       const markerBytes = Buffer.from(marker, "utf8");
@@ -314,11 +363,77 @@ export class Sandbox {
     for (const frame of frames) {
       if (frame.type === "ready") {
         this.readyWaiter?.resolve();
+      } else if (frame.type === "tool_call") {
+        this.onToolCallFrame(frame);
       } else if (this.active && frame.id === this.active.id) {
         this.active.result = frame;
         this.maybeFinish();
       }
     }
+  }
+
+  private onToolCallFrame(frame: ToolCallFrame): void {
+    const send = (reply: ToolCallReply): void => {
+      this.toRunner.write(encodeToolResultFrame(frame.callId, reply));
+    };
+    if (frame.id !== undefined && frame.id !== this.active?.id) {
+      // Made by code an earlier call left running (a thread, a timer); that run's tools are closed.
+      send(toolError("ToolCancelled", "the call that made this tool call has ended"));
+      return;
+    }
+    const parsed = parseToolCall(frame);
+    if (!parsed.ok) send(parsed.reply);
+    else this.callTool(parsed.call.tool, parsed.call.args, send);
+  }
+
+  private onBashToolRequests(chunk: Buffer): void {
+    const tools = this.bashTools;
+    if (!tools) return;
+    for (const request of tools.requests.push(chunk)) this.onBashToolRequest(request, tools.replies);
+  }
+
+  private onBashToolRequest(request: BashToolRequest, replies: Writable): void {
+    const send = (reply: ToolCallReply): void => {
+      replies.write(encodeBashToolReply(request.callId, reply));
+    };
+    const args = parseBashArgs(request.argsText);
+    if (!args.ok) {
+      send(toolError("InvalidArguments", `tool \`${request.tool.slice(0, 100)}\` refused: ${args.message}`));
+      return;
+    }
+    const parsed = parseToolCall({ tool: request.tool, args: args.args });
+    if (!parsed.ok) send(parsed.reply);
+    else this.callTool(parsed.call.tool, parsed.call.args, send);
+  }
+
+  /** Hands one checked call to the run's handler and sends the reply while the run lasts. */
+  private callTool(tool: string, args: unknown, send: (reply: ToolCallReply) => void): void {
+    const run = this.active;
+    if (!run) {
+      send(toolError("ToolCancelled", "tool calls can only be made while code runs"));
+      return;
+    }
+    const handler = run.request.onToolCall;
+    if (!handler) {
+      send(toolError("ToolError", "tool calls are not available here"));
+      return;
+    }
+    if (run.toolCallsInFlight >= MAX_TOOL_CALLS_IN_FLIGHT) {
+      send(toolError("ToolLimit", `tool \`${tool}\` refused: ${MAX_TOOL_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
+      return;
+    }
+    run.toolCallsInFlight += 1;
+    const { signal } = run.tools;
+    const settle = (reply: ToolCallReply): void => {
+      run.toolCallsInFlight -= 1;
+      if (this.active === run && !signal.aborted) send(reply);
+    };
+    // async, so that a handler that throws instead of rejecting still gets a reply sent.
+    const call = async (): Promise<ToolCallReply> => handler({ tool, args }, signal);
+    call().then(
+      (reply) => settle(normalizeReply(reply)),
+      (error: unknown) => settle(toolError("ToolError", `tool \`${tool}\` failed: ${error instanceof Error ? error.message : String(error)}`)),
+    );
   }
 
   private maybeFinish(): void {
@@ -337,6 +452,7 @@ export class Sandbox {
   private finish(run: ActiveRun, outcome: Pick<RunOutcome, "status" | "exitCode" | "sandboxDied"> & Partial<RunOutcome>): void {
     clearTimeout(run.timer);
     this.active = undefined;
+    run.tools.abort(new SandgateError("SANDBOX_FAILED", "the run that made this tool call has ended"));
     for (const stream of ["stdout", "stderr"] as const) {
       const tail = run.decoders[stream].end();
       if (tail && run.request.onOutput) run.request.onOutput(stream, tail);

@@ -1,11 +1,13 @@
 // What every server part shares: the engine, the effective config, the logger and start time.
 
 import type { SandgateConfig } from "../config/index.js";
-import type { Engine } from "../execution/index.js";
+import type { CodeMode, Engine } from "../execution/index.js";
 import type { Logger } from "../util/logger.js";
 
 export interface ServerContext {
   engine: Engine;
+  /** Upstream servers and their catalog; empty when none is configured. */
+  codeMode: CodeMode;
   config: SandgateConfig;
   log: Logger;
   version: string;

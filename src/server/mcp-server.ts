@@ -8,6 +8,7 @@ import {
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
@@ -20,6 +21,7 @@ import type { ClientLimiter } from "./client-limiter.js";
 import type { ServerContext } from "./context.js";
 import { OutputForwarder } from "./output-forwarder.js";
 import { POLICY_URI, securityPolicy } from "./policy.js";
+import { readTreeResource, TREE_PREFIX, TREE_TEMPLATE, treeResources } from "./tree-resources.js";
 import { GUIDE_PROMPT, guideText } from "./prompts.js";
 import { callTool, createTools, toMcpTool, type ToolDefinition } from "./tools.js";
 
@@ -68,7 +70,9 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
       capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
       instructions:
         "sandgate runs code in isolated Linux sandboxes without network. Use execute_code (Python, JavaScript, TypeScript, Bash) " +
-        "or execute_command (a shell line). Pass a session_id to keep variables and /workspace files across calls; stop_session when done.",
+        "or execute_command (a shell line). Pass a session_id to keep variables and /workspace files across calls; stop_session when done. " +
+        "Code can call the tools of upstream MCP servers: find them with search_tools (list_servers shows the servers), then call them from code " +
+        "(callMCPTool / call_mcp_tool / sandgate-tool) and print only what you need, so large tool results stay out of your context.",
     },
   );
   let level: LoggingLevel = "info";
@@ -134,14 +138,18 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
         description: "Limits, resource flavors and the isolation active on this host",
         mimeType: "application/json",
       },
+      ...treeResources(ctx.codeMode.catalog),
     ],
   }));
 
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [TREE_TEMPLATE] }));
+
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    if (request.params.uri !== POLICY_URI) {
-      throw new JsonRpcError(ErrorCode.InvalidParams, `unknown resource ${JSON.stringify(request.params.uri)}; the resources are ${POLICY_URI}`);
-    }
-    return { contents: [{ uri: POLICY_URI, mimeType: "application/json", text: JSON.stringify(securityPolicy(ctx), null, 2) }] };
+    const { uri } = request.params;
+    if (uri === POLICY_URI) return { contents: [{ uri: POLICY_URI, mimeType: "application/json", text: JSON.stringify(securityPolicy(ctx), null, 2) }] };
+    const file = readTreeResource(ctx.codeMode.catalog, uri);
+    if (file) return { contents: [file] };
+    throw new JsonRpcError(ErrorCode.InvalidParams, `unknown resource ${JSON.stringify(uri)}; resources/list names them (${POLICY_URI}, ${TREE_PREFIX}servers/<server>/index.ts, ...)`);
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [GUIDE_PROMPT] }));

@@ -21,8 +21,12 @@ export function guideText(ctx: ServerContext, task?: string): string {
     "- file_read, file_write and file_list move files in and out of a session's /workspace without writing code; use encoding base64 for binary files.",
     "- get_volume_path shows read-only data the admin mounted under /mnt.",
     "- stop_session frees a session when the task is done.",
+    "- Upstream MCP tools are called from code, not directly: search_tools finds them (detail \"full\" gives TypeScript signatures), list_servers shows the servers.",
+    "  JavaScript/TypeScript: `const r = await callMCPTool(\"server.tool\", {...})` or `import { toolName } from \"sandgate:servers/<server>\"`.",
+    "  Python: `r = await call_mcp_tool(\"server.tool\", {...})` or `from servers.<server> import tool_name`; asyncio.gather runs calls in parallel.",
+    "  Bash: `sandgate-tool <server> <tool> '{...}' | jq .` A failed call raises an error naming the tool; results stay in the sandbox unless you print them.",
     "",
-    `Limits: ${limits.maxExecutionTimeS} s per call, ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${limits.maxOutputSize} bytes is cut to its head and tail and the full text saved to a file.`,
+    `Limits: ${limits.maxExecutionTimeS} s per call, ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text saved to a file.`,
     "Good habits: process large data inside the sandbox and print only summaries; write big results to files; when a call fails, read the error and traceback, fix the code and retry.",
   ];
   if (task?.trim()) lines.push("", `Task: ${task.trim()}`);

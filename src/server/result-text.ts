@@ -33,7 +33,18 @@ export function renderResultText(result: WireExecutionResult, summary: string, n
   if (result.stderr) parts.push(`[stderr]\n${result.stderr.endsWith("\n") ? result.stderr.slice(0, -1) : result.stderr}`);
   if (result.value !== undefined) parts.push(`[value] ${JSON.stringify(result.value)}`);
   if (result.error?.traceback && result.status === "error") parts.push(`[traceback]\n${result.error.traceback.trimEnd()}`);
-  if (result.full_output) parts.push(`[output cut; full text in ${Object.values(result.full_output).join(" and ")}]`);
+  if (result.output_note) parts.push(`[${result.output_note}]`);
+  else if (result.full_output) parts.push(`[output cut; full text in ${Object.values(result.full_output).join(" and ")}]`);
+  if (result.tool_calls.length > 0) parts.push(describeToolCalls(result.tool_calls));
   parts.push(`[${result.status}${result.exit_code === null ? "" : `, exit ${result.exit_code}`}] ${summary}`);
   return parts.join("\n\n");
+}
+
+/** One line on the tool calls: how many, and the first failures by name. */
+function describeToolCalls(calls: WireExecutionResult["tool_calls"]): string {
+  const failed = calls.filter((c) => !c.ok);
+  const ms = Math.round(calls.reduce((sum, c) => sum + c.duration_ms, 0));
+  const head = `[tool calls] ${calls.length} (${calls.length - failed.length} ok${failed.length ? `, ${failed.length} failed` : ""}; ${ms} ms in tools)`;
+  const shown = failed.slice(0, 3).map((c) => `\n- ${c.tool}: ${c.error ?? "failed"}`);
+  return head + shown.join("") + (failed.length > 3 ? `\n- … ${failed.length - 3} more failures` : "");
 }

@@ -1,12 +1,15 @@
 // The tools sandgate offers: one table of definitions (schemas, descriptions, handlers) that
 // the MCP server, the REST conveniences and the OpenAPI document all read.
 
-import type { CallToolResult, Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { ExecuteRequest, ExecutionResult } from "../execution/index.js";
 import { isSandgateError, isToolResultCode, SandgateError } from "../errors/index.js";
-import type { OutputStream } from "../sandbox/index.js";
 import type { ServerContext } from "./context.js";
+import { createCodeModeTools } from "./code-mode-tools.js";
+import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
+
+export type { ToolCallContext, ToolDefinition, ToolReply };
 import { describeResult, renderResultText } from "./result-text.js";
 import { toJsonSchema } from "./json-schema.js";
 import {
@@ -29,42 +32,6 @@ import {
   toWireSession,
   type WireExecutionResult,
 } from "./wire.js";
-
-/** What a running tool call may use besides its arguments. */
-export interface ToolCallContext {
-  /** Aborted when the client cancels or disconnects; running code is stopped. */
-  signal?: AbortSignal;
-  /** Receives output while code runs (MCP logging/progress, REST server-sent events). */
-  onOutput?: (stream: OutputStream, text: string) => void;
-}
-
-export interface ToolReply {
-  structured: Record<string, unknown>;
-  text: string;
-  isError?: boolean;
-}
-
-export interface ToolDefinition {
-  name: string;
-  title: string;
-  description: string;
-  input: z.AnyZodObject;
-  output: z.AnyZodObject;
-  annotations: ToolAnnotations;
-  run(args: Record<string, unknown>, call: ToolCallContext): Promise<ToolReply>;
-}
-
-function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(tool: {
-  name: string;
-  title: string;
-  description: string;
-  input: I;
-  output: O;
-  annotations: ToolAnnotations;
-  run(args: z.infer<I>, call: ToolCallContext): Promise<{ structured: z.infer<O>; text: string; isError?: boolean }>;
-}): ToolDefinition {
-  return tool;
-}
 
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
 
@@ -241,7 +208,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     },
   });
 
-  return [executeCode, executeCommand, getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
+  return [executeCode, executeCommand, ...createCodeModeTools(ctx), getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
 }
 
 const listed = new WeakMap<ToolDefinition, Tool>();

@@ -55,6 +55,24 @@ export const executionResultSchema = z.object({
     .optional()
     .describe("Paths of the complete output (inside /workspace for sessions)"),
   state_reset: z.boolean().optional().describe("The session's interpreter state was lost (timeout, crash, exit, expiry); files remain unless the session expired"),
+  output_note: z.string().optional().describe("What was cut from stdout to fit the token budget, and where the full output is"),
+  tool_calls: z
+    .array(
+      z.object({
+        tool: z.string().describe("Tool id, server.tool"),
+        ok: z.boolean(),
+        duration_ms: z.number(),
+        error: z.string().optional(),
+      }),
+    )
+    .describe("Upstream tools the code called, in order"),
+  tokens: z
+    .object({
+      returned: z.number().int().describe("Tokens (o200k) of stdout, stderr and value as returned here"),
+      output: z.number().int().describe("Tokens of the full output before shortening"),
+      tool_results: z.number().int().describe("Tokens of upstream tool results that stayed in the sandbox"),
+    })
+    .describe("Token accounting: what reached you against what stayed in the sandbox"),
 });
 export type WireExecutionResult = z.infer<typeof executionResultSchema>;
 
@@ -131,6 +149,9 @@ export function toWireResult(result: ExecutionResult): WireExecutionResult {
     session_id: result.sessionId,
     ...(result.fullOutput ? { full_output: result.fullOutput } : {}),
     ...(result.stateReset ? { state_reset: true } : {}),
+    ...(result.outputNote ? { output_note: result.outputNote } : {}),
+    tool_calls: result.toolCalls.map((c) => ({ tool: c.tool, ok: c.ok, duration_ms: c.durationMs, ...(c.error ? { error: c.error } : {}) })),
+    tokens: { returned: result.tokens.returned, output: result.tokens.output, tool_results: result.tokens.toolResults },
   };
 }
 

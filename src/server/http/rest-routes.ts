@@ -73,6 +73,7 @@ const healthResponse = z.object({
   sessions: z.object({ active: z.number(), max: z.number() }),
   mcp_sessions: z.number(),
   pool: z.record(z.unknown()),
+  upstream: z.array(z.object({ name: z.string(), state: z.string(), tool_count: z.number() })).describe("Upstream MCP servers (error details: list_servers, with the API key)"),
 });
 const languagesResponse = z.object({
   languages: z.array(z.object({ name: z.string(), runner: z.string(), version: z.string().nullable(), file_extensions: z.array(z.string()) })),
@@ -130,7 +131,9 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       handle: async () => {
         const runtime = engine.runtime;
         const pool = engine.poolState();
-        const degraded = Object.values(pool).some((kind) => kind.target > 0 && kind.ready === 0 && kind.failures > 0);
+        const upstream = ctx.codeMode.status().map((s) => ({ name: s.name, state: s.state, tool_count: s.toolCount }));
+        const degraded =
+          Object.values(pool).some((kind) => kind.target > 0 && kind.ready === 0 && kind.failures > 0) || upstream.some((s) => s.state === "failed");
         return {
           status: degraded ? "degraded" : "ok",
           version: ctx.version,
@@ -146,6 +149,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
           sessions: { active: engine.listSessions().length, max: config.sessions.max },
           mcp_sessions: deps.mcpSessionCount(),
           pool,
+          upstream,
         };
       },
     },

@@ -1,0 +1,188 @@
+# The `sandgate` module of sandboxed Python code: call_mcp_tool() and ToolError. A call goes to the
+# host as a tool_call frame on fd 4; its reply comes back on fd 3 (docs/runner-protocol.md).
+
+import os
+import _thread
+
+import sandgate_frames as _frames
+
+__all__ = ["call_mcp_tool", "ToolError"]
+
+
+class ToolError(Exception):
+    """A tool call that failed: `tool` as called, the host's or upstream server's `message`, and
+    `kind` (ToolError, ToolTimeout, ToolLimit, ToolNotFound, InvalidArguments, ToolCancelled)."""
+
+    def __init__(self, tool, message, kind="ToolError"):
+        super().__init__(tool, message, kind)
+        self.tool = tool
+        self.message = message
+        self.kind = kind
+
+    def __str__(self):
+        return f"tool `{self.tool}` failed: {self.message}"
+
+
+class _Channel:
+    """Tool calls in flight. While any is waiting, fd 3 is watched by the event loop the call runs
+    on (add_reader), so replies arrive in any order while user code runs, and the bytes read go to
+    the runner's own frame buffer: nothing is lost or read twice between calls."""
+
+    def __init__(self):
+        self.reader = None  # the runner's FrameReader; None outside a runner
+        self.run_id = None
+        self.counter = 0
+        self.pending = {}  # callId -> (future, loop, tool)
+        self.watching = {}  # loop -> calls waiting on it
+        self.lock = _thread.allocate_lock()
+        self.pid = os.getpid()
+
+    async def call(self, tool, args):
+        import asyncio
+
+        if self.reader is None:
+            raise ToolError(tool, "tool calls are only available inside a sandgate sandbox")
+        if os.getpid() != self.pid:
+            raise ToolError(tool, "tool calls cannot be made from a forked process; make them in the main process")
+        loop = asyncio.get_running_loop()
+        self.counter += 1
+        call_id = f"p{self.counter}"
+        frame = {"type": "tool_call", "id": self.run_id, "callId": call_id, "tool": tool, "args": args}
+        try:
+            data = _frames.dumps(frame).encode("ascii")
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise TypeError(f"the arguments of tool `{tool}` cannot be sent as JSON: {exc}") from None
+        future = loop.create_future()
+        with self.lock:
+            # Between calls the runner itself reads fd 3 (blocking); nobody else may then.
+            if self.run_id is None or self.run_id != frame["id"]:
+                raise ToolError(tool, "tool calls can only be made while the code's call runs", "ToolCancelled")
+            self.pending[call_id] = (future, loop, tool)
+            self._watch(loop)
+        try:
+            _frames.write_all(_frames.FRAMES_OUT, len(data).to_bytes(4, "big") + data)
+            return await future
+        finally:
+            with self.lock:
+                if self.pending.pop(call_id, None) is not None:
+                    self._unwatch(loop)
+
+    def _watch(self, loop):
+        count = self.watching.get(loop, 0)
+        if count == 0:
+            if not self.watching:
+                os.set_blocking(_frames.FRAMES_IN, False)
+            loop.add_reader(_frames.FRAMES_IN, self._on_readable, loop)
+        self.watching[loop] = count + 1
+
+    def _unwatch(self, loop):
+        count = self.watching.get(loop, 0) - 1
+        if count > 0:
+            self.watching[loop] = count
+            return
+        self.watching.pop(loop, None)
+        try:
+            loop.remove_reader(_frames.FRAMES_IN)
+        except Exception:  # the loop was closed under the call
+            pass
+        if not self.watching:
+            os.set_blocking(_frames.FRAMES_IN, True)
+
+    def _on_readable(self, loop):
+        with self.lock:
+            if loop not in self.watching:
+                return  # the call ended and fd 3 is the runner's again
+            try:
+                chunk = os.read(_frames.FRAMES_IN, 1 << 20)
+            except (BlockingIOError, InterruptedError):
+                return  # another loop (a thread's) took the bytes first
+            except OSError as exc:
+                _frames.die(f"cannot read frames: {exc}")
+            if not chunk:
+                _frames.die("the host closed the frame pipe")
+            reader = self.reader
+            reader.buf += chunk
+            try:
+                frames = reader.take()
+            except _frames.ProtocolError as exc:
+                _frames.die(f"malformed frame: {exc}")
+        for frame in frames:
+            if frame["type"] == "tool_result":
+                self.dispatch(frame)
+            else:
+                reader.held.append(frame)
+
+    def dispatch(self, frame):
+        """Settles the call a tool_result frame answers; a reply nobody waits for is dropped."""
+        entry = self.pending.get(frame.get("callId"))
+        if entry is None:
+            return
+        future, loop, tool = entry
+        if frame.get("ok") is True:
+            _settle_in(loop, future, frame.get("value"), None)
+            return
+        error = frame.get("error")
+        if type(error) is not dict:
+            error = {}
+        message = error.get("message")
+        kind = error.get("type")
+        exc = ToolError(tool, message if type(message) is str else "the tool failed", kind if type(kind) is str else "ToolError")
+        _settle_in(loop, future, None, exc)
+
+    def end_call(self):
+        """The host drops replies once a call has ended (and cancels the tool): calls still waiting
+        are cancelled too, rather than left waiting forever. A cancelled task is not logged as an
+        error nobody retrieved, so a forgotten task stays quiet."""
+        import asyncio
+
+        with self.lock:
+            self.run_id = None
+            pending, self.pending = self.pending, {}
+            watching, self.watching = self.watching, {}
+            if watching:
+                os.set_blocking(_frames.FRAMES_IN, True)
+        for loop in watching:
+            try:
+                if loop.is_running() and asyncio.events._get_running_loop() is not loop:
+                    loop.call_soon_threadsafe(loop.remove_reader, _frames.FRAMES_IN)
+                else:
+                    loop.remove_reader(_frames.FRAMES_IN)
+            except Exception:
+                pass
+        for future, loop, _ in pending.values():
+            _settle_in(loop, future, None, None, cancel=True)
+
+
+def _settle(future, value, exc, cancel=False):
+    if future.done():
+        return
+    if cancel:
+        future.cancel("the code's run ended before the tool replied")
+    elif exc is None:
+        future.set_result(value)
+    else:
+        future.set_exception(exc)
+
+
+def _settle_in(loop, future, value, exc, cancel=False):
+    import asyncio
+
+    if asyncio.events._get_running_loop() is loop or not loop.is_running():
+        _settle(future, value, exc, cancel)
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(_settle, future, value, exc, cancel)
+
+
+_channel = _Channel()
+
+
+async def call_mcp_tool(tool, args=None):
+    """Calls the host tool `tool` ("server.name") with the JSON object `args` and returns its
+    result; raises ToolError when the call fails."""
+    if type(tool) is not str:
+        raise TypeError(f"call_mcp_tool() needs the tool name as a string like 'github.search_issues', not {type(tool).__name__}")
+    if args is None:
+        args = {}
+    elif not isinstance(args, dict):
+        raise TypeError(f"call_mcp_tool() needs args as a dict, not {type(args).__name__}")
+    return await _channel.call(tool, args)

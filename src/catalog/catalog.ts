@@ -1,0 +1,217 @@
+// The Catalog: upstream tools by server, search over them, and the generated `servers/` tree kept on disk.
+// Every change rewrites the affected server's files, the shared index files and manifest.json atomically.
+
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { SandgateError } from "../errors/index.js";
+import { inferSchema } from "./infer-schema.js";
+import { NameRegistry, pyModuleName, tsNamespaceName } from "./naming.js";
+import { pyModuleFile, pyPackageFile } from "./py-codegen.js";
+import { SearchIndex } from "./search.js";
+import { summarize } from "./summary.js";
+import { catalogTools, checkServerName } from "./tool-list.js";
+import { planTsNames, serverIndexFile, serversIndexFile, toolFile, toolSignature } from "./ts-codegen.js";
+import { TreeWriter } from "./tree-writer.js";
+import type { CatalogOptions, CatalogServer, CatalogTool, Detail, SearchHit, SearchOptions } from "./types.js";
+
+export const SEARCH_LIMIT_DEFAULT = 10;
+export const SEARCH_LIMIT_MAX = 50;
+const DETAILS: readonly Detail[] = ["name", "summary", "full"];
+
+interface ServerEntry {
+  name: string;
+  description?: string;
+  /** Python module name under `servers` (`google_drive`). */
+  pyModule: string;
+  /** Namespace name in `servers/index.ts` (`googleDrive`). */
+  namespace: string;
+  tools: CatalogTool[];
+  /** Paths (relative to the tree root) of this server's files. */
+  files: Set<string>;
+  /** Per tool id: the declaration-only TS signature and the Python signature line. */
+  signatures: Map<string, { ts: string; py: string }>;
+}
+
+export class Catalog {
+  private readonly writer: TreeWriter;
+  private readonly entries = new Map<string, ServerEntry>();
+  /** Virtual tree: path → content, mirroring what is on disk. */
+  private readonly files = new Map<string, string>();
+  private index: SearchIndex | undefined;
+
+  constructor(options: CatalogOptions) {
+    this.writer = new TreeWriter(options.dir);
+    this.writeShared();
+  }
+
+  /** Adds or replaces a server's tools and regenerates its files. */
+  setServer(server: string, tools: Tool[], info: { description?: string } = {}): void {
+    checkServerName(server);
+    const previous = this.entries.get(server);
+    const entry: ServerEntry = {
+      name: server,
+      pyModule: previous?.pyModule ?? this.freeName(pyModuleName(server), (e) => e.pyModule),
+      namespace: previous?.namespace ?? this.freeName(tsNamespaceName(server), (e) => e.namespace),
+      tools: catalogTools(server, tools, previous?.tools),
+      files: new Set(),
+      signatures: new Map(),
+    };
+    if (info.description !== undefined && info.description.trim() !== "") entry.description = info.description;
+    this.entries.set(server, entry);
+    this.generate(entry, previous?.files ?? new Set());
+  }
+
+  removeServer(server: string): void {
+    const entry = this.entries.get(server);
+    if (entry === undefined) return;
+    this.entries.delete(server);
+    this.writeShared();
+    for (const path of entry.files) this.removeFile(path);
+    this.index = undefined;
+  }
+
+  servers(): CatalogServer[] {
+    return [...this.entries.values()].map((e) => ({
+      name: e.name,
+      tsModule: `sandgate:servers/${e.name}`,
+      pyModule: `servers.${e.pyModule}`,
+      toolCount: e.tools.length,
+      ...(e.description !== undefined ? { description: e.description } : {}),
+    }));
+  }
+
+  tools(server?: string): CatalogTool[] {
+    const entries = server === undefined ? [...this.entries.values()] : [this.entries.get(server)].filter((e) => e !== undefined);
+    return entries.flatMap((e) => e.tools.map((t) => ({ ...t })));
+  }
+
+  /** `server.name` or `server/name`, where name is the raw tool name, its tsName or its pyName. */
+  resolve(ref: string): CatalogTool | undefined {
+    const tool = this.find(ref);
+    return tool === undefined ? undefined : { ...tool };
+  }
+
+  /** Infers and keeps an output schema from a real result when the tool has none; true when it did. */
+  observeOutput(id: string, value: unknown): boolean {
+    const tool = this.find(id);
+    if (tool === undefined || tool.outputSchema !== undefined || value === undefined) return false;
+    const entry = this.entries.get(tool.server);
+    if (entry === undefined) return false;
+    tool.outputSchema = inferSchema(value);
+    tool.outputSchemaInferred = true;
+    this.generate(entry, entry.files);
+    return true;
+  }
+
+  search(query: string, options: SearchOptions): SearchHit[] {
+    if (typeof query !== "string" || query.trim() === "") throw new SandgateError("INVALID_INPUT", "search query is empty: give a few words, e.g. \"create issue\"");
+    if (!/[\p{L}\p{N}]/u.test(query)) throw new SandgateError("INVALID_INPUT", `search query ${JSON.stringify(query)} has no words to search for`);
+    const detail = options.detail;
+    if (!DETAILS.includes(detail)) throw new SandgateError("INVALID_INPUT", `detail must be one of ${DETAILS.join(", ")}, not ${JSON.stringify(detail)}`);
+    const limit = options.limit ?? SEARCH_LIMIT_DEFAULT;
+    if (!Number.isInteger(limit) || limit < 1) throw new SandgateError("INVALID_INPUT", `limit must be a whole number from 1 to ${SEARCH_LIMIT_MAX}, not ${limit}`);
+    const server = options.server;
+    if (server !== undefined && !this.entries.has(server)) {
+      const known = [...this.entries.keys()].join(", ") || "none connected";
+      throw new SandgateError("INVALID_INPUT", `no upstream server \`${server}\` (servers: ${known})`, { data: { server } });
+    }
+    this.index ??= new SearchIndex([...this.entries.values()].flatMap((e) => e.tools));
+    const scored = this.index.search(query.slice(0, 2000), server === undefined ? undefined : (t) => t.server === server);
+    return scored.slice(0, Math.min(limit, SEARCH_LIMIT_MAX)).map(({ tool, score }) => this.hit(tool, score, detail));
+  }
+
+  /**
+   * Paths of the generated files, relative to the tree root: the TypeScript tree
+   * (`servers/index.ts`, `servers/<server>/index.ts`, `servers/<server>/<tsName>.ts`) then the
+   * Python package (`python/servers/__init__.py`, `python/servers/<py_module>/__init__.py`).
+   * `manifest.json` is written next to them for the runners but is not part of the tree.
+   */
+  tree(): string[] {
+    const paths = [...this.files.keys()].filter((p) => p !== "manifest.json");
+    const ts = paths.filter((p) => p.startsWith("servers/")).sort();
+    const py = paths.filter((p) => p.startsWith("python/")).sort();
+    return [...ts, ...py];
+  }
+
+  /** A file of the tree by its path (a leading `/` or `./` is ignored); undefined when there is none. */
+  readTreeFile(path: string): string | undefined {
+    return this.files.get(path.replace(/^(?:\.?\/)+/, ""));
+  }
+
+  private find(ref: string): CatalogTool | undefined {
+    const cut = ref.search(/[./]/);
+    if (cut <= 0) return undefined;
+    const entry = this.entries.get(ref.slice(0, cut));
+    const name = ref.slice(cut + 1);
+    if (entry === undefined || name === "") return undefined;
+    return entry.tools.find((t) => t.name === name) ?? entry.tools.find((t) => t.tsName === name) ?? entry.tools.find((t) => t.pyName === name);
+  }
+
+  private hit(tool: CatalogTool, score: number, detail: Detail): SearchHit {
+    const hit: SearchHit = { id: tool.id, server: tool.server, name: tool.name, score: Math.round(score * 10_000) / 10_000 };
+    if (detail === "name") return hit;
+    hit.summary = summarize(tool.description !== "" ? tool.description : (tool.title ?? tool.name));
+    if (detail === "summary") return hit;
+    const signature = this.entries.get(tool.server)?.signatures.get(tool.id);
+    if (signature !== undefined) {
+      hit.signature = signature.ts;
+      hit.python = signature.py;
+    }
+    return hit;
+  }
+
+  /** A name not used by another server (suffix 2, 3 …). */
+  private freeName(base: string, pick: (e: ServerEntry) => string): string {
+    return new NameRegistry([...this.entries.values()].map(pick)).claim(base);
+  }
+
+  private generate(entry: ServerEntry, oldFiles: ReadonlySet<string>): void {
+    const plans = planTsNames(entry.tools);
+    const dir = `servers/${entry.name}`;
+    const files = new Map<string, string>();
+    entry.signatures.clear();
+    for (const tool of entry.tools) {
+      const plan = plans.get(tool.id);
+      if (plan === undefined) continue;
+      files.set(`${dir}/${tool.tsName}.ts`, toolFile(tool, plan));
+      entry.signatures.set(tool.id, { ts: toolSignature(tool, plan), py: "" });
+    }
+    files.set(`${dir}/index.ts`, serverIndexFile(entry.name, entry.tools, plans, entry.description));
+    const py = pyModuleFile(entry.name, entry.tools, entry.description);
+    files.set(`python/servers/${entry.pyModule}/__init__.py`, py.source);
+    for (const [id, line] of py.signatures) {
+      const sig = entry.signatures.get(id);
+      if (sig !== undefined) sig.py = line;
+    }
+    // New files first, then the shared indexes and manifest, and only then the files that went away.
+    for (const [path, content] of files) this.writeFile(path, content);
+    entry.files = new Set(files.keys());
+    this.writeShared();
+    for (const path of oldFiles) if (!entry.files.has(path)) this.removeFile(path);
+    this.index = undefined;
+  }
+
+  private writeShared(): void {
+    const entries = [...this.entries.values()];
+    this.writeFile("servers/index.ts", serversIndexFile(entries.map((e) => ({ name: e.name, namespace: e.namespace }))));
+    this.writeFile("python/servers/__init__.py", pyPackageFile(entries.map((e) => ({ server: e.name, pyModule: e.pyModule }))));
+    const servers: Record<string, unknown> = {};
+    for (const e of entries) {
+      servers[e.name] = {
+        tsModule: `sandgate:servers/${e.name}`,
+        pyModule: e.pyModule,
+        tools: Object.fromEntries(e.tools.map((t) => [t.tsName, t.id])),
+      };
+    }
+    this.writeFile("manifest.json", `${JSON.stringify({ version: 1, servers }, null, 2)}\n`);
+  }
+
+  private writeFile(path: string, content: string): void {
+    this.writer.write(path, content);
+    this.files.set(path, content);
+  }
+
+  private removeFile(path: string): void {
+    this.writer.remove(path);
+    this.files.delete(path);
+  }
+}

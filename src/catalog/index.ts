@@ -1,0 +1,8 @@
+// Public surface of the catalog: upstream MCP tools by server, ranked search and the generated wrapper tree.
+// Everything here is host-side; the tree it writes is what sandboxes mount read-only.
+
+export { Catalog, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX } from "./catalog.js";
+export type { CatalogOptions, CatalogServer, CatalogTool, Detail, SearchHit, SearchOptions } from "./types.js";
+export type { JsonSchema } from "./json-schema.js";
+export { inferSchema } from "./infer-schema.js";
+export { camelCase, snakeCase, pyModuleName } from "./naming.js";

@@ -1,0 +1,96 @@
+// Code mode: the upstream MCP servers, the catalog built from their tools, and the generated
+// tree sandboxes read at /sandgate/tools. One owner starts them together and closes them together.
+
+import { chmodSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { Catalog } from "../catalog/index.js";
+import type { SandgateConfig } from "../config/index.js";
+import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
+import { silentLogger, type Logger } from "../util/logger.js";
+import { createToolCallScope, type ToolCallScope } from "./tool-calls.js";
+
+export interface CodeModeOptions {
+  log?: Logger;
+  /** Host directory of the generated tree; default SANDBOX_DIR/tools. */
+  toolsDir?: string;
+  version?: string;
+}
+
+export class CodeMode {
+  readonly catalog: Catalog;
+  readonly upstream: UpstreamManager;
+  readonly toolsDir: string;
+  private readonly unsubscribe: () => void;
+  private readonly secrets: string[];
+  private closed = false;
+
+  constructor(
+    private readonly config: SandgateConfig,
+    options: CodeModeOptions = {},
+  ) {
+    this.toolsDir = options.toolsDir ?? join(config.sandboxDir, "tools");
+    this.secrets = Object.values(config.mcpServers)
+      .flatMap((server) => Object.values("command" in server ? server.env : server.headers))
+      .filter((value) => value.length >= 4)
+      .sort((a, b) => b.length - a.length);
+    mkdirSync(this.toolsDir, { recursive: true });
+    // The sandbox user reads the tree; nobody but sandgate writes it.
+    chmodSync(this.toolsDir, 0o755);
+    this.catalog = new Catalog({ dir: this.toolsDir });
+    const { codeMode } = config;
+    this.upstream = new UpstreamManager({
+      servers: config.mcpServers,
+      log: options.log ?? silentLogger,
+      connectTimeoutMs: codeMode.connectTimeoutS * 1000,
+      defaultCallTimeoutMs: codeMode.toolCallTimeoutS * 1000,
+      maxRestarts: codeMode.maxRestarts,
+      clientInfo: { name: "sandgate", version: options.version ?? "0.0.0" },
+    });
+    this.unsubscribe = this.upstream.onToolsChanged((server, tools) => {
+      if (this.closed) return;
+      if (tools.length === 0 && this.upstream.serverStatus(server)?.state !== "ready") this.catalog.removeServer(server);
+      else this.catalog.setServer(server, tools, describeServer(this.upstream.serverStatus(server)));
+    });
+  }
+
+  /** Connects every configured server in parallel; failures are reported in status(), not thrown. */
+  async start(): Promise<void> {
+    await this.upstream.start();
+  }
+
+  /** Server states; error texts (which quote a server's stderr) never carry a configured secret. */
+  status(): UpstreamStatus[] {
+    return this.upstream.status().map((s) => (s.error ? { ...s, error: this.redact(s.error) } : s));
+  }
+
+  /** Replaces every configured env and header value in `text` with a mask. */
+  redact(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) out = out.split(secret).join("********");
+    return out;
+  }
+
+  /** Tool calls of one execution, bound to the session (or stateless call) that runs it. */
+  beginExecution(): ToolCallScope {
+    const { codeMode, mcpServers } = this.config;
+    return createToolCallScope({
+      catalog: this.catalog,
+      upstream: this.upstream,
+      maxCalls: codeMode.maxToolCallsPerExecution,
+      redact: (text) => this.redact(text),
+      timeoutMsFor: (server) => (mcpServers[server]?.timeoutS ?? codeMode.toolCallTimeoutS) * 1000,
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    await this.upstream.close();
+  }
+}
+
+function describeServer(status: UpstreamStatus | undefined): { description?: string } {
+  const text = status?.instructions?.trim() || (status?.serverInfo ? `${status.serverInfo.name} ${status.serverInfo.version}` : "");
+  return text ? { description: text.slice(0, 500) } : {};
+}

@@ -1,0 +1,135 @@
+// Tool calls made by sandboxed code during one execution: resolved against the catalog, sent
+// upstream with the host's credentials, counted, timed, and turned into values or errors.
+
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Catalog } from "../catalog/index.js";
+import { isSandgateError } from "../errors/index.js";
+import type { ToolCallReply, ToolCallRequest } from "../sandbox/index.js";
+import type { UpstreamManager } from "../upstream/index.js";
+import { estimateJsonTokens } from "./tokens.js";
+
+/** One tool call as the execution result reports it. */
+export interface ToolCallRecord {
+  tool: string;
+  ok: boolean;
+  durationMs: number;
+  error?: string;
+}
+
+export interface ToolCallSummary {
+  calls: ToolCallRecord[];
+  /** Tokens of tool results that were handed to the code and never reached the agent. */
+  tokensInSandbox: number;
+}
+
+/** What the engine needs from code mode for one execution. */
+export interface ToolCallScope {
+  onToolCall: (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallReply>;
+  finish: () => ToolCallSummary;
+}
+
+export interface ToolCallScopeOptions {
+  catalog: Catalog;
+  upstream: UpstreamManager;
+  maxCalls: number;
+  /** Masks configured secrets in messages that reach the code (and so the agent). */
+  redact: (text: string) => string;
+  /** The per-call timeout of a server's tools. */
+  timeoutMsFor: (server: string) => number;
+}
+
+const ERROR_KIND: Record<string, string> = {
+  UPSTREAM_TIMEOUT: "ToolTimeout",
+  UPSTREAM_UNAVAILABLE: "ToolUnavailable",
+  UPSTREAM_ERROR: "ToolError",
+};
+
+/** The value code receives: structuredContent, else JSON parsed from the text, else the text. */
+export function toolResultValue(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const content = result.content ?? [];
+  const texts = content.filter((c): c is { type: "text"; text: string } => c.type === "text").map((c) => c.text);
+  if (texts.length === content.length && texts.length > 0) {
+    const parsed = texts.map(parseJsonText);
+    return parsed.length === 1 ? parsed[0] : parsed;
+  }
+  return content.length === 0 ? null : content;
+}
+
+function parseJsonText(text: string): unknown {
+  const trimmed = text.trim();
+  if (!/^[[{"]/.test(trimmed) && !/^(-?\d|true$|false$|null$)/.test(trimmed)) return text;
+  try {
+    return JSON.parse(trimmed) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** The upstream message of an isError result, as plain text. */
+function errorText(result: CallToolResult): string {
+  const text = (result.content ?? [])
+    .map((c) => (c.type === "text" ? c.text : `[${c.type}]`))
+    .join("\n")
+    .trim();
+  return text || "the tool reported an error without a message";
+}
+
+export function createToolCallScope(options: ToolCallScopeOptions): ToolCallScope {
+  const { catalog, upstream, maxCalls, timeoutMsFor, redact } = options;
+  const calls: ToolCallRecord[] = [];
+  let tokensInSandbox = 0;
+  let attempted = 0;
+
+  const fail = (tool: string, started: number, type: string, raw: string): ToolCallReply => {
+    const message = redact(raw);
+    calls.push({ tool, ok: false, durationMs: elapsed(started), error: message });
+    return { ok: false, error: { type, message } };
+  };
+
+  return {
+    async onToolCall(call, signal) {
+      const started = performance.now();
+      if (++attempted > maxCalls) {
+        return fail(call.tool, started, "ToolLimit", `this execution reached its limit of ${maxCalls} tool calls; do more work per call or split the job`);
+      }
+      const entry = catalog.resolve(call.tool);
+      if (!entry) return fail(call.tool, started, "ToolNotFound", notFoundMessage(catalog, call.tool));
+      const args = (call.args ?? {}) as Record<string, unknown>;
+      try {
+        const result = await upstream.callTool(entry.server, entry.name, args, { signal, timeoutMs: timeoutMsFor(entry.server) });
+        if (result.isError) return fail(entry.id, started, "ToolError", errorText(result));
+        const value = toolResultValue(result);
+        catalog.observeOutput(entry.id, value);
+        tokensInSandbox += estimateJsonTokens(value);
+        calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started) });
+        return { ok: true, value };
+      } catch (error) {
+        if (isSandgateError(error)) return fail(entry.id, started, ERROR_KIND[error.code] ?? "ToolError", error.message);
+        return fail(entry.id, started, "ToolError", (error as Error).message);
+      }
+    },
+    finish() {
+      return { calls: [...calls], tokensInSandbox };
+    },
+  };
+}
+
+function notFoundMessage(catalog: Catalog, ref: string): string {
+  const servers = catalog.servers().map((s) => s.name);
+  const dot = ref.indexOf(".");
+  if (dot <= 0) return `tool \`${ref}\` is not a tool id; ids look like \`server.tool\` (servers: ${servers.join(", ") || "none configured"})`;
+  const server = ref.slice(0, dot);
+  if (!servers.includes(server)) return `no upstream server \`${server}\` (servers: ${servers.join(", ") || "none configured"})`;
+  let similar: string[] = [];
+  try {
+    similar = catalog.search(ref.slice(dot + 1).replace(/[^A-Za-z0-9]+/g, " "), { detail: "name", limit: 3, server }).map((h) => h.id);
+  } catch {
+    // a name with no searchable words
+  }
+  return `server \`${server}\` has no tool \`${ref.slice(dot + 1)}\`${similar.length ? `; similar: ${similar.join(", ")}` : ""}`;
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
+}

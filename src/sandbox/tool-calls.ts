@@ -1,0 +1,160 @@
+// Tool calls from sandboxed code ("code mode"): the host-side types, the checks every request
+// from a runner goes through, and the encodings of replies (frames, and the Bash tool pipe).
+
+import { z } from "zod";
+import { encodeFrame, MAX_FRAME_BYTES, type ToolResultFrame } from "./protocol.js";
+
+/** A call as user code made it; `tool` is "server.name" as written (the host resolves aliases). */
+export interface ToolCallRequest {
+  tool: string;
+  args: unknown;
+}
+
+export type ToolCallReply = { ok: true; value: unknown } | { ok: false; error: { type: string; message: string } };
+
+/** Answers a tool call; `signal` fires when the run that made the call ends or is killed. */
+export type ToolCallHandler = (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallReply>;
+
+export const MAX_TOOL_NAME_LENGTH = 512;
+/** Calls one run may have waiting at once; more is a runaway loop, not a program. */
+export const MAX_TOOL_CALLS_IN_FLIGHT = 256;
+
+const toolCallSchema = z.object({
+  tool: z
+    .string({ invalid_type_error: "the tool name must be a string", required_error: "the tool name is missing" })
+    .min(1, "the tool name is empty")
+    .max(MAX_TOOL_NAME_LENGTH, `the tool name is longer than ${MAX_TOOL_NAME_LENGTH} characters`),
+  args: z
+    .record(z.string(), z.unknown(), { invalid_type_error: "the arguments must be a JSON object" })
+    .optional()
+    .transform((args) => args ?? {}),
+});
+
+export function toolError(type: string, message: string): ToolCallReply {
+  return { ok: false, error: { type, message } };
+}
+
+/** Checks a request from untrusted code; a bad one gets an error reply naming the tool. */
+export function parseToolCall(raw: { tool?: unknown; args?: unknown }): { ok: true; call: ToolCallRequest } | { ok: false; reply: ToolCallReply } {
+  const parsed = toolCallSchema.safeParse({ tool: raw.tool, args: raw.args ?? undefined });
+  if (parsed.success) return { ok: true, call: parsed.data };
+  const name = typeof raw.tool === "string" && raw.tool.length <= 100 ? `tool \`${raw.tool}\`` : "tool call";
+  return { ok: false, reply: toolError("InvalidArguments", `${name} refused: ${parsed.error.issues[0]?.message ?? "invalid request"}`) };
+}
+
+/** The handler's answer, made safe to send: anything but a proper reply becomes an error. */
+export function normalizeReply(reply: unknown): ToolCallReply {
+  if (typeof reply === "object" && reply !== null) {
+    const r = reply as { ok?: unknown; value?: unknown; error?: { type?: unknown; message?: unknown } };
+    if (r.ok === true) return { ok: true, value: r.value };
+    if (r.ok === false && r.error) {
+      return toolError(typeof r.error.type === "string" ? r.error.type : "ToolError", typeof r.error.message === "string" ? r.error.message : "the tool failed");
+    }
+  }
+  return toolError("ToolError", "the host returned no result for this tool call");
+}
+
+/** JSON of a reply's value, or an error reply when it cannot travel (not JSON, too large). */
+function encodeValue(reply: ToolCallReply): { json: string } | { error: ToolCallReply } {
+  if (!reply.ok) return { json: "" };
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(reply.value);
+  } catch (error) {
+    return { error: toolError("ToolError", `the tool result could not be encoded as JSON: ${(error as Error).message}`) };
+  }
+  json ??= "null";
+  // Frame overhead is small; leave room for it rather than compute it exactly.
+  if (json.length > MAX_FRAME_BYTES - 1024 && Buffer.byteLength(json) > MAX_FRAME_BYTES - 1024) {
+    return { error: toolError("ToolLimit", `the tool result is larger than the ${MAX_FRAME_BYTES >> 20} MiB a sandbox can receive`) };
+  }
+  return { json };
+}
+
+/** A `tool_result` frame for the Python and Node runners. */
+export function encodeToolResultFrame(callId: string, reply: ToolCallReply): Buffer {
+  const encoded = encodeValue(reply);
+  if ("error" in encoded) return encodeToolResultFrame(callId, encoded.error);
+  const frame: ToolResultFrame = reply.ok
+    ? { type: "tool_result", callId, ok: true }
+    : { type: "tool_result", callId, ok: false, error: { type: reply.error.type, message: reply.error.message } };
+  if (!reply.ok) return encodeFrame(frame);
+  // The value is already JSON text; splice it in rather than stringify it twice.
+  const head = JSON.stringify(frame);
+  const body = Buffer.from(`${head.slice(0, -1)},"value":${encoded.json}}`, "utf8");
+  const out = Buffer.allocUnsafe(4 + body.length);
+  out.writeUInt32BE(body.length, 0);
+  body.copy(out, 4);
+  return out;
+}
+
+// ---- the Bash tool pipe (docs/runner-protocol.md, "Tool calls from Bash") -------------
+
+const BASH_CALL_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const ERROR_TYPE = /[^A-Za-z0-9_]/g;
+
+/** `<callId> ok <bytes>\n<json>\0` or `<callId> error <bytes> <type>\n<message>\0`. */
+export function encodeBashToolReply(callId: string, reply: ToolCallReply): Buffer {
+  const encoded = encodeValue(reply);
+  if ("error" in encoded) return encodeBashToolReply(callId, encoded.error);
+  if (reply.ok) {
+    const body = Buffer.from(encoded.json, "utf8");
+    return Buffer.concat([Buffer.from(`${callId} ok ${body.length}\n`), body, Buffer.from([0])]);
+  }
+  // NUL is the resync point of the stream, so it never appears inside a message.
+  const body = Buffer.from(reply.error.message.replaceAll("\u0000", ""), "utf8");
+  const type = reply.error.type.replace(ERROR_TYPE, "").slice(0, 64) || "ToolError";
+  return Buffer.concat([Buffer.from(`${callId} error ${body.length} ${type}\n`), body, Buffer.from([0])]);
+}
+
+export interface BashToolRequest {
+  callId: string;
+  tool: string;
+  /** Raw JSON text as the script got it; parsed and checked by the host. */
+  argsText: string;
+}
+
+/**
+ * Splits the Bash tool pipe into requests `<callId> <tool>\n<args JSON>\0`. Malformed ones are
+ * skipped (they cannot be answered without an id); an endless one is discarded up to its NUL.
+ */
+export class BashToolRequestDecoder {
+  private buffer: Buffer = Buffer.alloc(0);
+  private skipping = false;
+
+  push(chunk: Buffer): BashToolRequest[] {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    const requests: BashToolRequest[] = [];
+    for (;;) {
+      const end = this.buffer.indexOf(0);
+      if (end < 0) {
+        if (this.buffer.length > MAX_FRAME_BYTES) {
+          this.buffer = Buffer.alloc(0);
+          this.skipping = true;
+        }
+        return requests;
+      }
+      const message = this.buffer.subarray(0, end).toString("utf8");
+      this.buffer = this.buffer.subarray(end + 1);
+      if (this.skipping) {
+        this.skipping = false;
+        continue;
+      }
+      const newline = message.indexOf("\n");
+      const header = (newline < 0 ? message : message.slice(0, newline)).split(" ");
+      const [callId, tool] = header;
+      if (header.length !== 2 || !callId || !BASH_CALL_ID.test(callId) || tool === undefined) continue;
+      requests.push({ callId, tool, argsText: newline < 0 ? "" : message.slice(newline + 1) });
+    }
+  }
+}
+
+/** Arguments from Bash are JSON text; empty means `{}`. */
+export function parseBashArgs(text: string): { ok: true; args: unknown } | { ok: false; message: string } {
+  if (text.trim() === "") return { ok: true, args: {} };
+  try {
+    return { ok: true, args: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, message: `the arguments are not valid JSON (${(error as Error).message})` };
+  }
+}

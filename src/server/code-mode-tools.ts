@@ -1,0 +1,119 @@
+// The discovery tools of code mode: search_tools and list_servers. They disclose the upstream
+// catalog a little at a time, so an agent never carries every tool definition in its context.
+
+import { z } from "zod";
+import type { SearchHit } from "../catalog/index.js";
+import type { ServerContext } from "./context.js";
+import { defineTool, type ToolDefinition } from "./tool-definition.js";
+
+export const searchToolsInput = z
+  .object({
+    query: z.string().trim().min(1).max(500).describe("Words describing what you want to do, e.g. \"create github issue\" or \"read file\""),
+    detail: z
+      .enum(["name", "summary", "full"])
+      .optional()
+      .describe("name: ids only; summary (default): ids with one-line summaries; full: TypeScript signatures with input and output types"),
+    limit: z.number().int().min(1).max(50).optional().describe("Most results to return (default 10)"),
+    server: z.string().min(1).max(64).optional().describe("Search only this upstream server"),
+  })
+  .strict();
+
+const hitSchema = z.object({
+  id: z.string().describe("Tool id for callMCPTool / call_mcp_tool, server.tool"),
+  server: z.string(),
+  name: z.string(),
+  score: z.number(),
+  summary: z.string().optional(),
+  signature: z.string().optional().describe("TypeScript declaration with input and output types"),
+  python: z.string().optional().describe("Python signature of the generated wrapper"),
+});
+export const searchToolsOutput = z.object({ tools: z.array(hitSchema), total_tools: z.number().int() });
+
+export const listServersInput = z.object({}).strict();
+export const listServersOutput = z.object({
+  servers: z.array(
+    z.object({
+      name: z.string(),
+      state: z.string().describe("connecting, ready, failed, restarting, disabled or closed"),
+      transport: z.string(),
+      tool_count: z.number().int(),
+      ts_module: z.string().optional().describe("Module to import in JavaScript/TypeScript, e.g. sandgate:servers/github"),
+      py_module: z.string().optional().describe("Module to import in Python, e.g. servers.github"),
+      description: z.string().optional(),
+      error: z.string().optional().describe("Why the server is not ready"),
+    }),
+  ),
+});
+
+function renderHits(hits: SearchHit[], detail: string): string {
+  if (detail === "name") return hits.map((h) => h.id).join("\n");
+  if (detail === "summary") return hits.map((h) => `${h.id}${h.summary ? ` — ${h.summary}` : ""}`).join("\n");
+  return hits.map((h) => [`// ${h.id}`, h.signature ?? "", h.python ? `# Python: ${h.python}` : ""].filter(Boolean).join("\n")).join("\n\n");
+}
+
+export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
+  const { codeMode } = ctx;
+
+  const searchTools = defineTool({
+    name: "search_tools",
+    title: "Search upstream tools",
+    description:
+      "Find tools of the connected MCP servers that code run by execute_code can call. Ranked by relevance to the query. " +
+      "Start with detail \"summary\"; ask for detail \"full\" on the few tools you will use to get their TypeScript signatures. " +
+      "In code: `await callMCPTool(\"server.tool\", {...})` (JavaScript/TypeScript), `await call_mcp_tool(\"server.tool\", {...})` (Python), " +
+      "`sandgate-tool server tool '{...}'` (Bash), or the generated modules `sandgate:servers/<server>` and `servers.<server>`.",
+    input: searchToolsInput,
+    output: searchToolsOutput,
+    annotations: { title: "Search upstream tools", readOnlyHint: true, openWorldHint: false },
+    async run(args) {
+      const detail = args.detail ?? "summary";
+      const hits = codeMode.catalog.search(args.query, {
+        detail,
+        ...(args.limit !== undefined ? { limit: args.limit } : {}),
+        ...(args.server !== undefined ? { server: args.server } : {}),
+      });
+      const total = codeMode.catalog.tools().length;
+      const tools = hits.map((h) => ({ ...h, score: Math.round(h.score * 1000) / 1000 }));
+      const text =
+        total === 0
+          ? "No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. list_servers shows their state."
+          : tools.length === 0
+            ? `No tool matches "${args.query}" among ${total} tools. Try other words, or list_servers.`
+            : renderHits(hits, detail);
+      return { structured: { tools, total_tools: total }, text };
+    },
+  });
+
+  const listServers = defineTool({
+    name: "list_servers",
+    title: "List upstream servers",
+    description: "List the upstream MCP servers whose tools code can call: state, number of tools and the module names to import. Use search_tools to find tools.",
+    input: listServersInput,
+    output: listServersOutput,
+    annotations: { title: "List upstream servers", readOnlyHint: true, openWorldHint: false },
+    async run() {
+      const modules = new Map(codeMode.catalog.servers().map((s) => [s.name, s]));
+      const servers = codeMode.status().map((s) => {
+        const entry = modules.get(s.name);
+        return {
+          name: s.name,
+          state: s.state,
+          transport: s.transport,
+          tool_count: entry?.toolCount ?? 0,
+          ...(entry ? { ts_module: entry.tsModule, py_module: entry.pyModule } : {}),
+          ...(entry?.description ? { description: entry.description } : {}),
+          ...(s.error ? { error: s.error } : {}),
+        };
+      });
+      const text =
+        servers.length === 0
+          ? "No upstream MCP servers are configured (mcpServers in sandgate.json)."
+          : servers
+              .map((s) => `${s.name}: ${s.state}, ${s.tool_count} tools${s.ts_module ? ` (${s.ts_module}, ${s.py_module})` : ""}${s.error ? ` — ${s.error}` : ""}`)
+              .join("\n");
+      return { structured: { servers }, text };
+    },
+  });
+
+  return [searchTools, listServers];
+}

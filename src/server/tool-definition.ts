@@ -1,0 +1,43 @@
+// What a tool of sandgate's is: schemas, description, annotations and a handler; every table
+// of tools (execution, code mode) is built from these definitions.
+
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import type { OutputStream } from "../sandbox/index.js";
+
+/** What a running tool call may use besides its arguments. */
+export interface ToolCallContext {
+  /** Aborted when the client cancels or disconnects; running code is stopped. */
+  signal?: AbortSignal;
+  /** Receives output while code runs (MCP logging/progress, REST server-sent events). */
+  onOutput?: (stream: OutputStream, text: string) => void;
+}
+
+export interface ToolReply {
+  structured: Record<string, unknown>;
+  text: string;
+  isError?: boolean;
+}
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  input: z.AnyZodObject;
+  output: z.AnyZodObject;
+  annotations: ToolAnnotations;
+  run(args: Record<string, unknown>, call: ToolCallContext): Promise<ToolReply>;
+}
+
+export function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(tool: {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  run(args: z.infer<I>, call: ToolCallContext): Promise<{ structured: z.infer<O>; text: string; isError?: boolean }>;
+}): ToolDefinition {
+  return tool;
+}
+

@@ -1,0 +1,320 @@
+// One configured upstream server over its whole life: first start, tool list refreshes,
+// restarts with backoff after a crash, tool calls with timeouts and cancellation, and shutdown.
+
+import { CallToolResultSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { UpstreamServerConfig } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import type { Logger } from "../util/logger.js";
+import { callError, describeFailure, isConnectionLoss, stoppedDuringCallError, timeoutError } from "./call-errors.js";
+import { httpKinds, isStdioConfig, UpstreamSession } from "./session.js";
+import { StderrTail } from "./stderr-tail.js";
+import type { CallOptions, UpstreamState, UpstreamStatus, UpstreamTransportKind } from "./types.js";
+
+export const MAX_BACKOFF_MS = 30_000;
+/** setTimeout fires at once for longer delays. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface ConnectionOptions {
+  name: string;
+  config: UpstreamServerConfig;
+  log: Logger;
+  connectTimeoutMs: number;
+  defaultCallTimeoutMs: number;
+  maxRestarts: number;
+  backoffBaseMs: number;
+  clientInfo: { name: string; version: string };
+  onToolsChanged: (tools: Tool[]) => void;
+}
+
+export class UpstreamConnection {
+  private state: UpstreamState;
+  private kind: UpstreamTransportKind;
+  private session: UpstreamSession | undefined;
+  /** A session still opening, so close() can stop it. */
+  private pending: UpstreamSession | undefined;
+  private toolList: Tool[] = [];
+  private restarts = 0;
+  /** Why the server is not ready, safe to show to sandboxed callers. */
+  private reason: string | undefined;
+  /** `reason` plus the server's stderr tail, for operators (status). */
+  private detail: string | undefined;
+  private serverInfo: { name: string; version: string } | undefined;
+  private instructions: string | undefined;
+  private readonly stderr = new StderrTail();
+  private restartTimer: NodeJS.Timeout | undefined;
+  private refreshingFor: UpstreamSession | undefined;
+  private started = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: ConnectionOptions) {
+    const { config } = options;
+    this.state = config.disabled === true ? "disabled" : "connecting";
+    this.kind = isStdioConfig(config) ? "stdio" : httpKinds(config)[0]!;
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** First connection; never rejects, a failure is recorded in status. */
+  async start(): Promise<void> {
+    if (this.started || this.state !== "connecting") return;
+    this.started = true;
+    try {
+      this.setReady(await this.open());
+    } catch (error) {
+      if (this.closing) return;
+      this.setFailed("could not start", error);
+      this.emit([]);
+    }
+  }
+
+  status(): UpstreamStatus {
+    const status: UpstreamStatus = {
+      name: this.name,
+      transport: this.kind,
+      state: this.state,
+      toolCount: this.toolList.length,
+      restarts: this.restarts,
+    };
+    if (this.state !== "ready" && this.detail !== undefined) status.error = this.detail;
+    const pid = this.session?.pid;
+    if (pid !== undefined) status.pid = pid;
+    if (this.serverInfo) status.serverInfo = this.serverInfo;
+    if (this.instructions !== undefined) status.instructions = this.instructions;
+    return status;
+  }
+
+  tools(): Tool[] {
+    return this.toolList.slice();
+  }
+
+  async callTool(tool: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
+    const session = this.session;
+    if (this.state !== "ready" || !session) throw this.unavailable();
+    const { signal } = options;
+    const configured = options.timeoutMs ?? (this.options.config.timeoutS !== undefined ? this.options.config.timeoutS * 1000 : this.options.defaultCallTimeoutMs);
+    const timeoutMs = Math.min(configured, MAX_TIMER_MS);
+    const name = this.name;
+    if (signal?.aborted) throw abortReason(signal, name, tool);
+    return await new Promise<CallToolResult>((resolve, reject) => {
+      // Our own controller: the SDK never removes its abort listener, and the caller's signal may live long.
+      const controller = new AbortController();
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        session.inFlight.delete(onLost);
+      };
+      const fail = (error: Error): void => {
+        cleanup();
+        reject(error);
+      };
+      const timer = setTimeout(() => {
+        const error = timeoutError(name, tool, timeoutMs);
+        fail(error);
+        controller.abort(error); // sends notifications/cancelled upstream
+      }, timeoutMs);
+      const onAbort = (): void => {
+        const reason = abortReason(signal!, name, tool);
+        fail(reason);
+        controller.abort(reason);
+      };
+      const onLost = (why: "stopped" | "closed"): void =>
+        fail(stoppedDuringCallError(name, tool, why === "closed" ? "sandgate closed the connection" : undefined));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      session.inFlight.add(onLost);
+      session.client
+        // The SDK's own timeout would otherwise default to 60 s.
+        .callTool({ name: tool, arguments: args }, CallToolResultSchema, { signal: controller.signal, timeout: timeoutMs })
+        .then(
+          (result) => {
+            cleanup();
+            resolve(result as CallToolResult);
+          },
+          (error: unknown) => {
+            fail(callError(name, tool, error, timeoutMs));
+            // An HTTP transport never closes by itself: a forgotten session (server restarted) or a
+            // network failure is how a lost connection shows, so reconnect as after a crash.
+            if (session.kind !== "stdio" && !controller.signal.aborted && isConnectionLoss(error)) {
+              this.handleClose(session, `lost the connection: ${describeFailure(error)}`);
+            }
+          },
+        );
+    });
+  }
+
+  /** Stops restarts, closes the connection and kills the server; idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    const sessions = [this.session, this.pending].filter((s): s is UpstreamSession => s !== undefined);
+    this.session = undefined;
+    this.pending = undefined;
+    if (this.state !== "disabled") this.state = "closed";
+    await Promise.all(sessions.map((s) => s.close()));
+  }
+
+  private async open(): Promise<UpstreamSession> {
+    const { name, config, clientInfo, connectTimeoutMs, log } = this.options;
+    const session = await UpstreamSession.open({
+      name,
+      config,
+      clientInfo,
+      timeoutMs: connectTimeoutMs,
+      log,
+      stderr: this.stderr,
+      onCreated: (s) => (this.pending = s),
+      cancelled: () => this.closing !== undefined,
+      hooks: {
+        onClose: (s) => this.handleClose(s),
+        onToolsListChanged: (s) => {
+          if (s === this.session) void this.refresh(s);
+        },
+      },
+    });
+    this.pending = undefined;
+    if (this.closing) {
+      await session.close();
+      throw new Error("closed while starting");
+    }
+    return session;
+  }
+
+  private setReady(session: UpstreamSession): void {
+    this.session = session;
+    this.state = "ready";
+    this.kind = session.kind;
+    this.reason = undefined;
+    this.detail = undefined;
+    this.toolList = session.tools;
+    const info = session.client.getServerVersion();
+    this.serverInfo = info ? { name: info.name, version: info.version } : undefined;
+    this.instructions = session.client.getInstructions();
+    this.options.log.info({ server: this.name, transport: session.kind, tools: session.tools.length, pid: session.pid }, "upstream server ready");
+    this.emit(this.toolList);
+    if (session.toolsStale) void this.refresh(session);
+  }
+
+  private setFailed(what: string, error: unknown): void {
+    this.state = "failed";
+    this.reason = `${what}: ${describeFailure(error)}`;
+    this.detail = this.withStderr(this.reason);
+    this.toolList = [];
+    this.options.log.error({ server: this.name, err: this.reason }, "upstream server failed");
+  }
+
+  private withStderr(reason: string): string {
+    const tail = this.stderr.text();
+    return tail === "" ? reason : `${reason}\nstderr (last lines):\n${tail}`;
+  }
+
+  /** The transport closed without us asking: the server crashed or hung up. */
+  private handleClose(session: UpstreamSession, reason = "stopped unexpectedly"): void {
+    if (session !== this.session || this.closing) return; // an opening session fails through open()
+    this.session = undefined;
+    for (const reject of session.inFlight) reject("stopped");
+    session.inFlight.clear();
+    session.reapOrphans();
+    void session.close();
+    this.reason = reason;
+    this.detail = this.withStderr(this.reason);
+    this.options.log.warn({ server: this.name, restarts: this.restarts, err: reason }, "upstream server stopped unexpectedly");
+    this.restartOrGiveUp();
+  }
+
+  private restartOrGiveUp(): void {
+    const { maxRestarts, backoffBaseMs, log } = this.options;
+    if (this.restarts >= maxRestarts) {
+      this.state = "failed";
+      this.reason = `${this.reason ?? "stopped"}; gave up after ${this.restarts} restart${this.restarts === 1 ? "" : "s"}`;
+      this.detail = this.withStderr(this.reason);
+      this.toolList = [];
+      log.error({ server: this.name, restarts: this.restarts }, "upstream server given up");
+      this.emit([]);
+      return;
+    }
+    const delay = Math.min(backoffBaseMs * 2 ** this.restarts, MAX_BACKOFF_MS);
+    this.restarts++;
+    this.state = "restarting";
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.restart();
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private async restart(): Promise<void> {
+    if (this.closing) return;
+    try {
+      this.setReady(await this.open());
+    } catch (error) {
+      if (this.closing) return;
+      this.reason = `could not restart: ${describeFailure(error)}`;
+      this.detail = this.withStderr(this.reason);
+      this.options.log.warn({ server: this.name, err: this.reason }, "upstream restart failed");
+      this.restartOrGiveUp();
+    }
+  }
+
+  /** Re-lists tools after tools/list_changed, again if another change arrives meanwhile. */
+  private async refresh(session: UpstreamSession): Promise<void> {
+    if (this.refreshingFor === session) return; // the running loop sees toolsStale
+    this.refreshingFor = session;
+    try {
+      while (session.toolsStale && session === this.session) {
+        const tools = await session.listTools(this.options.connectTimeoutMs);
+        if (session !== this.session) return;
+        session.tools = tools;
+        this.toolList = tools;
+        this.emit(tools);
+      }
+    } catch (error) {
+      this.options.log.warn({ server: this.name, err: describeFailure(error) }, "refreshing upstream tools failed");
+    } finally {
+      if (this.refreshingFor === session) this.refreshingFor = undefined;
+    }
+  }
+
+  private emit(tools: Tool[]): void {
+    this.options.onToolsChanged(tools.slice());
+  }
+
+  private unavailable(): SandgateError {
+    const server = `upstream server \`${this.name}\``;
+    let message: string;
+    switch (this.state) {
+      case "connecting":
+        message = `${server} is still starting`;
+        break;
+      case "restarting":
+        message = `${server} is restarting (restart ${this.restarts} of ${this.options.maxRestarts}): ${this.reason ?? "it stopped"}`;
+        break;
+      case "failed":
+        message = `${server} is not available: ${this.reason ?? "it failed"}`;
+        break;
+      case "disabled":
+        message = `${server} is disabled in the configuration`;
+        break;
+      case "closed":
+        message = `${server} is closed`;
+        break;
+      case "ready":
+        message = `${server} is not connected`;
+        break;
+    }
+    return new SandgateError("UPSTREAM_UNAVAILABLE", message, { data: { server: this.name, state: this.state } });
+  }
+}
+
+/** The caller's abort reason when it is an Error (an AbortError by default), else an AbortError wrapping it. */
+function abortReason(signal: AbortSignal, server: string, tool: string): Error {
+  if (signal.reason instanceof Error) return signal.reason;
+  const error = new Error(`the call to \`${server}.${tool}\` was aborted`, { cause: signal.reason });
+  error.name = "AbortError";
+  return error;
+}

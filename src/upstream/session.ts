@@ -1,0 +1,243 @@
+// One live MCP client connection to an upstream server: spawning or dialing it, the
+// Streamable HTTP → SSE fallback, initialize, the full tool list, and a close that leaves nothing.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { HttpServerConfig, StdioServerConfig, UpstreamServerConfig } from "../config/index.js";
+import type { Logger } from "../util/logger.js";
+import { describeFailure, formatSeconds } from "./call-errors.js";
+import { descendantsOf, killProcesses, type ProcessRef } from "./process-tree.js";
+import type { StderrTail } from "./stderr-tail.js";
+import type { UpstreamTransportKind } from "./types.js";
+
+/** Pages of tools/list we follow before deciding the server loops. */
+const MAX_TOOL_PAGES = 1000;
+/** Time a Streamable HTTP server gets to end its session on close. */
+const TERMINATE_TIMEOUT_MS = 1000;
+const SDK_TIMEOUT_SLACK_MS = 1000;
+
+export interface SessionHooks {
+  /** The transport closed; not called for a close this session started itself. */
+  onClose: (session: UpstreamSession) => void;
+  onToolsListChanged: (session: UpstreamSession) => void;
+}
+
+export interface OpenSessionOptions {
+  name: string;
+  config: UpstreamServerConfig;
+  clientInfo: { name: string; version: string };
+  timeoutMs: number;
+  log: Logger;
+  stderr: StderrTail;
+  hooks: SessionHooks;
+  /** Called as soon as the session exists, so an owner that closes meanwhile can close it. */
+  onCreated?: (session: UpstreamSession) => void;
+  /** True once the owner no longer wants this session (stops the HTTP fallback). */
+  cancelled?: () => boolean;
+}
+
+export function isStdioConfig(config: UpstreamServerConfig): config is StdioServerConfig {
+  return "command" in config;
+}
+
+/** The transports to try for an HTTP server, in order. */
+export function httpKinds(config: HttpServerConfig): UpstreamTransportKind[] {
+  switch (config.type) {
+    case "sse":
+      return ["sse"];
+    case "http":
+    case "streamable-http":
+    case "streamableHttp":
+      return ["streamable-http"];
+    case undefined:
+      return ["streamable-http", "sse"];
+  }
+}
+
+/** URL without query string or credentials, safe for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "(invalid url)";
+  }
+}
+
+export class UpstreamSession {
+  readonly client: Client;
+  /** Set once initialize succeeded. */
+  tools: Tool[] = [];
+  /** A tools/list_changed arrived since the last listing started. */
+  toolsStale = false;
+  /** Rejecters of calls in flight, run when the transport closes under them. */
+  readonly inFlight = new Set<(reason: "stopped" | "closed") => void>();
+  private processes: ProcessRef[] = [];
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    readonly kind: UpstreamTransportKind,
+    readonly transport: Transport,
+    clientInfo: { name: string; version: string },
+    hooks: SessionHooks,
+    private readonly log: Logger,
+  ) {
+    this.client = new Client(clientInfo, { capabilities: {} });
+    this.client.onclose = () => {
+      if (!this.closing) hooks.onClose(this);
+    };
+    this.client.onerror = (error) => log.debug({ err: describeFailure(error) }, "upstream transport error");
+    // Set before connecting so a change announced during start-up is not lost.
+    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.toolsStale = true;
+      hooks.onToolsListChanged(this);
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.transport instanceof StdioClientTransport ? (this.transport.pid ?? undefined) : undefined;
+  }
+
+  /** Spawns or dials the server, initializes, and lists its tools, all within `timeoutMs`. */
+  static async open(options: OpenSessionOptions): Promise<UpstreamSession> {
+    const { config } = options;
+    const deadline = Date.now() + options.timeoutMs;
+    if (isStdioConfig(config)) {
+      try {
+        return await UpstreamSession.openKind(options, "stdio", deadline);
+      } catch (error) {
+        if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
+          throw new Error("the process exited before the MCP handshake finished");
+        }
+        throw error;
+      }
+    }
+    const failures: string[] = [];
+    for (const kind of httpKinds(config)) {
+      try {
+        return await UpstreamSession.openKind(options, kind, deadline);
+      } catch (error) {
+        failures.push(`${kind === "sse" ? "SSE" : "Streamable HTTP"}: ${describeFailure(error)}`);
+        if (Date.now() >= deadline || options.cancelled?.() === true) break;
+        options.log.debug({ server: options.name, kind, err: describeFailure(error) }, "upstream transport failed, trying the next");
+      }
+    }
+    throw new Error(failures.join("; "));
+  }
+
+  private static async openKind(options: OpenSessionOptions, kind: UpstreamTransportKind, deadline: number): Promise<UpstreamSession> {
+    const transport = createTransport(options, kind);
+    const session = new UpstreamSession(kind, transport, options.clientInfo, options.hooks, options.log);
+    options.onCreated?.(session);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`did not start within ${formatSeconds(options.timeoutMs)}`)),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    try {
+      await Promise.race([session.initialize(deadline), expired]);
+      return session;
+    } catch (error) {
+      await session.close();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async initialize(deadline: number): Promise<void> {
+    // The SDK's request timeouts trail the deadline so the race in openKind() names the failure.
+    const remaining = (): number => Math.max(1, deadline - Date.now()) + SDK_TIMEOUT_SLACK_MS;
+    await this.client.connect(this.transport, { timeout: remaining() });
+    this.processes = this.pid === undefined ? [] : descendantsOf(this.pid);
+    this.tools = await this.listTools(remaining());
+  }
+
+  /** Every page of tools/list; [] when the server offers no tools. */
+  async listTools(timeoutMs: number): Promise<Tool[]> {
+    this.toolsStale = false;
+    if (!this.client.getServerCapabilities()?.tools) return [];
+    const tools: Tool[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const result = await this.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined) {
+        cacheAllToolMetadata(this.client, tools);
+        return tools;
+      }
+      if (seen.has(cursor)) throw new Error(`tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
+      seen.add(cursor);
+    }
+    throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
+  }
+
+  /** Closes the connection and kills the server's process tree; safe to call more than once. */
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
+    for (const reject of this.inFlight) reject("closed");
+    this.inFlight.clear();
+    const pid = this.pid;
+    const leftovers = [...this.processes, ...(pid === undefined ? [] : descendantsOf(pid))];
+    if (this.transport instanceof StreamableHTTPClientTransport && this.transport.sessionId !== undefined) {
+      const ended = this.transport.terminateSession().catch(() => undefined);
+      await Promise.race([ended, new Promise((r) => setTimeout(r, TERMINATE_TIMEOUT_MS).unref())]);
+    }
+    try {
+      // Ends stdin, then SIGTERM after 2 s and SIGKILL after 2 s more (StdioClientTransport.close).
+      await this.client.close();
+    } catch (error) {
+      this.log.debug({ err: describeFailure(error) }, "closing upstream client failed");
+    }
+    const killed = killProcesses(leftovers);
+    if (killed > 0) this.log.debug({ killed }, "killed processes an upstream server left behind");
+  }
+
+  /** After the transport closed on its own: kill whatever the server started that outlived it. */
+  reapOrphans(): void {
+    killProcesses(this.processes);
+  }
+}
+
+function createTransport(options: OpenSessionOptions, kind: UpstreamTransportKind): Transport {
+  const { config, log, name } = options;
+  if (isStdioConfig(config)) {
+    log.info({ server: name, command: config.command, argCount: config.args.length, envNames: Object.keys(config.env) }, "starting upstream server");
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: config.args,
+      // Only the SDK's allowlist (HOME, PATH, ...) and what the config names: never sandgate's own secrets.
+      env: { ...getDefaultEnvironment(), ...config.env },
+      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+      stderr: "pipe",
+    });
+    options.stderr.clear();
+    transport.stderr?.on("data", (chunk: Buffer) => options.stderr.push(chunk));
+    return transport;
+  }
+  const url = new URL(config.url);
+  log.info({ server: name, transport: kind, url: redactUrl(config.url), headerNames: Object.keys(config.headers) }, "connecting to upstream server");
+  const requestInit: RequestInit = { headers: config.headers };
+  return kind === "sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+}
+
+/**
+ * The SDK caches output-schema validators and task support per listTools() call, so with
+ * pagination only the last page would be known. Re-cache the whole list.
+ */
+function cacheAllToolMetadata(client: Client, tools: Tool[]): void {
+  const cache = (client as unknown as { cacheToolMetadata?: (tools: Tool[]) => void }).cacheToolMetadata;
+  if (typeof cache === "function") cache.call(client, tools);
+}
