@@ -148,7 +148,7 @@ export const codeModeSchema = z
       .min(100)
       .describe("Tokens of output returned to the agent per call; beyond it output is shortened structurally and the full text stays in the workspace (SANDGATE_OUTPUT_TOKENS)"),
     connectTimeoutS: z.number().positive().describe("Time an upstream server has to connect and list its tools at start-up, seconds"),
-    maxRestarts: z.number().int().min(0).describe("Restarts of a crashed stdio server before it is given up (backoff doubles from 0.5 s to 30 s)"),
+    maxRestarts: z.number().int().min(0).describe("Restarts in a row of a crashed upstream server before it is given up; backoff doubles from 0.5 s to 30 s, and a server up for 10 minutes counts afresh"),
   })
   .strict()
   .describe("Code mode: upstream tools called from sandboxed code");

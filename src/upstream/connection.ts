@@ -11,6 +11,8 @@ import { StderrTail } from "./stderr-tail.js";
 import type { CallOptions, UpstreamState, UpstreamStatus, UpstreamTransportKind } from "./types.js";
 
 export const MAX_BACKOFF_MS = 30_000;
+/** A server that stayed up this long has recovered: its next crash starts the backoff afresh. */
+export const STABLE_AFTER_MS = 10 * 60_000;
 /** setTimeout fires at once for longer delays. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -34,6 +36,9 @@ export class UpstreamConnection {
   private pending: UpstreamSession | undefined;
   private toolList: Tool[] = [];
   private restarts = 0;
+  /** Restarts since the server last ran stably; the backoff and the give-up limit count these. */
+  private streak = 0;
+  private readyAt = 0;
   /** Why the server is not ready, safe to show to sandboxed callers. */
   private reason: string | undefined;
   /** `reason` plus the server's stderr tail, for operators (status). */
@@ -188,6 +193,7 @@ export class UpstreamConnection {
   private setReady(session: UpstreamSession): void {
     this.session = session;
     this.state = "ready";
+    this.readyAt = Date.now();
     this.kind = session.kind;
     this.reason = undefined;
     this.detail = undefined;
@@ -224,21 +230,23 @@ export class UpstreamConnection {
     this.reason = reason;
     this.detail = this.withStderr(this.reason);
     this.options.log.warn({ server: this.name, restarts: this.restarts, err: reason }, "upstream server stopped unexpectedly");
+    if (Date.now() - this.readyAt >= STABLE_AFTER_MS) this.streak = 0;
     this.restartOrGiveUp();
   }
 
   private restartOrGiveUp(): void {
     const { maxRestarts, backoffBaseMs, log } = this.options;
-    if (this.restarts >= maxRestarts) {
+    if (this.streak >= maxRestarts) {
       this.state = "failed";
-      this.reason = `${this.reason ?? "stopped"}; gave up after ${this.restarts} restart${this.restarts === 1 ? "" : "s"}`;
+      this.reason = `${this.reason ?? "stopped"}; gave up after ${this.streak} restart${this.streak === 1 ? "" : "s"} in a row`;
       this.detail = this.withStderr(this.reason);
       this.toolList = [];
       log.error({ server: this.name, restarts: this.restarts }, "upstream server given up");
       this.emit([]);
       return;
     }
-    const delay = Math.min(backoffBaseMs * 2 ** this.restarts, MAX_BACKOFF_MS);
+    const delay = Math.min(backoffBaseMs * 2 ** this.streak, MAX_BACKOFF_MS);
+    this.streak++;
     this.restarts++;
     this.state = "restarting";
     this.restartTimer = setTimeout(() => {
@@ -292,7 +300,7 @@ export class UpstreamConnection {
         message = `${server} is still starting`;
         break;
       case "restarting":
-        message = `${server} is restarting (restart ${this.restarts} of ${this.options.maxRestarts}): ${this.reason ?? "it stopped"}`;
+        message = `${server} is restarting (restart ${this.streak} of ${this.options.maxRestarts}): ${this.reason ?? "it stopped"}`;
         break;
       case "failed":
         message = `${server} is not available: ${this.reason ?? "it failed"}`;
