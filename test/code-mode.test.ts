@@ -274,6 +274,19 @@ describe("credentials and context", () => {
   });
 });
 
+describe("a large last-expression value", () => {
+  it("is shortened to the token budget and stays JSON", async () => {
+    const r = (await run("python", "[{'n': i, 'name': f'item {i}'} for i in range(1500)]")) as WireResult & { value: unknown[]; truncated: boolean };
+    expect(r.status).toBe("ok");
+    expect(Array.isArray(r.value)).toBe(true);
+    expect(r.value[0]).toEqual({ n: 0, name: "item 0" });
+    expect(JSON.stringify(r.value)).toMatch(/more items/);
+    expect(r.truncated).toBe(true);
+    expect(r.output_note).toMatch(/^value /);
+    expect(r.tokens.returned).toBeLessThan(1100);
+  });
+});
+
 describe("processes", () => {
   it("leaves no upstream process behind after close", async () => {
     const cm = new CodeMode({ ...config, mcpServers: { memory: config.mcpServers.memory! } }, { toolsDir: join(dir, "tools-2") });

@@ -24,7 +24,7 @@ import {
 import { directorySize } from "../util/dir-size.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { pruneOutputs, saveOutput, shapeOutput, type ShapedStream } from "./output.js";
-import { shapeText } from "./shaping.js";
+import { shapeText, shapeValue } from "./shaping.js";
 import { countTokens, estimateJsonTokens, estimateTokens } from "./tokens.js";
 import type { ToolCallRecord, ToolCallScope } from "./tool-calls.js";
 import { prepareCode } from "./prepare-code.js";
@@ -358,7 +358,7 @@ export class Engine {
       tokens: { returned: 0, output: stdout.tokens + (stderr.truncated ? estimateTokens(outcome.stderr.toString("utf8")).tokens : countTokens(stderr.text)), toolResults: summary?.tokensInSandbox ?? 0 },
     };
     if (stdout.note) result.outputNote = stdout.note;
-    if (frame?.value !== undefined) result.value = frame.value;
+    if (frame?.value !== undefined) result.value = this.shapeValue(frame.value, result);
     if (frame?.error) result.error = frame.error;
     else if (outcome.status !== "ok" && outcome.status !== "error") {
       result.error = { type: STATUS_ERROR_TYPE[outcome.status], message: outcome.message ?? outcome.status, traceback: "" };
@@ -375,6 +375,18 @@ export class Engine {
     result.tokens.returned = countTokens(result.stdout) + countTokens(result.stderr) + valueTokens;
     result.tokens.output += valueTokens;
     return result;
+  }
+
+  /** A last-expression value over the token budget is shortened like JSON output (it stays valid JSON). */
+  private shapeValue(value: unknown, result: ExecutionResult): unknown {
+    const budget = this.config.codeMode.outputTokenBudget;
+    if (estimateJsonTokens(value) <= budget) return value;
+    const shaped = shapeValue(value, { budgetTokens: budget });
+    if (!shaped.truncated) return value;
+    result.truncated = true;
+    const note = `value ${shaped.note ?? "shortened"}`;
+    result.outputNote = result.outputNote ? `${result.outputNote}; ${note}` : note;
+    return shaped.value;
   }
 
   /**
