@@ -274,6 +274,23 @@ describe("credentials and context", () => {
   });
 });
 
+describe("output schemas inferred from real responses", () => {
+  it("types a tool without outputSchema from its first result, and keeps it across restarts", async () => {
+    // get-sum declares no outputSchema; earlier tests called it.
+    const file = await client.readResource({ uri: "sandgate://tools/servers/everything/getSum.ts" });
+    expect((file.contents[0] as { text: string }).text).toMatch(/inferred from a real response[\s\S]*export type GetSumOutput = string/);
+    const saved = JSON.parse(readFileSync(join(dir, "inferred-output-schemas.json"), "utf8")) as Record<string, unknown>;
+    expect(saved["everything.get-sum"]).toEqual({ type: "string" });
+    const next = new CodeMode({ ...config, mcpServers: { everything: config.mcpServers.everything! } }, { toolsDir: join(dir, "tools-3") });
+    try {
+      await next.start();
+      expect(next.catalog.resolve("everything.get-sum")).toMatchObject({ outputSchemaInferred: true, outputSchema: { type: "string" } });
+    } finally {
+      await next.close();
+    }
+  });
+});
+
 describe("a large last-expression value", () => {
   it("is shortened to the token budget and stays JSON", async () => {
     const r = (await run("python", "[{'n': i, 'name': f'item {i}'} for i in range(1500)]")) as WireResult & { value: unknown[]; truncated: boolean };

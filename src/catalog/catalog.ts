@@ -4,6 +4,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { SandgateError } from "../errors/index.js";
 import { inferSchema } from "./infer-schema.js";
+import type { JsonSchema } from "./json-schema.js";
 import { NameRegistry, pyModuleName, tsNamespaceName } from "./naming.js";
 import { pyModuleFile, pyPackageFile } from "./py-codegen.js";
 import { SearchIndex } from "./search.js";
@@ -37,9 +38,12 @@ export class Catalog {
   /** Virtual tree: path → content, mirroring what is on disk. */
   private readonly files = new Map<string, string>();
   private index: SearchIndex | undefined;
+  /** Inferred output schemas by tool id, kept across server refreshes (and, by the owner, restarts). */
+  private readonly inferred: Map<string, JsonSchema>;
 
   constructor(options: CatalogOptions) {
     this.writer = new TreeWriter(options.dir);
+    this.inferred = new Map(Object.entries(options.inferred ?? {}));
     this.writeShared();
   }
 
@@ -51,7 +55,7 @@ export class Catalog {
       name: server,
       pyModule: previous?.pyModule ?? this.freeName(pyModuleName(server), (e) => e.pyModule),
       namespace: previous?.namespace ?? this.freeName(tsNamespaceName(server), (e) => e.namespace),
-      tools: catalogTools(server, tools, previous?.tools),
+      tools: this.withInferred(catalogTools(server, tools, previous?.tools)),
       files: new Set(),
       signatures: new Map(),
     };
@@ -98,8 +102,25 @@ export class Catalog {
     if (entry === undefined) return false;
     tool.outputSchema = inferSchema(value);
     tool.outputSchemaInferred = true;
+    this.inferred.set(tool.id, tool.outputSchema);
     this.generate(entry, entry.files);
     return true;
+  }
+
+  /** Every output schema inferred so far, by tool id (for the owner to keep across restarts). */
+  inferredSchemas(): Record<string, JsonSchema> {
+    return Object.fromEntries(this.inferred);
+  }
+
+  private withInferred(tools: CatalogTool[]): CatalogTool[] {
+    for (const tool of tools) {
+      const schema = this.inferred.get(tool.id);
+      if (tool.outputSchema === undefined && schema !== undefined) {
+        tool.outputSchema = schema;
+        tool.outputSchemaInferred = true;
+      }
+    }
+    return tools;
   }
 
   search(query: string, options: SearchOptions): SearchHit[] {

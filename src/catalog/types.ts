@@ -52,6 +52,8 @@ export interface SearchHit {
 export interface CatalogOptions {
   /** Host directory the tree is written to; only its contents are ever replaced, never the directory itself. */
   dir: string;
+  /** Output schemas inferred in an earlier run, by tool id; used while a tool still declares none. */
+  inferred?: Record<string, JsonSchema>;
 }
 
 export interface SearchOptions {

@@ -1,9 +1,10 @@
 // Code mode: the upstream MCP servers, the catalog built from their tools, and the generated
 // tree sandboxes read at /sandgate/tools. One owner starts them together and closes them together.
 
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Catalog } from "../catalog/index.js";
+import { z } from "zod";
+import { Catalog, type JsonSchema } from "../catalog/index.js";
 import type { SandgateConfig } from "../config/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
@@ -22,6 +23,9 @@ export class CodeMode {
   readonly toolsDir: string;
   private readonly unsubscribe: () => void;
   private readonly secrets: string[];
+  private readonly log: Logger;
+  /** Output schemas inferred from real responses, kept across restarts. */
+  private readonly inferredPath: string;
   private closed = false;
 
   constructor(
@@ -36,11 +40,13 @@ export class CodeMode {
     mkdirSync(this.toolsDir, { recursive: true });
     // The sandbox user reads the tree; nobody but sandgate writes it.
     chmodSync(this.toolsDir, 0o755);
-    this.catalog = new Catalog({ dir: this.toolsDir });
+    this.log = options.log ?? silentLogger;
+    this.inferredPath = join(config.sandboxDir, "inferred-output-schemas.json");
+    this.catalog = new Catalog({ dir: this.toolsDir, inferred: this.loadInferred() });
     const { codeMode } = config;
     this.upstream = new UpstreamManager({
       servers: config.mcpServers,
-      log: options.log ?? silentLogger,
+      log: this.log,
       connectTimeoutMs: codeMode.connectTimeoutS * 1000,
       defaultCallTimeoutMs: codeMode.toolCallTimeoutS * 1000,
       maxRestarts: codeMode.maxRestarts,
@@ -78,8 +84,34 @@ export class CodeMode {
       upstream: this.upstream,
       maxCalls: codeMode.maxToolCallsPerExecution,
       redact: (text) => this.redact(text),
+      onInferred: () => this.saveInferred(),
       timeoutMsFor: (server) => (mcpServers[server]?.timeoutS ?? codeMode.toolCallTimeoutS) * 1000,
     });
+  }
+
+  private loadInferred(): Record<string, JsonSchema> {
+    let text: string;
+    try {
+      text = readFileSync(this.inferredPath, "utf8");
+    } catch {
+      return {};
+    }
+    try {
+      return inferredFile.parse(JSON.parse(text));
+    } catch (error) {
+      this.log.warn({ file: this.inferredPath, err: (error as Error).message }, "ignoring a malformed file of inferred output schemas");
+      return {};
+    }
+  }
+
+  private saveInferred(): void {
+    try {
+      const temp = `${this.inferredPath}.${process.pid}.tmp`;
+      writeFileSync(temp, JSON.stringify(this.catalog.inferredSchemas(), null, 2));
+      renameSync(temp, this.inferredPath);
+    } catch (error) {
+      this.log.warn({ file: this.inferredPath, err: (error as Error).message }, "could not save inferred output schemas");
+    }
   }
 
   async close(): Promise<void> {
@@ -89,6 +121,8 @@ export class CodeMode {
     await this.upstream.close();
   }
 }
+
+const inferredFile = z.record(z.string(), z.record(z.string(), z.unknown()));
 
 function describeServer(status: UpstreamStatus | undefined): { description?: string } {
   const text = status?.instructions?.trim() || (status?.serverInfo ? `${status.serverInfo.name} ${status.serverInfo.version}` : "");
