@@ -46,7 +46,7 @@ describe("sandgate tools", () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^memory \(stdio\): ready, 9 tools$/m);
     expect(r.stdout).toContain("  memory.read_graph");
-    expect(r.stdout).toMatch(/^broken \(stdio\): failed, 0 tools\n  error: .*ENOENT/m);
+    expect(r.stdout).toMatch(/^broken \(stdio\): failed, 0 tools\n {2}error: .*ENOENT/m);
     expect(r.stdout).toMatch(/^remote \(streamable-http\): disabled/m);
     expect(r.stdout + r.stderr).not.toContain(SECRET);
   });
