@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ResourceListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
 import { CodeMode, Engine } from "../src/execution/index.js";
@@ -227,6 +227,8 @@ describe("failures reach the code as errors that name the tool", () => {
     const status = (): ReturnType<CodeMode["status"]>[number] | undefined => codeMode.status().find((s) => s.name === "everything");
     const pid = status()?.pid;
     expect(pid).toBeGreaterThan(0);
+    let listChanged = 0;
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void listChanged++);
     const running = run("python", 'await call_mcp_tool("everything.trigger-long-running-operation", {"duration": 2, "steps": 2})');
     // Wait until the call is in flight upstream, then kill the server under it.
     await new Promise((resolve) => setTimeout(resolve, 700));
@@ -237,6 +239,8 @@ describe("failures reach the code as errors that name the tool", () => {
     expect(r.tool_calls[0]).toMatchObject({ ok: false, tool: "everything.trigger-long-running-operation" });
     expect(await waitFor(() => status()?.state === "ready", 15_000)).toBe(true);
     expect(status()?.pid).not.toBe(pid);
+    // The reconnected server's tools were listed again, and the client was told the tree changed.
+    expect(await waitFor(() => listChanged > 0, 5000)).toBe(true);
     const again = await run("python", 'print(await call_mcp_tool("everything.get-sum", {"a": 1, "b": 1}))');
     expect(again.stdout.trim()).toBe("The sum of 1 and 1 is 2.");
   });

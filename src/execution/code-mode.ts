@@ -24,6 +24,7 @@ export class CodeMode {
   private readonly unsubscribe: () => void;
   private readonly secrets: string[];
   private readonly log: Logger;
+  private readonly catalogListeners = new Set<() => void>();
   /** Output schemas inferred from real responses, kept across restarts. */
   private readonly inferredPath: string;
   private closed = false;
@@ -56,7 +57,14 @@ export class CodeMode {
       if (this.closed) return;
       if (tools.length === 0 && this.upstream.serverStatus(server)?.state !== "ready") this.catalog.removeServer(server);
       else this.catalog.setServer(server, tools, describeServer(this.upstream.serverStatus(server)));
+      for (const listener of this.catalogListeners) listener();
     });
+  }
+
+  /** Called after the catalog changed (a server connected, refreshed its tools, or went away). */
+  onCatalogChanged(listener: () => void): () => void {
+    this.catalogListeners.add(listener);
+    return () => this.catalogListeners.delete(listener);
   }
 
   /** Connects every configured server in parallel; failures are reported in status(), not thrown. */

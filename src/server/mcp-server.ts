@@ -67,7 +67,7 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
   const server = new Server(
     { name: "sandgate", title: "sandgate", version: ctx.version },
     {
-      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: true }, prompts: {}, logging: {} },
       instructions:
         "sandgate runs code in isolated Linux sandboxes without network. Use execute_code (Python, JavaScript, TypeScript, Bash) " +
         "or execute_command (a shell line). Pass a session_id to keep variables and /workspace files across calls; stop_session when done. " +
@@ -163,6 +163,14 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
       messages: [{ role: "user", content: { type: "text", text: guideText(ctx, request.params.arguments?.task) } }],
     };
   });
+
+  // The generated tree is listed as resources: tell the client when an upstream server changes it.
+  const stopWatching = ctx.codeMode.onCatalogChanged(() => void server.sendResourceListChanged().catch(() => undefined));
+  const previousOnClose = server.onclose;
+  server.onclose = () => {
+    stopWatching();
+    previousOnClose?.();
+  };
 
   return server;
 }
