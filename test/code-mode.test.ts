@@ -119,6 +119,16 @@ describe("discovery", () => {
     await expect(client.callTool({ name: "search_tools", arguments: { query: "  " } })).rejects.toThrow(/query/);
   });
 
+  it("offers the same discovery over REST", async () => {
+    const servers = (await (await fetch(`${server.url}/servers`)).json()) as { servers: { name: string; state: string }[] };
+    expect(servers.servers.filter((s) => s.state === "ready")).toHaveLength(4);
+    const found = await fetch(`${server.url}/tools/search?q=${encodeURIComponent("sum two numbers")}&detail=name&limit=1&server=everything`);
+    expect(await found.json()).toMatchObject({ tools: [{ id: "everything.get-sum" }] });
+    const bad = await fetch(`${server.url}/tools/search?detail=name`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "INVALID_INPUT", message: expect.stringMatching(/q/) });
+  });
+
   it("serves the generated tree as resources", async () => {
     const { resources } = await client.listResources();
     const uris = resources.map((r) => r.uri);

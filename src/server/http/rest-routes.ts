@@ -9,6 +9,7 @@ import { LANGUAGES } from "../../config/index.js";
 import { httpStatusOf, isSandgateError, jsonRpcCodeOf, SandgateError } from "../../errors/index.js";
 import type { ServerContext } from "../context.js";
 import { securityPolicy } from "../policy.js";
+import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
 import { callTool, codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
 import {
   executeCodeInput,
@@ -200,6 +201,34 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         }
         return call("execute_code", body, signal);
       },
+    },
+    {
+      method: "get",
+      path: "/servers",
+      tag: "code mode",
+      summary: "Upstream MCP servers: state, tool count, module names, why one is down",
+      response: listServersOutput,
+      handle: () => call("list_servers", {}),
+    },
+    {
+      method: "get",
+      path: "/tools/search",
+      tag: "code mode",
+      summary: "Ranked search over the upstream tools that code can call",
+      query: z.object({
+        q: z.string().describe("Words describing the task"),
+        detail: z.enum(["name", "summary", "full"]).optional(),
+        limit: z.string().regex(/^\d+$/, "a whole number").optional().describe("1 to 50, default 10"),
+        server: z.string().optional(),
+      }),
+      response: searchToolsOutput,
+      handle: ({ query }) =>
+        call("search_tools", {
+          query: query.q,
+          ...(query.detail ? { detail: query.detail } : {}),
+          ...(query.limit ? { limit: Number(query.limit) } : {}),
+          ...(query.server ? { server: query.server } : {}),
+        }),
     },
     {
       method: "get",
