@@ -1,7 +1,8 @@
 // npm run bench: latency and throughput of the sandbox engine, with the seed systems' baseline
 // (one `bwrap ... python3 -c` spawn per request) measured in the same run on the same host.
 // Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
-// `--only engine` or `--only server` (bench/server.mjs) runs one part; both run by default.
+// `--only engine`, `--only server` (bench/server.mjs) or `--only codemode` (bench/code-mode.mjs)
+// runs one part; all three run by default, in that order.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -10,12 +11,14 @@ import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
 import { Engine } from "../dist/execution/index.js";
 import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
+import { codeModeBench } from "./code-mode.mjs";
 import { serverBench } from "./server.mjs";
 import { descendants } from "./proc.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-if (ONLY !== undefined && ONLY !== "engine" && ONLY !== "server") throw new Error(`--only takes engine or server, not ${ONLY}`);
+const PARTS = ["engine", "server", "codemode"];
+if (ONLY !== undefined && !PARTS.includes(ONLY)) throw new Error(`--only takes ${PARTS.join(", ")}, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
 const N_COLD = QUICK ? 10 : 30;
@@ -210,8 +213,9 @@ async function engineBench() {
 }
 
 async function main() {
-  if (ONLY !== "server") await engineBench();
-  if (ONLY !== "engine") process.stdout.write(`\n${await serverBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "engine") await engineBench();
+  if (ONLY === undefined || ONLY === "server") process.stdout.write(`\n${await serverBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "codemode") process.stdout.write(`\n${await codeModeBench({ quick: QUICK })}\n`);
 }
 
 main().catch((e) => {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { loadConfig } from "../dist/config/index.js";
-import { Engine } from "../dist/execution/index.js";
+import { CodeMode, Engine } from "../dist/execution/index.js";
 import { startHttpServer } from "../dist/server/index.js";
 import { descendants } from "./proc.mjs";
 
@@ -128,7 +128,9 @@ export async function serverBench({ quick = false, poolPython = POOL_PYTHON } = 
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-server-"));
   const config = loadConfig({ ...process.env, SANDBOX_DIR: dir, SANDGATE_MAX_CONCURRENT: "64" });
   const engine = Engine.create(config, { pool: { python: poolPython, javascript: 0, bash: 0 } });
-  const ctx = { engine, config, log: silentLog, version: "bench", startedAt: Date.now() };
+  // No upstream servers: an empty catalog, nothing started.
+  const codeMode = new CodeMode({ ...config, mcpServers: {} });
+  const ctx = { engine, codeMode, config, log: silentLog, version: "bench", startedAt: Date.now() };
   const server = await startHttpServer({ ...ctx, config: { ...config, server: { ...config.server, port: 0 } } });
   const clients = [];
   let during;
@@ -184,6 +186,7 @@ export async function serverBench({ quick = false, poolPython = POOL_PYTHON } = 
     for (const c of clients) await disconnect(c).catch(() => undefined);
     await server.close();
     await engine.close();
+    await codeMode.close();
     rmSync(dir, { recursive: true, force: true });
   }
 

@@ -2,7 +2,6 @@
 // made to it. The Sandbox owns every process it starts and kills them all on dispose().
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { setMaxListeners } from "node:events";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
@@ -15,14 +14,14 @@ import { MarkerStream } from "./marker-stream.js";
 import { ensureInside, joinEarly } from "./containment.js";
 import { encodeBashRequest, encodeFrame, FrameDecoder, type ExecuteFrame, type ResultFrame, type ToolCallFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
+import { RUNNER_COMMAND, SANDBOX_ENV } from "./runner-command.js";
 import {
   BashToolRequestDecoder,
   encodeBashToolReply,
   encodeToolResultFrame,
-  MAX_TOOL_CALLS_IN_FLIGHT,
-  normalizeReply,
   parseBashArgs,
   parseToolCall,
+  RunToolCalls,
   toolError,
   type BashToolRequest,
   type ToolCallHandler,
@@ -84,49 +83,12 @@ interface ActiveRun {
   timer: NodeJS.Timeout;
   decoders: Record<OutputStream, StringDecoder>;
   resolve: (outcome: RunOutcome) => void;
-  /** Aborted when the run ends: tells tool handlers to stop, and drops their late replies. */
-  tools: AbortController;
-  toolCallsInFlight: number;
+  /** The run's tool calls; ended with the run, which stops handlers and drops late replies. */
+  tools: RunToolCalls;
 }
-
-const RUNNER_COMMAND: Record<RunnerKind, (runtime: SandboxRuntime, limits: ResolvedLimits) => string[]> = {
-  python: (rt) => [rt.interpreters.python, "-I", "-S", "-B", rt.pythonEntry],
-  bash: (rt) => [rt.interpreters.bash, "--noprofile", "--norc", "-c", BASH_RUNNER_LOOP, "main.sh"],
-  javascript: (rt, limits) => [
-    rt.interpreters.node,
-    // V8 sizes its heap from the host's RAM; tell it the sandbox's real budget so it collects in time.
-    `--max-old-space-size=${Math.max(16, Math.floor(limits.memoryMb * 0.75))}`,
-    "/sandgate/runners/node_runner.cjs",
-  ],
-};
-
-const SANDBOX_ENV = {
-  // sandgate-tool lives in /sandgate/runners/bin.
-  PATH: "/sandgate/runners/bin:/usr/bin:/bin",
-  HOME: "/workspace",
-  LANG: "C.UTF-8",
-  LC_ALL: "C.UTF-8",
-  TMPDIR: "/tmp",
-  USER: "sandbox",
-  PYTHONUNBUFFERED: "1",
-  PYTHONDONTWRITEBYTECODE: "1",
-} as const;
-
-/**
- * The Bash runner's main loop (functions in runners/bash_lib.sh). It runs as `bash -c` with
- * $0 = main.sh and the eval on line 1, so messages and $LINENO match the user's own lines.
- */
-const BASH_RUNNER_LOOP =
-  'builtin . /sandgate/runners/bash_lib.sh; while __sg_next; do __sg_busy=1; eval "$__sg_code" </dev/null 3<&- 4>&-; __sg_done "$?"; done; __sg_busy=0';
 
 let sandboxCounter = 0;
 
-/** Every call in flight listens on its run's signal; up to the in-flight cap is expected, not a leak. */
-function toolCallController(): AbortController {
-  const controller = new AbortController();
-  setMaxListeners(MAX_TOOL_CALLS_IN_FLIGHT + 16, controller.signal);
-  return controller;
-}
 const SIGXCPU = 24;
 const SIGABRT = 6;
 
@@ -290,8 +252,7 @@ export class Sandbox {
         timer: setTimeout(() => this.terminate("timeout"), request.timeoutMs),
         decoders: { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") },
         resolve,
-        tools: toolCallController(),
-        toolCallsInFlight: 0,
+        tools: new RunToolCalls(request.onToolCall),
       };
       this.active = run;
       const markerBytes = Buffer.from(marker, "utf8");
@@ -406,34 +367,10 @@ export class Sandbox {
     else this.callTool(parsed.call.tool, parsed.call.args, send);
   }
 
-  /** Hands one checked call to the run's handler and sends the reply while the run lasts. */
+  /** Hands one checked call to the running code's tool calls; none run between calls. */
   private callTool(tool: string, args: unknown, send: (reply: ToolCallReply) => void): void {
-    const run = this.active;
-    if (!run) {
-      send(toolError("ToolCancelled", "tool calls can only be made while code runs"));
-      return;
-    }
-    const handler = run.request.onToolCall;
-    if (!handler) {
-      send(toolError("ToolError", "tool calls are not available here"));
-      return;
-    }
-    if (run.toolCallsInFlight >= MAX_TOOL_CALLS_IN_FLIGHT) {
-      send(toolError("ToolLimit", `tool \`${tool}\` refused: ${MAX_TOOL_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
-      return;
-    }
-    run.toolCallsInFlight += 1;
-    const { signal } = run.tools;
-    const settle = (reply: ToolCallReply): void => {
-      run.toolCallsInFlight -= 1;
-      if (this.active === run && !signal.aborted) send(reply);
-    };
-    // async, so that a handler that throws instead of rejecting still gets a reply sent.
-    const call = async (): Promise<ToolCallReply> => handler({ tool, args }, signal);
-    call().then(
-      (reply) => settle(normalizeReply(reply)),
-      (error: unknown) => settle(toolError("ToolError", `tool \`${tool}\` failed: ${error instanceof Error ? error.message : String(error)}`)),
-    );
+    if (this.active) this.active.tools.call(tool, args, send);
+    else send(toolError("ToolCancelled", "tool calls can only be made while code runs"));
   }
 
   private maybeFinish(): void {
@@ -452,7 +389,7 @@ export class Sandbox {
   private finish(run: ActiveRun, outcome: Pick<RunOutcome, "status" | "exitCode" | "sandboxDied"> & Partial<RunOutcome>): void {
     clearTimeout(run.timer);
     this.active = undefined;
-    run.tools.abort(new SandgateError("SANDBOX_FAILED", "the run that made this tool call has ended"));
+    run.tools.end();
     for (const stream of ["stdout", "stderr"] as const) {
       const tail = run.decoders[stream].end();
       if (tail && run.request.onOutput) run.request.onOutput(stream, tail);

@@ -1,6 +1,7 @@
 // Tool calls from sandboxed code ("code mode"): the host-side types, the checks every request
 // from a runner goes through, and the encodings of replies (frames, and the Bash tool pipe).
 
+import { setMaxListeners } from "node:events";
 import { z } from "zod";
 import { encodeFrame, MAX_FRAME_BYTES, type ToolResultFrame } from "./protocol.js";
 
@@ -156,5 +157,47 @@ export function parseBashArgs(text: string): { ok: true; args: unknown } | { ok:
     return { ok: true, args: JSON.parse(text) as unknown };
   } catch (error) {
     return { ok: false, message: `the arguments are not valid JSON (${(error as Error).message})` };
+  }
+}
+
+/**
+ * The tool calls of one run: at most MAX_TOOL_CALLS_IN_FLIGHT waiting at once, each answered by
+ * the run's handler while the run lasts. end() aborts the signal handlers see and drops late replies.
+ */
+export class RunToolCalls {
+  private readonly controller = new AbortController();
+  private inFlight = 0;
+
+  constructor(private readonly handler: ToolCallHandler | undefined) {
+    // Every call in flight listens on this signal; up to the cap that is expected, not a leak.
+    setMaxListeners(MAX_TOOL_CALLS_IN_FLIGHT + 16, this.controller.signal);
+  }
+
+  call(tool: string, args: unknown, send: (reply: ToolCallReply) => void): void {
+    const handler = this.handler;
+    if (!handler) {
+      send(toolError("ToolError", "tool calls are not available here"));
+      return;
+    }
+    if (this.inFlight >= MAX_TOOL_CALLS_IN_FLIGHT) {
+      send(toolError("ToolLimit", `tool \`${tool}\` refused: ${MAX_TOOL_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
+      return;
+    }
+    this.inFlight += 1;
+    const { signal } = this.controller;
+    const settle = (reply: ToolCallReply): void => {
+      this.inFlight -= 1;
+      if (!signal.aborted) send(reply);
+    };
+    // async, so that a handler that throws instead of rejecting still gets a reply sent.
+    const call = async (): Promise<ToolCallReply> => handler({ tool, args }, signal);
+    call().then(
+      (reply) => settle(normalizeReply(reply)),
+      (error: unknown) => settle(toolError("ToolError", `tool \`${tool}\` failed: ${error instanceof Error ? error.message : String(error)}`)),
+    );
+  }
+
+  end(): void {
+    this.controller.abort(new Error("the run that made this tool call has ended"));
   }
 }
