@@ -24,16 +24,17 @@ class ToolError(Exception):
 
 
 class _Channel:
-    """Tool calls in flight. While any is waiting, fd 3 is watched by the event loop the call runs
-    on (add_reader), so replies arrive in any order while user code runs, and the bytes read go to
-    the runner's own frame buffer: nothing is lost or read twice between calls."""
+    """Tool calls in flight. From a run's first call until the run ends, fd 3 is watched by the
+    event loops the calls run on (add_reader), so replies arrive in any order while user code runs,
+    and the bytes read go to the runner's own frame buffer: nothing is lost or read twice between
+    calls. Registering once per run, not per call, keeps a call to a few system calls."""
 
     def __init__(self):
         self.reader = None  # the runner's FrameReader; None outside a runner
         self.run_id = None
         self.counter = 0
         self.pending = {}  # callId -> (future, loop, tool)
-        self.watching = {}  # loop -> calls waiting on it
+        self.watching = {}  # loops watching fd 3 in this run
         self.lock = _thread.allocate_lock()
         self.pid = os.getpid()
 
@@ -63,37 +64,22 @@ class _Channel:
             _frames.write_all(_frames.FRAMES_OUT, len(data).to_bytes(4, "big") + data)
             return await future
         finally:
-            with self.lock:
-                if self.pending.pop(call_id, None) is not None:
-                    self._unwatch(loop)
+            self.pending.pop(call_id, None)
 
     def _watch(self, loop):
-        count = self.watching.get(loop, 0)
-        if count == 0:
-            if not self.watching:
-                os.set_blocking(_frames.FRAMES_IN, False)
-            loop.add_reader(_frames.FRAMES_IN, self._on_readable, loop)
-        self.watching[loop] = count + 1
-
-    def _unwatch(self, loop):
-        count = self.watching.get(loop, 0) - 1
-        if count > 0:
-            self.watching[loop] = count
+        if loop in self.watching and not loop.is_closed():
             return
-        self.watching.pop(loop, None)
-        try:
-            loop.remove_reader(_frames.FRAMES_IN)
-        except Exception:  # the loop was closed under the call
-            pass
         if not self.watching:
-            os.set_blocking(_frames.FRAMES_IN, True)
+            os.set_blocking(_frames.FRAMES_IN, False)
+        loop.add_reader(_frames.FRAMES_IN, self._on_readable, loop)
+        self.watching[loop] = True
 
     def _on_readable(self, loop):
         with self.lock:
             if loop not in self.watching:
                 return  # the call ended and fd 3 is the runner's again
             try:
-                chunk = os.read(_frames.FRAMES_IN, 1 << 20)
+                chunk = os.read(_frames.FRAMES_IN, 1 << 16)
             except (BlockingIOError, InterruptedError):
                 return  # another loop (a thread's) took the bytes first
             except OSError as exc:

@@ -221,6 +221,16 @@ describe("failures reach the code as errors that name the tool", () => {
     expect(r.error?.message).toMatch(/everything\.get-sum/);
   });
 
+  it("the agent's text sums up the tool calls and names the failed ones", async () => {
+    const result = await tool("execute_code", {
+      language: "python",
+      code: 'await call_mcp_tool("everything.echo", {"message": "a"})\ntry:\n    await call_mcp_tool("memory.no_such_tool", {})\nexcept ToolError:\n    pass',
+    });
+    const text = (result.content[0] as { text: string }).text;
+    expect(text).toMatch(/\[tool calls\] 2 \(1 ok, 1 failed; slowest /);
+    expect(text).toMatch(/- memory\.no_such_tool: server `memory` has no tool `no_such_tool`/);
+  });
+
   it("a call past its timeout names the call that was running", async () => {
     const r = await run("python", 'await call_mcp_tool("everything.trigger-long-running-operation", {"duration": 10, "steps": 2})');
     expect(r.status).toBe("error");

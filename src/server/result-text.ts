@@ -43,8 +43,9 @@ export function renderResultText(result: WireExecutionResult, summary: string, n
 /** One line on the tool calls: how many, and the first failures by name. */
 function describeToolCalls(calls: WireExecutionResult["tool_calls"]): string {
   const failed = calls.filter((c) => !c.ok);
-  const ms = Math.round(calls.reduce((sum, c) => sum + c.duration_ms, 0));
-  const head = `[tool calls] ${calls.length} (${calls.length - failed.length} ok${failed.length ? `, ${failed.length} failed` : ""}; ${ms} ms in tools)`;
+  // Calls may overlap (Promise.all, asyncio.gather), so their durations are not summed.
+  const slowest = calls.reduce((a, b) => (b.duration_ms > a.duration_ms ? b : a));
+  const head = `[tool calls] ${calls.length} (${calls.length - failed.length} ok${failed.length ? `, ${failed.length} failed` : ""}; slowest ${slowest.tool} ${Math.round(slowest.duration_ms)} ms)`;
   const shown = failed.slice(0, 3).map((c) => `\n- ${c.tool}: ${c.error ?? "failed"}`);
   return head + shown.join("") + (failed.length > 3 ? `\n- … ${failed.length - 3} more failures` : "");
 }
