@@ -196,6 +196,12 @@ describe("calling tools from code", () => {
     expect(r.stdout.trim()).toBe("THE SUM OF 4 AND 5 IS 9.");
     expect(r.tool_calls).toEqual([expect.objectContaining({ tool: "everything.get-sum", ok: true })]);
   });
+
+  it("the generated tree is readable inside the sandbox, and read-only", async () => {
+    // 9 tool files and index.ts.
+    const r = await run("bash", "grep -c 'export' /sandgate/tools/servers/memory/*.ts | wc -l; ls /sandgate/tools/python/servers; touch /sandgate/tools/x 2>&1 | grep -c 'Read-only'");
+    expect(r.stdout.split("\n").filter(Boolean)).toEqual(["10", "__init__.py", "everything", "filesystem", "memory", "remote", "1"]);
+  });
 });
 
 describe("failures reach the code as errors that name the tool", () => {
