@@ -119,14 +119,16 @@ class _Channel:
         """The host drops replies once a call has ended (and cancels the tool): calls still waiting
         are cancelled too, rather than left waiting forever. A cancelled task is not logged as an
         error nobody retrieved, so a forgotten task stays quiet."""
-        import asyncio
-
         with self.lock:
             self.run_id = None
             pending, self.pending = self.pending, {}
             watching, self.watching = self.watching, {}
             if watching:
                 os.set_blocking(_frames.FRAMES_IN, True)
+        if not watching and not pending:
+            return  # code that made no tool call never pays for importing asyncio
+        import asyncio
+
         for loop in watching:
             try:
                 if loop.is_running() and asyncio.events._get_running_loop() is not loop:
