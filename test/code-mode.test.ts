@@ -160,6 +160,13 @@ describe("calling tools from code", () => {
     expect(r.tokens.tool_results).toBeGreaterThan(r.tokens.returned / 4);
   });
 
+  it("Python code that makes no tool call does not pay for asyncio", async () => {
+    await run("python", "x = 1", { session_id: "lean" });
+    const r = await run("python", "import sys\nprint('asyncio' in sys.modules)", { session_id: "lean" });
+    expect(r.stdout.trim()).toBe("False");
+    await tool("stop_session", { session_id: "lean" });
+  });
+
   it("JavaScript: static import of a server module, Promise.all, and the servers global", async () => {
     const r = await run(
       "javascript",
