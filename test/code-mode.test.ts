@@ -286,9 +286,11 @@ describe("credentials and context", () => {
       `cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c sg-canary; grep -rl sg-canary /sandgate /tmp /workspace 2>/dev/null | wc -l; env | grep -c sg-canary`,
     );
     expect(r.stdout.split("\n").filter(Boolean)).toEqual(["0", "0", "0"]);
-    // The upstream itself did get it: the secret was configured, not lost.
-    const env = await run("python", 'e = await call_mcp_tool("everything.get-env", {})\nprint("SANDGATE_TEST_SECRET" in e, len(e))');
-    expect(env.stdout).toMatch(/^True \d+/);
+    // The upstream did get it (its get-env tool lists the variable), but a tool result that echoes
+    // a configured secret reaches the code masked.
+    const env = await run("python", 'e = await call_mcp_tool("everything.get-env", {})\nprint(e["SANDGATE_TEST_SECRET"], "PATH" in e)');
+    expect(env.stdout.trim()).toBe("******** True");
+    expect(env.stdout).not.toContain(SECRET);
   });
 
   it("big intermediate data stays in the sandbox and long output is shortened structurally", async () => {

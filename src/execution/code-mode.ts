@@ -23,6 +23,7 @@ export class CodeMode {
   readonly toolsDir: string;
   private readonly unsubscribe: () => void;
   private readonly secrets: string[];
+  private readonly jsonSecrets: string[];
   private readonly log: Logger;
   private readonly catalogListeners = new Set<() => void>();
   /** Output schemas inferred from real responses, kept across restarts. */
@@ -38,6 +39,7 @@ export class CodeMode {
       .flatMap((server) => Object.values("command" in server ? server.env : server.headers))
       .filter((value) => value.length >= 4)
       .sort((a, b) => b.length - a.length);
+    this.jsonSecrets = this.secrets.map((secret) => JSON.stringify(secret).slice(1, -1));
     mkdirSync(this.toolsDir, { recursive: true });
     // The sandbox user reads the tree; nobody but sandgate writes it.
     chmodSync(this.toolsDir, 0o755);
@@ -80,8 +82,23 @@ export class CodeMode {
   /** Replaces every configured env and header value in `text` with a mask. */
   redact(text: string): string {
     let out = text;
-    for (const secret of this.secrets) out = out.split(secret).join("********");
+    for (const secret of this.secrets) out = out.split(secret).join(MASK);
     return out;
+  }
+
+  /**
+   * A tool result with every configured secret masked: an upstream that echoes its environment
+   * or headers (a debugging tool, an error dump) must not hand the code its credentials.
+   */
+  redactValue(value: unknown): unknown {
+    if (this.secrets.length === 0 || value === undefined) return value;
+    const json = JSON.stringify(value);
+    // Secrets are matched as they appear inside JSON strings, so the masked text stays valid JSON.
+    const found = this.jsonSecrets.filter((secret) => json.includes(secret));
+    if (found.length === 0) return value;
+    let out = json;
+    for (const secret of found) out = out.split(secret).join(MASK);
+    return JSON.parse(out) as unknown;
   }
 
   /** Tool calls of one execution, bound to the session (or stateless call) that runs it. */
@@ -92,6 +109,7 @@ export class CodeMode {
       upstream: this.upstream,
       maxCalls: codeMode.maxToolCallsPerExecution,
       redact: (text) => this.redact(text),
+      redactValue: (value) => this.redactValue(value),
       onInferred: () => this.saveInferred(),
       timeoutMsFor: (server) => (mcpServers[server]?.timeoutS ?? codeMode.toolCallTimeoutS) * 1000,
     });
@@ -129,6 +147,8 @@ export class CodeMode {
     await this.upstream.close();
   }
 }
+
+const MASK = "********";
 
 const inferredFile = z.record(z.string(), z.record(z.string(), z.unknown()));
 

@@ -34,6 +34,8 @@ export interface ToolCallScopeOptions {
   maxCalls: number;
   /** Masks configured secrets in messages that reach the code (and so the agent). */
   redact: (text: string) => string;
+  /** The same for a tool result on its way into the sandbox. */
+  redactValue: (value: unknown) => unknown;
   /** Called when a result taught the catalog a tool's output schema. */
   onInferred?: () => void;
   /** The per-call timeout of a server's tools. */
@@ -101,7 +103,7 @@ export function createToolCallScope(options: ToolCallScopeOptions): ToolCallScop
       try {
         const result = await upstream.callTool(entry.server, entry.name, args, { signal, timeoutMs: timeoutMsFor(entry.server) });
         if (result.isError) return fail(entry.id, started, "ToolError", errorText(result));
-        const value = toolResultValue(result);
+        const value = options.redactValue(toolResultValue(result));
         if (catalog.observeOutput(entry.id, value)) options.onInferred?.();
         tokensInSandbox += estimateJsonTokens(value);
         calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started) });
