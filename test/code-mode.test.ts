@@ -102,6 +102,13 @@ describe("discovery", () => {
     expect(servers.find((s) => s.name === "memory")).toMatchObject({ ts_module: "sandgate:servers/memory", py_module: "servers.memory" });
   });
 
+  it("tells the agent in execute_code's description how code calls upstream tools", async () => {
+    const { tools } = await client.listTools();
+    const description = tools.find((t) => t.name === "execute_code")?.description ?? "";
+    expect(description).toContain("(everything, filesystem, memory, remote)");
+    expect(description).toMatch(/search_tools[\s\S]*callMCPTool[\s\S]*call_mcp_tool[\s\S]*sandgate-tool/);
+  });
+
   it("ranks search results and discloses detail only on request", async () => {
     const names = await tool("search_tools", { query: "knowledge graph entities", detail: "name", limit: 3 });
     const ids = (names.structuredContent.tools as { id: string; signature?: string; summary?: string }[]).map((t) => t.id);

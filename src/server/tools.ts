@@ -87,7 +87,12 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
       `Run Python, JavaScript, TypeScript or Bash in an isolated Linux sandbox with no network. ` +
       `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use). ` +
       `Returns stdout, stderr, the value of the last expression (Python, JavaScript) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
-      `Limits: ${maxTimeout} s per call by default, ${config.limits.maxMemoryMb} MB memory at most. Print summaries rather than huge data; long output is cut to its head and tail and saved to a file.`,
+      `Limits: ${maxTimeout} s per call by default, ${config.limits.maxMemoryMb} MB memory at most. Print summaries rather than huge data; long output is shortened and saved to a file.` +
+      (Object.keys(config.mcpServers).length > 0
+        ? ` Code can call the tools of the upstream MCP servers (${Object.keys(config.mcpServers).join(", ")}): find them with search_tools, then ` +
+          `\`await callMCPTool("server.tool", {...})\` (JavaScript/TypeScript), \`await call_mcp_tool("server.tool", {...})\` (Python) or ` +
+          `\`sandgate-tool server tool '{...}'\` (Bash); tool results stay in the sandbox unless printed.`
+        : ""),
     input: executeCodeInput,
     output: executionResultSchema,
     annotations: { title: "Run code in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
