@@ -104,7 +104,7 @@ export function createToolCallScope(options: ToolCallScopeOptions): ToolCallScop
         const result = await upstream.callTool(entry.server, entry.name, args, { signal, timeoutMs: timeoutMsFor(entry.server) });
         if (result.isError) return fail(entry.id, started, "ToolError", errorText(result));
         const value = options.redactValue(toolResultValue(result));
-        if (catalog.observeOutput(entry.id, value)) options.onInferred?.();
+        learnOutputSchema(catalog, entry.id, value, options.onInferred);
         tokensInSandbox += estimateJsonTokens(value);
         calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started) });
         return { ok: true, value };
@@ -117,6 +117,15 @@ export function createToolCallScope(options: ToolCallScopeOptions): ToolCallScop
       return { calls: [...calls], tokensInSandbox };
     },
   };
+}
+
+/** Types a tool from its first result; a failure to write the tree must not fail the call itself. */
+function learnOutputSchema(catalog: Catalog, id: string, value: unknown, onInferred: (() => void) | undefined): void {
+  try {
+    if (catalog.observeOutput(id, value)) onInferred?.();
+  } catch {
+    // The schema is kept; the files show it once the tree is next written (the next change of any tool).
+  }
 }
 
 function notFoundMessage(catalog: Catalog, ref: string): string {
