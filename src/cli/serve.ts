@@ -49,7 +49,14 @@ export async function runServe(config: SandgateConfig, version: string): Promise
   try {
     const server = await startHttpServer(ctx);
     ctx.log.info({ url: server.url }, "listening");
-    process.stdout.write(`sandgate ${version} listening on ${server.url}\n  MCP (Streamable HTTP): ${server.url}/mcp\n  REST API docs: ${server.url}/docs\n`);
+    const upstream = ctx.codeMode
+      .status()
+      .map((s) => `${s.name} (${s.state === "ready" ? `${s.toolCount} tools` : s.state})`)
+      .join(", ");
+    process.stdout.write(
+      `sandgate ${version} listening on ${server.url}\n  MCP (Streamable HTTP): ${server.url}/mcp\n  REST API docs: ${server.url}/docs\n` +
+        (upstream ? `  Upstream MCP servers: ${upstream}\n` : ""),
+    );
     const signal = await waitForSignal();
     ctx.log.info({ signal }, "stopping");
     await server.close();
