@@ -1,7 +1,7 @@
 // Code mode from the command line and over stdio: `sandgate tools`, `exec` and `doctor` with
 // upstream servers configured, secrets masked, and `sandgate stdio` leaving no upstream behind.
 
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -110,5 +110,27 @@ describe("sandgate stdio with upstream servers", () => {
       await client.close();
     }
     expect(await waitFor(() => descendantPids().length === 0, 15_000)).toBe(true);
+  }, 60_000);
+});
+
+describe("sandgate serve with upstream servers", () => {
+  it("reports them at start and in /health, and stops them with itself", async () => {
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
+      env: { PATH: process.env.PATH ?? "", SANDBOX_DIR: dir, SANDGATE_CONFIG: configPath, SANDGATE_POOL: "python=0,javascript=0,bash=0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+    expect(await waitFor(() => out.includes("Upstream MCP servers:"), 20_000), out).toBe(true);
+    expect(out).toContain("Upstream MCP servers: memory (9 tools), broken (failed), remote (disabled)");
+    const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    const health = (await (await fetch(`${url}/health`)).json()) as { status: string; upstream: { name: string; state: string }[] };
+    expect(health.status).toBe("degraded");
+    expect(health.upstream).toContainEqual({ name: "broken", state: "failed", tool_count: 0 });
+    expect(JSON.stringify(health)).not.toContain(SECRET);
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(await waitFor(() => descendantPids().length === 0, 10_000)).toBe(true);
   }, 60_000);
 });
