@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ResourceListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
 import { CodeMode, Engine } from "../src/execution/index.js";
@@ -269,9 +269,12 @@ describe("failures reach the code as errors that name the tool", () => {
     expect(pid).toBeGreaterThan(0);
     let listChanged = 0;
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void listChanged++);
-    const running = run("python", 'await call_mcp_tool("everything.trigger-long-running-operation", {"duration": 2, "steps": 2})');
-    // Wait until the call is in flight upstream, then kill the server under it.
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    let printed = "";
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void (printed += String(n.params.data)));
+    const running = run("python", 'print("calling", flush=True)\nawait call_mcp_tool("everything.trigger-long-running-operation", {"duration": 2, "steps": 2})');
+    // Wait until the call is in flight upstream (it starts right after the print), then kill the server under it.
+    expect(await waitFor(() => printed.includes("calling"), 10_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 400));
     process.kill(pid!, "SIGKILL");
     const r = await running;
     expect(r.status).toBe("error");
