@@ -73,7 +73,7 @@ export function isObjectShape(schema: JsonSchema): boolean {
 }
 
 /** A local `$ref` split into its JSON-pointer segments, or undefined for remote refs. */
-export function refPointer(ref: string): string[] | undefined {
+function refPointer(ref: string): string[] | undefined {
   if (ref === "#") return [];
   if (!ref.startsWith("#/")) return undefined;
   return ref

@@ -74,17 +74,13 @@ export function isPyIdentifier(name: string): boolean {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !PY_KEYWORDS.has(name);
 }
 
-export function isPyKeyword(name: string): boolean {
-  return PY_KEYWORDS.has(name);
-}
-
 /** A TS identifier that is no reserved word (suffix `_`). */
-export function safeTsName(name: string): string {
+function safeTsName(name: string): string {
   return TS_RESERVED.has(name) ? `${name}_` : name;
 }
 
 /** A Python identifier that is neither a keyword nor a name the generated module relies on (suffix `_`). */
-export function safePyName(name: string): string {
+function safePyName(name: string): string {
   return PY_RESERVED.has(name) ? `${name}_` : name;
 }
 

@@ -23,7 +23,7 @@ const MERGE_HELPER = `def _merge(args: Any, kwargs: dict[str, Any], names: dict[
 `;
 
 /** snake_case keyword → real property name, only where they differ and the keyword is unambiguous. */
-export function kwargMapping(propertyNames: readonly string[]): Map<string, string> {
+function kwargMapping(propertyNames: readonly string[]): Map<string, string> {
   const real = new Set(propertyNames);
   const used = new Set<string>();
   const out = new Map<string, string>();
@@ -46,7 +46,7 @@ export interface PyToolNames {
 }
 
 /** The signature line shown in search results and used in the module. */
-export function pySignature(tool: CatalogTool, names: PyToolNames): string {
+function pySignature(tool: CatalogTool, names: PyToolNames): string {
   return `async def ${tool.pyName}(args: ${names.input} | None = None, /, **kwargs: Any) -> ${names.output}`;
 }
 

@@ -3,7 +3,7 @@
 
 import { cleanText } from "./json-schema.js";
 
-export const SUMMARY_MAX = 200;
+const SUMMARY_MAX = 200;
 /** Below this length the next sentence is added too (e.g. "Short." alone says too little). */
 const SUMMARY_ENOUGH = 60;
 

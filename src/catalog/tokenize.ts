@@ -6,7 +6,7 @@ const STOPWORDS = new Set(
 );
 
 /** A light plural stemmer: entities → entity, files → file, issues → issue; leaves -ss/-us/-is alone. */
-export function stem(word: string): string {
+function stem(word: string): string {
   if (word.length > 4 && word.endsWith("ies")) return `${word.slice(0, -3)}y`;
   if (word.length > 4 && /(?:sses|xes|ches|shes)$/.test(word)) return word.slice(0, -2);
   if (word.length > 3 && word.endsWith("s") && !/(?:ss|us|is)$/.test(word)) return word.slice(0, -1);

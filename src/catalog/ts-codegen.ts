@@ -100,7 +100,7 @@ export interface TsToolCode {
   params: string;
 }
 
-export function toolCode(tool: CatalogTool, names: TsToolNames): TsToolCode {
+function toolCode(tool: CatalogTool, names: TsToolNames): TsToolCode {
   const decls = schemaDeclarations(tool.inputSchema, names.input, names.inputDefs, [`Input of \`${tool.id}\`.`]);
   if (tool.outputSchema === undefined) {
     decls.push({ name: names.output, text: `/** The server declares no output schema: the result is whatever the tool returns. */\nexport type ${names.output} = unknown;\n`, directRefs: new Set() });

@@ -16,9 +16,9 @@ export type ToolCallReply = { ok: true; value: unknown } | { ok: false; error: {
 /** Answers a tool call; `signal` fires when the run that made the call ends or is killed. */
 export type ToolCallHandler = (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallReply>;
 
-export const MAX_TOOL_NAME_LENGTH = 512;
+const MAX_TOOL_NAME_LENGTH = 512;
 /** Calls one run may have waiting at once; more is a runaway loop, not a program. */
-export const MAX_TOOL_CALLS_IN_FLIGHT = 256;
+const MAX_TOOL_CALLS_IN_FLIGHT = 256;
 
 const toolCallSchema = z.object({
   tool: z
@@ -44,7 +44,7 @@ export function parseToolCall(raw: { tool?: unknown; args?: unknown }): { ok: tr
 }
 
 /** The handler's answer, made safe to send: anything but a proper reply becomes an error. */
-export function normalizeReply(reply: unknown): ToolCallReply {
+function normalizeReply(reply: unknown): ToolCallReply {
   if (typeof reply === "object" && reply !== null) {
     const r = reply as { ok?: unknown; value?: unknown; error?: { type?: unknown; message?: unknown } };
     if (r.ok === true) return { ok: true, value: r.value };

@@ -6,7 +6,7 @@ import type { SearchHit } from "../catalog/index.js";
 import type { ServerContext } from "./context.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
-export const searchToolsInput = z
+const searchToolsInput = z
   .object({
     query: z.string().trim().min(1).max(500).describe("Words describing what you want to do, e.g. \"create github issue\" or \"read file\""),
     detail: z
@@ -29,7 +29,7 @@ const hitSchema = z.object({
 });
 export const searchToolsOutput = z.object({ tools: z.array(hitSchema), total_tools: z.number().int() });
 
-export const listServersInput = z.object({}).strict();
+const listServersInput = z.object({}).strict();
 export const listServersOutput = z.object({
   servers: z.array(
     z.object({

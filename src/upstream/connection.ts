@@ -10,9 +10,9 @@ import { httpKinds, isStdioConfig, UpstreamSession } from "./session.js";
 import { StderrTail } from "./stderr-tail.js";
 import type { CallOptions, UpstreamState, UpstreamStatus, UpstreamTransportKind } from "./types.js";
 
-export const MAX_BACKOFF_MS = 30_000;
+const MAX_BACKOFF_MS = 30_000;
 /** A server that stayed up this long has recovered: its next crash starts the backoff afresh. */
-export const STABLE_AFTER_MS = 10 * 60_000;
+const STABLE_AFTER_MS = 10 * 60_000;
 /** setTimeout fires at once for longer delays. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

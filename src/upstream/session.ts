@@ -59,7 +59,7 @@ export function httpKinds(config: HttpServerConfig): UpstreamTransportKind[] {
 }
 
 /** URL without query string or credentials, safe for logs. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}${u.pathname}`;

@@ -1,7 +1,7 @@
 // The last few kilobytes a stdio server wrote to stderr, kept for error messages.
 // stderr is never forwarded anywhere: it may hold secrets and stdout belongs to the MCP transport.
 
-export const STDERR_TAIL_BYTES = 4096;
+const STDERR_TAIL_BYTES = 4096;
 
 export class StderrTail {
   private chunks: Buffer[] = [];
