@@ -356,22 +356,17 @@ describe("the host side", () => {
     });
   });
 
-  it("keeps a trivial round trip cheap", async () => {
-    const rec = recorder();
+  it("answers 1,000 sequential calls each with its own reply (timing is in npm run bench)", async () => {
     const handler = (call: ToolCallRequest): Promise<ToolCallReply> => Promise.resolve({ ok: true, value: call.args });
     await withSandbox("python", async (sandbox) => {
-      const code = "import time\nt = time.perf_counter()\nfor i in range(1000):\n    await call_mcp_tool('x.echo', {'i': i})\n(time.perf_counter() - t) * 1000";
+      const code = "bad = 0\nfor i in range(1000):\n    r = await call_mcp_tool('x.echo', {'i': i})\n    bad += r != {'i': i}\nbad";
       const r = await run(sandbox, code, { onToolCall: handler });
-      expect(typeof r.result?.value).toBe("number");
-      // Timing goals live in the bench; this only says the figure for the record.
-      console.log(`python: 1000 sequential tool calls in ${(r.result?.value as number).toFixed(1)} ms`);
+      expect(r.result?.value).toBe(0);
     });
     await withSandbox("javascript", async (sandbox) => {
-      const code = "const t = performance.now();\nfor (let i = 0; i < 1000; i++) await callMCPTool('x.echo', { i });\nperformance.now() - t";
+      const code = "let bad = 0;\nfor (let i = 0; i < 1000; i++) { const r = await callMCPTool('x.echo', { i }); if (r.i !== i) bad++; }\nbad";
       const r = await run(sandbox, code, { onToolCall: handler });
-      expect(typeof r.result?.value).toBe("number");
-      console.log(`javascript: 1000 sequential tool calls in ${(r.result?.value as number).toFixed(1)} ms`);
+      expect(r.result?.value).toBe(0);
     });
-    expect(rec.calls).toHaveLength(0);
   });
 });

@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
-import type { SandgateConfig } from "../config/index.js";
+import { SECRET_MASK, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { createToolCallScope, type ToolCallScope } from "./tool-calls.js";
@@ -35,10 +35,7 @@ export class CodeMode {
     options: CodeModeOptions = {},
   ) {
     this.toolsDir = options.toolsDir ?? join(config.sandboxDir, "tools");
-    this.secrets = Object.values(config.mcpServers)
-      .flatMap((server) => Object.values("command" in server ? server.env : server.headers))
-      .filter((value) => value.length >= 4)
-      .sort((a, b) => b.length - a.length);
+    this.secrets = upstreamSecretValues(config);
     this.jsonSecrets = this.secrets.map((secret) => JSON.stringify(secret).slice(1, -1));
     mkdirSync(this.toolsDir, { recursive: true });
     // The sandbox user reads the tree; nobody but sandgate writes it.
@@ -82,7 +79,7 @@ export class CodeMode {
   /** Replaces every configured env and header value in `text` with a mask. */
   redact(text: string): string {
     let out = text;
-    for (const secret of this.secrets) out = out.split(secret).join(MASK);
+    for (const secret of this.secrets) out = out.split(secret).join(SECRET_MASK);
     return out;
   }
 
@@ -97,13 +94,13 @@ export class CodeMode {
     const found = this.jsonSecrets.filter((secret) => json.includes(secret));
     if (found.length === 0) return value;
     let out = json;
-    for (const secret of found) out = out.split(secret).join(MASK);
+    for (const secret of found) out = out.split(secret).join(SECRET_MASK);
     return JSON.parse(out) as unknown;
   }
 
   /** Tool calls of one execution, bound to the session (or stateless call) that runs it. */
   beginExecution(): ToolCallScope {
-    const { codeMode, mcpServers } = this.config;
+    const { codeMode } = this.config;
     return createToolCallScope({
       catalog: this.catalog,
       upstream: this.upstream,
@@ -111,7 +108,6 @@ export class CodeMode {
       redact: (text) => this.redact(text),
       redactValue: (value) => this.redactValue(value),
       onInferred: () => this.saveInferred(),
-      timeoutMsFor: (server) => (mcpServers[server]?.timeoutS ?? codeMode.toolCallTimeoutS) * 1000,
     });
   }
 
@@ -147,8 +143,6 @@ export class CodeMode {
     await this.upstream.close();
   }
 }
-
-const MASK = "********";
 
 const inferredFile = z.record(z.string(), z.record(z.string(), z.unknown()));
 

@@ -228,6 +228,7 @@ export class Engine {
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) {
       const stderr = prepared.error.traceback;
+      const tokens = countTokens(stderr);
       return {
         status: "error",
         exitCode: 1,
@@ -238,7 +239,7 @@ export class Engine {
         truncated: false,
         sessionId: session?.id ?? null,
         toolCalls: [],
-        tokens: { returned: countTokens(stderr), output: countTokens(stderr), toolResults: 0 },
+        tokens: { returned: tokens, output: tokens, toolResults: 0 },
       };
     }
     const scope = this.tools?.beginExecution();
@@ -355,10 +356,13 @@ export class Engine {
       truncated: stdout.truncated || stderr.truncated || outcome.status === "output_limit",
       sessionId,
       toolCalls: summary?.calls ?? [],
-      tokens: { returned: 0, output: stdout.tokens + (stderr.truncated ? estimateTokens(outcome.stderr.toString("utf8")).tokens : countTokens(stderr.text)), toolResults: summary?.tokensInSandbox ?? 0 },
+      tokens: { returned: 0, output: 0, toolResults: summary?.tokensInSandbox ?? 0 },
     };
     if (stdout.note) result.outputNote = stdout.note;
-    if (frame?.value !== undefined) result.value = this.shapeValue(frame.value, result);
+    const value = frame?.value === undefined ? { shownTokens: 0, tokens: 0 } : this.shapeValue(frame.value, result);
+    const stderrShown = countTokens(stderr.text);
+    result.tokens.returned = stdout.shownTokens + stderrShown + value.shownTokens;
+    result.tokens.output = stdout.tokens + (stderr.truncated ? estimateTokens(outcome.stderr.toString("utf8")).tokens : stderrShown) + value.tokens;
     if (frame?.error) result.error = frame.error;
     else if (outcome.status !== "ok" && outcome.status !== "error") {
       result.error = { type: STATUS_ERROR_TYPE[outcome.status], message: outcome.message ?? outcome.status, traceback: "" };
@@ -371,22 +375,25 @@ export class Engine {
         ...(stderr.fullPath ? { stderr: stderr.fullPath } : {}),
       };
     }
-    const valueTokens = estimateJsonTokens(result.value);
-    result.tokens.returned = countTokens(result.stdout) + countTokens(result.stderr) + valueTokens;
-    result.tokens.output += valueTokens;
     return result;
   }
 
-  /** A last-expression value over the token budget is shortened like JSON output (it stays valid JSON). */
-  private shapeValue(value: unknown, result: ExecutionResult): unknown {
+  /**
+   * Sets result.value: a last-expression value over the token budget is shortened like JSON
+   * output (it stays valid JSON). Returns its tokens as shown and in full.
+   */
+  private shapeValue(value: unknown, result: ExecutionResult): { shownTokens: number; tokens: number } {
     const budget = this.config.codeMode.outputTokenBudget;
-    if (estimateJsonTokens(value) <= budget) return value;
+    const tokens = estimateJsonTokens(value);
+    result.value = value;
+    if (tokens <= budget) return { shownTokens: tokens, tokens };
     const shaped = shapeValue(value, { budgetTokens: budget });
-    if (!shaped.truncated) return value;
+    if (!shaped.truncated) return { shownTokens: tokens, tokens };
+    result.value = shaped.value;
     result.truncated = true;
     const note = `value ${shaped.note ?? "shortened"}`;
     result.outputNote = result.outputNote ? `${result.outputNote}; ${note}` : note;
-    return shaped.value;
+    return { shownTokens: shaped.tokens, tokens: shaped.originalTokens };
   }
 
   /**
@@ -394,22 +401,24 @@ export class Engine {
    * budget it is shortened structurally (JSON stays valid, head and tail of text); the byte cut
    * applies when even that is longer than the display bytes. The full text is saved either way.
    */
-  private shapeStdout(data: Buffer, limits: ResolvedLimits, save: () => string): ShapedStream & { tokens: number; note?: string } {
+  private shapeStdout(data: Buffer, limits: ResolvedLimits, save: () => string): ShapedStream & { tokens: number; shownTokens: number; note?: string } {
     const budget = this.config.codeMode.outputTokenBudget;
-    // Four bytes a token at most in practice: short output needs no tokenizer pass.
-    if (data.length <= Math.min(limits.displayBytes, budget)) {
-      const text = data.toString("utf8");
-      return { text, truncated: false, totalBytes: data.length, tokens: countTokens(text) };
-    }
     const text = data.toString("utf8");
+    // A token is at least one byte: output no longer than the budget in bytes fits without a count.
+    if (data.length <= Math.min(limits.displayBytes, budget)) {
+      const tokens = countTokens(text);
+      return { text, truncated: false, totalBytes: data.length, tokens, shownTokens: tokens };
+    }
     const shaped = shapeText(text, { budgetTokens: budget });
-    if (!shaped.truncated && data.length <= limits.displayBytes) return { text, truncated: false, totalBytes: data.length, tokens: shaped.originalTokens };
+    const tokens = shaped.originalTokens;
+    if (!shaped.truncated && data.length <= limits.displayBytes) return { text, truncated: false, totalBytes: data.length, tokens, shownTokens: tokens };
     if (Buffer.byteLength(shaped.text) <= limits.displayBytes) {
       const fullPath = save();
       const note = `${shaped.note ?? "output shortened"}; the full output (${data.length} bytes) is in ${fullPath}`;
-      return { text: shaped.text, truncated: true, fullPath, totalBytes: data.length, tokens: shaped.originalTokens, note };
+      return { text: shaped.text, truncated: true, fullPath, totalBytes: data.length, tokens, shownTokens: shaped.tokens, note };
     }
-    return { ...shapeOutput(data, limits.displayBytes, save), tokens: shaped.originalTokens };
+    const cut = shapeOutput(data, limits.displayBytes, save);
+    return { ...cut, tokens, shownTokens: countTokens(cut.text) };
   }
 
   /** Saved outputs of stateless calls are kept for config.outputTtlS; pruned at most once a minute. */

@@ -38,8 +38,6 @@ export interface ToolCallScopeOptions {
   redactValue: (value: unknown) => unknown;
   /** Called when a result taught the catalog a tool's output schema. */
   onInferred?: () => void;
-  /** The per-call timeout of a server's tools. */
-  timeoutMsFor: (server: string) => number;
 }
 
 const ERROR_KIND: Record<string, string> = {
@@ -80,7 +78,7 @@ function errorText(result: CallToolResult): string {
 }
 
 export function createToolCallScope(options: ToolCallScopeOptions): ToolCallScope {
-  const { catalog, upstream, maxCalls, timeoutMsFor, redact } = options;
+  const { catalog, upstream, maxCalls, redact } = options;
   const calls: ToolCallRecord[] = [];
   let tokensInSandbox = 0;
   let attempted = 0;
@@ -101,7 +99,8 @@ export function createToolCallScope(options: ToolCallScopeOptions): ToolCallScop
       if (!entry) return fail(call.tool, started, "ToolNotFound", notFoundMessage(catalog, call.tool));
       const args = (call.args ?? {}) as Record<string, unknown>;
       try {
-        const result = await upstream.callTool(entry.server, entry.name, args, { signal, timeoutMs: timeoutMsFor(entry.server) });
+        // The upstream layer applies the server's timeoutS, else codeMode.toolCallTimeoutS.
+        const result = await upstream.callTool(entry.server, entry.name, args, { signal });
         if (result.isError) return fail(entry.id, started, "ToolError", errorText(result));
         const value = options.redactValue(toolResultValue(result));
         learnOutputSchema(catalog, entry.id, value, options.onInferred);
