@@ -10,7 +10,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { loadConfig, upstreamServerSchema } from "../dist/config/index.js";
 import { CodeMode, Engine, countTokens } from "../dist/execution/index.js";
 import { startHttpServer } from "../dist/server/index.js";
+import { silentLogger } from "../dist/util/logger.js";
 import { descendants } from "./proc.mjs";
+import { fmt, pct, sleep } from "./stats.mjs";
 
 const PKG = join(import.meta.dirname, "../node_modules/@modelcontextprotocol");
 const SERVER_JS = {
@@ -20,14 +22,7 @@ const SERVER_JS = {
   github: join(PKG, "server-github/dist/index.js"),
 };
 const NO_POOL = { python: 0, javascript: 0, bash: 0 };
-const silentLog = { debug() {}, info() {}, warn() {}, error() {} };
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const fmt = (ms) => (ms < 10 ? ms.toFixed(3) : ms.toFixed(1));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 const pctFewer = (a, b) => `${((1 - a / b) * 100).toFixed(1)}%`;
 
@@ -233,9 +228,9 @@ async function overheadBench({ quick }) {
     const m = mid(name);
     const isDirect = name === "direct";
     lines.push(
-      `| ${label} | ${m.total.toFixed(0)} | ${runs[name].map((x) => x.total.toFixed(0)).join(", ")} | ${fmt(m.p50)} | ${fmt(m.p95)} | ${fmt(m.p99)} | ` +
-        `${isDirect ? "1.00x" : `${(m.total / d.total).toFixed(2)}x`} | ${isDirect ? "-" : fmt(m.p50 - d.p50)} | ` +
-        `${isDirect ? "-" : `${fmt(m.hostP50)} / ${fmt(m.hostP95)}`} | ${cpuCell(m.cpu)} |`,
+      `| ${label} | ${m.total.toFixed(0)} | ${runs[name].map((x) => x.total.toFixed(0)).join(", ")} | ${fmt(m.p50, 3)} | ${fmt(m.p95, 3)} | ${fmt(m.p99, 3)} | ` +
+        `${isDirect ? "1.00x" : `${(m.total / d.total).toFixed(2)}x`} | ${isDirect ? "-" : fmt(m.p50 - d.p50, 3)} | ` +
+        `${isDirect ? "-" : `${fmt(m.hostP50, 3)} / ${fmt(m.hostP95, 3)}`} | ${cpuCell(m.cpu)} |`,
     );
   };
   row("direct MCP SDK client (`client.callTool`)", "direct");
@@ -244,7 +239,7 @@ async function overheadBench({ quick }) {
   lines.push("");
   const py = mid("python");
   const js = mid("javascript");
-  const verdict = (m) => `${(m.total / d.total).toFixed(2)}x total (goal <= 1.2x: ${m.total / d.total <= 1.2 ? "met" : "missed"}), ${fmt(m.p50 - d.p50)} ms added at p50 (goal <= 1 ms: ${m.p50 - d.p50 <= 1 ? "met" : "missed"})`;
+  const verdict = (m) => `${(m.total / d.total).toFixed(2)}x total (goal <= 1.2x: ${m.total / d.total <= 1.2 ? "met" : "missed"}), ${fmt(m.p50 - d.p50, 3)} ms added at p50 (goal <= 1 ms: ${m.p50 - d.p50 <= 1 ? "met" : "missed"})`;
   lines.push(`Python: ${verdict(py)}. JavaScript: ${verdict(js)}.`);
   lines.push("");
   lines.push(
@@ -474,7 +469,7 @@ async function tokenBench() {
     chmodSync(config.sandboxDir, 0o755);
     codeMode = await startCodeMode(config);
     engine = Engine.create(config, { pool: NO_POOL, tools: codeMode });
-    server = await startHttpServer({ engine, codeMode, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLog, version: "bench", startedAt: Date.now() });
+    server = await startHttpServer({ engine, codeMode, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "bench", startedAt: Date.now() });
     const cm = await codeModeAgent(server.url, logsDir);
     process.stderr.write("bench: code mode tokens, code-mode agent done\n");
 

@@ -14,6 +14,7 @@ import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
 import { codeModeBench } from "./code-mode.mjs";
 import { serverBench } from "./server.mjs";
 import { descendants } from "./proc.mjs";
+import { fmt, pct, sleep } from "./stats.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
@@ -37,12 +38,6 @@ const BARE = {
   bash: ["/usr/bin/bash", "-c", "echo 2"],
 };
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const fmt = (ms) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function check(result, language) {
   if (result.status !== "ok") throw new Error(`${language}: ${result.status} ${JSON.stringify(result.error)}`);

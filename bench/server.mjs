@@ -10,20 +10,15 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { loadConfig } from "../dist/config/index.js";
 import { CodeMode, Engine } from "../dist/execution/index.js";
 import { startHttpServer } from "../dist/server/index.js";
+import { silentLogger } from "../dist/util/logger.js";
 import { descendants } from "./proc.mjs";
+import { fmt, pct, sleep } from "./stats.mjs";
 
 /** Python sandboxes kept warm for the load run; 2, 4 and 8 gave the same throughput here (see BENCHMARKS.md). */
 const POOL_PYTHON = 4;
 const CLIENTS = 20;
 const CODE = "1+1";
-const silentLog = { debug() {}, info() {}, warn() {}, error() {} };
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const fmt = (ms) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 
 /** What each open fd of this process points at (sockets, pipes, files). */
@@ -130,7 +125,7 @@ export async function serverBench({ quick = false, poolPython = POOL_PYTHON } = 
   const engine = Engine.create(config, { pool: { python: poolPython, javascript: 0, bash: 0 } });
   // No upstream servers: an empty catalog, nothing started.
   const codeMode = new CodeMode({ ...config, mcpServers: {} });
-  const ctx = { engine, codeMode, config, log: silentLog, version: "bench", startedAt: Date.now() };
+  const ctx = { engine, codeMode, config, log: silentLogger, version: "bench", startedAt: Date.now() };
   const server = await startHttpServer({ ...ctx, config: { ...config, server: { ...config.server, port: 0 } } });
   const clients = [];
   let during;
