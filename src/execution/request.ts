@@ -26,6 +26,11 @@ export interface ExecuteRequest extends Omit<ExecuteInput, "language"> {
   onOutput?: (stream: OutputStream, text: string) => void;
   /** Aborting stops the running code; the result has status "killed". */
   signal?: AbortSignal;
+  /**
+   * The verified identity of the caller (an API key's name, an MCP session, a REST peer).
+   * Sessions and saved outputs belong to it; library callers may leave it out ("local").
+   */
+  owner?: string;
 }
 
 export function isLanguage(value: string): value is Language {
