@@ -169,7 +169,7 @@ describe("host identity", () => {
   it("files a session writes belong on the host to that unprivileged user", async () => {
     const s = t.engine.createSession();
     await t.engine.execute({ language: "python", sessionId: s.id, code: "open('/workspace/owned.txt', 'w').write('x')" });
-    const owner = statSync(join(s.workspace, "owned.txt")).uid;
+    const owner = statSync(join(t.engine.sessions.get(s.owner, s.id).workspaceDir, "owned.txt")).uid;
     if (process.getuid?.() === 0) expect(owner).not.toBe(0);
     await t.engine.stopSession(s.id);
   });

@@ -20,12 +20,13 @@ it("refuses sessions beyond the maximum with TOO_MANY_SESSIONS", () => {
 it("expires idle sessions and removes their workspace", async () => {
   t = createTestEngine({ SANDGATE_SESSION_TTL: "0.5" }, { python: 0, javascript: 0, bash: 0 });
   const s = t.engine.createSession();
+  const workspaceDir = t.engine.sessions.get(s.owner, s.id).workspaceDir;
   await t.engine.execute({ language: "python", sessionId: s.id, code: "x = 1" });
   const { existsSync } = await import("node:fs");
-  expect(existsSync(s.workspace)).toBe(true);
+  expect(existsSync(workspaceDir)).toBe(true);
   await new Promise((r) => setTimeout(r, 1500));
   await expect(t.engine.execute({ language: "python", sessionId: s.id, code: "x" })).rejects.toMatchObject({ code: "SESSION_EXPIRED" });
-  expect(existsSync(s.workspace)).toBe(false);
+  expect(existsSync(workspaceDir)).toBe(false);
 });
 
 it("caps the workspace: a full tmpfs for stateless calls, a WorkspaceLimit error for sessions", async () => {

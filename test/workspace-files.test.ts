@@ -196,7 +196,8 @@ describe("with a real sandbox", () => {
   it("refuses what sandbox code planted: symlinks out and a FIFO", async () => {
     const t = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
     try {
-      const s = t.engine.createSession();
+      const info = t.engine.createSession();
+      const s = { id: info.id, workspace: t.engine.sessions.get(info.owner, info.id).workspaceDir };
       const code = [
         "import os",
         "os.chdir('/workspace')",

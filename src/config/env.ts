@@ -1,7 +1,7 @@
 // The only module that reads process.env: every variable sandgate honours, with its default.
 // A malformed value fails loudly at start-up instead of being silently ignored.
 
-import { homedir } from "node:os";
+import { availableParallelism, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import { readConfigFile } from "./file.js";
@@ -61,6 +61,27 @@ function parseListEnv(env: Env, name: string): string[] | undefined {
   return raw.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
+/** SANDGATE_API_KEYS="alice:key1,bob:key2": named keys; the value never appears in an error. */
+function parseApiKeysEnv(env: Env): Record<string, string> | undefined {
+  const raw = env.SANDGATE_API_KEYS?.trim();
+  if (!raw) return undefined;
+  const keys: Record<string, string> = {};
+  for (const [index, part] of raw.split(",").entries()) {
+    const colon = part.indexOf(":");
+    const name = colon === -1 ? "" : part.slice(0, colon).trim();
+    const key = colon === -1 ? "" : part.slice(colon + 1).trim();
+    if (name === "" || key === "" || name in keys) {
+      throw new SandgateError(
+        "CONFIG_INVALID",
+        `SANDGATE_API_KEYS entry ${index + 1} is not of the form name:key${name in keys ? ` (the name ${JSON.stringify(name)} appears twice)` : ""}`,
+        { data: { variable: "SANDGATE_API_KEYS" } },
+      );
+    }
+    keys[name] = key;
+  }
+  return keys;
+}
+
 /** Every setting at its default; SANDBOX_DIR's default depends on who runs sandgate. */
 export function defaultConfig(): SandgateConfig {
   return {
@@ -76,7 +97,12 @@ export function defaultConfig(): SandgateConfig {
       maxCpus: 2,
       maxFileSizeMb: 64,
       maxWorkspaceMb: 256,
+      maxWorkspaceInodes: 50_000,
+      savedOutputsMb: 256,
       maxOpenFiles: 1024,
+      maxSandboxes: Math.max(8, 4 * availableParallelism()),
+      maxCommittedMemoryMb: Math.max(256, Math.floor((totalmem() * 0.6) / 1048576)),
+      queueWaitS: 5,
     },
     flavors: {
       small: { cpus: 0.5, memoryMb: 128, processes: 32 },
@@ -84,7 +110,7 @@ export function defaultConfig(): SandgateConfig {
       large: { cpus: 2, memoryMb: 1024, processes: 256 },
     },
     defaultFlavor: "medium",
-    sessions: { max: 32, idleTtlS: 900 },
+    sessions: { max: 32, idleTtlS: 900, maxPerIdentity: 8 },
     pool: { python: 2, javascript: 1, bash: 1 },
     sandboxUser: { uid: 65534, gid: 65534 },
     logLevel: "warn",
@@ -98,13 +124,17 @@ export function defaultConfig(): SandgateConfig {
       allowedHosts: [],
       allowedOrigins: [],
       maxBodyBytes: 2 * 1024 * 1024,
+      bodyTimeoutS: 10,
+      apiKeys: {},
       maxConcurrentPerClient: 8,
       mcpSessionIdleS: 3600,
+      mcpUnusedSessionS: 60,
       maxMcpSessions: 256,
+      maxMcpSessionsPerIdentity: 32,
     },
     volumes: [],
     mcpServers: {},
-    codeMode: { toolCallTimeoutS: 60, maxToolCallsPerExecution: 500, outputTokenBudget: 4000, connectTimeoutS: 30, maxRestarts: 5 },
+    codeMode: { toolCallTimeoutS: 60, maxToolCallsPerExecution: 500, outputTokenBudget: 4000, connectTimeoutS: 30, maxRestarts: 5, maxUpstreamMessageBytes: 10 * 1024 * 1024, persistInferredSchemas: true },
   };
 }
 
@@ -128,10 +158,19 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
       maxCpus: num("SANDGATE_MAX_CPUS", limits.maxCpus),
       maxFileSizeMb: num("SANDGATE_MAX_FILE_MB", limits.maxFileSizeMb),
       maxWorkspaceMb: num("SANDGATE_MAX_WORKSPACE_MB", limits.maxWorkspaceMb),
+      maxWorkspaceInodes: num("SANDGATE_MAX_WORKSPACE_INODES", limits.maxWorkspaceInodes),
+      savedOutputsMb: num("SANDGATE_SAVED_OUTPUTS_MB", limits.savedOutputsMb),
       maxOpenFiles: num("SANDGATE_MAX_OPEN_FILES", limits.maxOpenFiles),
+      maxSandboxes: num("SANDGATE_MAX_SANDBOXES", limits.maxSandboxes),
+      maxCommittedMemoryMb: num("SANDGATE_MAX_COMMITTED_MB", limits.maxCommittedMemoryMb),
+      queueWaitS: num("SANDGATE_QUEUE_WAIT", limits.queueWaitS),
     },
     defaultFlavor: str("SANDGATE_DEFAULT_FLAVOR", base.defaultFlavor),
-    sessions: { max: num("SANDGATE_MAX_SESSIONS", sessions.max), idleTtlS: num("SANDGATE_SESSION_TTL", sessions.idleTtlS) },
+    sessions: {
+      max: num("SANDGATE_MAX_SESSIONS", sessions.max),
+      idleTtlS: num("SANDGATE_SESSION_TTL", sessions.idleTtlS),
+      maxPerIdentity: num("SANDGATE_SESSIONS_PER_CALLER", sessions.maxPerIdentity),
+    },
     pool: parsePoolEnv(env, base.pool),
     sandboxUser: { uid: num("SANDGATE_SANDBOX_UID", sandboxUser.uid), gid: num("SANDGATE_SANDBOX_GID", sandboxUser.gid) },
     logLevel: str("SANDGATE_LOG_LEVEL", base.logLevel),
@@ -149,18 +188,24 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
       host: str("SANDGATE_HOST", server.host),
       port: num("SANDGATE_PORT", server.port),
       ...(apiKey ? { apiKey } : {}),
-      cors: { ...server.cors, ...(cors === undefined ? {} : { enabled: cors }) },
+      apiKeys: parseApiKeysEnv(env) ?? server.apiKeys,
+      cors: { enabled: cors ?? server.cors.enabled, origins: parseListEnv(env, "SANDGATE_CORS_ORIGINS") ?? server.cors.origins },
       allowedHosts: parseListEnv(env, "SANDGATE_ALLOWED_HOSTS") ?? server.allowedHosts,
       allowedOrigins: parseListEnv(env, "SANDGATE_ALLOWED_ORIGINS") ?? server.allowedOrigins,
       maxBodyBytes: num("SANDGATE_MAX_BODY_BYTES", server.maxBodyBytes),
+      bodyTimeoutS: num("SANDGATE_BODY_TIMEOUT", server.bodyTimeoutS),
       maxConcurrentPerClient: num("SANDGATE_MAX_CONCURRENT", server.maxConcurrentPerClient),
+      mcpUnusedSessionS: num("SANDGATE_MCP_UNUSED_TTL", server.mcpUnusedSessionS),
       maxMcpSessions: num("SANDGATE_MAX_MCP_SESSIONS", server.maxMcpSessions),
+      maxMcpSessionsPerIdentity: num("SANDGATE_MAX_MCP_SESSIONS_PER_KEY", server.maxMcpSessionsPerIdentity),
     },
     codeMode: {
       ...base.codeMode,
       toolCallTimeoutS: num("SANDGATE_TOOL_TIMEOUT", base.codeMode.toolCallTimeoutS),
       maxToolCallsPerExecution: num("SANDGATE_MAX_TOOL_CALLS", base.codeMode.maxToolCallsPerExecution),
       outputTokenBudget: num("SANDGATE_OUTPUT_TOKENS", base.codeMode.outputTokenBudget),
+      maxUpstreamMessageBytes: num("SANDGATE_UPSTREAM_MAX_MESSAGE_BYTES", base.codeMode.maxUpstreamMessageBytes),
+      persistInferredSchemas: parseBooleanEnv(env, "SANDGATE_PERSIST_INFERRED_SCHEMAS") ?? base.codeMode.persistInferredSchemas,
     },
   };
 }

@@ -8,7 +8,7 @@ export const SECRET_MASK = "********";
 export function maskSecrets(config: SandgateConfig): SandgateConfig {
   return {
     ...config,
-    server: { ...config.server, ...(config.server.apiKey === undefined ? {} : { apiKey: SECRET_MASK }) },
+    server: { ...config.server, ...(config.server.apiKey === undefined ? {} : { apiKey: SECRET_MASK }), apiKeys: maskValues(config.server.apiKeys) },
     mcpServers: Object.fromEntries(
       Object.entries(config.mcpServers).map(([name, server]) => [
         name,

@@ -29,10 +29,33 @@ export const limitsSchema = z
     maxCpus: z.number().positive().describe("Maximum CPU share per sandbox, cores (SANDGATE_MAX_CPUS)"),
     maxFileSizeMb: z.number().int().min(1).describe("Largest file code may write, MiB (SANDGATE_MAX_FILE_MB)"),
     maxWorkspaceMb: z.number().int().min(1).describe("Largest workspace of a sandbox, MiB (SANDGATE_MAX_WORKSPACE_MB)"),
+    maxWorkspaceInodes: z.number().int().min(16).describe("Most files, directories and links a session workspace may hold (SANDGATE_MAX_WORKSPACE_INODES)"),
+    savedOutputsMb: z.number().int().min(1).describe("Total size of the saved full outputs of all calls, MiB; the oldest go first (SANDGATE_SAVED_OUTPUTS_MB)"),
     maxOpenFiles: z.number().int().min(64).describe("Open file descriptors per process (SANDGATE_MAX_OPEN_FILES)"),
+    maxSandboxes: z
+      .number()
+      .int()
+      .min(1)
+      .describe("Live sandboxes at once on this server: running, idle in sessions and warm in the pool (SANDGATE_MAX_SANDBOXES; default 4 per CPU, at least 8)"),
+    maxCommittedMemoryMb: z
+      .number()
+      .int()
+      .min(16)
+      .describe("Sum of the memory limits of all live sandboxes, MiB (SANDGATE_MAX_COMMITTED_MB; default 60% of the host's memory)"),
+    queueWaitS: z
+      .number()
+      .min(0)
+      .describe("How long a call waits for room under maxSandboxes/maxCommittedMemoryMb before it gets 429, seconds (SANDGATE_QUEUE_WAIT)"),
   })
   .strict();
 export type Limits = z.infer<typeof limitsSchema>;
+
+const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Every configured API key as [name, key]; server.apiKey is the key named "default". */
+export function allApiKeys(server: { apiKey?: string | undefined; apiKeys: Record<string, string> }): [string, string][] {
+  return [...(server.apiKey === undefined ? [] : [["default", server.apiKey] as [string, string]]), ...Object.entries(server.apiKeys)];
+}
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
@@ -49,13 +72,25 @@ export const serverSchema = z
       .string()
       .min(16, "use at least 16 characters")
       .optional()
-      .describe("Bearer token required on every HTTP route except / and /health (SANDGATE_API_KEY); secret, masked in `config --print`"),
+      .describe("Bearer token required on every HTTP route except / and /health (SANDGATE_API_KEY); its caller is named \"default\"; secret, masked in `config --print`"),
+    apiKeys: z
+      .record(z.string().regex(KEY_NAME, "key names use letters, digits, '.', '_' and '-'"), z.string().min(16, "use at least 16 characters"))
+      .describe(
+        "Named API keys, name -> key (SANDGATE_API_KEYS=\"alice:key1,bob:key2\"). The name is the caller's identity: sessions, MCP sessions and concurrency caps belong to it; secret, masked in `config --print`",
+      ),
     cors: z
       .object({
         enabled: z.boolean().describe("Answer CORS preflights and add CORS headers (MCP_ENABLE_CORS)"),
-        origins: z.array(z.string().url()).describe("Origins allowed by CORS; empty means any origin that passes the Origin check"),
+        origins: z
+          .array(z.string().url())
+          .describe("Origins allowed by CORS and by the Origin check (SANDGATE_CORS_ORIGINS, comma-separated); required when CORS is enabled"),
       })
       .strict()
+      .refine((cors) => !cors.enabled || cors.origins.length > 0, {
+        message:
+          "CORS is enabled without a list of origins, which would let any web page run code here; list the origins allowed in server.cors.origins (SANDGATE_CORS_ORIGINS, comma-separated)",
+        path: ["origins"],
+      })
       .describe("Cross-origin access for browser clients; off by default"),
     allowedHosts: z
       .array(z.string().min(1))
@@ -64,19 +99,43 @@ export const serverSchema = z
       .array(z.string().url())
       .describe("Origin header values accepted besides the server's own (SANDGATE_ALLOWED_ORIGINS, comma-separated)"),
     maxBodyBytes: z.number().int().min(1024).describe("Largest HTTP request body, bytes (SANDGATE_MAX_BODY_BYTES)"),
+    bodyTimeoutS: z
+      .number()
+      .positive()
+      .max(300)
+      .describe("Time a client has to send a request's headers and whole body, seconds; slower ones get 408 and are disconnected (SANDGATE_BODY_TIMEOUT)"),
     maxConcurrentPerClient: z
       .number()
       .int()
       .min(1)
-      .describe("Requests one client (API key or remote address) may have running at once; more get 429 (SANDGATE_MAX_CONCURRENT)"),
+      .describe("Executions one caller (API key name; without keys the MCP session or the REST peer address) may have running at once; more get 429 (SANDGATE_MAX_CONCURRENT)"),
     mcpSessionIdleS: z.number().positive().describe("An MCP Streamable HTTP session idle this long is closed, seconds"),
+    mcpUnusedSessionS: z
+      .number()
+      .positive()
+      .describe("An MCP Streamable HTTP session that has made no tools/call this long after initialize is closed, seconds (SANDGATE_MCP_UNUSED_TTL)"),
     maxMcpSessions: z
       .number()
       .int()
       .min(1)
-      .describe("MCP Streamable HTTP sessions open at once; a new initialize beyond it gets 429 (SANDGATE_MAX_MCP_SESSIONS)"),
+      .describe(
+        "MCP Streamable HTTP sessions open at once; at the cap a new initialize closes the least recently used idle session, and gets 429 only when all are busy (SANDGATE_MAX_MCP_SESSIONS)",
+      ),
+    maxMcpSessionsPerIdentity: z
+      .number()
+      .int()
+      .min(1)
+      .describe("MCP sessions one API key may hold; beyond it the key's own least recently used idle session is closed (SANDGATE_MAX_MCP_SESSIONS_PER_KEY)"),
   })
-  .strict();
+  .strict()
+  .refine((server) => server.apiKey === undefined || !("default" in server.apiKeys), {
+    message: 'server.apiKey is the key named "default"; do not also list a key named "default" in server.apiKeys',
+    path: ["apiKeys"],
+  })
+  .refine((server) => new Set(allApiKeys(server).map(([, key]) => key)).size === allApiKeys(server).length, {
+    message: "every API key must be different: the key decides who the caller is",
+    path: ["apiKeys"],
+  });
 export type ServerConfig = z.infer<typeof serverSchema>;
 
 export const volumeSchema = z
@@ -149,6 +208,14 @@ export const codeModeSchema = z
       .describe("Tokens of output returned to the agent per call; beyond it output is shortened structurally and the full text stays in the workspace (SANDGATE_OUTPUT_TOKENS)"),
     connectTimeoutS: z.number().positive().describe("Time an upstream server has to connect and list its tools at start-up, seconds"),
     maxRestarts: z.number().int().min(0).describe("Restarts in a row of a crashed upstream server before it is given up; backoff doubles from 0.5 s to 30 s, and a server up for 10 minutes counts afresh"),
+    maxUpstreamMessageBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .describe("Largest JSON-RPC message (stdio line, JSON body, SSE event) an upstream server may send, bytes; one HTTP response may carry 4 times this; beyond it the call fails and the connection is reset (SANDGATE_UPSTREAM_MAX_MESSAGE_BYTES)"),
+    persistInferredSchemas: z
+      .boolean()
+      .describe("Keep output schemas inferred from real tool results in SANDBOX_DIR/inferred-output-schemas.json across restarts; false neither reads nor writes it (SANDGATE_PERSIST_INFERRED_SCHEMAS)"),
   })
   .strict()
   .describe("Code mode: upstream tools called from sandboxed code");
@@ -164,6 +231,11 @@ export const configSchema = z
       .object({
         max: z.number().int().min(1).describe("Maximum live sessions (SANDGATE_MAX_SESSIONS)"),
         idleTtlS: z.number().positive().describe("A session idle this long is stopped, seconds (SANDGATE_SESSION_TTL)"),
+        maxPerIdentity: z
+          .number()
+          .int()
+          .min(1)
+          .describe("Live sessions one caller (API key name, MCP session or REST peer) may hold, so no one can take every slot (SANDGATE_SESSIONS_PER_CALLER)"),
       })
       .strict()
       .describe("Sessions: sandboxes and workspaces kept between calls"),
@@ -183,7 +255,7 @@ export const configSchema = z
       .strict()
       .describe("Host uid/gid that sandboxes run as when sandgate runs as root, never 0 (SANDGATE_SANDBOX_UID, SANDGATE_SANDBOX_GID)"),
     logLevel: z.enum(["debug", "info", "warn", "error", "silent"]).describe("Log level of the JSON lines sandgate writes to stderr (SANDGATE_LOG_LEVEL)"),
-    outputTtlS: z.number().positive().describe("How long full outputs of stateless calls are kept in SANDBOX_DIR/outputs, seconds (SANDGATE_OUTPUT_TTL)"),
+    outputTtlS: z.number().positive().describe("How long saved full outputs (sandgate://outputs/{id}/{stream}) are kept, seconds (SANDGATE_OUTPUT_TTL)"),
     cgroups: z.enum(["auto", "off"]).describe("Use cgroups for limits when the host allows (SANDGATE_CGROUPS)"),
     paths: z
       .object({

@@ -8,7 +8,7 @@ export type { ToolCallRecord, ToolCallScope, ToolCallSummary } from "./tool-call
 export { countTokens, countJsonTokens, estimateJsonTokens, warmTokenizer } from "./tokens.js";
 export { executeRequestSchema, checkRequest, isLanguage } from "./request.js";
 export type { ExecuteRequest, ExecuteInput } from "./request.js";
-export { SessionManager } from "./sessions.js";
+export { SessionManager, LOCAL_OWNER } from "./sessions.js";
 export type { SessionInfo } from "./sessions.js";
 export { shapeOutput } from "./output.js";
 export { prepareCode } from "./prepare-code.js";

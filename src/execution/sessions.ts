@@ -1,26 +1,35 @@
 // Sessions: a workspace directory plus one resident sandbox per runner kind, kept between
-// calls, with a maximum count, idle expiry, and calls to one session run one at a time.
+// calls, owned by the identity that created them (ids are scoped per owner), with a global
+// and a per-owner maximum, idle expiry, and calls to one session run one at a time.
 
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import type { ResolvedLimits, RunnerKind, Sandbox, SandboxRuntime } from "../sandbox/index.js";
 import { giveToSandbox, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
 
+/** The owner of sessions started by library callers that name none. */
+export const LOCAL_OWNER = "local";
+
 export interface SessionInfo {
   id: string;
+  /** The identity the session belongs to (an API key's name, an MCP session, a REST peer, "local"). */
+  owner: string;
   createdAt: string;
   lastUsedAt: string;
   expiresAt: string;
   calls: number;
   runners: RunnerKind[];
   busy: boolean;
+  /** Where code sees the workspace; the host directory is never shown. */
   workspace: string;
 }
 
 export interface SessionManagerOptions {
   max: number;
+  /** Live sessions one owner may hold; defaults to `max`. */
+  maxPerOwner?: number;
   idleTtlMs: number;
   limits: ResolvedLimits;
 }
@@ -37,9 +46,15 @@ export class Session {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
+    readonly owner: string,
     readonly id: string,
     readonly workspaceDir: string,
   ) {}
+
+  /** The key of this session among all owners' sessions. */
+  get key(): string {
+    return sessionKey(this.owner, this.id);
+  }
 
   /** Runs `task` after every earlier call of this session has finished. */
   serialize<T>(task: () => Promise<T>): Promise<T> {
@@ -49,8 +64,15 @@ export class Session {
   }
 }
 
+/** Owner and id in one map key; ids are scoped per owner, so two owners' "default" never meet. */
+function sessionKey(owner: string, id: string): string {
+  return `${owner}\n${id}`;
+}
+
 export class SessionManager {
+  /** Keyed by sessionKey(owner, id). */
   private readonly sessions = new Map<string, Session>();
+  /** Why ended sessions ended, keyed like `sessions`. */
   private readonly ended = new Map<string, string>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -66,66 +88,102 @@ export class SessionManager {
     return this.sessions.size;
   }
 
-  /** Returns the live session `id`, or creates it (with a fresh id when none is given). */
-  open(id?: string): Session {
+  /** Returns `owner`'s live session `id`, or creates it (with a fresh id when none is given). */
+  open(owner: string, id?: string): Session {
     if (id !== undefined) {
       if (!SESSION_ID.test(id)) {
         throw new SandgateError("INVALID_INPUT", "session id must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit", {
           data: { field: "session_id" },
         });
       }
-      const existing = this.sessions.get(id);
+      const existing = this.sessions.get(sessionKey(owner, id));
       if (existing) return existing;
     }
+    const own = this.ownedBy(owner);
+    const perOwner = Math.min(this.options.maxPerOwner ?? this.options.max, this.options.max);
+    if (own.length >= perOwner) {
+      throw new SandgateError(
+        "TOO_MANY_SESSIONS",
+        `you have ${own.length} live sessions, the most one caller may hold; stop one you no longer need (stop_session) or wait for an idle one to expire`,
+        { data: { max: perOwner, retry_after: this.retryAfterS(own) } },
+      );
+    }
     if (this.sessions.size >= this.options.max) {
-      throw new SandgateError("TOO_MANY_SESSIONS", `the maximum of ${this.options.max} sessions is reached; stop one (stop_session) or wait for idle ones to expire`, {
-        data: { max: this.options.max },
-      });
+      throw new SandgateError(
+        "TOO_MANY_SESSIONS",
+        `the server's maximum of ${this.options.max} live sessions is reached; stop one you no longer need (stop_session) or retry when an idle one has expired`,
+        { data: { max: this.options.max, retry_after: this.retryAfterS([...this.sessions.values()]) } },
+      );
     }
     const sessionId = id ?? randomUUID();
-    const workspaceDir = join(this.runtime.workspacesDir, sessionId);
+    // A fresh directory per incarnation: owners sharing an id, or a new session taking an ended
+    // one's id, never share files.
+    const workspaceDir = join(this.runtime.workspacesDir, `${sessionId}-${randomBytes(6).toString("hex")}`);
     mkdirSync(workspaceDir, { recursive: true, mode: 0o700 });
     giveToSandbox(this.runtime, workspaceDir);
-    const session = new Session(sessionId, workspaceDir);
-    this.sessions.set(sessionId, session);
-    this.ended.delete(sessionId);
+    const session = new Session(owner, sessionId, workspaceDir);
+    this.sessions.set(session.key, session);
+    this.ended.delete(session.key);
     return session;
   }
 
-  /** The live session `id`; a typed error says whether it never existed or has ended. */
-  get(id: string): Session {
-    const session = this.sessions.get(id);
+  /**
+   * `owner`'s live session `id`; a typed error says whether it never existed or has ended.
+   * Another owner's session with this id is not seen at all: the answer is the same as for an
+   * id no one uses.
+   */
+  get(owner: string, id: string): Session {
+    const session = this.sessions.get(sessionKey(owner, id));
     if (session) return session;
-    const why = this.ended.get(id);
+    const why = this.ended.get(sessionKey(owner, id));
     if (why) throw new SandgateError("SESSION_EXPIRED", `session ${id} has ended (${why}); start a new one`, { data: { sessionId: id } });
     throw new SandgateError("SESSION_NOT_FOUND", `no session with id ${id}; create one first or omit session_id for a stateless call`, {
       data: { sessionId: id },
     });
   }
 
-  has(id: string): boolean {
-    return this.sessions.has(id);
+  has(owner: string, id: string): boolean {
+    return this.sessions.has(sessionKey(owner, id));
   }
 
-  /** Why session `id` ended, if it did and is still remembered. */
-  endedReason(id: string): string | undefined {
-    return this.ended.get(id);
+  /** Why `owner`'s session `id` ended, if it did and is still remembered. */
+  endedReason(owner: string, id: string): string | undefined {
+    return this.ended.get(sessionKey(owner, id));
   }
 
-  list(): SessionInfo[] {
+  /** `owner`'s live sessions. */
+  list(owner: string): SessionInfo[] {
+    return this.ownedBy(owner).map((s) => this.info(s));
+  }
+
+  /** Every live session of every owner (admin views; callers see only their own). */
+  listAll(): SessionInfo[] {
     return [...this.sessions.values()].map((s) => this.info(s));
+  }
+
+  private ownedBy(owner: string): Session[] {
+    return [...this.sessions.values()].filter((s) => s.owner === owner);
+  }
+
+  /** Seconds until the first of `sessions` expires when left idle; a few when all are busy. */
+  private retryAfterS(sessions: Session[]): number {
+    const now = Date.now();
+    const idle = sessions.filter((s) => !s.busy).map((s) => s.lastUsedAt + this.options.idleTtlMs - now);
+    if (idle.length === 0) return 5;
+    return Math.max(1, Math.ceil(Math.min(...idle) / 1000));
   }
 
   info(session: Session): SessionInfo {
     return {
       id: session.id,
+      owner: session.owner,
       createdAt: new Date(session.createdAt).toISOString(),
       lastUsedAt: new Date(session.lastUsedAt).toISOString(),
       expiresAt: new Date(session.lastUsedAt + this.options.idleTtlMs).toISOString(),
       calls: session.calls,
       runners: [...session.sandboxes.keys()],
       busy: session.busy,
-      workspace: session.workspaceDir,
+      workspace: "/workspace",
     };
   }
 
@@ -144,7 +202,7 @@ export class SessionManager {
     }
     if (current) await current.dispose();
     const sandbox = await startSandbox(this.runtime, { kind, limits, workspaceDir: session.workspaceDir });
-    if (!this.sessions.has(session.id)) {
+    if (this.sessions.get(session.key) !== session) {
       await sandbox.dispose();
       throw new SandgateError("SESSION_EXPIRED", `session ${session.id} ended while starting`, { data: { sessionId: session.id } });
     }
@@ -152,17 +210,27 @@ export class SessionManager {
     return sandbox;
   }
 
-  async stop(id: string, why = "stopped"): Promise<void> {
-    const session = this.get(id);
-    this.sessions.delete(id);
-    this.remember(id, why);
+  /** Stops `owner`'s session `id` (SESSION_NOT_FOUND for another owner's). */
+  stop(owner: string, id: string, why = "stopped"): Promise<void> {
+    return this.end(this.get(owner, id), why);
+  }
+
+  /** Stops every session of `owner`, e.g. when an anonymous MCP session that owned them closes. */
+  async stopOwnedBy(owner: string, why: string): Promise<void> {
+    await Promise.all(this.ownedBy(owner).map((s) => this.end(s, why)));
+  }
+
+  private async end(session: Session, why: string): Promise<void> {
+    if (this.sessions.get(session.key) !== session) return;
+    this.sessions.delete(session.key);
+    this.remember(session.key, why);
     await Promise.all([...session.sandboxes.values()].map((s) => s.dispose()));
     session.sandboxes.clear();
     rmSync(session.workspaceDir, { recursive: true, force: true });
   }
 
   async stopAll(why = "sandgate stopped"): Promise<void> {
-    await Promise.all([...this.sessions.keys()].map((id) => this.stop(id, why)));
+    await Promise.all([...this.sessions.values()].map((s) => this.end(s, why)));
   }
 
   close(): Promise<void> {
@@ -170,8 +238,8 @@ export class SessionManager {
     return this.stopAll();
   }
 
-  private remember(id: string, why: string): void {
-    this.ended.set(id, why);
+  private remember(key: string, why: string): void {
+    this.ended.set(key, why);
     if (this.ended.size > REMEMBER_ENDED) {
       const oldest = this.ended.keys().next().value;
       if (oldest !== undefined) this.ended.delete(oldest);
@@ -181,6 +249,6 @@ export class SessionManager {
   private async expireIdle(): Promise<void> {
     const now = Date.now();
     const idle = [...this.sessions.values()].filter((s) => !s.busy && now - s.lastUsedAt > this.options.idleTtlMs);
-    await Promise.all(idle.map((s) => this.stop(s.id, `idle for more than ${Math.round(this.options.idleTtlMs / 1000)} s`)));
+    await Promise.all(idle.map((s) => this.end(s, `idle for more than ${Math.round(this.options.idleTtlMs / 1000)} s`)));
   }
 }
