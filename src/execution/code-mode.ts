@@ -50,6 +50,7 @@ export class CodeMode {
       connectTimeoutMs: codeMode.connectTimeoutS * 1000,
       defaultCallTimeoutMs: codeMode.toolCallTimeoutS * 1000,
       maxRestarts: codeMode.maxRestarts,
+      maxMessageBytes: codeMode.maxUpstreamMessageBytes,
       clientInfo: { name: "sandgate", version: options.version ?? "0.0.0" },
     });
     this.unsubscribe = this.upstream.onToolsChanged((server, tools) => {

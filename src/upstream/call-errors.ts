@@ -5,6 +5,7 @@ import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { SandgateError } from "../errors/index.js";
+import { UpstreamLimitError } from "./bounded-fetch.js";
 
 export function formatSeconds(ms: number): string {
   const s = ms / 1000;
@@ -24,6 +25,11 @@ export function stoppedDuringCallError(server: string, tool: string, detail?: st
   });
 }
 
+/** The call's connection was reset because the server sent more than a size cap allows. */
+export function limitExceededError(server: string, tool: string, error: UpstreamLimitError): SandgateError {
+  return new SandgateError("UPSTREAM_ERROR", `the call to \`${server}.${tool}\` failed: ${error.message}`, { data: { server, tool }, cause: error });
+}
+
 /**
  * The SDK prefixes McpError messages with "MCP error <code>: ", on the server (the text goes
  * over the wire with it) and again on the client; the rest is the upstream's text.
@@ -35,6 +41,7 @@ function upstreamMessage(error: McpError): string {
 /** Maps an error thrown by `Client.callTool` (not by our own timer or abort handling). */
 export function callError(server: string, tool: string, error: unknown, timeoutMs: number): SandgateError {
   if (error instanceof SandgateError) return error;
+  if (error instanceof UpstreamLimitError) return limitExceededError(server, tool, error);
   if (error instanceof McpError) {
     const code: number = error.code;
     if (code === (ErrorCode.RequestTimeout as number)) return timeoutError(server, tool, timeoutMs);

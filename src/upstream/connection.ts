@@ -5,8 +5,8 @@ import { CallToolResultSchema, type CallToolResult, type Tool } from "@modelcont
 import type { UpstreamServerConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import type { Logger } from "../util/logger.js";
-import { callError, describeFailure, isConnectionLoss, stoppedDuringCallError, timeoutError } from "./call-errors.js";
-import { httpKinds, isStdioConfig, UpstreamSession } from "./session.js";
+import { callError, describeFailure, isConnectionLoss, limitExceededError, stoppedDuringCallError, timeoutError } from "./call-errors.js";
+import { httpKinds, isStdioConfig, UpstreamSession, type LostReason } from "./session.js";
 import { StderrTail } from "./stderr-tail.js";
 import type { CallOptions, UpstreamState, UpstreamStatus, UpstreamTransportKind } from "./types.js";
 
@@ -24,6 +24,7 @@ export interface ConnectionOptions {
   defaultCallTimeoutMs: number;
   maxRestarts: number;
   backoffBaseMs: number;
+  maxMessageBytes: number;
   clientInfo: { name: string; version: string };
   onToolsChanged: (tools: Tool[]) => void;
 }
@@ -124,8 +125,12 @@ export class UpstreamConnection {
         fail(reason);
         controller.abort(reason);
       };
-      const onLost = (why: "stopped" | "closed"): void =>
-        fail(stoppedDuringCallError(name, tool, why === "closed" ? "sandgate closed the connection" : undefined));
+      const onLost = (why: LostReason): void =>
+        fail(
+          why instanceof Error
+            ? limitExceededError(name, tool, why)
+            : stoppedDuringCallError(name, tool, why === "closed" ? "sandgate closed the connection" : undefined),
+        );
       signal?.addEventListener("abort", onAbort, { once: true });
       session.inFlight.add(onLost);
       session.client
@@ -171,6 +176,7 @@ export class UpstreamConnection {
       config,
       clientInfo,
       timeoutMs: connectTimeoutMs,
+      maxMessageBytes: this.options.maxMessageBytes,
       log,
       stderr: this.stderr,
       onCreated: (s) => (this.pending = s),
@@ -179,6 +185,11 @@ export class UpstreamConnection {
         onClose: (s) => this.handleClose(s),
         onToolsListChanged: (s) => {
           if (s === this.session) void this.refresh(s);
+        },
+        onLimit: (s, error) => {
+          this.options.log.warn({ server: this.name, err: error.message }, "upstream server broke a size limit");
+          if (s === this.pending) void s.close(); // still starting: open() fails with the SDK's error
+          else this.handleClose(s, error.message, error);
         },
       },
     });
@@ -220,10 +231,10 @@ export class UpstreamConnection {
   }
 
   /** The transport closed without us asking: the server crashed or hung up. */
-  private handleClose(session: UpstreamSession, reason = "stopped unexpectedly"): void {
+  private handleClose(session: UpstreamSession, reason = "stopped unexpectedly", lost: LostReason = "stopped"): void {
     if (session !== this.session || this.closing) return; // an opening session fails through open()
     this.session = undefined;
-    for (const reject of session.inFlight) reject("stopped");
+    for (const reject of session.inFlight) reject(lost);
     session.inFlight.clear();
     session.reapOrphans();
     void session.close();

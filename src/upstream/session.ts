@@ -9,6 +9,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { HttpServerConfig, StdioServerConfig, UpstreamServerConfig } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
+import { boundedFetch, limitError, type UpstreamLimitError } from "./bounded-fetch.js";
 import { describeFailure, formatSeconds } from "./call-errors.js";
 import { descendantsOf, killProcesses, type ProcessRef } from "./process-tree.js";
 import type { StderrTail } from "./stderr-tail.js";
@@ -19,18 +20,27 @@ const MAX_TOOL_PAGES = 1000;
 /** Time a Streamable HTTP server gets to end its session on close. */
 const TERMINATE_TIMEOUT_MS = 1000;
 const SDK_TIMEOUT_SLACK_MS = 1000;
+/** One response to a POST may hold this many messages' worth (progress notifications, then the result). */
+const RESPONSE_MESSAGES = 4;
 
 export interface SessionHooks {
   /** The transport closed; not called for a close this session started itself. */
   onClose: (session: UpstreamSession) => void;
   onToolsListChanged: (session: UpstreamSession) => void;
+  /** The server sent more than a size cap allows; the session is unusable. */
+  onLimit: (session: UpstreamSession, error: UpstreamLimitError) => void;
 }
+
+/** Why a call in flight lost its connection: stopped by the server, closed by us, or a broken cap. */
+export type LostReason = "stopped" | "closed" | UpstreamLimitError;
 
 export interface OpenSessionOptions {
   name: string;
   config: UpstreamServerConfig;
   clientInfo: { name: string; version: string };
   timeoutMs: number;
+  /** Largest message the server may send (a stdio line, a JSON body, an SSE event). */
+  maxMessageBytes: number;
   log: Logger;
   stderr: StderrTail;
   hooks: SessionHooks;
@@ -75,7 +85,7 @@ export class UpstreamSession {
   /** A tools/list_changed arrived since the last listing started. */
   toolsStale = false;
   /** Rejecters of calls in flight, run when the transport closes under them. */
-  readonly inFlight = new Set<(reason: "stopped" | "closed") => void>();
+  readonly inFlight = new Set<(reason: LostReason) => void>();
   private processes: ProcessRef[] = [];
   private closing: Promise<void> | undefined;
 
@@ -85,12 +95,20 @@ export class UpstreamSession {
     clientInfo: { name: string; version: string },
     hooks: SessionHooks,
     private readonly log: Logger,
+    name = "",
+    maxMessageBytes?: number,
   ) {
     this.client = new Client(clientInfo, { capabilities: {} });
     this.client.onclose = () => {
       if (!this.closing) hooks.onClose(this);
     };
-    this.client.onerror = (error) => log.debug({ err: describeFailure(error) }, "upstream transport error");
+    this.client.onerror = (error) => {
+      log.debug({ err: describeFailure(error) }, "upstream transport error");
+      // The SDK's stdio reader drops a line past its buffer size and closes the transport.
+      if (kind === "stdio" && maxMessageBytes !== undefined && /ReadBuffer exceeded maximum size/.test(error.message)) {
+        hooks.onLimit(this, limitError(name, "a message", maxMessageBytes));
+      }
+    };
     // Set before connecting so a change announced during start-up is not lost.
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.toolsStale = true;
@@ -130,8 +148,13 @@ export class UpstreamSession {
   }
 
   private static async openKind(options: OpenSessionOptions, kind: UpstreamTransportKind, deadline: number): Promise<UpstreamSession> {
-    const transport = createTransport(options, kind);
-    const session = new UpstreamSession(kind, transport, options.clientInfo, options.hooks, options.log);
+    let created: UpstreamSession | undefined;
+    const onExceeded = (error: UpstreamLimitError): void => {
+      if (created !== undefined) options.hooks.onLimit(created, error);
+    };
+    const transport = createTransport(options, kind, onExceeded);
+    const session = new UpstreamSession(kind, transport, options.clientInfo, options.hooks, options.log, options.name, options.maxMessageBytes);
+    created = session;
     options.onCreated?.(session);
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
@@ -211,8 +234,8 @@ export class UpstreamSession {
   }
 }
 
-function createTransport(options: OpenSessionOptions, kind: UpstreamTransportKind): Transport {
-  const { config, log, name } = options;
+function createTransport(options: OpenSessionOptions, kind: UpstreamTransportKind, onExceeded: (error: UpstreamLimitError) => void): Transport {
+  const { config, log, name, maxMessageBytes } = options;
   if (isStdioConfig(config)) {
     log.info({ server: name, command: config.command, argCount: config.args.length, envNames: Object.keys(config.env) }, "starting upstream server");
     const transport = new StdioClientTransport({
@@ -222,6 +245,7 @@ function createTransport(options: OpenSessionOptions, kind: UpstreamTransportKin
       env: { ...getDefaultEnvironment(), ...config.env },
       ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
       stderr: "pipe",
+      maxBufferSize: maxMessageBytes,
     });
     options.stderr.clear();
     transport.stderr?.on("data", (chunk: Buffer) => options.stderr.push(chunk));
@@ -230,7 +254,9 @@ function createTransport(options: OpenSessionOptions, kind: UpstreamTransportKin
   const url = new URL(config.url);
   log.info({ server: name, transport: kind, url: redactUrl(config.url), headerNames: Object.keys(config.headers) }, "connecting to upstream server");
   const requestInit: RequestInit = { headers: config.headers };
-  return kind === "sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+  // Without it the SDK reads a response whole: one endless SSE event exhausted the heap.
+  const fetch = boundedFetch({ server: name, maxMessageBytes, maxResponseBytes: RESPONSE_MESSAGES * maxMessageBytes, onExceeded });
+  return kind === "sse" ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch });
 }
 
 /**

@@ -38,6 +38,11 @@ export interface UpstreamManagerOptions {
   clientInfo?: { name: string; version: string };
   /** First restart delay; doubles on every further attempt up to 30 s (default 500 ms). */
   backoffBaseMs?: number;
+  /**
+   * Largest message a server may send: a stdio line, a JSON body, one SSE event (default 10 MiB);
+   * one HTTP response may carry 4 times this. Beyond it the call fails and the connection is reset.
+   */
+  maxMessageBytes?: number;
 }
 
 export interface CallOptions {
