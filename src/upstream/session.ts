@@ -148,13 +148,14 @@ export class UpstreamSession {
   }
 
   private static async openKind(options: OpenSessionOptions, kind: UpstreamTransportKind, deadline: number): Promise<UpstreamSession> {
-    let created: UpstreamSession | undefined;
+    // The transport's fetch is made before the session that owns it.
+    const owner: { session?: UpstreamSession } = {};
     const onExceeded = (error: UpstreamLimitError): void => {
-      if (created !== undefined) options.hooks.onLimit(created, error);
+      if (owner.session !== undefined) options.hooks.onLimit(owner.session, error);
     };
     const transport = createTransport(options, kind, onExceeded);
     const session = new UpstreamSession(kind, transport, options.clientInfo, options.hooks, options.log, options.name, options.maxMessageBytes);
-    created = session;
+    owner.session = session;
     options.onCreated?.(session);
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
