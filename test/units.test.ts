@@ -41,15 +41,18 @@ describe("frames", () => {
 });
 
 describe("marker stream", () => {
-  it("finds a marker split across chunks and keeps bytes between calls for the next call", () => {
+  it("finds a marker split across chunks and counts, but drops, bytes written between calls", () => {
     const seen: string[] = [];
     const s = new MarkerStream((c) => seen.push(c.toString()));
     s.begin(Buffer.from("<END>"));
     expect(s.push(Buffer.from("hello <E"))).toBe(false);
     expect(s.push(Buffer.from("ND>late"))).toBe(true);
+    expect(s.push(Buffer.from("later"))).toBe(false);
     expect(seen.join("")).toBe("hello ");
     s.begin(Buffer.from("<END2>"));
-    expect(seen.join("")).toBe("hello late");
+    expect(s.push(Buffer.from("next<END2>"))).toBe(true);
+    expect(seen.join("")).toBe("hello next");
+    expect(s.discardedBytes).toBe("late".length + "later".length);
   });
 });
 

@@ -1,5 +1,5 @@
 // Builds the argv that starts one sandbox: a tiny /bin/sh launcher that sets rlimits, then
-// execs bubblewrap with the namespaces, mounts and environment.
+// execs bubblewrap with the namespaces, mounts and environment (passed on a pipe, not in argv).
 
 export interface MountPlan {
   /** Host directory bound read-write at /workspace; when absent, /workspace is a size-capped tmpfs. */
@@ -18,6 +18,13 @@ export interface MountPlan {
    * directory, so files later replaced inside it (by rename) show up in running sandboxes.
    */
   toolsDir?: string;
+  /**
+   * Size of the /tmp tmpfs in bytes. Without a memory cgroup nothing else bounds it (tmpfs pages
+   * are charged to the cgroup when there is one); unset leaves it unsized.
+   */
+  tmpBytes?: number;
+  /** Size of the /dev/shm tmpfs in bytes; /dev itself is read-only. Unset: 64 MiB. */
+  shmBytes?: number;
 }
 
 export interface VolumeMount {
@@ -69,10 +76,17 @@ const USR_SYMLINKS: Array<[string, string]> = [
   ["usr/lib64", "/lib64"],
 ];
 
-export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
-  const { mounts, rlimits } = options;
+const DEFAULT_SHM_BYTES = 64 * 1024 * 1024;
+
+/** The sizes of a sandbox's /tmp and /dev/shm for a memory limit: all of it, and a quarter up to 64 MiB. */
+export function scratchSizes(memoryBytes: number): { tmpBytes: number; shmBytes: number } {
+  return { tmpBytes: memoryBytes, shmBytes: Math.max(1024 * 1024, Math.min(DEFAULT_SHM_BYTES, Math.floor(memoryBytes / 4))) };
+}
+
+/** bubblewrap's arguments, without the program name. */
+function bwrapArguments(options: SandboxArgvOptions): string[] {
+  const { mounts } = options;
   const bwrap: string[] = [
-    options.bwrapPath,
     "--unshare-user",
     "--unshare-pid",
     "--unshare-net",
@@ -100,7 +114,11 @@ export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
     "--ro-bind", `${mounts.etcDir}/hosts`, "/etc/hosts",
     "--ro-bind", `${mounts.etcDir}/hostname`, "/etc/hostname",
     "--proc", "/proc",
+    // --dev makes /dev a tmpfs of its own that the sandbox user owns: read-only, with a sized /dev/shm.
     "--dev", "/dev",
+    "--size", String(mounts.shmBytes ?? DEFAULT_SHM_BYTES), "--tmpfs", "/dev/shm",
+    "--remount-ro", "/dev",
+    ...(mounts.tmpBytes === undefined ? [] : ["--size", String(mounts.tmpBytes)]),
     "--tmpfs", "/tmp",
   );
   for (const path of mounts.readOnlyPaths) bwrap.push("--ro-bind", path, path);
@@ -116,8 +134,11 @@ export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
   bwrap.push("--remount-ro", "/", "--chdir", "/workspace", "--clearenv");
   for (const [key, value] of Object.entries(options.env)) bwrap.push("--setenv", key, value);
   if (options.seccompFd !== undefined) bwrap.push("--seccomp", String(options.seccompFd));
-  bwrap.push("--", ...options.command);
+  return bwrap;
+}
 
+/** The launcher's argv up to bubblewrap's program name. */
+function launcherArgv(rlimits: LauncherRlimits): string[] {
   const blocks = Math.max(1, Math.ceil(rlimits.fileSizeBytes / 512));
   return [
     "/bin/sh",
@@ -129,6 +150,25 @@ export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
     rlimits.addressSpaceBytes === undefined ? "-" : String(Math.ceil(rlimits.addressSpaceBytes / 1024)),
     rlimits.processes === undefined ? "-" : String(rlimits.processes),
     rlimits.cpuSeconds === undefined ? "-" : String(Math.ceil(rlimits.cpuSeconds)),
-    ...bwrap,
   ];
+}
+
+/** The whole argv, bubblewrap's arguments included (for tools that start a one-off sandbox). */
+export function buildSandboxArgv(options: SandboxArgvOptions): string[] {
+  return [...launcherArgv(options.rlimits), options.bwrapPath, ...bwrapArguments(options), "--", ...options.command];
+}
+
+/**
+ * The argv with bubblewrap's options moved to `argsFd` (`bwrap --args N -- COMMAND`), and the
+ * bytes to write there. The sandbox's pid 1 is a fork of bubblewrap, so its /proc/1/cmdline would
+ * otherwise show the host paths of the workspace, volumes and runtime to the code inside; the
+ * command (interpreter and runner, paths as seen inside) must stay in argv for bubblewrap.
+ */
+export function buildSandboxLaunch(options: SandboxArgvOptions, argsFd: number): { argv: string[]; args: Buffer } {
+  const args = bwrapArguments(options);
+  if (args.some((arg) => arg.includes("\u0000"))) throw new Error("a bubblewrap argument contains a NUL byte");
+  return {
+    argv: [...launcherArgv(options.rlimits), options.bwrapPath, "--args", String(argsFd), "--", ...options.command],
+    args: Buffer.from(`${args.join("\u0000")}\u0000`, "utf8"),
+  };
 }

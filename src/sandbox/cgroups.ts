@@ -1,5 +1,5 @@
-// Per-sandbox cgroups: detection of what the host lets us use (v2, or v1 memory/pids/cpu),
-// creation with limits, the files a launcher joins, usage read-back and removal.
+// Per-sandbox cgroups: detection of what the host lets us use (v2, or v1 memory/pids/cpu, and
+// the freezer), creation with limits, freezing between calls, usage read-back and removal.
 
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -15,6 +15,8 @@ export interface CgroupSupport {
   reason?: string;
   /** Parent directory per controller (v1) or the single parent (v2, key "unified"). */
   parents: Record<string, string>;
+  /** A sandbox's processes can be frozen between calls (v1 freezer controller, v2 cgroup.freeze). */
+  freezer?: boolean;
 }
 
 export interface CgroupLimits {
@@ -92,7 +94,7 @@ function detectV2(): CgroupSupport | undefined {
   } catch (error) {
     return { mode: "none", controllers: [], parents: {}, reason: `cannot enable cgroup v2 controllers in ${parent}: ${String(error)}` };
   }
-  return { mode: "v2", controllers: wanted, parents: { unified: parent } };
+  return { mode: "v2", controllers: wanted, parents: { unified: parent }, freezer: existsSync(join(parent, "cgroup.freeze")) };
 }
 
 function detectV1(): CgroupSupport {
@@ -113,7 +115,12 @@ function detectV1(): CgroupSupport {
   }
   const controllers = ["memory", "pids", "cpu"].filter((c) => parents[c] !== undefined);
   if (controllers.length === 0) return { mode: "none", controllers, parents: {}, reason: problems.join("; ") || "no cgroup controllers" };
-  const support: CgroupSupport = { mode: "v1", controllers, parents };
+  // The freezer limits nothing, so its absence is no problem to report; it only stops idle sessions.
+  const freezerMount = mounts.get("freezer");
+  const freezerParent = freezerMount ? join(freezerMount, own.get("freezer") ?? "/", PARENT_NAME) : undefined;
+  const freezer = freezerParent !== undefined && probeWritable(freezerParent) === undefined;
+  if (freezer) parents.freezer = freezerParent;
+  const support: CgroupSupport = { mode: "v1", controllers, parents, freezer };
   if (problems.length > 0) support.reason = problems.join("; ");
   return support;
 }
@@ -264,8 +271,45 @@ export class SandboxCgroup {
     }
   }
 
+  /**
+   * Stops every process of the sandbox where it is (between calls: a thread or timer a call left
+   * running then costs no CPU and writes nothing). Returns false when freezing is not available.
+   */
+  freeze(): boolean {
+    return this.setFrozen(true);
+  }
+
+  thaw(): boolean {
+    return this.setFrozen(false);
+  }
+
+  private setFrozen(frozen: boolean): boolean {
+    if (!this.support.freezer) return false;
+    try {
+      if (this.dirs.unified) writeFileSync(join(this.dirs.unified, "cgroup.freeze"), frozen ? "1" : "0");
+      else if (this.dirs.freezer) writeFileSync(join(this.dirs.freezer, "freezer.state"), frozen ? "FROZEN" : "THAWED");
+      else return false;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** True once every process of the cgroup is frozen (not merely being frozen). */
+  isFrozen(): boolean {
+    try {
+      if (this.dirs.unified) return readNumber(join(this.dirs.unified, "cgroup.events"), "frozen") === 1;
+      if (this.dirs.freezer) return readFileSync(join(this.dirs.freezer, "freezer.state"), "utf8").trim() === "FROZEN";
+    } catch {
+      // no freezer
+    }
+    return false;
+  }
+
   /** SIGKILLs every process in the cgroup: the backstop when bwrap's own teardown is not enough. */
   killAll(): void {
+    // A frozen task keeps a SIGKILL pending (cgroup v1) until it is thawed: thaw first.
+    this.thaw();
     if (this.dirs.unified) {
       try {
         writeFileSync(join(this.dirs.unified, "cgroup.kill"), "1");
@@ -354,6 +398,14 @@ export function removeStaleCgroups(support: CgroupSupport): number {
       const match = /^sg-(\d+)-\d+$/.exec(entry);
       if (!match || existsSync(`/proc/${match[1]}`)) continue;
       const dir = join(parent, entry);
+      for (const [file, value] of [["freezer.state", "THAWED"], ["cgroup.freeze", "0"]] as const) {
+        try {
+          // A sandbox left frozen would never act on the SIGKILL below.
+          if (existsSync(join(dir, file))) writeFileSync(join(dir, file), value);
+        } catch {
+          // not a freezer cgroup
+        }
+      }
       try {
         for (const pid of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean)) {
           try {

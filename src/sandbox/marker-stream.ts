@@ -1,18 +1,24 @@
 // Splits one raw output stream of a runner into calls: bytes up to the call's marker belong to
-// the call; a marker split across chunks is still found, and nothing after it is lost.
+// the call; a marker split across chunks is still found. Bytes between calls are counted, not kept.
 
 export class MarkerStream {
+  /** During a call: a tail that may be the start of the marker (never longer than the marker). */
   private pending: Buffer = Buffer.alloc(0);
   private marker: Buffer | undefined;
   private seen = false;
+  /**
+   * Bytes that came while no call was running (a thread or timer a call left behind, where the
+   * sandbox cannot be frozen). Kept, they grew without limit and were copied on every chunk.
+   */
+  discardedBytes = 0;
 
   constructor(private readonly emit: (chunk: Buffer) => void) {}
 
-  /** Starts a call: output from now until `marker` is the call's. Bytes that came between calls are emitted first. */
+  /** Starts a call: output from now until `marker` is the call's. */
   begin(marker: Buffer): void {
     this.marker = marker;
     this.seen = false;
-    this.flushPending();
+    this.pending = Buffer.alloc(0);
   }
 
   get done(): boolean {
@@ -22,21 +28,23 @@ export class MarkerStream {
   /** Feeds bytes; returns true when this chunk completed the call's output. */
   push(chunk: Buffer): boolean {
     if (!this.marker || this.seen) {
-      // Between calls (a thread left printing in a session): keep it for the next call.
-      this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+      this.discardedBytes += chunk.length;
       return false;
     }
+    // `pending` is shorter than the marker, so this copies little beyond the chunk itself.
     const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
     const at = data.indexOf(this.marker);
     if (at >= 0) {
       if (at > 0) this.emit(data.subarray(0, at));
-      this.pending = data.subarray(at + this.marker.length);
+      this.discardedBytes += data.length - at - this.marker.length;
+      this.pending = Buffer.alloc(0);
       this.seen = true;
       return true;
     }
     const keep = this.partialMarkerAtEnd(data, this.marker);
     if (data.length > keep) this.emit(data.subarray(0, data.length - keep));
-    this.pending = data.subarray(data.length - keep);
+    // A copy, so the held bytes do not pin the whole chunk they came in.
+    this.pending = keep === 0 ? Buffer.alloc(0) : Buffer.from(data.subarray(data.length - keep));
     return false;
   }
 
@@ -49,7 +57,7 @@ export class MarkerStream {
     return 0;
   }
 
-  /** Emits what is held back (the stream ended or the sandbox died). */
+  /** Emits what is held back (the stream ended or the sandbox died during a call). */
   flushPending(): void {
     if (this.pending.length > 0) {
       const rest = this.pending;

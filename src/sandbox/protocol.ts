@@ -3,7 +3,14 @@
 
 import { z } from "zod";
 
+/** Largest frame the host sends a runner (a tool result). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+/**
+ * Largest frame a runner may send. Results are small (values are clipped to 64 KiB, tracebacks
+ * to 256 KiB), so only tool-call arguments come near it; parsing a frame this size takes the
+ * event loop about 100 ms, which is what one sandbox may cost other callers at once.
+ */
+export const MAX_RUNNER_FRAME_BYTES = 16 * 1024 * 1024;
 
 export interface ExecuteFrame {
   type: "execute";
@@ -83,32 +90,82 @@ export class FrameProtocolError extends Error {
   override name = "FrameProtocolError";
 }
 
-/** Accumulates bytes from a runner and yields complete, schema-checked frames. */
+/**
+ * Accumulates bytes from a runner and yields complete, schema-checked frames. Chunks of a frame
+ * are kept in a list and joined once, when the frame is complete: joining on every chunk made a
+ * 64 MiB frame cost the event loop seconds (quadratic copying).
+ */
 export class FrameDecoder {
-  private buffer: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  /** Body length of the frame being received, once its header is in. */
+  private need = -1;
+
+  constructor(private readonly maxFrameBytes = MAX_RUNNER_FRAME_BYTES) {}
+
+  /** Bytes held for an incomplete frame. */
+  get pendingBytes(): number {
+    return this.buffered;
+  }
 
   push(chunk: Buffer): RunnerFrame[] {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+    }
     const frames: RunnerFrame[] = [];
-    while (this.buffer.length >= 4) {
-      const length = this.buffer.readUInt32BE(0);
-      if (length > MAX_FRAME_BYTES) throw new FrameProtocolError(`frame of ${length} bytes exceeds the ${MAX_FRAME_BYTES} byte limit`);
-      if (this.buffer.length < 4 + length) break;
-      const body = this.buffer.subarray(4, 4 + length).toString("utf8");
-      this.buffer = this.buffer.subarray(4 + length);
-      let json: unknown;
-      try {
-        json = JSON.parse(body);
-      } catch {
-        throw new FrameProtocolError("runner sent a frame that is not JSON");
+    for (;;) {
+      if (this.need < 0) {
+        if (this.buffered < 4) break;
+        const length = this.take(4).readUInt32BE(0);
+        if (length > this.maxFrameBytes) throw new FrameProtocolError(`frame of ${length} bytes exceeds the ${this.maxFrameBytes} byte limit`);
+        this.need = length;
       }
-      const parsed = runnerFrameSchema.safeParse(json);
-      // A tool call without a usable callId cannot be answered; user code may write to fd 4 too,
-      // so it is dropped rather than taken as the runner breaking the protocol.
-      if (!parsed.success && isObject(json) && json.type === "tool_call") continue;
-      if (!parsed.success) throw new FrameProtocolError(`runner sent an invalid frame: ${parsed.error.issues[0]?.message ?? "?"}`);
-      frames.push(parsed.data);
+      if (this.buffered < this.need) break;
+      const body = this.take(this.need);
+      this.need = -1;
+      const frame = decodeFrame(body);
+      if (frame) frames.push(frame);
     }
     return frames;
   }
+
+  /** The first `n` buffered bytes (n <= buffered), copied at most once. */
+  private take(n: number): Buffer {
+    const first = this.chunks[0]!;
+    let out: Buffer;
+    if (first.length >= n) {
+      out = first.subarray(0, n);
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+    } else {
+      out = Buffer.allocUnsafe(n);
+      let filled = 0;
+      while (filled < n) {
+        const head = this.chunks[0]!;
+        const used = Math.min(head.length, n - filled);
+        head.copy(out, filled, 0, used);
+        filled += used;
+        if (used === head.length) this.chunks.shift();
+        else this.chunks[0] = head.subarray(used);
+      }
+    }
+    this.buffered -= n;
+    return out;
+  }
+}
+
+function decodeFrame(body: Buffer): RunnerFrame | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString("utf8"));
+  } catch {
+    throw new FrameProtocolError("runner sent a frame that is not JSON");
+  }
+  const parsed = runnerFrameSchema.safeParse(json);
+  // A tool call without a usable callId cannot be answered; user code may write to fd 4 too,
+  // so it is dropped rather than taken as the runner breaking the protocol.
+  if (!parsed.success && isObject(json) && json.type === "tool_call") return undefined;
+  if (!parsed.success) throw new FrameProtocolError(`runner sent an invalid frame: ${parsed.error.issues[0]?.message ?? "?"}`);
+  return parsed.data;
 }

@@ -7,13 +7,14 @@ import { closeSync, openSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { SandgateError } from "../errors/index.js";
-import { buildSandboxArgv } from "./bwrap-args.js";
+import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
 import { SandboxCgroup } from "./cgroups.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
 import { ensureInside, joinEarly } from "./containment.js";
 import { encodeBashRequest, encodeFrame, FrameDecoder, type ExecuteFrame, type ResultFrame, type ToolCallFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
+import { FRAME_BYTES_PER_SECOND, FRAMES_PER_SECOND, ReplyPipe, TokenBucket } from "./runner-budget.js";
 import { RUNNER_COMMAND, SANDBOX_ENV } from "./runner-command.js";
 import {
   BashToolRequestDecoder,
@@ -70,7 +71,7 @@ export interface RunOutcome {
   message?: string;
 }
 
-type KillReason = "timeout" | "output_limit" | "killed";
+type KillReason = "timeout" | "output_limit" | "killed" | "unread_replies";
 
 interface ActiveRun {
   id: string;
@@ -91,6 +92,8 @@ let sandboxCounter = 0;
 
 const SIGXCPU = 24;
 const SIGABRT = 6;
+/** The fd on which bubblewrap reads its arguments (after 5, seccomp, and 6-7, the Bash tool pipes). */
+const BWRAP_ARGS_FD = 8;
 
 export class Sandbox {
   readonly id = `sb${++sandboxCounter}`;
@@ -101,8 +104,17 @@ export class Sandbox {
   private readonly frames = new FrameDecoder();
   private readonly out: Record<OutputStream, MarkerStream>;
   private readonly toRunner: Writable;
+  /** Tool-call replies to the runner's fd 3, capped: a runner that does not read them is stopped. */
+  private readonly replies: ReplyPipe;
   /** Bash only: the tool-call pipes of sandgate-tool (the runner itself is busy in `eval`). */
-  private readonly bashTools: { requests: BashToolRequestDecoder; replies: Writable } | undefined;
+  private readonly bashTools: { requests: BashToolRequestDecoder; replies: ReplyPipe } | undefined;
+  /** What the runner may send per second; a flood is read more slowly, not buffered. */
+  private readonly frameBudget = new TokenBucket(FRAMES_PER_SECOND);
+  private readonly byteBudget = new TokenBucket(FRAME_BYTES_PER_SECOND);
+  private readonly throttled = new Set<NodeJS.Timeout>();
+  /** Between calls the sandbox's processes are frozen, where the host has a freezer. */
+  private frozen = false;
+  private unreadMessage = "";
   /** Settles once bwrap and its namespace init are in the sandbox's cgroup. */
   private readonly joined: Promise<void>;
   private active: ActiveRun | undefined;
@@ -128,7 +140,8 @@ export class Sandbox {
     });
     const hasMemoryCgroup = cgroupMode.controllers.includes("memory");
     const hasPidsCgroup = cgroupMode.controllers.includes("pids");
-    const argv = buildSandboxArgv({
+    const scratch = scratchSizes(limits.memoryMb * 1024 * 1024);
+    const launch = buildSandboxLaunch({
       bwrapPath: runtime.bwrapPath,
       mounts: {
         ...(options.workspaceDir === undefined ? {} : { workspaceDir: options.workspaceDir }),
@@ -138,6 +151,8 @@ export class Sandbox {
         readOnlyPaths: runtime.readOnlyPaths,
         volumes: runtime.volumes,
         ...(runtime.toolsDir ? { toolsDir: runtime.toolsDir } : {}),
+        tmpBytes: scratch.tmpBytes,
+        shmBytes: scratch.shmBytes,
       },
       env: { ...SANDBOX_ENV },
       command: RUNNER_COMMAND[options.kind](runtime, limits),
@@ -149,12 +164,22 @@ export class Sandbox {
         ...(hasPidsCgroup ? {} : { processes: limits.processes }),
       },
       ...(runtime.seccompFile ? { seccompFd: 5 } : {}),
-    });
+    }, BWRAP_ARGS_FD);
+    const argv = launch.argv;
     const seccompFd = runtime.seccompFile ? openSync(runtime.seccompFile, "r") : undefined;
     try {
       this.child = spawn(argv[0]!, argv.slice(1), {
         // Bash sandboxes get fds 6 (tool replies in) and 7 (tool requests out); see bash_lib.sh.
-        stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", seccompFd ?? "ignore", ...(options.kind === "bash" ? (["pipe", "pipe"] as const) : [])],
+        stdio: [
+          "ignore",
+          "pipe",
+          "pipe",
+          "pipe",
+          "pipe",
+          seccompFd ?? "ignore",
+          ...(options.kind === "bash" ? (["pipe", "pipe"] as const) : (["ignore", "ignore"] as const)),
+          "pipe",
+        ],
         env: { PATH: "/usr/bin:/bin" },
         // As root, bubblewrap runs as the unprivileged sandbox user (supplementary groups dropped).
         ...(runtime.hostUser ? { uid: runtime.hostUser.uid, gid: runtime.hostUser.gid } : {}),
@@ -163,26 +188,40 @@ export class Sandbox {
       if (seccompFd !== undefined) closeSync(seccompFd);
     }
     const [, stdout, stderr, toRunner, fromRunner] = this.child.stdio as [null, Readable, Readable, Writable, Readable];
+    const extra = this.child.stdio as unknown as Array<Readable | Writable | null>;
+    const argsPipe = extra[BWRAP_ARGS_FD] as Writable;
+    argsPipe.on("error", () => {
+      // bubblewrap failed before reading its arguments; the exit handler reports it
+    });
+    argsPipe.end(launch.args);
     this.toRunner = toRunner;
+    this.replies = new ReplyPipe(toRunner, (bytes, count) => this.onUnreadReplies(bytes, count));
     this.out = {
       stdout: new MarkerStream((chunk) => this.onOutput("stdout", chunk)),
       stderr: new MarkerStream((chunk) => this.onOutput("stderr", chunk)),
     };
     stdout.on("data", (chunk: Buffer) => this.onStream("stdout", chunk));
     stderr.on("data", (chunk: Buffer) => this.onStream("stderr", chunk));
-    fromRunner.on("data", (chunk: Buffer) => this.onFrames(chunk));
+    fromRunner.on("data", (chunk: Buffer) => {
+      const before = this.frameCount;
+      this.onFrames(chunk);
+      this.throttle(fromRunner, chunk.length, this.frameCount - before);
+    });
     toRunner.on("error", () => {
       // EPIPE when the runner died; the exit handler reports it.
     });
     if (options.kind === "bash") {
-      const extra = this.child.stdio as unknown as Array<Readable | Writable | null>;
       const replies = extra[6] as Writable;
       const requests = extra[7] as Readable;
-      this.bashTools = { requests: new BashToolRequestDecoder(), replies };
+      this.bashTools = { requests: new BashToolRequestDecoder(), replies: new ReplyPipe(replies, (bytes, count) => this.onUnreadReplies(bytes, count)) };
       replies.on("error", () => {
         // the sandbox is gone; the exit handler reports it
       });
-      requests.on("data", (chunk: Buffer) => this.onBashToolRequests(chunk));
+      requests.on("data", (chunk: Buffer) => {
+        const before = this.frameCount;
+        this.onBashToolRequests(chunk);
+        this.throttle(requests, chunk.length, this.frameCount - before);
+      });
     }
     this.closed = new Promise((resolve) => {
       this.child.once("close", () => resolve());
@@ -194,7 +233,11 @@ export class Sandbox {
     this.child.once("error", (error) => {
       this.launchErr += `${error.message}\n`;
     });
-    this.child.once("close", () => this.onClose());
+    this.child.once("close", () => {
+      for (const timer of this.throttled) clearTimeout(timer);
+      this.throttled.clear();
+      this.onClose();
+    });
     const outer = this.child.pid;
     this.joined = this.cgroup && outer !== undefined ? joinEarly(this.cgroup, outer, () => this.exited) : Promise.resolve();
     this.joined.catch(() => undefined);
@@ -234,6 +277,11 @@ export class Sandbox {
     return !this.exited && this.killReason === undefined;
   }
 
+  /** Settles once bubblewrap has exited and its pipes are closed (the sandbox holds no memory). */
+  whenClosed(): Promise<void> {
+    return this.closed;
+  }
+
   /** Runs one piece of code in the resident runner. Never rejects for user-code failures. */
   run(request: RunRequest): Promise<RunOutcome> {
     if (this.active) throw new SandgateError("SESSION_BUSY", "this sandbox is already running a call; wait for it to finish");
@@ -267,13 +315,36 @@ export class Sandbox {
         ...(request.mode ? { mode: request.mode } : {}),
         ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
       };
+      this.thaw();
       this.toRunner.write(this.kind === "bash" ? encodeBashRequest(id, marker, request.code) : encodeFrame(frame));
     });
+  }
+
+  /** Whether the sandbox's processes are frozen now (between calls, where the host can freeze). */
+  get isFrozen(): boolean {
+    return this.frozen;
+  }
+
+  /** Output bytes written while no call was running, which were dropped. */
+  get discardedOutputBytes(): number {
+    return this.out.stdout.discardedBytes + this.out.stderr.discardedBytes;
+  }
+
+  private freeze(): void {
+    if (this.alive && this.cgroup?.freeze()) this.frozen = true;
+  }
+
+  private thaw(): void {
+    if (!this.frozen) return;
+    this.frozen = false;
+    this.cgroup?.thaw();
   }
 
   /** Kills the whole sandbox now; a call in progress ends with `reason`. */
   terminate(reason: KillReason = "killed"): void {
     this.killReason ??= reason;
+    // A frozen process does not act on SIGKILL (cgroup v1) until it is thawed.
+    this.thaw();
     if (!this.exited) this.child.kill("SIGKILL");
     this.cgroup?.killAll();
   }
@@ -312,6 +383,31 @@ export class Sandbox {
     }
   }
 
+  /** Frames and Bash tool requests received so far; what the frame budget counts. */
+  private frameCount = 0;
+
+  /**
+   * Charges what a runner pipe just delivered against the sandbox's budget; over it, the pipe is
+   * not read for a while, so the runner blocks on its own writes instead of the host buffering.
+   */
+  private throttle(pipe: Readable, bytes: number, frames: number): void {
+    const wait = Math.max(this.byteBudget.spend(bytes), this.frameBudget.spend(frames));
+    if (wait <= 0 || pipe.isPaused() || this.exited) return;
+    pipe.pause();
+    const timer = setTimeout(() => {
+      this.throttled.delete(timer);
+      pipe.resume();
+    }, wait);
+    this.throttled.add(timer);
+  }
+
+  /** The runner left more replies unread than a program that awaits its calls ever would. */
+  private onUnreadReplies(bytes: number, count: number): void {
+    if (this.killReason) return;
+    this.unreadMessage = `the sandbox stopped reading tool-call replies (${count} replies, ${Math.ceil(bytes / 1024)} KiB waiting) and was stopped; await each tool call's result before starting more`;
+    this.terminate("unread_replies");
+  }
+
   private onFrames(chunk: Buffer): void {
     let frames;
     try {
@@ -321,6 +417,7 @@ export class Sandbox {
       this.terminate("killed");
       return;
     }
+    this.frameCount += frames.length;
     for (const frame of frames) {
       if (frame.type === "ready") {
         this.readyWaiter?.resolve();
@@ -335,7 +432,7 @@ export class Sandbox {
 
   private onToolCallFrame(frame: ToolCallFrame): void {
     const send = (reply: ToolCallReply): void => {
-      this.toRunner.write(encodeToolResultFrame(frame.callId, reply));
+      this.replies.write(encodeToolResultFrame(frame.callId, reply));
     };
     if (frame.id !== undefined && frame.id !== this.active?.id) {
       // Made by code an earlier call left running (a thread, a timer); that run's tools are closed.
@@ -350,10 +447,13 @@ export class Sandbox {
   private onBashToolRequests(chunk: Buffer): void {
     const tools = this.bashTools;
     if (!tools) return;
-    for (const request of tools.requests.push(chunk)) this.onBashToolRequest(request, tools.replies);
+    for (const request of tools.requests.push(chunk)) {
+      this.frameCount += 1;
+      this.onBashToolRequest(request, tools.replies);
+    }
   }
 
-  private onBashToolRequest(request: BashToolRequest, replies: Writable): void {
+  private onBashToolRequest(request: BashToolRequest, replies: ReplyPipe): void {
     const send = (reply: ToolCallReply): void => {
       replies.write(encodeBashToolReply(request.callId, reply));
     };
@@ -394,6 +494,8 @@ export class Sandbox {
       const tail = run.decoders[stream].end();
       if (tail && run.request.onOutput) run.request.onOutput(stream, tail);
     }
+    // Nothing runs until the next call: threads, timers and busy loops a call left behind wait.
+    if (!outcome.sandboxDied) this.freeze();
     run.resolve({
       ...outcome,
       stdout: Buffer.concat(run.stdout),
@@ -426,6 +528,8 @@ export class Sandbox {
         });
       case "killed":
         return this.finish(run, { status: "killed", exitCode: null, sandboxDied: true, message: "the sandbox was stopped" });
+      case "unread_replies":
+        return this.finish(run, { status: "killed", exitCode: null, sandboxDied: true, message: this.unreadMessage });
       case undefined:
         break;
     }

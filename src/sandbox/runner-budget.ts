@@ -1,0 +1,72 @@
+// What one sandbox may cost the host through its runner pipes: frames and bytes it may send per
+// second (a flood is slowed down by not reading it), and replies it may leave unread.
+
+import type { Writable } from "node:stream";
+
+/** Frames a runner may send per second, and in one burst (a tight loop of quick tool calls). */
+export const FRAMES_PER_SECOND = 5000;
+/** Frame bytes a runner may send per second, and in one burst (one large tool argument). */
+export const FRAME_BYTES_PER_SECOND = 16 * 1024 * 1024;
+/** Reply bytes waiting in the host for a runner that does not read them (beyond the kernel's pipe). */
+export const MAX_UNREAD_REPLY_BYTES = 32 * 1024 * 1024;
+/** Replies waiting in the host; a program awaits its calls, so more means nobody reads them. */
+export const MAX_UNREAD_REPLIES = 4096;
+
+/** A token bucket: spend() says how long to wait before the spender may go on. */
+export class TokenBucket {
+  private tokens: number;
+  private last = performance.now();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst = perSecond,
+  ) {
+    this.tokens = burst;
+  }
+
+  /** Takes `amount` (possibly into debt) and returns the milliseconds until the debt is paid. */
+  spend(amount: number): number {
+    const now = performance.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.perSecond);
+    this.last = now;
+    this.tokens -= amount;
+    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / this.perSecond) * 1000);
+  }
+}
+
+/**
+ * Replies written to one runner pipe. Node buffers a write the kernel pipe cannot take, so a
+ * runner that never reads would make the host hold every reply; this refuses to grow past the caps.
+ */
+export class ReplyPipe {
+  /** Replies written since the pipe last had nothing waiting in the host. */
+  private unread = 0;
+
+  constructor(
+    private readonly pipe: Writable,
+    private readonly onOverflow: (waitingBytes: number, waitingReplies: number) => void,
+  ) {
+    pipe.on("drain", () => {
+      this.unread = 0;
+    });
+  }
+
+  get waitingBytes(): number {
+    return this.pipe.writableLength;
+  }
+
+  /** Writes `data`, or calls onOverflow instead when the runner has left too much unread. */
+  write(data: Buffer): boolean {
+    const waiting = this.pipe.writableLength;
+    if (waiting === 0) this.unread = 0;
+    // One reply larger than the cap still goes through when nothing else waits.
+    if ((waiting > 0 && waiting + data.length > MAX_UNREAD_REPLY_BYTES) || this.unread >= MAX_UNREAD_REPLIES) {
+      this.onOverflow(waiting + data.length, this.unread + 1);
+      return false;
+    }
+    if (this.pipe.destroyed || this.pipe.writableEnded) return false;
+    this.pipe.write(data);
+    if (this.pipe.writableLength > 0) this.unread += 1;
+    return true;
+  }
+}
