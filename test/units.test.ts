@@ -1,13 +1,13 @@
 // Pure pieces without a sandbox: frames, marker splitting, config from the environment,
 // limit resolution and output shaping.
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
 import { shapeOutput } from "../src/execution/index.js";
-import { pruneOutputs } from "../src/execution/output.js";
+import { SavedOutputs } from "../src/execution/saved-outputs.js";
 import { resolveLimits } from "../src/sandbox/index.js";
 import { MarkerStream } from "../src/sandbox/marker-stream.js";
 import { encodeFrame, FrameDecoder, FrameProtocolError } from "../src/sandbox/protocol.js";
@@ -77,14 +77,16 @@ describe("config", () => {
 });
 
 describe("output shaping", () => {
-  it("keeps head and tail within the budget and names the saved file", () => {
+  it("keeps head and tail within the budget and names the saved output's resource and REST path", () => {
     const data = Buffer.from(Array.from({ length: 1000 }, (_, i) => `row ${i}`).join("\n"));
-    const shaped = shapeOutput(data, 400, () => "/workspace/out.txt");
+    const shaped = shapeOutput(data, 400, () => ({ uri: "sandgate://outputs/x/stdout", restPath: "/outputs/x/stdout" }));
     expect(shaped.truncated).toBe(true);
+    expect(shaped.fullOutput).toBe("sandgate://outputs/x/stdout");
     expect(shaped.text.startsWith("row 0\n")).toBe(true);
     expect(shaped.text.endsWith("row 999")).toBe(true);
-    expect(shaped.text).toContain("/workspace/out.txt");
-    expect(shapeOutput(Buffer.from("short"), 400, () => "never")).toEqual({ text: "short", truncated: false, totalBytes: 5 });
+    expect(shaped.text).toContain("saved as sandgate://outputs/x/stdout (REST: GET /outputs/x/stdout)");
+    expect(shapeOutput(data, 400, () => undefined).text).toContain("was not kept");
+    expect(shapeOutput(Buffer.from("short"), 400, () => undefined)).toEqual({ text: "short", truncated: false, totalBytes: 5 });
   });
 });
 
@@ -103,17 +105,26 @@ describe("marker stream streaming", () => {
 });
 
 describe("saved outputs", () => {
-  it("prunes only entries older than the kept age", () => {
+  it("keep the total under the cap oldest first, answer only their owner, and go when expired", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-outputs-"));
+    const store = new SavedOutputs({ dir: join(dir, "outputs"), ttlMs: 3600_000, capBytes: 1000 });
     try {
-      mkdirSync(join(dir, "old"));
-      mkdirSync(join(dir, "new"));
-      const past = new Date(Date.now() - 2 * 3600_000);
-      utimesSync(join(dir, "old"), past, past);
-      expect(pruneOutputs(dir, 3600_000)).toBe(1);
-      expect(existsSync(join(dir, "old"))).toBe(false);
-      expect(existsSync(join(dir, "new"))).toBe(true);
+      const ids = Array.from({ length: 5 }, (_, i) => store.begin("alice").add("stdout", Buffer.alloc(300, 48 + i))!.id);
+      await store.settled();
+      expect(store.bytes).toBeLessThanOrEqual(1000);
+      expect(readdirSync(join(dir, "outputs")).sort()).toEqual(ids.slice(2).sort());
+      expect((await store.read(ids[4]!, "stdout", "alice")).toString()).toBe("4".repeat(300));
+      await expect(store.read(ids[4]!, "stdout", "bob")).rejects.toMatchObject({ code: "OUTPUT_NOT_FOUND" });
+      await expect(store.read(ids[4]!, "stderr", "alice")).rejects.toMatchObject({ code: "OUTPUT_NOT_FOUND" });
+      await expect(store.read(ids[0]!, "stdout", "alice")).rejects.toMatchObject({ code: "OUTPUT_NOT_FOUND" });
+      await expect(store.read("../../etc/passwd", "stdout", "alice")).rejects.toMatchObject({ code: "OUTPUT_NOT_FOUND" });
+      expect(store.begin("alice").add("stdout", Buffer.alloc(1001))).toBeUndefined();
+      store.prune(Date.now() + 3601_000);
+      await store.settled();
+      expect(store.bytes).toBe(0);
+      expect(existsSync(join(dir, "outputs", ids[4]!))).toBe(false);
     } finally {
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

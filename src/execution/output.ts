@@ -1,67 +1,38 @@
 // Output shaping: what the caller sees of a run's stdout/stderr (head and tail within the
-// display budget) and where the full text is kept when it did not fit.
+// display budget), with a pointer to the saved full text when it did not fit.
 
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+/** Where a saved full output can be read back. */
+export interface SavedRef {
+  /** MCP resource URI, sandgate://outputs/{id}/{stream}. */
+  uri: string;
+  /** The same through the REST API: /outputs/{id}/{stream}. */
+  restPath: string;
+}
 
 export interface ShapedStream {
   text: string;
   truncated: boolean;
-  /** Host path of the full output, when it was larger than shown. */
-  fullPath?: string;
+  /** Resource URI of the full output, when it was longer than shown and could be kept. */
+  fullOutput?: string;
   totalBytes: number;
 }
 
+/** How a note names a saved output, or says it could not be kept. */
+export function savedText(saved: SavedRef | undefined, totalBytes: number): string {
+  return saved
+    ? `full output (${totalBytes} bytes) saved as ${saved.uri} (REST: GET ${saved.restPath})`
+    : `the full output (${totalBytes} bytes) is larger than the saved-output store and was not kept`;
+}
+
 /** Keeps the first three quarters and the last quarter of the budget, cut on UTF-8 boundaries. */
-export function shapeOutput(data: Buffer, displayBytes: number, save: () => string): ShapedStream {
+export function shapeOutput(data: Buffer, displayBytes: number, save: () => SavedRef | undefined): ShapedStream {
   if (data.length <= displayBytes) return { text: data.toString("utf8"), truncated: false, totalBytes: data.length };
-  const fullPath = save();
+  const saved = save();
   const headBytes = Math.floor(displayBytes * 0.75);
   const tailBytes = displayBytes - headBytes;
   const head = data.subarray(0, headBytes).toString("utf8").replace(/\uFFFD+$/, "");
   const tail = data.subarray(data.length - tailBytes).toString("utf8").replace(/^\uFFFD+/, "");
   const omitted = data.length - headBytes - tailBytes;
-  const note = `\n… [${omitted} bytes omitted; full output (${data.length} bytes) saved to ${fullPath}] …\n`;
-  return { text: head + note + tail, truncated: true, fullPath, totalBytes: data.length };
-}
-
-/**
- * Writes a full output file and returns the path the caller should be told about. `own` hands
- * what was created to whoever must be able to delete it (the sandbox user, in a workspace).
- */
-export function saveOutput(dir: string, name: string, data: Buffer, shownDir: string, own?: (path: string) => void): string {
-  const created = mkdirSync(dir, { recursive: true });
-  const file = join(dir, name);
-  writeFileSync(file, data);
-  if (own) {
-    if (created) for (let d = dir; d.startsWith(created); d = dirname(d)) own(d);
-    own(file);
-  }
-  return join(shownDir, name);
-}
-
-/**
- * Deletes saved outputs of stateless calls older than `maxAgeMs` (sessions keep theirs in their
- * own workspace, which goes when the session does).
- */
-export function pruneOutputs(dir: string, maxAgeMs: number, now = Date.now()): number {
-  let removed = 0;
-  let entries: string[];
-  try {
-    entries = readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    const path = join(dir, entry);
-    try {
-      if (now - statSync(path).mtimeMs > maxAgeMs) {
-        rmSync(path, { recursive: true, force: true });
-        removed++;
-      }
-    } catch {
-      // removed by someone else meanwhile
-    }
-  }
-  return removed;
+  const note = `\n… [${omitted} bytes omitted; ${savedText(saved, data.length)}] …\n`;
+  return { text: head + note + tail, truncated: true, ...(saved ? { fullOutput: saved.uri } : {}), totalBytes: data.length };
 }

@@ -124,7 +124,7 @@ function prefixesOutsideUsr(paths: string[]): string[] {
   return [...prefixes];
 }
 
-const RUNNER_FILES = ["python_runner.py", "sandgate_frames.py", "sandgate.py", "node_runner.cjs", "node_code_mode.cjs", "bash_lib.sh", "bin/sandgate-tool"];
+const RUNNER_FILES = ["python_runner.py", "sandgate_frames.py", "sandgate.py", "fs_helper.py", "node_runner.cjs", "node_code_mode.cjs", "bash_lib.sh", "bin/sandgate-tool"];
 /** Runner files that run as commands inside the sandbox. */
 const EXECUTABLE_RUNNER_FILES = new Set(["bin/sandgate-tool"]);
 
@@ -147,7 +147,7 @@ function compiledRunners(runtimeDir: string, python: string): { dir: string; pyt
       chmodSync(join(staging, file), EXECUTABLE_RUNNER_FILES.has(file) ? 0o755 : 0o644);
     }
     const script = "import py_compile, sys\nfor name in sys.argv[3:]:\n    py_compile.compile(f'{sys.argv[1]}/{name}.py', cfile=f'{sys.argv[2]}/{name}.pyc', dfile=f'/sandgate/runners/{name}.py', doraise=True)";
-    execFileSync(python, ["-I", "-S", "-c", script, RUNNERS_DIR, staging, "sandgate_frames", "sandgate", "python_runner"], { stdio: "ignore", timeout: 30_000 });
+    execFileSync(python, ["-I", "-S", "-c", script, RUNNERS_DIR, staging, "sandgate_frames", "sandgate", "python_runner", "fs_helper"], { stdio: "ignore", timeout: 30_000 });
     try {
       renameSync(staging, dir);
     } catch {

@@ -1,0 +1,373 @@
+# sandgate file helper: one workspace operation, run as the sandbox user inside its own bubblewrap
+# namespaces, where only /usr (read-only) and the workspace at /workspace exist. The host never
+# touches a workspace by path; it asks this helper. Request: one JSON line on stdin (then `size`
+# raw bytes for a write). Reply: one JSON line on stdout (then `size` raw bytes for a read).
+
+import json
+import os
+import resource
+import stat
+import sys
+
+ROOT = "/workspace"
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class Refused(Exception):
+    """An answer for the host: `kind` plus details; the host words the message."""
+
+    def __init__(self, kind, **details):
+        super().__init__(kind)
+        self.reply = {"ok": False, "error": kind, **details}
+
+
+def send(header, body=b""):
+    out = sys.stdout.buffer
+    out.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+    if body:
+        out.write(body)
+    out.flush()
+
+
+def kind_of(mode):
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def segments_of(request):
+    segs = request.get("segments")
+    if not isinstance(segs, list) or not all(isinstance(s, str) and s not in ("", ".", "..") and "/" not in s and "\0" not in s for s in segs):
+        raise Refused("bad_request")
+    return segs
+
+
+def resolve(segs):
+    """How many leading segments exist, and the symlink-free real path of that prefix (inside ROOT)."""
+    existing = 0
+    path = ROOT
+    while existing < len(segs):
+        try:
+            os.lstat(path + "/" + segs[existing])
+        except OSError:
+            break
+        path += "/" + segs[existing]
+        existing += 1
+    real = os.path.realpath(path)
+    # realpath does not fail on a dangling or looping link: it returns a path that is missing or still a link.
+    try:
+        st = os.lstat(real)
+    except OSError:
+        raise Refused("escape")
+    if stat.S_ISLNK(st.st_mode) or not (real == ROOT or real.startswith(ROOT + "/")):
+        raise Refused("escape")
+    return existing, real
+
+
+def open_dir(real):
+    """A directory fd for `real` (symlink-free, under ROOT), reached one component at a time."""
+    fd = os.open(ROOT, DIR_FLAGS)
+    try:
+        for part in real[len(ROOT):].split("/"):
+            if part == "":
+                continue
+            try:
+                nfd = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                # A component changed into a link or a file since resolve(): someone is racing us.
+                raise Refused("escape")
+            os.close(fd)
+            fd = nfd
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def split_real(real):
+    parent, _, name = real.rpartition("/")
+    return parent, name
+
+
+def read(request):
+    segs = segments_of(request)
+    limit = int(request["maxBytes"])
+    existing, real = resolve(segs)
+    if existing < len(segs):
+        raise Refused("not_found")
+    if real == ROOT:
+        raise Refused("not_a_file", what="directory")
+    parent, name = split_real(real)
+    dfd = open_dir(parent)
+    try:
+        try:
+            fd = os.open(name, READ_FLAGS, dir_fd=dfd)
+        except OSError as e:
+            if e.errno == 6:  # ENXIO: a socket
+                raise Refused("not_a_file", what="special")
+            if e.errno == 40:  # ELOOP: swapped for a link since resolve()
+                raise Refused("escape")
+            if e.errno == 2:
+                raise Refused("not_found")
+            raise
+    finally:
+        os.close(dfd)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise Refused("not_a_file", what="directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("not_a_file", what="special")
+        if st.st_size > limit:
+            raise Refused("too_large")
+        chunks = []
+        length = 0
+        while length <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - length))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            length += len(chunk)
+        if length > limit:
+            raise Refused("too_large")
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    send({"ok": True, "size": len(data)}, data)
+
+
+def usage_of(byte_limit, inode_limit):
+    """Bytes (file and directory blocks) and inodes below ROOT; stops as soon as either limit is passed."""
+    total = 0
+    inodes = 0
+    stack = [os.open(ROOT, DIR_FLAGS)]
+    pending = [None]
+    try:
+        while stack:
+            fd = stack[-1]
+            if pending[-1] is None:
+                try:
+                    pending[-1] = os.scandir(fd)
+                except OSError:
+                    pending[-1] = iter(())
+            entry = next(pending[-1], None)
+            if entry is None:
+                closer = getattr(pending[-1], "close", None)
+                if closer:
+                    closer()
+                os.close(stack.pop())
+                pending.pop()
+                continue
+            try:
+                st = os.lstat(entry.name, dir_fd=fd)
+            except OSError:
+                continue
+            total += st.st_blocks * 512
+            inodes += 1
+            if total > byte_limit or inodes > inode_limit:
+                return total, inodes, True
+            if stat.S_ISDIR(st.st_mode):
+                try:
+                    child = os.open(entry.name, DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue
+                stack.append(child)
+                pending.append(None)
+    finally:
+        for it in pending:
+            closer = getattr(it, "close", None)
+            if closer:
+                closer()
+        for fd in stack:
+            os.close(fd)
+    return total, inodes, False
+
+
+def usage(request):
+    total, inodes, over = usage_of(int(request["workspaceBytes"]), int(request["workspaceInodes"]))
+    send({"ok": True, "bytes": total, "inodes": inodes, "over": over})
+
+
+def read_payload(size):
+    data = sys.stdin.buffer.read(size)
+    if len(data) != size:
+        raise Refused("bad_request")
+    return data
+
+
+def write(request):
+    segs = segments_of(request)
+    if not segs:
+        raise Refused("not_a_file", what="directory")
+    data = read_payload(int(request["size"]))
+    byte_limit = int(request["workspaceBytes"])
+    inode_limit = int(request["workspaceInodes"])
+    existing, real = resolve(segs)
+    replaced = 0
+    if existing == len(segs):
+        st = os.lstat(ROOT + "/" + "/".join(segs))
+        if stat.S_ISLNK(st.st_mode):
+            raise Refused("symlink")
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("not_a_file", what="directory" if stat.S_ISDIR(st.st_mode) else "special")
+        replaced = st.st_blocks * 512
+        parent, name = split_real(real)
+        missing = []
+    else:
+        if not stat.S_ISDIR(os.lstat(real).st_mode):
+            raise Refused("not_dir", existing=existing)
+        parent = real
+        missing = segs[existing:-1]
+        name = segs[-1]
+    new_inodes = 0 if existing == len(segs) else len(missing) + 1
+    used, inodes, _ = usage_of(byte_limit + replaced, inode_limit + 1)
+    if used - replaced + len(data) > byte_limit:
+        raise Refused("quota_bytes")
+    if inodes + new_inodes > inode_limit:
+        raise Refused("quota_inodes")
+    dfd = open_dir(parent)
+    made = []  # (parent fd, name, is_dir), deepest last
+    fds = [dfd]
+    fd = None
+    try:
+        for segment in missing:
+            os.mkdir(segment, 0o755, dir_fd=fds[-1])
+            made.append((fds[-1], segment, True))
+            nfd = os.open(segment, DIR_FLAGS, dir_fd=fds[-1])
+            fds.append(nfd)
+            os.fchmod(nfd, 0o755)
+        created = existing < len(segs)
+        try:
+            fd = os.open(name, WRITE_FLAGS, 0o644, dir_fd=fds[-1])
+        except OSError as e:
+            if e.errno == 40:
+                raise Refused("symlink")
+            if e.errno in (21, 6):  # EISDIR, ENXIO (a FIFO without a reader, a socket)
+                raise Refused("not_a_file", what="special" if e.errno == 6 else "directory")
+            raise
+        if created:
+            made.append((fds[-1], name, False))
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("not_a_file", what="special")
+        if created:
+            os.fchmod(fd, 0o644)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.close(fd)
+        fd = None
+        send({"ok": True, "created": created})
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        # Leave nothing half-made: what this call created goes, deepest first.
+        for pfd, entry, is_dir in reversed(made):
+            try:
+                if is_dir:
+                    os.rmdir(entry, dir_fd=pfd)
+                else:
+                    os.unlink(entry, dir_fd=pfd)
+            except OSError:
+                pass
+        raise
+    finally:
+        for f in fds:
+            os.close(f)
+
+
+def listing(request):
+    segs = segments_of(request)
+    limit = max(0, int(request["limit"]))
+    existing, real = resolve(segs)
+    if existing < len(segs):
+        raise Refused("not_found")
+    if not stat.S_ISDIR(os.lstat(real).st_mode):
+        raise Refused("not_a_dir")
+    dfd = open_dir(real)
+    try:
+        names = sorted(os.fsencode(n) for n in os.listdir(dfd))
+        entries = []
+        for raw in names[:limit]:
+            try:
+                st = os.lstat(raw, dir_fd=dfd)
+            except OSError:
+                continue  # removed while we looked
+            kind = kind_of(st.st_mode)
+            entries.append({"name": raw.hex(), "type": kind, "size": st.st_size if kind == "file" else 0, "mtimeMs": st.st_mtime_ns / 1e6})
+    finally:
+        os.close(dfd)
+    send({"ok": True, "entries": entries, "truncated": len(names) > limit})
+
+
+def delete_tree(_request):
+    """Empties ROOT: iterative, by directory fds (any depth), making unreadable directories usable first."""
+    removed = 0
+    try:
+        os.chmod(ROOT, 0o700)
+    except OSError:
+        pass
+    stack = [os.open(ROOT, DIR_FLAGS)]
+    names = [None]
+    try:
+        while stack:
+            fd = stack[-1]
+            if names[-1] is None:
+                names[-1] = [os.fsencode(n) for n in os.listdir(fd)]
+            if not names[-1]:
+                os.close(stack.pop())
+                names.pop()
+                if stack:
+                    os.rmdir(names[-1].pop(), dir_fd=stack[-1])
+                    removed += 1
+                continue
+            name = names[-1][-1]
+            try:
+                st = os.lstat(name, dir_fd=fd)
+            except FileNotFoundError:
+                names[-1].pop()
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if st.st_mode & 0o700 != 0o700:
+                    os.chmod(name, 0o700, dir_fd=fd)
+                stack.append(os.open(name, DIR_FLAGS, dir_fd=fd))
+                names.append(None)
+                continue
+            os.unlink(name, dir_fd=fd)
+            names[-1].pop()
+            removed += 1
+    finally:
+        for fd in stack:
+            os.close(fd)
+    send({"ok": True, "removed": removed})
+
+
+OPS = {"read": read, "write": write, "list": listing, "usage": usage, "delete": delete_tree}
+
+
+def main():
+    # Walks keep one fd per directory level; trees deeper than PATH_MAX need more than 1024.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    os.umask(0)
+    line = sys.stdin.buffer.readline(65536)
+    try:
+        request = json.loads(line)
+        op = OPS[request["op"]]
+    except (ValueError, KeyError, TypeError):
+        send({"ok": False, "error": "bad_request"})
+        return
+    try:
+        op(request)
+    except Refused as refused:
+        send(refused.reply)
+    except OSError as e:
+        send({"ok": False, "error": "os", "errno": e.errno, "message": os.strerror(e.errno) if e.errno else str(e)})
+
+
+main()
