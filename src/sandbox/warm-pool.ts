@@ -9,6 +9,18 @@ import { Sandbox } from "./sandbox.js";
 
 export type PoolSizes = Record<RunnerKind, number>;
 
+/**
+ * The server-wide caps as the pool sees them: a spare sandbox is started only with a lease
+ * granted now, never by waiting (callers come first). Leases are idempotent to release.
+ */
+export interface PoolBudget {
+  tryReserve(memoryMb: number): { release(): void } | undefined;
+  /** True while callers wait for room: a spare that lands then is given up, not kept. */
+  readonly queued: boolean;
+}
+
+const UNLIMITED: PoolBudget = { tryReserve: () => ({ release: () => undefined }), queued: false };
+
 export interface PoolKindState {
   target: number;
   ready: number;
@@ -38,6 +50,8 @@ export class WarmPool {
   private readonly pools: Record<RunnerKind, KindPool>;
   private closed = false;
   private readonly disposing = new Set<Promise<void>>();
+  /** The lease of each spare sandbox (ready, or started to become one); released when it closes. */
+  private readonly leases = new Map<Sandbox, { release(): void }>();
 
   constructor(
     private readonly runtime: SandboxRuntime,
@@ -45,6 +59,7 @@ export class WarmPool {
     /** The limits pooled sandboxes are started with; calls that ask for others start their own. */
     readonly limits: ResolvedLimits,
     private readonly log: Logger,
+    private readonly budget: PoolBudget = UNLIMITED,
   ) {
     const empty = (): KindPool => ({ ready: [], waiters: [], starting: 0, started: 0, failures: 0, retryAt: 0 });
     this.pools = { python: empty(), javascript: empty(), bash: empty() };
@@ -55,21 +70,63 @@ export class WarmPool {
     for (const kind of Object.keys(this.pools) as RunnerKind[]) this.refill(kind);
   }
 
-  /** A ready sandbox for one stateless call; the caller gives it back with release(). */
+  /**
+   * A ready sandbox for one stateless call that already holds its own lease of the budget (the
+   * spare's lease is given back); the caller gives the sandbox back with release().
+   */
   acquire(kind: RunnerKind): Promise<Sandbox> {
     if (this.closed) return Promise.reject(new SandgateError("SHUTTING_DOWN", "sandgate is shutting down"));
     const pool = this.pools[kind];
-    while (pool.ready.length > 0) {
-      const sandbox = pool.ready.shift()!;
-      // The refill waits for release(): starting a sandbox blocks the event loop for a moment,
-      // and that moment must not fall inside this caller's run.
-      if (sandbox.alive) return Promise.resolve(sandbox);
-      void this.discard(sandbox);
+    const ready = this.takeReady(kind);
+    if (ready) {
+      this.leases.get(ready)?.release();
+      this.leases.delete(ready);
+      return Promise.resolve(ready);
     }
     return new Promise<Sandbox>((resolve, reject) => {
       pool.waiters.push({ resolve, reject });
       this.refill(kind, true);
     });
+  }
+
+  /**
+   * A ready sandbox with the spare's lease still on it (it counts against the budget until it
+   * closes), for a caller that has no lease of its own; undefined when none is ready.
+   */
+  take(kind: RunnerKind): Sandbox | undefined {
+    if (this.closed) return undefined;
+    const sandbox = this.takeReady(kind);
+    if (sandbox) this.leases.delete(sandbox);
+    return sandbox;
+  }
+
+  /** Gives up one ready sandbox, of the kind with most spares, so that its room goes to a waiting caller. */
+  shrink(): void {
+    const fullest = Object.values(this.pools).reduce((a, b) => (b.ready.length > a.ready.length ? b : a));
+    const sandbox = fullest.ready.shift();
+    if (sandbox) void this.discard(sandbox);
+  }
+
+  private takeReady(kind: RunnerKind): Sandbox | undefined {
+    const pool = this.pools[kind];
+    while (pool.ready.length > 0) {
+      const sandbox = pool.ready.shift()!;
+      // The refill waits for release(): starting a sandbox blocks the event loop for a moment,
+      // and that moment must not fall inside this caller's run.
+      if (sandbox.alive) return sandbox;
+      void this.discard(sandbox);
+    }
+    return undefined;
+  }
+
+  /** Stores a spare sandbox whose lease ends when its processes are gone. */
+  private keep(kind: RunnerKind, sandbox: Sandbox, lease: { release(): void }): void {
+    this.leases.set(sandbox, lease);
+    void sandbox.whenClosed().then(() => {
+      lease.release();
+      this.leases.delete(sandbox);
+    });
+    this.pools[kind].ready.push(sandbox);
   }
 
   /**
@@ -129,23 +186,41 @@ export class WarmPool {
     const wanted = Math.max(0, this.sizes[kind] - pool.ready.length) + pool.waiters.length;
     // A burst of callers must not start a burst of sandboxes: the rest wait for the next one.
     const cap = Math.max(this.sizes[kind], MAX_CONCURRENT_STARTS);
-    for (let i = pool.starting; i < Math.min(wanted, cap); i++) this.launch(kind);
+    for (let i = pool.starting; i < Math.min(wanted, cap); i++) {
+      // Waiting callers hold leases of their own; a spare needs room now (none under pressure).
+      const lease = i < pool.waiters.length ? undefined : this.budget.tryReserve(this.limits.memoryMb);
+      if (i >= pool.waiters.length && !lease) break;
+      this.launch(kind, lease);
+    }
   }
 
-  private launch(kind: RunnerKind): void {
+  private launch(kind: RunnerKind, lease: { release(): void } | undefined): void {
     const pool = this.pools[kind];
     pool.starting++;
     this.startWarm(kind).then(
       (sandbox) => {
         pool.starting--;
         pool.started++;
-        if (this.closed) return void this.discard(sandbox);
+        if (this.closed) {
+          lease?.release();
+          return void this.discard(sandbox);
+        }
         const waiter = pool.waiters.shift();
-        if (waiter) waiter.resolve(sandbox);
-        else pool.ready.push(sandbox);
+        if (waiter) {
+          lease?.release();
+          waiter.resolve(sandbox);
+        } else {
+          const kept = this.budget.queued ? undefined : (lease ?? this.budget.tryReserve(this.limits.memoryMb));
+          if (kept) this.keep(kind, sandbox, kept);
+          else {
+            // Its room goes to a caller waiting for it once the processes are gone.
+            void this.discard(sandbox).finally(() => lease?.release());
+          }
+        }
         if (pool.waiters.length > 0) this.refill(kind, true);
       },
       (error: unknown) => {
+        lease?.release();
         pool.starting--;
         pool.failures++;
         pool.lastError = error instanceof Error ? error.message : String(error);

@@ -24,6 +24,9 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       output_shown_bytes: limits.maxOutputSize,
       output_cap_bytes: limits.outputCapBytes,
       max_code_bytes: limits.maxCodeBytes,
+      max_sandboxes: limits.maxSandboxes,
+      max_committed_memory_mb: limits.maxCommittedMemoryMb,
+      queue_wait_s: limits.queueWaitS,
     },
     flavors: config.flavors,
     default_flavor: config.defaultFlavor,
@@ -44,6 +47,7 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       api_key_required: config.server.apiKey !== undefined,
       cors: config.server.cors.enabled,
       max_body_bytes: config.server.maxBodyBytes,
+      body_timeout_s: config.server.bodyTimeoutS,
       max_concurrent_per_client: config.server.maxConcurrentPerClient,
     },
   };

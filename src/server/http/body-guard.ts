@@ -1,0 +1,85 @@
+// The request body at the door: read whole before any route sees it, within a byte cap (413)
+// and a deadline (408, connection closed), so a slow or stalled sender holds nothing for long.
+
+import type { Socket } from "node:net";
+import type { MiddlewareHandler } from "hono";
+import { SandgateError } from "../../errors/index.js";
+import { errorResponse } from "./errors.js";
+
+export interface BodyGuardOptions {
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+type Outcome = { ok: true; body: Uint8Array } | { ok: false; error: SandgateError };
+
+async function readWithin(body: ReadableStream<Uint8Array>, options: BodyGuardOptions): Promise<Outcome> {
+  const reader = body.getReader();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), options.timeoutMs);
+  });
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let complete = false;
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), expired]);
+      if (next === "timeout") {
+        const seconds = Math.round(options.timeoutMs / 100) / 10;
+        return {
+          ok: false,
+          error: new SandgateError("REQUEST_TIMEOUT", `the request body did not arrive within ${seconds} s (server.bodyTimeoutS); send it whole and promptly`, {
+            data: { timeoutS: seconds, receivedBytes: size },
+          }),
+        };
+      }
+      if (next.done) {
+        complete = true;
+        break;
+      }
+      size += next.value.length;
+      if (size > options.maxBytes) {
+        return { ok: false, error: new SandgateError("BODY_TOO_LARGE", `the request body is larger than ${options.maxBytes} bytes (server.maxBodyBytes)`) };
+      }
+      chunks.push(next.value);
+    }
+  } finally {
+    clearTimeout(timer);
+    if (!complete) void reader.cancel().catch(() => undefined);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return { ok: true, body: out };
+}
+
+/** The socket behind a request served by @hono/node-server, when there is one. */
+function socketOf(env: unknown): Socket | undefined {
+  return (env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket;
+}
+
+export function bodyGuard(options: BodyGuardOptions): MiddlewareHandler {
+  return async (c, next) => {
+    const body = c.req.raw.body;
+    if (!body) return next();
+    const declared = c.req.header("content-length");
+    if (declared !== undefined && !c.req.raw.headers.has("transfer-encoding") && Number(declared) > options.maxBytes) {
+      return errorResponse(c, new SandgateError("BODY_TOO_LARGE", `the request body is larger than ${options.maxBytes} bytes (server.maxBodyBytes)`));
+    }
+    const outcome = await readWithin(body, options);
+    if (!outcome.ok) {
+      // What is left of this body will not be read: the connection cannot carry another request.
+      c.header("connection", "close");
+      const response = errorResponse(c, outcome.error);
+      const socket = socketOf(c.env);
+      if (socket) setTimeout(() => socket.destroySoon(), 100).unref();
+      return response;
+    }
+    c.req.raw = new Request(c.req.raw, { body: outcome.body });
+    return next();
+  };
+}
