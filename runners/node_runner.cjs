@@ -20,7 +20,8 @@ const { isArray } = Array;
 const { isInteger } = Number;
 const ObjectPrototype = Object.prototype;
 const ArrayPrototype = Array.prototype;
-const runInThisContext = vm.runInThisContext;
+const VmScript = vm.Script;
+const runScript = Function.prototype.call.bind(vm.Script.prototype.runInThisContext);
 const writeSync = fs.writeSync;
 const readFileSync = fs.readFileSync;
 const readdirSync = fs.readdirSync;
@@ -187,9 +188,16 @@ function runUserCode(code) {
   const call = { finish, exitSignal: null };
   active = call;
   process.exitCode = undefined;
+  let script;
+  try {
+    script = new VmScript(code, scriptOptions);
+  } catch (err) {
+    finish(failure(compileError(err), call));
+    return done;
+  }
   let completion;
   try {
-    completion = runInThisContext(code, scriptOptions);
+    completion = runScript(script);
   } catch (err) {
     finish(failure(err, call));
     return done;
@@ -200,6 +208,14 @@ function runUserCode(code) {
     (err) => finish(failure(err, call)),
   );
   return done;
+}
+
+/** V8 runs out of stack compiling deeply nested code: that is the code's fault, a syntax error. */
+function compileError(err) {
+  if (!(err instanceof RangeError) || !/call stack/i.test(String(err.message))) return err;
+  const error = new SyntaxError('the code is nested too deeply to parse; split it into smaller expressions');
+  error.stack = `${scriptOptions.filename}:1\n${error.name}: ${error.message}`;
+  return error;
 }
 
 function success(value, call) {
@@ -342,14 +358,19 @@ function runnerError(err) {
   return { type: 'RunnerError', message, traceback: safeString(err && err.stack) };
 }
 
-const RUNNER_FRAME = /node_runner\.cjs|\(node:internal\/|at node:internal\/|\(node:vm:/;
+const RUNNER_FRAME = /\/sandgate\/runners\/|\(node:internal\/|at node:internal\/|\(node:vm:/;
+/** V8's "file:line, source, caret" header of an error thrown synchronously, when the file is ours. */
+const RUNNER_HEADER = /^\/sandgate\/runners\/[^\n]*:\d+\n(?:[^\n]*\n)*?\n/;
 
-/** Drops the runner's own frames and everything that called into user code through it. */
+/**
+ * Drops the runner's own frames (runner and code-mode files: the user sees only their file and
+ * libraries) and everything that called into user code through the runner.
+ */
 function cleanStack(stack) {
   if (typeof stack !== 'string') return '';
   const out = [];
   let reachedUser = false;
-  for (const line of stack.split('\n')) {
+  for (const line of stack.replace(RUNNER_HEADER, '').split('\n')) {
     if (!/^\s+at /.test(line)) {
       out.push(line);
       continue;

@@ -20,6 +20,16 @@ PyCF_ALLOW_TOP_LEVEL_AWAIT = 0x2000
 CO_COROUTINE = 0x80
 CodeType = type(compile("", "", "exec"))
 
+
+async def _coroutine_probe():
+    pass
+
+
+_probe = _coroutine_probe()
+CoroutineType = type(_probe)
+_probe.close()
+del _probe
+
 VALUE_LIMIT = 64 * 1024
 TEXT_LIMIT = 256 * 1024
 # A JSON value with more nodes than this is over VALUE_LIMIT anyway (each node takes 2+ bytes).
@@ -28,6 +38,8 @@ VALUE_DEPTH_LIMIT = 100
 SAFE_INTEGER = 2**53 - 1  # beyond it JSON.parse on the host rounds; such ints go as repr
 # Functions from earlier calls whose source we keep for tracebacks.
 REMEMBERED_CODE_LIMIT = 20_000
+# Frames of files under this prefix are the runner's own and never shown in a traceback.
+RUNNER_FILES_PREFIX = "/sandgate/runners/"
 # Generated tool wrappers (`from servers.github import search_issues`), when the host mounts them.
 TOOLS_DIR = "/sandgate/tools"
 TOOLS_PYTHON = "/sandgate/tools/python"
@@ -160,10 +172,15 @@ class Session:
         module.__dict__["ToolError"] = sandgate.ToolError
         sys.modules["__main__"] = module
         self.globals = module.__dict__
+        # threading takes its default excepthook from _thread when user code first imports it.
+        import _thread
+
+        _thread._excepthook = self._thread_excepthook
         self.loop = None
         self.filename = "main.py"
         self.lines = []
         self.tops = []
+        self.last_line = None
         # Code of functions defined in earlier calls -> source lines of the call that defined them;
         # every call is "main.py", so linecache alone would show the latest call's lines.
         self.code_lines = {}
@@ -178,13 +195,43 @@ class Session:
         # The wrappers may have been generated after an import of them failed; look again.
         if sys.path_importer_cache.get(TOOLS_PYTHON, 0) is None:
             del sys.path_importer_cache[TOOLS_PYTHON]
+        self.last_line = None
         try:
             value = self._run(request.code, request.filename)
         except BaseException as exc:
             return self._error_fields(exc)
         fields = {"ok": True, "exitCode": 0}
         fields.update(_value_fields(value))
+        if type(value) is CoroutineType:
+            # Dropped by the runner, Python would warn with the runner's file and line.
+            frames.flush_std_streams()
+            name = getattr(value, "__qualname__", "coroutine")
+            frames.log_raw(f"{self.filename}:{self.last_line or 1}: RuntimeWarning: coroutine '{name}' was never awaited (put `await` before the call)\n")
+            value.close()
         return fields
+
+    def _thread_excepthook(self, args):
+        """threading's default hook: errors in threads print with the frames a call's error shows."""
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "?"
+        frames.flush_std_streams()
+        frames.log_raw(f"Exception in thread {name}:\n{self._format(args.exc_value)}")
+
+    def _loop_exception(self, loop, context):
+        """asyncio's handler for errors nobody retrieved, with the call's traceback format."""
+        import re
+
+        text = f"{context.get('message') or 'Unhandled exception in the event loop'}\n"
+        for key in ("future", "task", "handle"):
+            if key in context:
+                # A task's repr names where its coroutine was defined; call_mcp_tool is the runner's.
+                text += re.sub(r", defined at /sandgate/runners/[^>\s]*", "", f"{key}: {_safe_repr(context[key])}\n")
+        exc = context.get("exception")
+        if exc is not None:
+            text += self._format(exc)
+        frames.flush_std_streams()
+        frames.log_raw(text)
 
     def _run(self, code, filename):
         tree = compile(code, filename, "exec", PyCF_ONLY_AST | PyCF_ALLOW_TOP_LEVEL_AWAIT, True)
@@ -194,6 +241,7 @@ class Session:
         if body:
             tops.append(compile(tree, filename, "exec", PyCF_ALLOW_TOP_LEVEL_AWAIT, True))
         if last is not None:
+            self.last_line = last.lineno
             expression = _ast.Expression(last.value)
             tops.append(compile(expression, filename, "eval", PyCF_ALLOW_TOP_LEVEL_AWAIT, True))
         self._remember_functions(tops)
@@ -220,6 +268,7 @@ class Session:
             import asyncio
 
             loop = self.loop = asyncio.new_event_loop()
+            loop.set_exception_handler(self._loop_exception)
         task = loop.create_task(coroutine)
         try:
             return loop.run_until_complete(task)
@@ -302,6 +351,8 @@ class Session:
                 if lines is not None and summary.name == frame.f_code.co_name:
                     lineno = summary.lineno or 0
                     summary._line = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+            # After the source lines are attached (that walk pairs summaries with frames by position).
+            report.stack[:] = [summary for summary in report.stack if not summary.filename.startswith(RUNNER_FILES_PREFIX)]
             pending.append((report.__cause__, exc.__cause__))
             pending.append((report.__context__, exc.__context__))
             if getattr(report, "exceptions", None) and isinstance(exc, BaseExceptionGroup):

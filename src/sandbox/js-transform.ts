@@ -2,6 +2,7 @@
 // Owns keeping top-level declarations global across calls, static `import` and the user's line numbers intact.
 import { parse } from "acorn";
 import type { AnyNode, ImportDeclaration, Node, Pattern, Program, VariableDeclaration } from "acorn";
+import { isStackOverflow, nestingError } from "./nesting.js";
 
 export type JavaScriptMode = "script" | "async";
 
@@ -28,7 +29,20 @@ const SCOPE_TYPES = new Set([
 /** The Node runner's global that every `import()` and static `import` of user code goes through. */
 export const IMPORT_FUNCTION = "__sandgateImport";
 
+/**
+ * The code as the Node runner should run it. Throws NestingTooDeepError for code nested deeper
+ * than the parser (or the walks over its tree) can follow: V8 would fail on it as well.
+ */
 export function prepareJavaScript(code: string): PreparedJavaScript {
+  try {
+    return prepare(code);
+  } catch (error) {
+    if (isStackOverflow(error)) throw nestingError(code);
+    throw error;
+  }
+}
+
+function prepare(code: string): PreparedJavaScript {
   let mayAwait = code.includes("await");
   const mayImport = code.includes("import") || code.includes("export");
   if (!mayAwait && !mayImport && !/\b(?:let|const|class)\b/.test(code)) return { code, mode: "script" };
@@ -54,7 +68,8 @@ export function prepareJavaScript(code: string): PreparedJavaScript {
 function tryParse(code: string, sourceType: "script" | "module"): Program | undefined {
   try {
     return parse(code, { ecmaVersion: "latest", sourceType, allowAwaitOutsideFunction: true });
-  } catch {
+  } catch (error) {
+    if (isStackOverflow(error)) throw error;
     return undefined;
   }
 }

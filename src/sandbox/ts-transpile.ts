@@ -1,6 +1,7 @@
 // TypeScript to JavaScript on the host, before the Node runner sees the code: types are stripped
 // by sucrase, which keeps every line where it was, and parse errors carry the user's position.
 import { transform } from "sucrase";
+import { isStackOverflow, nestingError } from "./nesting.js";
 
 export class TypeScriptSyntaxError extends Error {
   override readonly name = "TypeScriptSyntaxError";
@@ -22,6 +23,10 @@ export function transpileTypeScript(code: string): string {
     // Node 20 runs modern syntax as is; sucrase's ES transforms would only add helpers.
     return transform(code, { transforms: ["typescript"], disableESTransforms: true }).code;
   } catch (error) {
+    if (isStackOverflow(error)) {
+      const deep = nestingError(code);
+      throw new TypeScriptSyntaxError(deep.message, deep.line, deep.column, { cause: error });
+    }
     const loc = parseErrorLocation(error);
     if (!loc) throw error;
     // sucrase appends " (line:column)" to its message; the position travels in fields instead.
