@@ -1,8 +1,8 @@
 // npm run bench: latency and throughput of the sandbox engine, with the seed systems' baseline
 // (one `bwrap ... python3 -c` spawn per request) measured in the same run on the same host.
 // Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
-// `--only engine`, `--only server` (bench/server.mjs) or `--only codemode` (bench/code-mode.mjs)
-// runs one part; all three run by default, in that order.
+// `--only engine`, `--only server` (bench/server.mjs), `--only codemode` (bench/code-mode.mjs) or
+// `--only neighbour` (bench/neighbour.mjs) runs one part; all four run by default, in that order.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -12,13 +12,14 @@ import { loadConfig } from "../dist/config/index.js";
 import { Engine } from "../dist/execution/index.js";
 import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
 import { codeModeBench } from "./code-mode.mjs";
+import { neighbourBench } from "./neighbour.mjs";
 import { serverBench } from "./server.mjs";
 import { descendants } from "./proc.mjs";
 import { fmt, pct, sleep } from "./stats.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-const PARTS = ["engine", "server", "codemode"];
+const PARTS = ["engine", "server", "codemode", "neighbour"];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) throw new Error(`--only takes ${PARTS.join(", ")}, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
@@ -211,6 +212,7 @@ async function main() {
   if (ONLY === undefined || ONLY === "engine") await engineBench();
   if (ONLY === undefined || ONLY === "server") process.stdout.write(`\n${await serverBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "codemode") process.stdout.write(`\n${await codeModeBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "neighbour") process.stdout.write(`\n${await neighbourBench({ quick: QUICK })}\n`);
 }
 
 main().catch((e) => {
