@@ -1,0 +1,141 @@
+// Server-wide caps on live sandboxes and committed memory: bursts queue fairly across owners
+// and the excess is refused with 429 + Retry-After, with real sandboxes and a real server.
+
+import { readdirSync, readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ExecutionResult } from "../src/execution/index.js";
+import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
+import { jsonApi, startTestServer } from "./server-helpers.js";
+
+/** bubblewrap processes this test process started: one per live sandbox. */
+function liveSandboxes(): number {
+  let count = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (comm === "bwrap" && ppid === process.pid) count++;
+    } catch {
+      // exited while we looked
+    }
+  }
+  return count;
+}
+
+/** Samples the live sandbox count until stop() and returns the highest seen. */
+function samplePeak(): { stop: () => number } {
+  let peak = liveSandboxes();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, liveSandboxes());
+  }, 15);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, liveSandboxes());
+    },
+  };
+}
+
+let fx: TestEngine | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+describe("global caps on sandboxes and committed memory", () => {
+  it("40 parallel stateless calls never commit more memory than the cap; the excess gets 429 with Retry-After and nothing is left behind", async () => {
+    // 512 MB at the default 256 MB flavor: two sandboxes at once, pool spares included.
+    fx = createTestEngine({ SANDGATE_MAX_COMMITTED_MB: "512", SANDGATE_QUEUE_WAIT: "1" }, { python: 1, javascript: 1, bash: 1 });
+    const server = await startTestServer(fx.engine, fx.config, { maxConcurrentPerClient: 64 });
+    const api = jsonApi(() => server.url);
+    const engine = fx.engine;
+    let committedPeak = 0;
+    const committed = setInterval(() => {
+      committedPeak = Math.max(committedPeak, engine.admissionState().committedMb);
+    }, 15);
+    const peak = samplePeak();
+    try {
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => api<ExecutionResult>("/execute", { json: { language: "python", code: `import time\ntime.sleep(0.4)\nprint(${i})` } })),
+      );
+      const sandboxesPeak = peak.stop();
+      expect(sandboxesPeak * 256).toBeLessThanOrEqual(512);
+      expect(committedPeak).toBeLessThanOrEqual(512);
+      const ok = replies.filter((r) => r.status === 200);
+      const refused = replies.filter((r) => r.status === 429);
+      expect(ok.length + refused.length).toBe(40);
+      expect(ok.length).toBeGreaterThan(0);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const r of ok) expect(r.body.status).toBe("ok");
+      for (const r of refused) {
+        const body = r.body as unknown as { error: { code: string; message: string } };
+        expect(body.error.code).toBe("TOO_MANY_REQUESTS");
+        expect(body.error.message).toMatch(/limit of \d+ sandboxes \/ 512 MB committed/);
+        expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      }
+    } finally {
+      clearInterval(committed);
+      peak.stop();
+      await server.close();
+    }
+    await fx.close();
+    fx = undefined;
+    expect(await waitFor(() => descendantPids().length === 0, 5000)).toBe(true);
+  }, 120_000);
+
+  it("one owner's 30 queued calls do not starve another owner's single call", async () => {
+    fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "2", SANDGATE_QUEUE_WAIT: "120" }, { python: 0, javascript: 0, bash: 0 });
+    const engine = fx.engine;
+    const finished: string[] = [];
+    const peak = samplePeak();
+    const run = (owner: string, i: number): Promise<ExecutionResult> =>
+      engine.execute({ language: "bash", code: `echo ${owner}${i}`, owner }).then((r) => {
+        finished.push(owner);
+        return r;
+      });
+    const flood = Array.from({ length: 30 }, (_, i) => run("A", i));
+    expect(await waitFor(() => engine.admissionState().waiting >= 25, 10_000)).toBe(true);
+    const single = run("B", 0);
+    const results = await Promise.all([...flood, single]);
+    expect(peak.stop()).toBeLessThanOrEqual(2);
+    for (const r of results) expect(r.status).toBe("ok");
+    // Round-robin between owners: B waits for at most one of A's turns per free slot, not for all of A's queue.
+    const before = finished.indexOf("B");
+    expect(before).toBeGreaterThanOrEqual(0);
+    expect(before).toBeLessThanOrEqual(6);
+  }, 120_000);
+
+  it("idle session sandboxes count against the cap, and stopping the session makes room", async () => {
+    fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "1", SANDGATE_QUEUE_WAIT: "0.5" }, { python: 0, javascript: 0, bash: 0 });
+    const engine = fx.engine;
+    const session = engine.createSession();
+    const first = await engine.execute({ language: "bash", code: "echo kept", sessionId: session.id });
+    expect(first.status).toBe("ok");
+    await expect(engine.execute({ language: "bash", code: "echo refused" })).rejects.toMatchObject({
+      code: "TOO_MANY_REQUESTS",
+      data: { retryAfterS: 1, maxSandboxes: 1 },
+    });
+    await engine.stopSession(session.id);
+    const after = await engine.execute({ language: "bash", code: "echo room" });
+    expect(after.stdout).toBe("room\n");
+  }, 60_000);
+
+  it("the warm pool fills only within the caps and gives its spares up to waiting callers", async () => {
+    fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "2", SANDGATE_QUEUE_WAIT: "30" }, { python: 2, javascript: 1, bash: 1 });
+    const engine = fx.engine;
+    expect(await waitFor(() => engine.admissionState().sandboxes === 2 && liveSandboxes() === 2, 20_000)).toBe(true);
+    const peak = samplePeak();
+    // Bash has at most one spare; the second bash call needs a spare of another kind to give way.
+    const results = await Promise.all([1, 2, 3].map((i) => engine.execute({ language: "bash", code: `sleep 0.3; echo ${i}` })));
+    expect(results.map((r) => r.stdout)).toEqual(["1\n", "2\n", "3\n"]);
+    expect(peak.stop()).toBeLessThanOrEqual(2);
+    expect(engine.admissionState().committedMb).toBeLessThanOrEqual(512);
+  }, 60_000);
+
+  it("a call asking for more memory than the server commits in total is refused at once", async () => {
+    fx = createTestEngine({ SANDGATE_MAX_COMMITTED_MB: "128" }, { python: 0, javascript: 0, bash: 0 });
+    await expect(fx.engine.execute({ language: "bash", code: "echo big", memoryMb: 256 })).rejects.toMatchObject({ code: "LIMIT_EXCEEDED" });
+  });
+});
