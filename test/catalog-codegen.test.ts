@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Catalog } from "../src/catalog/index.js";
+import { oldPythonPrelude } from "./fixtures/upstream/old-python.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const FIXTURES = join(import.meta.dirname, "fixtures", "catalog");
@@ -212,7 +213,7 @@ describe("Python", () => {
     mkdirSync(stub);
     // Stands in for the sandbox runner's `sandgate` module in this unit test only.
     writeFileSync(join(stub, "sandgate.py"), "async def call_mcp_tool(id, args):\n    return {\"id\": id, \"args\": args}\n");
-    const script = `
+    const script = `${oldPythonPrelude(join(dir, "python"))}
 import asyncio, json, sys, typing
 sys.path[:0] = [${JSON.stringify(join(dir, "python"))}, ${JSON.stringify(stub)}]
 import servers
@@ -241,6 +242,11 @@ print(json.dumps({"calls": calls, "docs": docs, "hints": hints}))
     output = JSON.parse(result.stdout) as typeof output;
   });
 
+  it("runs on Python 3.9: every module imports and works with typing as 3.9 has it (the script above)", () => {
+    expect(output.calls).toHaveLength(8);
+    expect(Object.keys(output.hints).length).toBeGreaterThan(10);
+  });
+
   it("imports every generated module and calls through call_mcp_tool with the real property names", () => {
     expect(output.calls).toEqual([
       { id: "google-drive.getDocument", args: { documentId: "abc" } },
@@ -254,25 +260,34 @@ print(json.dumps({"calls": calls, "docs": docs, "hints": hints}))
     ]);
   });
 
-  it("writes TypedDicts with Literal, NotRequired and merged allOf", () => {
-    expect(output.hints.color).toBe("typing.NotRequired[typing.Literal['red', 'green']]");
+  it("writes TypedDicts with Literal, optional keys in a total=False part, and merged allOf", () => {
+    expect(output.hints.color).toBe("typing.Literal['red', 'green']");
     expect(output.hints.kind).toBe("typing.Literal['fixed']");
-    expect(output.hints.maybe).toBe("typing.NotRequired[str | None]");
-    expect(output.hints.big).toBe("typing.NotRequired[str]");
+    expect(output.hints.maybe).toBe("typing.Optional[str]");
+    expect(output.hints.big).toBe("<class 'str'>");
     expect(output.hints.required).toBe("['kind']");
     expect(output.hints.both).toBe("['a']");
     const source = py("shapes");
-    expect(source).toContain("class GetTreeNode(TypedDict):\n    \"\"\"A node of the tree\"\"\"\n    name: str\n    children: NotRequired[list[\"GetTreeNode\"]]\n");
-    expect(source).toContain('PickInput = TypedDict("PickInput", {');
-    expect(source).toContain('    "level": NotRequired[Literal[1, 2, None]],\n');
-    expect(source).toContain('    "pair": NotRequired[tuple[str, int]],\n');
-    expect(source).toContain('    "labels": NotRequired[dict[str, str]],\n');
+    expect(source).toContain("from typing import Any, Literal, Optional, TypedDict, Union\n");
+    expect(source).not.toContain("NotRequired");
+    expect(source).toContain(
+      'class _GetTreeNodeRequired(TypedDict):\n    name: str\n\n\nclass GetTreeNode(_GetTreeNodeRequired, total=False):\n    """A node of the tree"""\n    children: list["GetTreeNode"]\n',
+    );
+    expect(source).toContain('_PickInputRequired = TypedDict("_PickInputRequired", {\n    "kind": Literal["fixed"],\n})\n');
+    expect(source).toContain('_PickInputOptional = TypedDict("_PickInputOptional", {');
+    expect(source).toContain('class PickInput(_PickInputRequired, _PickInputOptional):\n    """Input of shapes.pick."""\n');
+    expect(source).toContain('    "level": Literal[1, 2, None],\n');
+    expect(source).toContain('    "maybe": Optional[str],\n');
+    expect(source).toContain('    "either": Union[str, float],\n');
+    expect(source).toContain('    "pair": tuple[str, int],\n');
+    expect(source).toContain('    "labels": dict[str, str],\n');
+    expect(source).toContain("class PickB(TypedDict, total=False):\n    b: float\n");
     expect(source).toContain("from sandgate import call_mcp_tool\n");
   });
 
   it("writes async wrappers with a signature, a docstring listing parameters and a kwargs mapping", () => {
     const source = py("google_drive");
-    expect(source).toContain("async def get_document(args: GetDocumentInput | None = None, /, **kwargs: Any) -> GetDocumentOutput:\n");
+    expect(source).toContain("async def get_document(args: Optional[GetDocumentInput] = None, /, **kwargs: Any) -> GetDocumentOutput:\n");
     expect(source).toContain('        document_id (str, required) [sent as "documentId"]\n');
     expect(source).toContain('    return await call_mcp_tool("google-drive.getDocument", _merge(args, kwargs, {"document_id": "documentId"}))\n');
     expect(output.docs.pick).toContain('x_api_key (str) [sent as "x-api-key"]');

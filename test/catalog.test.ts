@@ -178,7 +178,7 @@ describe("search", () => {
     expect(hit!.signature).toContain("/** The name of the entity */");
     expect(hit!.signature).toContain(" * Create multiple new entities in the knowledge graph\n");
     expect(hit!.signature).toContain("export declare function createEntities(input: CreateEntitiesInput): Promise<CreateEntitiesOutput>;");
-    expect(hit!.python).toBe("async def create_entities(args: CreateEntitiesInput | None = None, /, **kwargs: Any) -> CreateEntitiesOutput");
+    expect(hit!.python).toBe("async def create_entities(args: Optional[CreateEntitiesInput] = None, /, **kwargs: Any) -> CreateEntitiesOutput");
   });
 
   it("filters by server and honours limit (default 10, max 50)", () => {

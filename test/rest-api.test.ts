@@ -273,9 +273,12 @@ describe("sessions and files", () => {
       expect(stopped.body).toEqual({ session_id: id, stopped: true });
     }
     expectError(await api(`/sessions/${id}`), 410, "SESSION_EXPIRED");
-    expectError(await api(`/sessions/${id}/files/content?path=out.txt`), 410, "SESSION_EXPIRED");
     const list = await api<{ sessions: { session_id: string }[] }>("/sessions");
     expect(list.body.sessions.map((s) => s.session_id)).not.toContain(id);
+    // The file routes start a new, empty session with the id, as the file tools do: the old files are gone.
+    const gone = expectError(await api(`/sessions/${id}/files/content?path=out.txt`), 404, "FILE_NOT_FOUND");
+    expect(gone.message).toMatch(/had ended \(stopped\); a new, empty one was started/);
+    expect((await api(`/sessions/${id}`, { method: "DELETE" })).status).toBe(200);
   });
 
   it("creates a session with a chosen id", async () => {
@@ -307,12 +310,16 @@ describe("sessions and files", () => {
     }
   });
 
-  it("answers 404 SESSION_NOT_FOUND for a session that never existed", async () => {
-    for (const path of ["/sessions/no-such-session", "/sessions/no-such-session/files", "/sessions/no-such-session/files/content?path=a.txt"]) {
-      expectError(await api(path), 404, "SESSION_NOT_FOUND");
-    }
-    expectError(await api("/sessions/no-such-session/files/content", { method: "PUT", json: { path: "a.txt", content: "x" } }), 404, "SESSION_NOT_FOUND");
+  it("answers 404 SESSION_NOT_FOUND for a session that never existed, and the file routes start it", async () => {
+    expectError(await api("/sessions/no-such-session"), 404, "SESSION_NOT_FOUND");
     expectError(await api("/sessions/no-such-session", { method: "DELETE" }), 404, "SESSION_NOT_FOUND");
+    const missing = expectError(await api("/sessions/new-by-files/files/content?path=a.txt"), 404, "FILE_NOT_FOUND");
+    expect(missing.message).toMatch(/no session new-by-files; a new, empty one was started/);
+    const put = await api("/sessions/new-by-put/files/content", { method: "PUT", json: { path: "a.txt", content: "x" } });
+    expect(put.status).toBe(200);
+    const listed = await api<{ entries: { name: string }[] }>("/sessions/new-by-put/files");
+    expect(listed.body.entries.map((e) => e.name)).toEqual(["a.txt"]);
+    for (const id of ["new-by-files", "new-by-put"]) expect((await api(`/sessions/${id}`, { method: "DELETE" })).status).toBe(200);
   });
 });
 

@@ -97,14 +97,15 @@ describe("safety at the door", () => {
     const off = await rawRequest(`${rest.server.url}/execute`, preflight);
     expect(off.headers["access-control-allow-origin"]).toBeUndefined();
 
-    await withServer({ cors: { enabled: true, origins: [] } }, async (s) => {
-      const on = await rawRequest(`${s.url}/execute`, { ...preflight, headers: { ...preflight.headers, origin: s.url } });
+    const app = "http://app.example";
+    await withServer({ cors: { enabled: true, origins: [app] } }, async (s) => {
+      const on = await rawRequest(`${s.url}/execute`, { ...preflight, headers: { ...preflight.headers, origin: app } });
       expect(on.status).toBeLessThan(300);
-      expect(on.headers["access-control-allow-origin"]).toBe(s.url);
+      expect(on.headers["access-control-allow-origin"]).toBe(app);
       expect(String(on.headers["access-control-allow-methods"])).toContain("POST");
-      const get = await rawRequest(`${s.url}/languages`, { headers: { origin: s.url } });
+      const get = await rawRequest(`${s.url}/languages`, { headers: { origin: app } });
       expect(get.status).toBe(200);
-      expect(get.headers["access-control-allow-origin"]).toBe(s.url);
+      expect(get.headers["access-control-allow-origin"]).toBe(app);
     });
   });
 
@@ -114,10 +115,12 @@ describe("safety at the door", () => {
       const slow = api<WireExecutionResult>("/execute", { base: s.url, json: { language: "python", code: "import time\ntime.sleep(2)\n'slept'", session_id } });
       try {
         // The session is busy once the slow call holds the client's only slot and runs.
-        expect(await waitFor(() => rest.fx.engine.listSessions().some((x) => x.id === session_id && x.busy), 10_000)).toBe(true);
+        expect(await waitFor(() => rest.fx.engine.sessions.listAll().some((x) => x.id === session_id && x.busy), 10_000)).toBe(true);
         const second = await api("/execute", { base: s.url, json: { language: "bash", code: "echo second" } });
         const err = expectError(second, 429, "TOO_MANY_REQUESTS");
         expect(err.data?.limit).toBe(1);
+        expect(err.data?.retry_after).toBeGreaterThan(0);
+        expect(Number(second.headers.get("retry-after"))).toBe(err.data?.retry_after);
         expect((await slow).body).toMatchObject({ status: "ok", value: "slept" });
         const third = await api<WireExecutionResult>("/execute", { base: s.url, json: { language: "bash", code: "echo third" } });
         expect(third.status).toBe(200);

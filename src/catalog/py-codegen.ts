@@ -7,7 +7,8 @@ import { pyKwargName, typePrefix } from "./naming.js";
 import { emitRootType, newPyModuleTypes, type PyField } from "./py-types.js";
 import type { CatalogTool } from "./types.js";
 
-const HEADER_IMPORTS = `from typing import Any, Literal, NotRequired, TypedDict, Union
+// Only names Python 3.9 has: Ubuntu 22.04 ships 3.10, Debian 11 3.9.
+const HEADER_IMPORTS = `from typing import Any, Literal, Optional, TypedDict, Union
 
 from sandgate import call_mcp_tool
 `;
@@ -47,7 +48,7 @@ export interface PyToolNames {
 
 /** The signature line shown in search results and used in the module. */
 function pySignature(tool: CatalogTool, names: PyToolNames): string {
-  return `async def ${tool.pyName}(args: ${names.input} | None = None, /, **kwargs: Any) -> ${names.output}`;
+  return `async def ${tool.pyName}(args: Optional[${names.input}] = None, /, **kwargs: Any) -> ${names.output}`;
 }
 
 function parameterDocs(fields: readonly PyField[], mapping: ReadonlyMap<string, string>): string[] {
@@ -91,7 +92,7 @@ export interface PyModuleResult {
 
 /** The file `python/servers/<py_module>/__init__.py`. */
 export function pyModuleFile(server: string, tools: readonly CatalogTool[], description?: string): PyModuleResult {
-  const mod = newPyModuleTypes([...tools.map((t) => t.pyName), "Any", "Literal", "NotRequired", "TypedDict", "Union"]);
+  const mod = newPyModuleTypes([...tools.map((t) => t.pyName), "Any", "Literal", "Optional", "TypedDict", "Union"]);
   const names = new Map<string, PyToolNames>();
   for (const tool of tools) {
     const prefix = typePrefix(tool.tsName);

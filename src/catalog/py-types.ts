@@ -1,5 +1,6 @@
 // JSON Schema → Python type annotations, emitting a TypedDict for every object shape it meets.
 // Declarations are appended to a module-wide list in dependency order; names not yet defined are quoted.
+// Everything emitted evaluates on Python 3.9: Optional/Union instead of `X | Y`, and no NotRequired.
 
 import {
   SCHEMA_LIMITS,
@@ -47,19 +48,18 @@ interface PyContext {
 
 interface Py {
   text: string;
-  /** True when `text` is a quoted forward reference, which the `|` operator cannot take. */
-  quoted: boolean;
 }
 
 const MAX_NAME = 64;
 
-const ANY: Py = { text: "Any", quoted: false };
-const plain = (text: string): Py => ({ text, quoted: false });
+const ANY: Py = { text: "Any" };
+const plain = (text: string): Py => ({ text });
 
 function nameRef(ctx: PyContext, name: string): Py {
-  return ctx.mod.defined.has(name) ? plain(name) : { text: stringLiteral(name), quoted: true };
+  return plain(ctx.mod.defined.has(name) ? name : stringLiteral(name));
 }
 
+/** `Optional[X]` or `Union[...]`: the `|` operator on types raises at import before Python 3.10. */
 function union(members: Py[]): Py {
   const out: Py[] = [];
   for (const m of members) {
@@ -68,8 +68,9 @@ function union(members: Py[]): Py {
   }
   if (out.length === 0) return ANY;
   if (out.length === 1) return out[0] ?? ANY;
-  if (out.some((m) => m.quoted)) return plain(`Union[${out.map((m) => m.text).join(", ")}]`);
-  return plain(out.map((m) => m.text).join(" | "));
+  const rest = out.filter((m) => m.text !== "None");
+  if (rest.length === 1 && rest.length < out.length) return plain(`Optional[${rest[0]!.text}]`);
+  return plain(`Union[${out.map((m) => m.text).join(", ")}]`);
 }
 
 function literalValue(value: unknown): string | undefined {
@@ -91,7 +92,7 @@ function renderEnum(values: unknown[]): Py {
 /** One field of an emitted TypedDict. */
 export interface PyField {
   key: string;
-  /** The annotation without `NotRequired[…]`. */
+  /** The annotation. */
   type: string;
   required: boolean;
   description: string;
@@ -106,23 +107,35 @@ function emitTypedDict(ctx: PyContext, name: string, schema: JsonSchema, depth: 
     const description = typeof prop === "boolean" ? undefined : (stringOf(prop, "description") ?? stringOf(prop, "title"));
     fields.push({ key, type: type.text, required: required.has(key), description: description ?? "" });
   }
-  const annotation = (f: PyField): string => (f.required ? f.type : `NotRequired[${f.type}]`);
-  const classSyntax = fields.every((f) => isPyIdentifier(f.key) && !f.key.startsWith("__"));
-  const docstring = pyDocstring(doc, "    ");
-  let text: string;
-  if (classSyntax) {
-    text = `class ${name}(TypedDict):\n${docstring}`;
-    for (const f of fields) text += `${pyLineComment(f.description, "    ")}    ${f.key}: ${annotation(f)}\n`;
-    if (fields.length === 0 && docstring === "") text += "    pass\n";
-  } else {
-    text = doc.map((d) => pyLineComment(d, "")).join("");
-    text += `${name} = TypedDict(${stringLiteral(name)}, {\n`;
-    for (const f of fields) text += `${pyLineComment(f.description, "    ")}    ${stringLiteral(f.key)}: ${annotation(f)},\n`;
-    text += "})\n";
-  }
-  ctx.mod.decls.push(text);
+  ctx.mod.decls.push(typedDictCode(ctx, name, fields, doc));
   ctx.mod.defined.add(name);
   return fields;
+}
+
+/**
+ * A TypedDict's source. NotRequired needs Python 3.11, so a dict with both kinds of keys is a
+ * subclass with `total=False` (the optional keys) of a base holding the required ones.
+ */
+function typedDictCode(ctx: PyContext, name: string, fields: readonly PyField[], doc: string[]): string {
+  const required = fields.filter((f) => f.required);
+  const optional = fields.filter((f) => !f.required);
+  const classSyntax = fields.every((f) => isPyIdentifier(f.key) && !f.key.startsWith("__"));
+  const docstring = pyDocstring(doc, "    ");
+  const body = (list: readonly PyField[]): string =>
+    list.map((f) => `${pyLineComment(f.description, "    ")}    ${classSyntax ? f.key : stringLiteral(f.key)}: ${f.type}${classSyntax ? "" : ","}\n`).join("");
+  const functional = (typeName: string, list: readonly PyField[], total: boolean): string =>
+    `${typeName} = TypedDict(${stringLiteral(typeName)}, {\n${body(list)}}${total ? "" : ", total=False"})\n`;
+  const mixed = required.length > 0 && optional.length > 0;
+  if (!mixed) {
+    const total = optional.length === 0;
+    if (!classSyntax) return doc.map((d) => pyLineComment(d, "")).join("") + functional(name, fields, total);
+    const text = `class ${name}(TypedDict${total ? "" : ", total=False"}):\n${docstring}${body(fields)}`;
+    return fields.length === 0 && docstring === "" ? `${text}    pass\n` : text;
+  }
+  const base = ctx.mod.names.claim(`_${name}Required`);
+  if (classSyntax) return `class ${base}(TypedDict):\n${body(required)}\n\nclass ${name}(${base}, total=False):\n${docstring}${body(optional)}`;
+  const rest = ctx.mod.names.claim(`_${name}Optional`);
+  return `${functional(base, required, true)}${functional(rest, optional, false)}\n\nclass ${name}(${base}, ${rest}):\n${docstring === "" ? "    pass\n" : docstring}`;
 }
 
 /** Subschemas of `allOf` that are object shapes, after following refs. */

@@ -31,7 +31,7 @@ import { prepareCode } from "./prepare-code.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
 import { listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile, type FileEncoding, type WorkspaceFileLimits } from "./workspace-files.js";
-import { SessionManager, type Session, type SessionInfo } from "./sessions.js";
+import { LOCAL_OWNER, SessionManager, type Session, type SessionInfo } from "./sessions.js";
 
 export interface ErrorInfo {
   type: string;
@@ -117,6 +117,7 @@ export class Engine {
     this.pool = new WarmPool(runtime, poolSizes, this.defaultLimits, log);
     this.sessions = new SessionManager(runtime, {
       max: config.sessions.max,
+      maxPerOwner: config.sessions.maxPerIdentity,
       idleTtlMs: config.sessions.idleTtlS * 1000,
       limits: this.defaultLimits,
     });
@@ -143,24 +144,27 @@ export class Engine {
     return this.pool.state();
   }
 
-  createSession(id?: string): SessionInfo {
+  /** Starts a session of `owner` (or returns its live one with this id). */
+  createSession(id?: string, owner: string = LOCAL_OWNER): SessionInfo {
     this.assertOpen();
-    return this.sessions.info(this.sessions.open(id));
+    return this.sessions.info(this.sessions.open(owner, id));
   }
 
-  listSessions(): SessionInfo[] {
-    return this.sessions.list();
+  /** `owner`'s live sessions; nobody sees another owner's. */
+  listSessions(owner: string = LOCAL_OWNER): SessionInfo[] {
+    return this.sessions.list(owner);
   }
 
   /**
    * The live session `id`, started when there is none. `endedBefore` says why an earlier
    * session with this id ended, so callers can tell the user its state is gone.
    */
-  ensureSession(id: string): { info: SessionInfo; endedBefore?: string } {
+  ensureSession(id: string, owner: string = LOCAL_OWNER): { info: SessionInfo; created: boolean; endedBefore?: string } {
     this.assertOpen();
-    const endedBefore = this.sessions.has(id) ? undefined : this.sessions.endedReason(id);
-    const info = this.sessions.info(this.sessions.open(id));
-    return { info, ...(endedBefore !== undefined ? { endedBefore } : {}) };
+    const created = !this.sessions.has(owner, id);
+    const endedBefore = created ? this.sessions.endedReason(owner, id) : undefined;
+    const info = this.sessions.info(this.sessions.open(owner, id));
+    return { info, created, ...(endedBefore !== undefined ? { endedBefore } : {}) };
   }
 
   /** Runs a shell line with bash (pipes, redirections) in a subshell of the session's shell. */
@@ -178,13 +182,19 @@ export class Engine {
   }
 
   /** Reads a file of the session's workspace; waits for the session's running call to end first. */
-  readFile(sessionId: string, path: string, encoding: FileEncoding = "utf8"): Promise<ReturnType<typeof readWorkspaceFile>> {
-    const session = this.sessions.get(sessionId);
+  readFile(sessionId: string, path: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<ReturnType<typeof readWorkspaceFile>> {
+    const session = this.sessions.get(owner, sessionId);
     return session.serialize(async () => readWorkspaceFile(session.workspaceDir, path, encoding, this.fileLimits));
   }
 
-  writeFile(sessionId: string, path: string, content: string, encoding: FileEncoding = "utf8"): Promise<ReturnType<typeof writeWorkspaceFile>> {
-    const session = this.sessions.get(sessionId);
+  writeFile(
+    sessionId: string,
+    path: string,
+    content: string,
+    encoding: FileEncoding = "utf8",
+    owner: string = LOCAL_OWNER,
+  ): Promise<ReturnType<typeof writeWorkspaceFile>> {
+    const session = this.sessions.get(owner, sessionId);
     return session.serialize(async () => {
       const written = writeWorkspaceFile(session.workspaceDir, path, content, encoding, this.fileLimits, (hostPath) => giveToSandbox(this.runtime, hostPath));
       session.lastUsedAt = Date.now();
@@ -192,17 +202,23 @@ export class Engine {
     });
   }
 
-  listFiles(sessionId: string, path?: string): Promise<ReturnType<typeof listWorkspaceFiles>> {
-    const session = this.sessions.get(sessionId);
+  listFiles(sessionId: string, path?: string, owner: string = LOCAL_OWNER): Promise<ReturnType<typeof listWorkspaceFiles>> {
+    const session = this.sessions.get(owner, sessionId);
     return session.serialize(async () => listWorkspaceFiles(session.workspaceDir, path));
   }
 
-  getSession(id: string): SessionInfo {
-    return this.sessions.info(this.sessions.get(id));
+  getSession(id: string, owner: string = LOCAL_OWNER): SessionInfo {
+    return this.sessions.info(this.sessions.get(owner, id));
   }
 
-  stopSession(id: string): Promise<void> {
-    return this.sessions.stop(id);
+  /** Stops `owner`'s session `id`; another owner's id is SESSION_NOT_FOUND like one no one uses. */
+  stopSession(id: string, owner: string = LOCAL_OWNER): Promise<void> {
+    return this.sessions.stop(owner, id);
+  }
+
+  /** Stops every session of `owner` (an anonymous caller that is gone for good). */
+  stopSessionsOf(owner: string, why: string): Promise<void> {
+    return this.sessions.stopOwnedBy(owner, why);
   }
 
   /** Throws the error execute() would throw for this request's input, without running anything. */
@@ -224,7 +240,7 @@ export class Engine {
   /** Runs code. Rejects only for bad input or a sandbox that cannot start; code failures are results. */
   async execute(request: ExecuteRequest): Promise<ExecutionResult> {
     const { language, limits } = this.checked(request);
-    const session = request.sessionId === undefined ? undefined : this.sessions.get(request.sessionId);
+    const session = request.sessionId === undefined ? undefined : this.sessions.get(request.owner ?? LOCAL_OWNER, request.sessionId);
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) {
       const stderr = prepared.error.traceback;

@@ -21,6 +21,7 @@ import type { ClientLimiter } from "./client-limiter.js";
 import type { ServerContext } from "./context.js";
 import { OutputForwarder } from "./output-forwarder.js";
 import { POLICY_URI, securityPolicy } from "./policy.js";
+import { wireErrorData } from "./retry-after.js";
 import { readTreeResource, TREE_PREFIX, TREE_TEMPLATE, treeResources } from "./tree-resources.js";
 import { GUIDE_PROMPT, guideText } from "./prompts.js";
 import { callTool, createTools, toMcpTool, type ToolDefinition } from "./tools.js";
@@ -28,9 +29,14 @@ import { callTool, createTools, toMcpTool, type ToolDefinition } from "./tools.j
 const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 export interface McpServerOptions {
-  /** Identity for the per-client concurrency cap; one MCP connection is one client. */
-  clientKey: string;
+  /**
+   * The verified identity of the client (an API key's name, else the MCP session, "stdio"):
+   * its concurrency cap, and the sessions and files its tools see.
+   */
+  owner: string;
   limiter?: ClientLimiter;
+  /** Called when a tools/call starts; the returned function when it ends (MCP session bookkeeping). */
+  onCall?: () => () => void;
   /** The HTTP request that carried call `id`, when it is gone the call is stopped. */
   requestSignal?: (id: RequestId) => AbortSignal | undefined;
   /**
@@ -59,7 +65,7 @@ export class JsonRpcError extends Error {
 export function toMcpError(error: unknown): JsonRpcError {
   if (error instanceof JsonRpcError) return error;
   if (error instanceof McpError) return new JsonRpcError(error.code, error.message, error.data as Record<string, unknown> | undefined);
-  if (isSandgateError(error)) return new JsonRpcError(jsonRpcCodeOf(error.code), error.message, { code: error.code, ...error.data });
+  if (isSandgateError(error)) return new JsonRpcError(jsonRpcCodeOf(error.code), error.message, { code: error.code, ...wireErrorData(error) });
   return new JsonRpcError(ErrorCode.InternalError, `internal error: ${error instanceof Error ? error.message : String(error)}`);
 }
 
@@ -86,7 +92,13 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(toMcpTool) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const release = options.limiter?.acquire(options.clientKey);
+    let release: (() => void) | undefined;
+    try {
+      release = options.limiter?.acquire(options.owner);
+    } catch (error) {
+      throw toMcpError(error);
+    }
+    const ended = options.onCall?.();
     const progressToken = extra._meta?.progressToken;
     let progress = 0;
     const forwarder = new OutputForwarder({
@@ -114,18 +126,19 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
     const signal = httpSignal ? AbortSignal.any([extra.signal, httpSignal]) : extra.signal;
     const tool = request.params.name;
     try {
-      const result = await callTool(tools, tool, request.params.arguments, { signal, onOutput: forwarder.push });
+      const result = await callTool(tools, tool, request.params.arguments, { signal, onOutput: forwarder.push, owner: options.owner });
       forwarder.flush();
       const status = (result.structuredContent as { status?: unknown } | undefined)?.status;
-      ctx.log.info({ tool, client: options.clientKey, ms: Math.round(performance.now() - started), isError: result.isError === true, ...(status ? { status } : {}) }, "tool call");
+      ctx.log.info({ tool, client: options.owner, ms: Math.round(performance.now() - started), isError: result.isError === true, ...(status ? { status } : {}) }, "tool call");
       return result;
     } catch (error) {
       const mapped = toMcpError(error);
-      ctx.log.info({ tool, client: options.clientKey, ms: Math.round(performance.now() - started), error: mapped.message }, "tool call refused");
+      ctx.log.info({ tool, client: options.owner, ms: Math.round(performance.now() - started), error: mapped.message }, "tool call refused");
       throw mapped;
     } finally {
       clearInterval(heartbeat);
       release?.();
+      ended?.();
     }
   });
 

@@ -4,7 +4,7 @@
 import type { AddressInfo } from "node:net";
 import type { Server as HttpServer } from "node:http";
 import { serve } from "@hono/node-server";
-import { isLoopbackHost, type ServerConfig } from "../config/index.js";
+import { allApiKeys, isLoopbackHost, type ServerConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import type { ServerContext } from "./context.js";
 import { createHttpApp } from "./http/app.js";
@@ -18,11 +18,19 @@ export interface RunningServer {
 
 /** The reasons `serve` must not start with this config; checked before anything listens. */
 export function assertSafeToServe(server: ServerConfig): void {
-  if (!isLoopbackHost(server.host) && server.apiKey === undefined) {
+  if (!isLoopbackHost(server.host) && allApiKeys(server).length === 0) {
     throw new SandgateError(
       "CONFIG_INVALID",
-      `refusing to listen on ${server.host} without an API key: anyone who can reach it could run code. Set server.apiKey (SANDGATE_API_KEY) or bind to 127.0.0.1`,
+      `refusing to listen on ${server.host} without an API key: anyone who can reach it could run code. Set server.apiKeys (SANDGATE_API_KEYS) or server.apiKey (SANDGATE_API_KEY), or bind to 127.0.0.1`,
       { data: { key: "server.apiKey" } },
+    );
+  }
+  // The config schema refuses this too; servers built from a config object in code land here.
+  if (server.cors.enabled && server.cors.origins.length === 0) {
+    throw new SandgateError(
+      "CONFIG_INVALID",
+      "refusing to enable CORS without a list of origins: any web page could run code here. List the origins allowed in server.cors.origins (SANDGATE_CORS_ORIGINS, comma-separated)",
+      { data: { key: "server.cors.origins" } },
     );
   }
 }

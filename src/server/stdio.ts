@@ -8,7 +8,7 @@ import { createMcpServer } from "./mcp-server.js";
 
 /** Serves one MCP client on stdio; resolves when the client goes away. */
 export async function serveStdio(ctx: ServerContext): Promise<void> {
-  const server = createMcpServer(ctx, { clientKey: "stdio", limiter: new ClientLimiter(ctx.config.server.maxConcurrentPerClient) });
+  const server = createMcpServer(ctx, { owner: "stdio", limiter: new ClientLimiter(ctx.config.server.maxConcurrentPerClient) });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

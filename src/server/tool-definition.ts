@@ -11,6 +11,11 @@ export interface ToolCallContext {
   signal?: AbortSignal;
   /** Receives output while code runs (MCP logging/progress, REST server-sent events). */
   onOutput?: (stream: OutputStream, text: string) => void;
+  /**
+   * The verified identity of the caller (see server/identity.ts): sessions and files are only
+   * ever looked up among its own. Library callers that leave it out act as "local".
+   */
+  owner?: string;
 }
 
 export interface ToolReply {

@@ -3,7 +3,7 @@
 
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { ExecuteRequest, ExecutionResult } from "../execution/index.js";
+import { LOCAL_OWNER, type ExecuteRequest, type ExecutionResult } from "../execution/index.js";
 import { isSandgateError, isToolResultCode, SandgateError } from "../errors/index.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
@@ -11,6 +11,7 @@ import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply }
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
 import { describeResult, renderResultText } from "./result-text.js";
+import { retryAfterOf } from "./retry-after.js";
 import { toJsonSchema } from "./json-schema.js";
 import {
   executeCodeInput,
@@ -53,10 +54,12 @@ async function runExecution(
   ctx: ServerContext,
   sessionId: string | undefined,
   call: ToolCallContext,
-  run: (common: Pick<ExecuteRequest, "sessionId" | "signal" | "onOutput">) => Promise<ExecutionResult>,
+  run: (common: Pick<ExecuteRequest, "sessionId" | "signal" | "onOutput" | "owner">) => Promise<ExecutionResult>,
 ): Promise<{ structured: WireExecutionResult; text: string; isError: boolean }> {
-  const session = sessionFor(ctx, sessionId);
+  const owner = ownerOf(call);
+  const session = sessionFor(ctx, sessionId, owner);
   const result = await run({
+    owner,
     ...(session.sessionId ? { sessionId: session.sessionId } : {}),
     ...(call.signal ? { signal: call.signal } : {}),
     ...(call.onOutput ? { onOutput: call.onOutput } : {}),
@@ -66,12 +69,19 @@ async function runExecution(
   return { structured: wire, text: renderResultText(wire, describeResult(wire, ctx.config), session.note), isError: wire.status !== "ok" };
 }
 
-/** Starts (or reuses) the named session; a note tells the agent when an earlier one had ended. */
-function sessionFor(ctx: ServerContext, sessionId: string | undefined): { sessionId?: string; note?: string } {
+const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
+
+/**
+ * Starts (or reuses) the caller's session with this id; a note tells the agent when an earlier
+ * one had ended. Ids are the caller's own: another caller's session with the same id is never
+ * touched, and its existence never shown.
+ */
+function sessionFor(ctx: ServerContext, sessionId: string | undefined, owner: string): { sessionId?: string; note?: string; created?: boolean } {
   if (sessionId === undefined) return {};
-  const opened = ctx.engine.ensureSession(sessionId);
+  const opened = ctx.engine.ensureSession(sessionId, owner);
   return {
     sessionId,
+    created: opened.created,
     ...(opened.endedBefore ? { note: `session ${sessionId} had ended (${opened.endedBefore}); a new, empty one was started with the same id` } : {}),
   };
 }
@@ -123,12 +133,15 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
   const getSessions = defineTool({
     name: "get_sessions",
     title: "List sessions",
-    description: "List the live sessions (id, when created and last used, when each expires if idle, calls made, languages started), or describe one session.",
+    description:
+      "List your live sessions (id, when created and last used, when each expires if idle, calls made, languages started), or describe one. " +
+      "Sessions belong to the caller that started them; other callers' sessions are not listed.",
     input: getSessionsInput,
     output: getSessionsOutput,
     annotations: { title: "List sessions", readOnlyHint: true, openWorldHint: false },
-    async run(args) {
-      const sessions = (args.session_id === undefined ? engine.listSessions() : [engine.getSession(args.session_id)]).map(toWireSession);
+    async run(args, call) {
+      const owner = ownerOf(call);
+      const sessions = (args.session_id === undefined ? engine.listSessions(owner) : [engine.getSession(args.session_id, owner)]).map(toWireSession);
       const text = sessions.length === 0 ? "No live sessions. Pass a new session_id to execute_code to start one." : json({ sessions });
       return { structured: { sessions }, text };
     },
@@ -141,8 +154,8 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     input: stopSessionInput,
     output: stopSessionOutput,
     annotations: { title: "Stop a session", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    async run(args) {
-      await engine.stopSession(args.session_id);
+    async run(args, call) {
+      await engine.stopSession(args.session_id, ownerOf(call));
       return { structured: { session_id: args.session_id, stopped: true }, text: `Session ${args.session_id} stopped; its workspace was deleted.` };
     },
   });
@@ -154,8 +167,16 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     input: fileReadInput,
     output: fileReadOutput,
     annotations: { title: "Read a workspace file", readOnlyHint: true, openWorldHint: false },
-    async run(args) {
-      const file = await engine.readFile(args.session_id, args.path, args.encoding ?? "utf8");
+    async run(args, call) {
+      const owner = ownerOf(call);
+      const { created, note } = sessionFor(ctx, args.session_id, owner);
+      if (created) {
+        const why = note ?? `there was no session ${args.session_id}; a new, empty one was started with that id`;
+        throw new SandgateError("FILE_NOT_FOUND", `${why}, so it holds no file ${JSON.stringify(args.path)} yet; write files with file_write or code`, {
+          data: { sessionId: args.session_id },
+        });
+      }
+      const file = await engine.readFile(args.session_id, args.path, args.encoding ?? "utf8", owner);
       return { structured: file, text: file.content };
     },
   });
@@ -167,9 +188,11 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     input: fileWriteInput,
     output: fileWriteOutput,
     annotations: { title: "Write a workspace file", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    async run(args) {
-      const written = await engine.writeFile(args.session_id, args.path, args.content, args.encoding ?? "utf8");
-      return { structured: written, text: `Wrote ${written.size} bytes to ${written.path}.` };
+    async run(args, call) {
+      const owner = ownerOf(call);
+      const { note } = sessionFor(ctx, args.session_id, owner);
+      const written = await engine.writeFile(args.session_id, args.path, args.content, args.encoding ?? "utf8", owner);
+      return { structured: written, text: `${note ? `Note: ${note}.\n` : ""}Wrote ${written.size} bytes to ${written.path}.` };
     },
   });
 
@@ -180,15 +203,18 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     input: fileListInput,
     output: fileListOutput,
     annotations: { title: "List workspace files", readOnlyHint: true, openWorldHint: false },
-    async run(args) {
-      const listing = await engine.listFiles(args.session_id, args.path);
+    async run(args, call) {
+      const owner = ownerOf(call);
+      const { note } = sessionFor(ctx, args.session_id, owner);
+      const listing = await engine.listFiles(args.session_id, args.path, owner);
       const structured = {
         path: listing.path,
         truncated: listing.truncated,
         entries: listing.entries.map(({ modifiedAt, ...entry }) => ({ ...entry, modified_at: modifiedAt })),
       };
       const lines = structured.entries.map((e) => `${e.type === "directory" ? "d" : e.type === "symlink" ? "l" : e.type === "file" ? "-" : "?"} ${String(e.size).padStart(10)} ${e.name}`);
-      const text = lines.length === 0 ? `${listing.path} is empty.` : `${listing.path}:\n${lines.join("\n")}${listing.truncated ? "\n(listing cut)" : ""}`;
+      const listed = lines.length === 0 ? `${listing.path} is empty.` : `${listing.path}:\n${lines.join("\n")}${listing.truncated ? "\n(listing cut)" : ""}`;
+      const text = note ? `Note: ${note}.\n${listed}` : listed;
       return { structured, text };
     },
   });
@@ -273,7 +299,8 @@ export async function callTool(tools: ToolDefinition[], name: string, args: unkn
     return { content: [{ type: "text", text: reply.text }], structuredContent: reply.structured, ...(reply.isError ? { isError: true } : {}) };
   } catch (error) {
     if (isSandgateError(error) && isToolResultCode(error.code)) {
-      return { content: [{ type: "text", text: `${error.message} [${error.code}]` }], isError: true };
+      const retry = retryAfterOf(error);
+      return { content: [{ type: "text", text: `${error.message} [${error.code}${retry === undefined ? "" : `, retry after ${retry} s`}]` }], isError: true };
     }
     throw error;
   }

@@ -1,12 +1,11 @@
 // The HTTP application: the guards in order (body cap, Host/Origin, CORS, API key), then MCP
 // at /mcp, the REST route table, the OpenAPI document and docs, and JSON errors for the rest.
 
-import { createHash } from "node:crypto";
-import { getConnInfo } from "@hono/node-server/conninfo";
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { allApiKeys } from "../../config/index.js";
 import { SandgateError } from "../../errors/index.js";
 import { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
@@ -14,7 +13,8 @@ import { OutputForwarder } from "../output-forwarder.js";
 import { createTools, runTool, type ToolDefinition } from "../tools.js";
 import { renderDocsPage } from "./docs-page.js";
 import { asSandgateError, errorBody, errorResponse, readJsonBody } from "./errors.js";
-import { apiKeyGuard, corsGuard, originGuard } from "./guard.js";
+import { callerOf } from "./caller.js";
+import { authGuard, corsGuard, originGuard } from "./guard.js";
 import { McpHttpSessions } from "./mcp-route.js";
 import { openApiDocument } from "./openapi.js";
 import { restRoutes, type RestRoute } from "./rest-routes.js";
@@ -23,17 +23,6 @@ export interface HttpApp {
   app: Hono;
   mcp: McpHttpSessions;
   close(): Promise<void>;
-}
-
-/** Who a REST caller is for the concurrency cap: their API key if any, else their address. */
-function clientKeyOf(c: Context): string {
-  const auth = c.req.header("authorization");
-  if (auth) return `key:${createHash("sha256").update(auth).digest("hex").slice(0, 16)}`;
-  try {
-    return `addr:${getConnInfo(c).remote.address ?? "unknown"}`;
-  } catch {
-    return "addr:unknown";
-  }
 }
 
 function queryObject(c: Context): Record<string, string> {
@@ -46,7 +35,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   const mcp = new McpHttpSessions(ctx, tools, limiter);
   const app = new Hono();
 
-  const streamTool = (c: Context, tool: string, args: unknown, signal: AbortSignal, done: () => void): Response =>
+  const streamTool = (c: Context, tool: string, args: unknown, signal: AbortSignal, done: () => void, owner: string): Response =>
     streamSSE(c, async (stream) => {
       const controller = new AbortController();
       stream.onAbort(() => controller.abort());
@@ -54,7 +43,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         send: (name, text) => void stream.writeSSE({ event: name, data: JSON.stringify({ text }) }).catch(() => undefined),
       });
       try {
-        const reply = await runTool(tools, tool, args, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push });
+        const reply = await runTool(tools, tool, args, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push, owner });
         forward.flush();
         await stream.writeSSE({ event: "result", data: JSON.stringify(reply.structured) });
       } catch (error) {
@@ -66,7 +55,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
     });
 
   const routes = restRoutes({ ctx, tools, mcpSessionCount: () => mcp.count, streamTool });
-  const document = openApiDocument(routes, { version: ctx.version, secured: config.server.apiKey !== undefined });
+  const document = openApiDocument(routes, { version: ctx.version, secured: allApiKeys(config.server).length > 0 });
 
   app.use(
     "*",
@@ -77,7 +66,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   );
   app.use("*", originGuard({ server: config.server }));
   app.use("*", corsGuard({ server: config.server }));
-  app.use("*", apiKeyGuard({ server: config.server }));
+  app.use("*", authGuard({ server: config.server }));
 
   app.all("/mcp", (c) => mcp.handle(c));
   app.get("/openapi.json", (c) => c.json(document));
@@ -103,14 +92,15 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
           });
         }
       }
-      const release = route.runsCode ? limiter.acquire(clientKeyOf(c)) : (): void => undefined;
+      const owner = callerOf(c).id;
+      const release = route.runsCode ? limiter.acquire(owner) : (): void => undefined;
       let kept = false;
       const keepSlot = (): (() => void) => {
         kept = true;
         return release;
       };
       try {
-        const result = await route.handle({ body, rawBody, query, params: c.req.param(), c, signal: c.req.raw.signal, keepSlot });
+        const result = await route.handle({ body, rawBody, query, params: c.req.param(), c, signal: c.req.raw.signal, keepSlot, owner });
         return result instanceof Response ? result : c.json(result, (route.successStatus ?? 200) as ContentfulStatusCode);
       } finally {
         if (!kept) release();

@@ -1,16 +1,20 @@
 // HTTP error responses: every failure is a JSON body {error: {code, message, data}} with the
-// status the error table gives its code.
+// status the error table gives its code, and Retry-After on a refusal for load.
 
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { httpStatusOf, isSandgateError, SandgateError, type ErrorCode } from "../../errors/index.js";
 import type { Logger } from "../../util/logger.js";
+import { retryAfterOf, wireErrorData } from "../retry-after.js";
 
 export function errorBody(error: SandgateError): { error: { code: ErrorCode; message: string; data?: Record<string, unknown> } } {
-  return { error: { code: error.code, message: error.message, ...(Object.keys(error.data).length > 0 ? { data: error.data } : {}) } };
+  const data = wireErrorData(error);
+  return { error: { code: error.code, message: error.message, ...(Object.keys(data).length > 0 ? { data } : {}) } };
 }
 
 export function errorResponse(c: Context, error: SandgateError): Response {
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) c.header("retry-after", String(retryAfter));
   return c.json(errorBody(error), httpStatusOf(error.code) as ContentfulStatusCode);
 }
 

@@ -1,11 +1,12 @@
-// The door: DNS-rebinding protection (Host and Origin checks), the bearer API key, and CORS.
-// Runs before any route, so no handler ever sees a request that should have been refused.
+// The door: DNS-rebinding protection (Host and Origin checks), the bearer API keys that name
+// the caller, and CORS. Runs before any route, so no handler sees a request that should have been refused.
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
-import { isLoopbackHost, type ServerConfig } from "../../config/index.js";
+import { allApiKeys, isLoopbackHost, type ServerConfig } from "../../config/index.js";
 import { SandgateError } from "../../errors/index.js";
+import { keyCaller, peerCaller } from "./caller.js";
 import { errorResponse } from "./errors.js";
 
 /** Routes anyone may read: liveness for load balancers and monitors. */
@@ -38,16 +39,17 @@ export function originGuard({ server }: GuardOptions): MiddlewareHandler {
     const name = hostnameOf(host);
     return extraHosts.has(host.toLowerCase()) || extraHosts.has(name) || (loopback && isLoopbackHost(name));
   };
+  // Only listed origins: CORS without a list is refused at start (config and assertSafeToServe),
+  // and even then no setting makes this check let any origin through.
   const origins = new Set([...server.allowedOrigins, ...server.cors.origins].map((o) => o.replace(/\/$/, "").toLowerCase()));
-  const anyOrigin = server.cors.enabled && server.cors.origins.length === 0;
   return async (c, next) => {
     const host = c.req.header("host") ?? "";
     if (checkHost && !allowedHost(host)) {
       return errorResponse(c, new SandgateError("FORBIDDEN_ORIGIN", `Host header ${JSON.stringify(host)} is not allowed; add it to server.allowedHosts if this name is yours`));
     }
     const origin = c.req.header("origin");
-    if (origin !== undefined && !anyOrigin) {
-      let ok = origins.has(origin.toLowerCase());
+    if (origin !== undefined) {
+      let ok = origins.has(origin.replace(/\/$/, "").toLowerCase());
       if (!ok) {
         try {
           const url = new URL(origin);
@@ -66,27 +68,39 @@ export function originGuard({ server }: GuardOptions): MiddlewareHandler {
   };
 }
 
-/** Bearer API key on every route but / and /health, compared in constant time. */
-export function apiKeyGuard({ server }: GuardOptions): MiddlewareHandler {
-  const expected = server.apiKey === undefined ? undefined : digest(server.apiKey);
+/**
+ * Who the caller is. With API keys (server.apiKeys, server.apiKey as "default") every route but
+ * GET / and /health needs `Authorization: Bearer <key>`, compared in constant time against every
+ * key, and the key's name is the caller. Without keys the caller is the peer address (the MCP
+ * route makes each anonymous MCP session its own caller). Any other header is not an identity.
+ */
+export function authGuard({ server }: GuardOptions): MiddlewareHandler {
+  const keys = allApiKeys(server).map(([name, key]) => ({ name, digest: digest(key) }));
   return async (c, next) => {
-    if (expected && !(PUBLIC_PATHS.has(c.req.path) && c.req.method === "GET") && c.req.method !== "OPTIONS") {
+    if (keys.length > 0 && !(PUBLIC_PATHS.has(c.req.path) && c.req.method === "GET") && c.req.method !== "OPTIONS") {
       const header = c.req.header("authorization") ?? "";
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!match?.[1] || !timingSafeEqual(digest(match[1]), expected)) {
+      const presented = digest(match?.[1] ?? "");
+      let name: string | undefined;
+      // Every key is compared, whether or not one matched already: the time says nothing.
+      for (const key of keys) if (timingSafeEqual(presented, key.digest) && name === undefined) name = key.name;
+      if (!match?.[1] || name === undefined) {
         c.header("WWW-Authenticate", 'Bearer realm="sandgate"');
         return errorResponse(
           c,
           new SandgateError("UNAUTHORIZED", header ? "the API key is not valid" : "this server requires an API key: send the header Authorization: Bearer <key>"),
         );
       }
+      c.set("caller", keyCaller(name));
+    } else {
+      c.set("caller", peerCaller(c));
     }
     await next();
     return undefined;
   };
 }
 
-/** CORS headers and preflights, only when enabled; browsers are refused cross-origin otherwise. */
+/** CORS headers and preflights for the listed origins, only when enabled; browsers are refused cross-origin otherwise. */
 export function corsGuard({ server }: GuardOptions): MiddlewareHandler {
   if (!server.cors.enabled) {
     return async (_c, next) => {
@@ -95,7 +109,7 @@ export function corsGuard({ server }: GuardOptions): MiddlewareHandler {
   }
   const listed = server.cors.origins.map((o) => o.replace(/\/$/, ""));
   return cors({
-    origin: (origin) => (listed.length === 0 || listed.includes(origin) ? origin : null),
+    origin: (origin) => (listed.includes(origin.replace(/\/$/, "")) ? origin : null),
     allowMethods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
     allowHeaders: ["Content-Type", "Authorization", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID", "Accept"],
     exposeHeaders: ["Mcp-Session-Id", "Mcp-Protocol-Version"],

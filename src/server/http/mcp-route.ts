@@ -1,5 +1,6 @@
 // MCP over Streamable HTTP at /mcp: one SDK transport and one MCP server per MCP session,
-// created by `initialize`, closed by DELETE, by idling out, or when sandgate stops.
+// created by `initialize`, owned by the caller that sent it, closed by DELETE, by idling out,
+// by never making a tool call, by eviction at the cap, or when sandgate stops.
 
 import { randomUUID } from "node:crypto";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -10,20 +11,31 @@ import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { createMcpServer } from "../mcp-server.js";
 import type { ToolDefinition } from "../tools.js";
+import { callerOf, type Caller } from "./caller.js";
 
 interface McpHttpSession {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
+  /** Who owns it: an API key's caller, or (without keys) a caller of its own. */
+  caller: Caller;
+  createdAt: number;
   lastSeen: number;
+  /** tools/call requests made; a session that makes none is closed after server.mcpUnusedSessionS. */
+  calls: number;
+  /** tools/call requests running now; a session with one is never evicted. */
+  inFlight: number;
+  closed: boolean;
   /** tools/call ids of this session -> the HTTP request that carried them. */
   callSignals: Map<RequestId, AbortSignal>;
 }
 
-function jsonRpcError(status: number, code: number, message: string, id: RequestId | null = null): Response {
-  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id }), {
-    status,
-    headers: { "content-type": "application/json" },
-  });
+/** Seconds a client refused because every session is busy is told to wait. */
+const BUSY_RETRY_AFTER_S = 5;
+
+function jsonRpcError(status: number, code: number, message: string, extra: { data?: Record<string, unknown>; retryAfterS?: number } = {}): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (extra.retryAfterS !== undefined) headers["retry-after"] = String(extra.retryAfterS);
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message, ...(extra.data ? { data: extra.data } : {}) }, id: null }), { status, headers });
 }
 
 type JsonRpcLike = { method?: unknown; id?: unknown };
@@ -31,14 +43,18 @@ type JsonRpcLike = { method?: unknown; id?: unknown };
 export class McpHttpSessions {
   private readonly sessions = new Map<string, McpHttpSession>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly stopping = new Set<Promise<void>>();
 
   constructor(
     private readonly ctx: ServerContext,
     private readonly tools: ToolDefinition[],
     private readonly limiter: ClientLimiter,
   ) {
-    const idleMs = ctx.config.server.mcpSessionIdleS * 1000;
-    this.sweeper = setInterval(() => void this.sweep(idleMs), Math.min(60_000, Math.max(1000, idleMs / 4)));
+    const { mcpSessionIdleS, mcpUnusedSessionS } = ctx.config.server;
+    const idleMs = mcpSessionIdleS * 1000;
+    const unusedMs = mcpUnusedSessionS * 1000;
+    const every = Math.min(60_000, Math.max(250, Math.min(idleMs, unusedMs) / 4));
+    this.sweeper = setInterval(() => void this.sweep(idleMs, unusedMs), every);
     this.sweeper.unref();
   }
 
@@ -58,7 +74,10 @@ export class McpHttpSessions {
       }
     }
     const messages = (Array.isArray(body) ? body : [body]) as JsonRpcLike[];
+    const caller = callerOf(c);
     let session = sessionId === undefined ? undefined : this.sessions.get(sessionId);
+    // Another key's session is answered like one that does not exist.
+    if (session && session.caller.keyed && session.caller.id !== caller.id) session = undefined;
     if (sessionId !== undefined && !session) {
       return jsonRpcError(404, -32001, `MCP session ${sessionId} not found (it ended or the server restarted); initialize a new one`);
     }
@@ -66,11 +85,9 @@ export class McpHttpSessions {
       if (request.method !== "POST" || !messages.some((m) => isInitializeRequest(m))) {
         return jsonRpcError(400, -32000, "Bad Request: send initialize first; other requests need the Mcp-Session-Id header it returns");
       }
-      const max = this.ctx.config.server.maxMcpSessions;
-      if (this.sessions.size >= max) {
-        return jsonRpcError(429, -32010, `too many MCP sessions are open (${max}); end unused ones (DELETE /mcp) or wait for idle ones to close`);
-      }
-      session = await this.open();
+      const refused = this.makeRoom(caller);
+      if (refused) return refused;
+      session = await this.open(caller);
     }
     session.lastSeen = Date.now();
     for (const message of messages) {
@@ -84,14 +101,66 @@ export class McpHttpSessions {
     return response;
   }
 
-  private async open(): Promise<McpHttpSession> {
+  /**
+   * Frees a place for a new session of `caller`, or answers 429 when none can be freed. Clients
+   * that vanish without DELETE (most do) must not lock everyone out: at a cap the least recently
+   * used idle session is closed. A key first gives up its own, so it cannot push others out.
+   */
+  private makeRoom(caller: Caller): Response | undefined {
+    const { maxMcpSessions, maxMcpSessionsPerIdentity } = this.ctx.config.server;
+    if (caller.keyed) {
+      const perKey = Math.min(maxMcpSessionsPerIdentity, maxMcpSessions);
+      const own = [...this.sessions.entries()].filter(([, s]) => s.caller.id === caller.id);
+      if (own.length >= perKey && !this.evictIdle(own, "its API key opened more sessions than server.maxMcpSessionsPerIdentity")) {
+        return jsonRpcError(
+          429,
+          -32010,
+          `all ${own.length} MCP sessions of this API key are running tool calls (the most one key may hold); end unused ones (DELETE /mcp) or retry when a call has finished`,
+          { data: { code: "TOO_MANY_REQUESTS", limit: perKey, retry_after: BUSY_RETRY_AFTER_S }, retryAfterS: BUSY_RETRY_AFTER_S },
+        );
+      }
+    }
+    if (this.sessions.size >= maxMcpSessions && !this.evictIdle([...this.sessions.entries()], "sandgate reached server.maxMcpSessions")) {
+      return jsonRpcError(
+        429,
+        -32010,
+        `all ${this.sessions.size} MCP sessions (server.maxMcpSessions) are running tool calls; retry when a call has finished`,
+        { data: { code: "TOO_MANY_REQUESTS", limit: maxMcpSessions, retry_after: BUSY_RETRY_AFTER_S }, retryAfterS: BUSY_RETRY_AFTER_S },
+      );
+    }
+    return undefined;
+  }
+
+  /** Closes the least recently used of `candidates` that has no call running; false when all are busy. */
+  private evictIdle(candidates: [string, McpHttpSession][], why: string): boolean {
+    let victim: [string, McpHttpSession] | undefined;
+    for (const entry of candidates) {
+      if (entry[1].inFlight === 0 && (!victim || entry[1].lastSeen < victim[1].lastSeen)) victim = entry;
+    }
+    if (!victim) return false;
+    this.ctx.log.info({ idleS: Math.round((Date.now() - victim[1].lastSeen) / 1000) }, `closing the least recently used idle MCP session: ${why}`);
+    this.track(this.closeOne(victim[0], victim[1]));
+    return true;
+  }
+
+  private async open(caller: Caller): Promise<McpHttpSession> {
     const callSignals = new Map<RequestId, AbortSignal>();
-    const clientKey = `mcp:${randomUUID()}`;
+    // Without API keys each MCP session is a caller of its own: its execution sessions and its
+    // concurrency cap are not shared with any other client.
+    const owner: Caller = caller.keyed ? caller : { id: `mcp:${randomUUID()}`, keyed: false };
     const server = createMcpServer(
       this.ctx,
       {
-        clientKey,
+        owner: owner.id,
         limiter: this.limiter,
+        onCall: () => {
+          session.calls++;
+          session.inFlight++;
+          return () => {
+            session.inFlight--;
+            session.lastSeen = Date.now();
+          };
+        },
         requestSignal: (id) => {
           const signal = callSignals.get(id);
           callSignals.delete(id);
@@ -106,30 +175,48 @@ export class McpHttpSessions {
         this.sessions.set(id, session);
       },
       onsessionclosed: (id) => {
-        this.sessions.delete(id);
+        this.forget(id, session);
       },
     });
-    const session: McpHttpSession = { transport, server, lastSeen: Date.now(), callSignals };
+    const session: McpHttpSession = { transport, server, caller: owner, createdAt: Date.now(), lastSeen: Date.now(), calls: 0, inFlight: 0, closed: false, callSignals };
     transport.onclose = () => {
-      if (transport.sessionId !== undefined) this.sessions.delete(transport.sessionId);
+      if (transport.sessionId !== undefined) this.forget(transport.sessionId, session);
     };
     await server.connect(transport);
     return session;
   }
 
-  private async sweep(idleMs: number): Promise<void> {
+  /** Drops a closed session; an anonymous one's execution sessions go with it (no one can reach them again). */
+  private forget(id: string, session: McpHttpSession): void {
+    if (this.sessions.get(id) === session) this.sessions.delete(id);
+    if (session.closed) return;
+    session.closed = true;
+    if (!session.caller.keyed) {
+      this.track(this.ctx.engine.stopSessionsOf(session.caller.id, "its MCP session ended").catch(() => undefined));
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    const done = work.finally(() => this.stopping.delete(done));
+    this.stopping.add(done);
+  }
+
+  private async sweep(idleMs: number, unusedMs: number): Promise<void> {
     const now = Date.now();
-    const idle = [...this.sessions.entries()].filter(([, s]) => now - s.lastSeen > idleMs);
-    await Promise.all(idle.map(([id, s]) => this.closeOne(id, s)));
+    const stale = [...this.sessions.entries()].filter(
+      ([, s]) => s.inFlight === 0 && (now - s.lastSeen > idleMs || (s.calls === 0 && now - s.createdAt > unusedMs)),
+    );
+    await Promise.all(stale.map(([id, s]) => this.closeOne(id, s)));
   }
 
   private async closeOne(id: string, session: McpHttpSession): Promise<void> {
-    this.sessions.delete(id);
+    this.forget(id, session);
     await session.server.close().catch(() => undefined);
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     await Promise.all([...this.sessions.entries()].map(([id, s]) => this.closeOne(id, s)));
+    while (this.stopping.size > 0) await Promise.all([...this.stopping]);
   }
 }

@@ -5,10 +5,11 @@ import { execFileSync } from "node:child_process";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
-import { LANGUAGES } from "../../config/index.js";
+import { allApiKeys, LANGUAGES } from "../../config/index.js";
 import { httpStatusOf, isSandgateError, jsonRpcCodeOf, SandgateError } from "../../errors/index.js";
 import type { ServerContext } from "../context.js";
 import { securityPolicy } from "../policy.js";
+import { retryAfterOf, wireErrorData } from "../retry-after.js";
 import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
 import { callTool, codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
 import {
@@ -36,6 +37,8 @@ export interface RouteInput {
   rawBody: string;
   /** For answers that outlive the handler (streams): the caller releases the concurrency slot. */
   keepSlot: () => () => void;
+  /** The verified caller (server/http/caller.ts): sessions and files are looked up among its own. */
+  owner: string;
 }
 
 export interface RestRoute {
@@ -62,7 +65,7 @@ export interface RestDeps {
   tools: ToolDefinition[];
   mcpSessionCount: () => number;
   /** Server-sent-events variant of a tool call (POST /execute?stream=1). */
-  streamTool: (c: Context, tool: string, args: unknown, signal: AbortSignal, done: () => void) => Response;
+  streamTool: (c: Context, tool: string, args: unknown, signal: AbortSignal, done: () => void, owner: string) => Response;
 }
 
 const rootResponse = z.object({ name: z.string(), version: z.string(), status: z.string(), mcp: z.string(), docs: z.string(), openapi: z.string() });
@@ -108,8 +111,8 @@ function interpreterVersion(path: string): string | null {
 export function restRoutes(deps: RestDeps): RestRoute[] {
   const { ctx, tools } = deps;
   const { engine, config } = ctx;
-  const call = (tool: string, args: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> => {
-    const context: ToolCallContext = signal ? { signal } : {};
+  const call = (tool: string, args: unknown, owner: string, signal?: AbortSignal): Promise<Record<string, unknown>> => {
+    const context: ToolCallContext = signal ? { signal, owner } : { owner };
     return runTool(tools, tool, args, context).then((reply) => reply.structured);
   };
   let languages: z.infer<typeof languagesResponse> | undefined;
@@ -147,7 +150,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
             cgroup_controllers: runtime.cgroups.controllers,
             host_user: runtime.hostUser ? runtime.hostUser.uid : process.getuid?.(),
           },
-          sessions: { active: engine.listSessions().length, max: config.sessions.max },
+          sessions: { active: engine.sessions.count, max: config.sessions.max },
           mcp_sessions: deps.mcpSessionCount(),
           pool,
           upstream,
@@ -193,13 +196,13 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: executionResultSchema,
       runsCode: true,
       streams: true,
-      handle: async ({ body, query, c, signal, keepSlot }) => {
+      handle: async ({ body, query, c, signal, keepSlot, owner }) => {
         if (query.stream === "1" || query.stream === "true") {
           // Everything that would refuse the request is checked before the 200 of a stream goes out.
           engine.validate(codeRequest(parseToolArguments(findTool(tools, "execute_code"), body) as z.infer<typeof executeCodeInput>));
-          return deps.streamTool(c, "execute_code", body, signal, keepSlot());
+          return deps.streamTool(c, "execute_code", body, signal, keepSlot(), owner);
         }
-        return call("execute_code", body, signal);
+        return call("execute_code", body, owner, signal);
       },
     },
     {
@@ -208,7 +211,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       tag: "code mode",
       summary: "Upstream MCP servers: state, tool count, module names, why one is down",
       response: listServersOutput,
-      handle: () => call("list_servers", {}),
+      handle: ({ owner }) => call("list_servers", {}, owner),
     },
     {
       method: "get",
@@ -222,21 +225,21 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         server: z.string().optional(),
       }),
       response: searchToolsOutput,
-      handle: ({ query }) =>
+      handle: ({ query, owner }) =>
         call("search_tools", {
           query: query.q,
           ...(query.detail ? { detail: query.detail } : {}),
           ...(query.limit ? { limit: Number(query.limit) } : {}),
           ...(query.server ? { server: query.server } : {}),
-        }),
+        }, owner),
     },
     {
       method: "get",
       path: "/sessions",
       tag: "sessions",
-      summary: "List live sessions",
+      summary: "List your live sessions (each caller sees only its own)",
       response: z.object({ sessions: z.array(sessionSchema) }),
-      handle: () => call("get_sessions", {}),
+      handle: ({ owner }) => call("get_sessions", {}, owner),
     },
     {
       method: "post",
@@ -246,9 +249,9 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       body: z.object({ session_id: z.string().min(1).max(128).optional().describe("Id to use; a random one when omitted") }).strict(),
       response: sessionSchema,
       successStatus: 201,
-      handle: async ({ body }) => {
+      handle: async ({ body, owner }) => {
         const id = typeof body.session_id === "string" ? body.session_id : undefined;
-        return toWireSession(id === undefined ? engine.createSession() : engine.ensureSession(id).info);
+        return toWireSession(id === undefined ? engine.createSession(undefined, owner) : engine.ensureSession(id, owner).info);
       },
     },
     {
@@ -257,7 +260,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       tag: "sessions",
       summary: "Describe one session",
       response: sessionSchema,
-      handle: async ({ params }) => toWireSession(engine.getSession(params.session_id ?? "")),
+      handle: async ({ params, owner }) => toWireSession(engine.getSession(params.session_id ?? "", owner)),
     },
     {
       method: "delete",
@@ -265,7 +268,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       tag: "sessions",
       summary: "Stop a session and delete its workspace",
       response: stopSessionOutput,
-      handle: ({ params }) => call("stop_session", { session_id: params.session_id }),
+      handle: ({ params, owner }) => call("stop_session", { session_id: params.session_id }, owner),
     },
     {
       method: "get",
@@ -274,7 +277,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       summary: "List a directory of the session's workspace",
       query: z.object({ path: z.string().optional().describe("Directory relative to /workspace; default the workspace itself") }),
       response: fileListOutput,
-      handle: ({ params, query }) => call("file_list", { session_id: params.session_id, ...query }),
+      handle: ({ params, query, owner }) => call("file_list", { session_id: params.session_id, ...query }, owner),
     },
     {
       method: "get",
@@ -283,7 +286,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       summary: "Read a workspace file",
       query: z.object({ path: z.string().describe("File relative to /workspace"), encoding: z.enum(["utf8", "base64"]).optional() }),
       response: fileReadOutput,
-      handle: ({ params, query }) => call("file_read", { session_id: params.session_id, ...query }),
+      handle: ({ params, query, owner }) => call("file_read", { session_id: params.session_id, ...query }, owner),
     },
     {
       method: "put",
@@ -292,7 +295,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       summary: "Create or replace a workspace file",
       body: z.object({ path: z.string(), content: z.string(), encoding: z.enum(["utf8", "base64"]).optional() }).strict(),
       response: fileWriteOutput,
-      handle: ({ params, body }) => call("file_write", { ...body, session_id: params.session_id }),
+      handle: ({ params, body, owner }) => call("file_write", { ...body, session_id: params.session_id }, owner),
     },
     {
       method: "get",
@@ -300,7 +303,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       tag: "files",
       summary: "Volumes the admin mounted into every sandbox",
       response: getVolumePathOutput,
-      handle: () => call("get_volume_path", {}),
+      handle: ({ owner }) => call("get_volume_path", {}, owner),
     },
     {
       method: "get",
@@ -320,7 +323,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: jsonRpcResponse,
       runsCode: true,
       ownsBody: true,
-      handle: ({ rawBody, c, signal }) => jsonRpcToolCall(c, tools, rawBody, signal),
+      handle: ({ rawBody, c, signal, owner }) => jsonRpcToolCall(c, tools, rawBody, signal, owner),
     },
     {
       method: "get",
@@ -335,7 +338,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         protocol_versions: ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
         capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
         tools: tools.map((t) => t.name),
-        authentication: config.server.apiKey === undefined ? "none" : "Authorization: Bearer <API key>",
+        authentication: allApiKeys(config.server).length === 0 ? "none" : "Authorization: Bearer <API key>",
       }),
     },
   ];
@@ -345,11 +348,17 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
  * POST /mcp/execute: one JSON-RPC 2.0 tools/call without an MCP session. Errors keep the
  * JSON-RPC shape and take the HTTP status of their code, so plain HTTP clients see a 4xx.
  */
-async function jsonRpcToolCall(c: Context, tools: ToolDefinition[], text: string, signal: AbortSignal): Promise<Response> {
+async function jsonRpcToolCall(c: Context, tools: ToolDefinition[], text: string, signal: AbortSignal, owner: string): Promise<Response> {
   let body: unknown;
   let id: string | number | null = null;
-  const fail = (error: SandgateError): Response =>
-    c.json({ jsonrpc: "2.0", id, error: { code: jsonRpcCodeOf(error.code), message: error.message, data: { code: error.code, ...error.data } } }, httpStatusOf(error.code) as ContentfulStatusCode);
+  const fail = (error: SandgateError): Response => {
+    const retryAfter = retryAfterOf(error);
+    if (retryAfter !== undefined) c.header("retry-after", String(retryAfter));
+    return c.json(
+      { jsonrpc: "2.0", id, error: { code: jsonRpcCodeOf(error.code), message: error.message, data: { code: error.code, ...wireErrorData(error) } } },
+      httpStatusOf(error.code) as ContentfulStatusCode,
+    );
+  };
   try {
     body = JSON.parse(text);
   } catch (error) {
@@ -366,7 +375,7 @@ async function jsonRpcToolCall(c: Context, tools: ToolDefinition[], text: string
   const args = method === "tools/call" ? params.arguments : params;
   if (typeof name !== "string") return fail(new SandgateError("INVALID_INPUT", "tools/call needs params.name, the tool to call"));
   try {
-    return c.json({ jsonrpc: "2.0", id, result: await callTool(tools, name, args ?? {}, { signal }) });
+    return c.json({ jsonrpc: "2.0", id, result: await callTool(tools, name, args ?? {}, { signal, owner }) });
   } catch (error) {
     if (isSandgateError(error)) return fail(error);
     throw error;
