@@ -3,7 +3,7 @@
 
 import { readFileSync } from "node:fs";
 import type { SandgateConfig } from "../config/index.js";
-import { SandgateError } from "../errors/index.js";
+import { publicError, SandgateError } from "../errors/index.js";
 import { createLogger } from "../util/logger.js";
 import { CodeMode, Engine, type ExecutionResult } from "../execution/index.js";
 import { toWireResult } from "../server/index.js";
@@ -82,6 +82,9 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
       if (result.fullOutput) process.stderr.write(`sandgate: full output saved to ${Object.values(result.fullOutput).join(" and ")}\n`);
     }
     return EXIT_FOR_STATUS[result.status] ?? (result.exitCode && result.exitCode > 0 ? result.exitCode : 1);
+  } catch (error) {
+    // Scrubbed while the engine's host paths are still known; an unexpected failure is logged in full.
+    throw publicError(error, log);
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
