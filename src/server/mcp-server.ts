@@ -16,7 +16,7 @@ import {
   type LoggingLevel,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import { isSandgateError, jsonRpcCodeOf } from "../errors/index.js";
+import { jsonRpcCodeOf, publicError, scrubHostPaths, type ErrorLog } from "../errors/index.js";
 import type { ClientLimiter } from "./client-limiter.js";
 import type { ServerContext } from "./context.js";
 import { OutputForwarder } from "./output-forwarder.js";
@@ -61,12 +61,15 @@ export class JsonRpcError extends Error {
   }
 }
 
-/** Maps a thrown error to what the client sees: SandgateErrors keep their code and data. */
-export function toMcpError(error: unknown): JsonRpcError {
+/**
+ * Maps a thrown error to what the client sees: SandgateErrors keep their code and data (host
+ * paths scrubbed); anything else is INTERNAL with a reference, its detail logged to `log`.
+ */
+export function toMcpError(error: unknown, log?: ErrorLog): JsonRpcError {
   if (error instanceof JsonRpcError) return error;
-  if (error instanceof McpError) return new JsonRpcError(error.code, error.message, error.data as Record<string, unknown> | undefined);
-  if (isSandgateError(error)) return new JsonRpcError(jsonRpcCodeOf(error.code), error.message, { code: error.code, ...wireErrorData(error) });
-  return new JsonRpcError(ErrorCode.InternalError, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+  if (error instanceof McpError) return new JsonRpcError(error.code, scrubHostPaths(error.message), error.data as Record<string, unknown> | undefined);
+  const shown = publicError(error, log);
+  return new JsonRpcError(jsonRpcCodeOf(shown.code), shown.message, { code: shown.code, ...wireErrorData(shown) });
 }
 
 export function createMcpServer(ctx: ServerContext, options: McpServerOptions, tools: ToolDefinition[] = createTools(ctx)): Server {
@@ -132,7 +135,7 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
       ctx.log.info({ tool, client: options.owner, ms: Math.round(performance.now() - started), isError: result.isError === true, ...(status ? { status } : {}) }, "tool call");
       return result;
     } catch (error) {
-      const mapped = toMcpError(error);
+      const mapped = toMcpError(error, ctx.log);
       ctx.log.info({ tool, client: options.owner, ms: Math.round(performance.now() - started), error: mapped.message }, "tool call refused");
       throw mapped;
     } finally {

@@ -4,7 +4,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { LOCAL_OWNER, type ExecuteRequest, type ExecutionResult } from "../execution/index.js";
-import { isSandgateError, isToolResultCode, SandgateError } from "../errors/index.js";
+import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
@@ -300,7 +300,7 @@ export async function callTool(tools: ToolDefinition[], name: string, args: unkn
   } catch (error) {
     if (isSandgateError(error) && isToolResultCode(error.code)) {
       const retry = retryAfterOf(error);
-      return { content: [{ type: "text", text: `${error.message} [${error.code}${retry === undefined ? "" : `, retry after ${retry} s`}]` }], isError: true };
+      return { content: [{ type: "text", text: `${publicError(error).message} [${error.code}${retry === undefined ? "" : `, retry after ${retry} s`}]` }], isError: true };
     }
     throw error;
   }

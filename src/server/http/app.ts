@@ -1,8 +1,7 @@
-// The HTTP application: the guards in order (body cap, Host/Origin, CORS, API key), then MCP
+// The HTTP application: the guards in order (body cap and deadline, Host/Origin, CORS, API key), then MCP
 // at /mcp, the REST route table, the OpenAPI document and docs, and JSON errors for the rest.
 
 import { Hono, type Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { allApiKeys } from "../../config/index.js";
@@ -11,6 +10,7 @@ import { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { OutputForwarder } from "../output-forwarder.js";
 import { createTools, runTool, type ToolDefinition } from "../tools.js";
+import { bodyGuard } from "./body-guard.js";
 import { renderDocsPage } from "./docs-page.js";
 import { asSandgateError, errorBody, errorResponse, readJsonBody } from "./errors.js";
 import { callerOf } from "./caller.js";
@@ -57,13 +57,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   const routes = restRoutes({ ctx, tools, mcpSessionCount: () => mcp.count, streamTool });
   const document = openApiDocument(routes, { version: ctx.version, secured: allApiKeys(config.server).length > 0 });
 
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: config.server.maxBodyBytes,
-      onError: (c) => errorResponse(c, new SandgateError("BODY_TOO_LARGE", `the request body is larger than ${config.server.maxBodyBytes} bytes (server.maxBodyBytes)`)),
-    }),
-  );
+  app.use("*", bodyGuard({ maxBytes: config.server.maxBodyBytes, timeoutMs: config.server.bodyTimeoutS * 1000 }));
   app.use("*", originGuard({ server: config.server }));
   app.use("*", corsGuard({ server: config.server }));
   app.use("*", authGuard({ server: config.server }));

@@ -1,15 +1,16 @@
 // HTTP error responses: every failure is a JSON body {error: {code, message, data}} with the
-// status the error table gives its code, and Retry-After on a refusal for load.
+// status the error table gives its code, host paths scrubbed, and Retry-After on a 429.
 
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { httpStatusOf, isSandgateError, SandgateError, type ErrorCode } from "../../errors/index.js";
+import { httpStatusOf, publicError, SandgateError, type ErrorCode } from "../../errors/index.js";
 import type { Logger } from "../../util/logger.js";
 import { retryAfterOf, wireErrorData } from "../retry-after.js";
 
 export function errorBody(error: SandgateError): { error: { code: ErrorCode; message: string; data?: Record<string, unknown> } } {
-  const data = wireErrorData(error);
-  return { error: { code: error.code, message: error.message, ...(Object.keys(data).length > 0 ? { data } : {}) } };
+  const shown = publicError(error);
+  const data = wireErrorData(shown);
+  return { error: { code: shown.code, message: shown.message, ...(Object.keys(data).length > 0 ? { data } : {}) } };
 }
 
 export function errorResponse(c: Context, error: SandgateError): Response {
@@ -18,11 +19,9 @@ export function errorResponse(c: Context, error: SandgateError): Response {
   return c.json(errorBody(error), httpStatusOf(error.code) as ContentfulStatusCode);
 }
 
-/** Any thrown value as a SandgateError; an unexpected one is logged and becomes INTERNAL. */
+/** Any thrown value as a SandgateError a client may see; an unexpected one is logged and becomes INTERNAL. */
 export function asSandgateError(error: unknown, log: Logger): SandgateError {
-  if (isSandgateError(error)) return error;
-  log.error({ err: error }, "unexpected error while handling a request");
-  return new SandgateError("INTERNAL", `internal error: ${error instanceof Error ? error.message : String(error)}`);
+  return publicError(error, log);
 }
 
 /** Reads the body as JSON; a missing or malformed body is a MALFORMED_REQUEST naming the problem. */

@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { allApiKeys, LANGUAGES } from "../../config/index.js";
-import { httpStatusOf, isSandgateError, jsonRpcCodeOf, SandgateError } from "../../errors/index.js";
+import { httpStatusOf, isSandgateError, jsonRpcCodeOf, publicError, SandgateError } from "../../errors/index.js";
 import type { ServerContext } from "../context.js";
 import { securityPolicy } from "../policy.js";
 import { retryAfterOf, wireErrorData } from "../retry-after.js";
@@ -351,7 +351,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
 async function jsonRpcToolCall(c: Context, tools: ToolDefinition[], text: string, signal: AbortSignal, owner: string): Promise<Response> {
   let body: unknown;
   let id: string | number | null = null;
-  const fail = (error: SandgateError): Response => {
+  const fail = (thrown: SandgateError): Response => {
+    const error = publicError(thrown);
     const retryAfter = retryAfterOf(error);
     if (retryAfter !== undefined) c.header("retry-after", String(retryAfter));
     return c.json(
