@@ -3,7 +3,7 @@
 
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { SandgateError } from "../errors/index.js";
-import { inferSchema } from "./infer-schema.js";
+import { inferSchema, sanitizeInferred } from "./infer-schema.js";
 import type { JsonSchema } from "./json-schema.js";
 import { NameRegistry, pyModuleName, tsNamespaceName } from "./naming.js";
 import { pyModuleFile, pyPackageFile } from "./py-codegen.js";
@@ -43,7 +43,8 @@ export class Catalog {
 
   constructor(options: CatalogOptions) {
     this.writer = new TreeWriter(options.dir);
-    this.inferred = new Map(Object.entries(options.inferred ?? {}));
+    // Kept schemas may come from an older sandgate (which copied any key) or a hand-edited file.
+    this.inferred = new Map(Object.entries(options.inferred ?? {}).map(([id, schema]) => [id, sanitizeInferred(schema)]));
     this.writeShared();
   }
 

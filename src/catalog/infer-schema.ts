@@ -1,16 +1,59 @@
 // Output-schema inference: a JSON Schema guessed from one real tool result, for servers that declare none.
-// Objects list their keys as required, arrays merge the schemas of their first elements; depth and width are capped.
+// Only types and plain identifier keys are learned, never values: one caller's data is shown to every agent.
 
 import { isObject, type JsonSchema } from "./json-schema.js";
 
-const MAX_DEPTH = 12;
+const MAX_DEPTH = 8;
 const MAX_ITEMS = 20;
 /** Objects with more keys than this are treated as maps (`additionalProperties`). */
-const MAX_KEYS = 200;
+const MAX_KEYS = 64;
+/** Members of an `anyOf` before the union collapses to "any value". */
+const MAX_UNION = 6;
+/**
+ * Keys kept as named properties. Anything else (sentences, markup, quotes, very long keys) makes the
+ * object a map: a key is data, and data must not become text the agent reads as part of the API.
+ */
+const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
+const TYPES = new Set(["string", "integer", "number", "boolean", "null", "object", "array"]);
 
-/** A JSON Schema describing `value` (and values shaped like it). */
+/** A JSON Schema describing `value` (and values shaped like it): types and plain keys only. */
 export function inferSchema(value: unknown): JsonSchema {
-  return infer(value, 0);
+  return sanitizeInferred(infer(value, 0));
+}
+
+/**
+ * An inferred schema reduced to what inference may produce: `type`, plain-key `properties` with
+ * `required`, `items`, `additionalProperties`, a short `anyOf`; within the depth and width caps.
+ * Applied to every schema read back from disk, which may come from an older sandgate or be edited.
+ */
+export function sanitizeInferred(schema: unknown, depth = 0): JsonSchema {
+  if (!isObject(schema) || depth > MAX_DEPTH) return {};
+  if (Array.isArray(schema.anyOf)) {
+    const members = schema.anyOf.map((m) => sanitizeInferred(m, depth + 1));
+    if (members.length < 2 || members.length > MAX_UNION || members.some((m) => Object.keys(m).length === 0)) return {};
+    return { anyOf: members };
+  }
+  const type = typeof schema.type === "string" ? [schema.type] : Array.isArray(schema.type) ? schema.type : [];
+  const types = type.filter((t): t is string => typeof t === "string" && TYPES.has(t));
+  if (types.length === 0 || types.length !== type.length || new Set(types).size !== types.length) return {};
+  const out: JsonSchema = { type: types.length === 1 ? types[0] : types };
+  if (types.includes("array") && schema.items !== undefined) {
+    const items = sanitizeInferred(schema.items, depth + 1);
+    if (Object.keys(items).length > 0) out.items = items;
+  }
+  if (types.includes("object")) {
+    const properties = isObject(schema.properties) ? Object.entries(schema.properties) : [];
+    if (schema.additionalProperties !== undefined || properties.length > MAX_KEYS || properties.some(([key]) => !PLAIN_KEY.test(key))) {
+      const values = isObject(schema.additionalProperties) ? [schema.additionalProperties] : properties.map(([, v]) => v);
+      const merged = values.slice(0, MAX_ITEMS).map((v) => sanitizeInferred(v, depth + 1)).reduce<JsonSchema | undefined>((a, b) => (a === undefined ? b : mergeSchemas(a, b)), undefined);
+      out.additionalProperties = merged === undefined ? {} : sanitizeInferred(merged, depth + 1);
+    } else if (properties.length > 0 || isObject(schema.properties)) {
+      const keys = new Set(properties.map(([key]) => key));
+      out.properties = Object.fromEntries(properties.map(([key, v]) => [key, sanitizeInferred(v, depth + 1)]));
+      out.required = (Array.isArray(schema.required) ? schema.required : []).filter((k): k is string => typeof k === "string" && keys.has(k));
+    }
+  }
+  return out;
 }
 
 function infer(value: unknown, depth: number): JsonSchema {

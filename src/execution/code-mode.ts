@@ -26,8 +26,8 @@ export class CodeMode {
   private readonly jsonSecrets: string[];
   private readonly log: Logger;
   private readonly catalogListeners = new Set<() => void>();
-  /** Output schemas inferred from real responses, kept across restarts. */
-  private readonly inferredPath: string;
+  /** Output schemas inferred from real responses, kept across restarts unless codeMode.persistInferredSchemas is off. */
+  private readonly inferredPath: string | undefined;
   private closed = false;
 
   constructor(
@@ -41,7 +41,7 @@ export class CodeMode {
     // The sandbox user reads the tree; nobody but sandgate writes it.
     chmodSync(this.toolsDir, 0o755);
     this.log = options.log ?? silentLogger;
-    this.inferredPath = join(config.sandboxDir, "inferred-output-schemas.json");
+    this.inferredPath = config.codeMode.persistInferredSchemas ? join(config.sandboxDir, "inferred-output-schemas.json") : undefined;
     this.catalog = new Catalog({ dir: this.toolsDir, inferred: this.loadInferred() });
     const { codeMode } = config;
     this.upstream = new UpstreamManager({
@@ -113,6 +113,7 @@ export class CodeMode {
   }
 
   private loadInferred(): Record<string, JsonSchema> {
+    if (this.inferredPath === undefined) return {};
     let text: string;
     try {
       text = readFileSync(this.inferredPath, "utf8");
@@ -128,6 +129,7 @@ export class CodeMode {
   }
 
   private saveInferred(): void {
+    if (this.inferredPath === undefined) return;
     try {
       const temp = `${this.inferredPath}.${process.pid}.tmp`;
       writeFileSync(temp, JSON.stringify(this.catalog.inferredSchemas(), null, 2));
