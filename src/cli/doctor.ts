@@ -2,7 +2,7 @@
 // when code cannot be isolated. Each check runs for real (a sandbox per language).
 
 import { execFileSync } from "node:child_process";
-import { isLoopbackHost, type SandgateConfig } from "../config/index.js";
+import { allApiKeys, isLoopbackHost, type SandgateConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
 import { createLogger } from "../util/logger.js";
 import { Engine } from "../execution/index.js";
@@ -124,11 +124,11 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
     const exposed = !isLoopbackHost(server.host);
     checks.push({
       name: "http server",
-      ok: !exposed || server.apiKey !== undefined,
+      ok: !exposed || allApiKeys(server).length > 0,
       required: false,
       detail:
-        `serve listens on ${server.host}:${server.port}; API key ${server.apiKey ? "required" : "not set"}; CORS ${server.cors.enabled ? "on" : "off"}` +
-        (exposed && !server.apiKey ? "; serve will refuse to start: set server.apiKey (SANDGATE_API_KEY) or bind to 127.0.0.1" : "") +
+        `serve listens on ${server.host}:${server.port}; API key ${allApiKeys(server).length > 0 ? `required (${allApiKeys(server).length} configured)` : "not set"}; CORS ${server.cors.enabled ? `on for ${server.cors.origins.join(", ")}` : "off"}` +
+        (exposed && allApiKeys(server).length === 0 ? "; serve will refuse to start: set server.apiKeys (SANDGATE_API_KEYS) or server.apiKey (SANDGATE_API_KEY), or bind to 127.0.0.1" : "") +
         (config.volumes.length > 0 ? `; volumes: ${config.volumes.map((v) => `/mnt/${v.name}${v.readOnly ? "" : " (writable)"}`).join(", ")}` : ""),
     });
   } finally {

@@ -1,7 +1,7 @@
 // The effective security policy: limits, flavors and which protections are active on this
 // host. Served as the MCP resource sandgate://policy and at GET /security/policy.
 
-import { LANGUAGES } from "../config/index.js";
+import { allApiKeys, LANGUAGES } from "../config/index.js";
 import { SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
 import type { ServerContext } from "./context.js";
 
@@ -44,11 +44,13 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
     },
     volumes: config.volumes.map((v) => ({ name: v.name, path: `/mnt/${v.name}`, read_only: v.readOnly })),
     http: {
-      api_key_required: config.server.apiKey !== undefined,
+      api_key_required: allApiKeys(config.server).length > 0,
       cors: config.server.cors.enabled,
       max_body_bytes: config.server.maxBodyBytes,
       body_timeout_s: config.server.bodyTimeoutS,
       max_concurrent_per_client: config.server.maxConcurrentPerClient,
+      max_sessions_per_client: Math.min(config.sessions.maxPerIdentity, config.sessions.max),
+      identity: allApiKeys(config.server).length > 0 ? "the API key's name" : "the MCP session (MCP) or the peer address (REST)",
     },
   };
 }

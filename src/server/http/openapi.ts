@@ -67,6 +67,6 @@ export function openApiDocument(routes: RestRoute[], options: { version: string;
       description: "Code execution gateway for AI agents: run Python, JavaScript, TypeScript and Bash in Linux sandboxes. The same tools are served over MCP at /mcp.",
     },
     paths,
-    components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "The API key configured as server.apiKey / SANDGATE_API_KEY" } } },
+    components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "One of the API keys configured in server.apiKeys / SANDGATE_API_KEYS (or server.apiKey / SANDGATE_API_KEY); its name is the caller's identity" } } },
   };
 }
