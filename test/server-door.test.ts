@@ -101,6 +101,17 @@ describe("slow request bodies and headers", () => {
   }, 60_000);
 });
 
+describe("deadlines apply to receiving requests only", () => {
+  it("a call that runs longer than the body and request deadlines still gets its result", async () => {
+    fx = createTestEngine({}, { python: 0, javascript: 0, bash: 1 });
+    // Node's request deadline is then 6 s; the run takes 7.
+    server = await startTestServer(fx.engine, fx.config, { bodyTimeoutS: 1 });
+    const reply = await jsonApi(() => server!.url)<{ stdout: string }>("/execute", { json: { language: "bash", code: "sleep 7; echo done" } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.stdout).toBe("done\n");
+  }, 60_000);
+});
+
 describe("no host details in errors", () => {
   it("an unexpected failure is INTERNAL with a reference and no host path or stack, over REST, JSON-RPC and MCP, and the log has the detail", async () => {
     fx = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
