@@ -2,6 +2,6 @@
 export { loadConfig, configPathFrom } from "./env.js";
 export type { LoadConfigOptions } from "./env.js";
 export { validateConfig } from "./validate.js";
-export { maskSecrets, upstreamSecretValues, SECRET_MASK } from "./mask.js";
+export { maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamSecretValues, SECRET_MASK } from "./mask.js";
 export { configSchema, flavorSchema, limitsSchema, serverSchema, volumeSchema, isLoopbackHost, allApiKeys, upstreamServerSchema, codeModeSchema, LANGUAGES, FLAVOR_NAMES } from "./schema.js";
 export type { SandgateConfig, Limits, Flavor, FlavorName, Language, ServerConfig, VolumeConfig, UpstreamServerConfig, StdioServerConfig, HttpServerConfig, CodeModeConfig } from "./schema.js";

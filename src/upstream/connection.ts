@@ -25,6 +25,8 @@ export interface ConnectionOptions {
   maxRestarts: number;
   backoffBaseMs: number;
   maxMessageBytes: number;
+  /** Masks configured secrets in reasons, status and logs. */
+  redact: (text: string) => string;
   clientInfo: { name: string; version: string };
   onToolsChanged: (tools: Tool[]) => void;
 }
@@ -146,7 +148,7 @@ export class UpstreamConnection {
             // An HTTP transport never closes by itself: a forgotten session (server restarted) or a
             // network failure is how a lost connection shows, so reconnect as after a crash.
             if (session.kind !== "stdio" && !controller.signal.aborted && isConnectionLoss(error)) {
-              this.handleClose(session, `lost the connection: ${describeFailure(error)}`);
+              this.handleClose(session, `lost the connection: ${this.describe(error)}`);
             }
           },
         );
@@ -177,6 +179,7 @@ export class UpstreamConnection {
       clientInfo,
       timeoutMs: connectTimeoutMs,
       maxMessageBytes: this.options.maxMessageBytes,
+      redact: this.options.redact,
       log,
       stderr: this.stderr,
       onCreated: (s) => (this.pending = s),
@@ -219,7 +222,7 @@ export class UpstreamConnection {
 
   private setFailed(what: string, error: unknown): void {
     this.state = "failed";
-    this.reason = `${what}: ${describeFailure(error)}`;
+    this.reason = `${what}: ${this.describe(error)}`;
     this.detail = this.withStderr(this.reason);
     this.toolList = [];
     this.options.log.error({ server: this.name, err: this.reason }, "upstream server failed");
@@ -227,7 +230,12 @@ export class UpstreamConnection {
 
   private withStderr(reason: string): string {
     const tail = this.stderr.text();
-    return tail === "" ? reason : `${reason}\nstderr (last lines):\n${tail}`;
+    return this.options.redact(tail === "" ? reason : `${reason}\nstderr (last lines):\n${tail}`);
+  }
+
+  /** A failure's one-line reason with configured secrets masked (a server may echo its URL or args). */
+  private describe(error: unknown): string {
+    return this.options.redact(describeFailure(error));
   }
 
   /** The transport closed without us asking: the server crashed or hung up. */
@@ -238,9 +246,9 @@ export class UpstreamConnection {
     session.inFlight.clear();
     session.reapOrphans();
     void session.close();
-    this.reason = reason;
+    this.reason = this.options.redact(reason);
     this.detail = this.withStderr(this.reason);
-    this.options.log.warn({ server: this.name, restarts: this.restarts, err: reason }, "upstream server stopped unexpectedly");
+    this.options.log.warn({ server: this.name, restarts: this.restarts, err: this.reason }, "upstream server stopped unexpectedly");
     if (Date.now() - this.readyAt >= STABLE_AFTER_MS) this.streak = 0;
     this.restartOrGiveUp();
   }
@@ -273,7 +281,7 @@ export class UpstreamConnection {
       this.setReady(await this.open());
     } catch (error) {
       if (this.closing) return;
-      this.reason = `could not restart: ${describeFailure(error)}`;
+      this.reason = `could not restart: ${this.describe(error)}`;
       this.detail = this.withStderr(this.reason);
       this.options.log.warn({ server: this.name, err: this.reason }, "upstream restart failed");
       this.restartOrGiveUp();
@@ -293,7 +301,7 @@ export class UpstreamConnection {
         this.emit(tools);
       }
     } catch (error) {
-      this.options.log.warn({ server: this.name, err: describeFailure(error) }, "refreshing upstream tools failed");
+      this.options.log.warn({ server: this.name, err: this.describe(error) }, "refreshing upstream tools failed");
     } finally {
       if (this.refreshingFor === session) this.refreshingFor = undefined;
     }

@@ -2,7 +2,7 @@
 // tools, status and calls; the single owner of every process and connection this layer opens.
 
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { upstreamServerSchema } from "../config/index.js";
+import { maskText, secretList, serverSecretValues, upstreamServerSchema, type UpstreamServerConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { UpstreamConnection } from "./connection.js";
@@ -25,24 +25,31 @@ export class UpstreamManager {
   constructor(options: UpstreamManagerOptions) {
     this.log = options.log ?? silentLogger;
     checkOptions(options);
+    const parsed = new Map<string, UpstreamServerConfig>();
     for (const [name, raw] of Object.entries(options.servers)) {
-      const parsed = upstreamServerSchema.safeParse(raw);
-      if (!parsed.success) {
-        throw new SandgateError("CONFIG_INVALID", `upstream server \`${name}\` is misconfigured: ${parsed.error.issues.map((i) => i.message).join("; ")}`, {
+      const result = upstreamServerSchema.safeParse(raw);
+      if (!result.success) {
+        throw new SandgateError("CONFIG_INVALID", `upstream server \`${name}\` is misconfigured: ${result.error.issues.map((i) => i.message).join("; ")}`, {
           data: { server: name },
         });
       }
+      parsed.set(name, result.data);
+    }
+    const secrets = secretList([...parsed.values()].flatMap(serverSecretValues));
+    const redact = (text: string): string => maskText(text, secrets);
+    for (const [name, config] of parsed) {
       this.connections.set(
         name,
         new UpstreamConnection({
           name,
-          config: parsed.data,
+          config,
           log: this.log,
           connectTimeoutMs: options.connectTimeoutMs,
           defaultCallTimeoutMs: options.defaultCallTimeoutMs,
           maxRestarts: options.maxRestarts,
           backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
           maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+          redact,
           clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
           onToolsChanged: (tools) => this.emit(name, tools),
         }),

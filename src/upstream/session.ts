@@ -7,7 +7,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { HttpServerConfig, StdioServerConfig, UpstreamServerConfig } from "../config/index.js";
+import { maskUrl, type HttpServerConfig, type StdioServerConfig, type UpstreamServerConfig } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import { boundedFetch, limitError, type UpstreamLimitError } from "./bounded-fetch.js";
 import { describeFailure, formatSeconds } from "./call-errors.js";
@@ -42,6 +42,8 @@ export interface OpenSessionOptions {
   /** Largest message the server may send (a stdio line, a JSON body, an SSE event). */
   maxMessageBytes: number;
   log: Logger;
+  /** Masks the configured secrets (env, headers, what args and URL carry) in texts that reach logs and status. */
+  redact: (text: string) => string;
   stderr: StderrTail;
   hooks: SessionHooks;
   /** Called as soon as the session exists, so an owner that closes meanwhile can close it. */
@@ -68,16 +70,6 @@ export function httpKinds(config: HttpServerConfig): UpstreamTransportKind[] {
   }
 }
 
-/** URL without query string or credentials, safe for logs. */
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return "(invalid url)";
-  }
-}
-
 export class UpstreamSession {
   readonly client: Client;
   /** Set once initialize succeeded. */
@@ -88,24 +80,25 @@ export class UpstreamSession {
   readonly inFlight = new Set<(reason: LostReason) => void>();
   private processes: ProcessRef[] = [];
   private closing: Promise<void> | undefined;
+  private readonly log: Logger;
+  private readonly redact: (text: string) => string;
 
   private constructor(
     readonly kind: UpstreamTransportKind,
     readonly transport: Transport,
-    clientInfo: { name: string; version: string },
-    hooks: SessionHooks,
-    private readonly log: Logger,
-    name = "",
-    maxMessageBytes?: number,
+    options: OpenSessionOptions,
   ) {
-    this.client = new Client(clientInfo, { capabilities: {} });
+    const { hooks, name, maxMessageBytes } = options;
+    this.log = options.log;
+    this.redact = options.redact;
+    this.client = new Client(options.clientInfo, { capabilities: {} });
     this.client.onclose = () => {
       if (!this.closing) hooks.onClose(this);
     };
     this.client.onerror = (error) => {
-      log.debug({ err: describeFailure(error) }, "upstream transport error");
+      this.log.debug({ err: this.redact(describeFailure(error)) }, "upstream transport error");
       // The SDK's stdio reader drops a line past its buffer size and closes the transport.
-      if (kind === "stdio" && maxMessageBytes !== undefined && /ReadBuffer exceeded maximum size/.test(error.message)) {
+      if (kind === "stdio" && /ReadBuffer exceeded maximum size/.test(error.message)) {
         hooks.onLimit(this, limitError(name, "a message", maxMessageBytes));
       }
     };
@@ -141,7 +134,7 @@ export class UpstreamSession {
       } catch (error) {
         failures.push(`${kind === "sse" ? "SSE" : "Streamable HTTP"}: ${describeFailure(error)}`);
         if (Date.now() >= deadline || options.cancelled?.() === true) break;
-        options.log.debug({ server: options.name, kind, err: describeFailure(error) }, "upstream transport failed, trying the next");
+        options.log.debug({ server: options.name, kind, err: options.redact(describeFailure(error)) }, "upstream transport failed, trying the next");
       }
     }
     throw new Error(failures.join("; "));
@@ -154,7 +147,7 @@ export class UpstreamSession {
       if (owner.session !== undefined) options.hooks.onLimit(owner.session, error);
     };
     const transport = createTransport(options, kind, onExceeded);
-    const session = new UpstreamSession(kind, transport, options.clientInfo, options.hooks, options.log, options.name, options.maxMessageBytes);
+    const session = new UpstreamSession(kind, transport, options);
     owner.session = session;
     options.onCreated?.(session);
     let timer: NodeJS.Timeout | undefined;
@@ -223,7 +216,7 @@ export class UpstreamSession {
       // Ends stdin, then SIGTERM after 2 s and SIGKILL after 2 s more (StdioClientTransport.close).
       await this.client.close();
     } catch (error) {
-      this.log.debug({ err: describeFailure(error) }, "closing upstream client failed");
+      this.log.debug({ err: this.redact(describeFailure(error)) }, "closing upstream client failed");
     }
     const killed = killProcesses(leftovers);
     if (killed > 0) this.log.debug({ killed }, "killed processes an upstream server left behind");
@@ -253,7 +246,7 @@ function createTransport(options: OpenSessionOptions, kind: UpstreamTransportKin
     return transport;
   }
   const url = new URL(config.url);
-  log.info({ server: name, transport: kind, url: redactUrl(config.url), headerNames: Object.keys(config.headers) }, "connecting to upstream server");
+  log.info({ server: name, transport: kind, url: maskUrl(config.url), headerNames: Object.keys(config.headers) }, "connecting to upstream server");
   const requestInit: RequestInit = { headers: config.headers };
   // Without it the SDK reads a response whole: one endless SSE event exhausted the heap.
   const fetch = boundedFetch({ server: name, maxMessageBytes, maxResponseBytes: RESPONSE_MESSAGES * maxMessageBytes, onExceeded });

@@ -1,0 +1,182 @@
+// Code mode against hostile upstream servers, through the real server and real sandboxes: secrets
+// in args and URLs stay masked, inferred schemas carry no injected text, wrappers run on Python 3.9.
+
+import { existsSync, chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
+import { CodeMode, Engine } from "../src/execution/index.js";
+import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import { recordingLogger, waitFor } from "./fixtures/upstream/helpers.js";
+import { oldPythonPrelude } from "./fixtures/upstream/old-python.js";
+import { serverContext } from "./server-helpers.js";
+
+const NODE = process.execPath;
+const HOSTILE = join(import.meta.dirname, "fixtures", "upstream", "hostile-stdio.mjs");
+/** Every canary secret contains this; nothing a caller sees may. */
+const CANARY = "sgcanary";
+const SECRETS = {
+  flag: "sgcanary-flag-7c1d0e",
+  assigned: "sgcanary-eq-55aa01",
+  envArg: "sgcanary-env-91b3f2",
+  github: "ghp_sgcanary0123456789abcdefABCDEF",
+  password: "sgcanary-pw-3e4f",
+  query: "sgcanary-query-8d9e",
+  fragment: "sgcanary-frag-2b3c",
+  user: "sgcanaryuser-4f5a6b",
+};
+const INJECTION = /Ignore (all )?previous instructions|delete_everything|tool_output/;
+
+/** A server that answers every request with 404 and the request line, as Express's default page does. */
+async function startEchoing404(): Promise<{ port: number; server: HttpServer }> {
+  const server = createServer((req, res) => res.writeHead(404, { "content-type": "text/html" }).end(`<pre>Cannot ${req.method} ${req.url}</pre>`));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { port: (server.address() as AddressInfo).port, server };
+}
+
+function hostileServers(port: number): Record<string, unknown> {
+  return {
+    hostile: { command: NODE, args: [HOSTILE, "--token", SECRETS.flag, `--api-key=${SECRETS.assigned}`, `GITHUB_TOKEN=${SECRETS.envArg}`, SECRETS.github] },
+    crashy: { command: NODE, args: [HOSTILE, "--crash", "--password", SECRETS.password] },
+    remote: { url: `http://127.0.0.1:${port}/mcp?api_key=${SECRETS.query}&format=json#${SECRETS.fragment}` },
+    tokenuser: { url: `http://${SECRETS.user}@127.0.0.1:${port}/mcp` },
+  };
+}
+
+let dir: string;
+let echo: { port: number; server: HttpServer };
+let config: SandgateConfig;
+let codeMode: CodeMode;
+let engine: Engine;
+let server: RunningServer;
+let client: Client;
+const logged = recordingLogger();
+
+async function tool(name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { structuredContent: Record<string, unknown> }> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: Record<string, unknown> };
+}
+
+async function run(language: string, code: string): Promise<{ status: string; stdout: string; stderr: string; error?: { message: string } }> {
+  const result = await tool("execute_code", { language, code });
+  return result.structuredContent as never;
+}
+
+function filesUnder(root: string): string[] {
+  return readdirSync(root, { recursive: true, encoding: "utf8" })
+    .map((p) => join(root, p))
+    .filter((p) => statSync(p).isFile());
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "sandgate-hostile-"));
+  chmodSync(dir, 0o755);
+  echo = await startEchoing404();
+  const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
+  config = {
+    ...base,
+    mcpServers: Object.fromEntries(Object.entries(hostileServers(echo.port)).map(([name, s]) => [name, upstreamServerSchema.parse(s)])),
+    codeMode: { ...base.codeMode, connectTimeoutS: 10, maxRestarts: 0 },
+  };
+  codeMode = new CodeMode(config, { log: logged.log });
+  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
+  await codeMode.start();
+  server = await startHttpServer(serverContext(engine, config, {}, codeMode));
+  client = new Client({ name: "hostile-test", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+  await engine?.close();
+  await codeMode?.close();
+  await new Promise((resolve) => echo?.server.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+}, 30_000);
+
+describe("secrets in an upstream's args and URL", () => {
+  it("list_servers and REST /servers show why servers failed without the secrets their args and URL carry", async () => {
+    const listed = await tool("list_servers");
+    const servers = listed.structuredContent.servers as { name: string; state: string; error?: string }[];
+    expect(servers.find((s) => s.name === "hostile")?.state).toBe("ready");
+    // Each failure quotes a secret: the crashing server prints its argv, the HTTP server echoes the
+    // query in its 404 page, fetch names a URL with credentials.
+    expect(servers.find((s) => s.name === "crashy")?.error).toMatch(/could not log in with .*--password \*{8}/);
+    expect(servers.find((s) => s.name === "remote")?.error).toMatch(/HTTP 404.*Cannot POST \/mcp\?api_key=\*{8}/);
+    expect(servers.find((s) => s.name === "tokenuser")?.state).toBe("failed");
+    expect(JSON.stringify(listed)).not.toContain(CANARY);
+    const rest = await (await fetch(`${server.url}/servers`)).text();
+    expect(rest).toContain("crashy");
+    expect(rest).not.toContain(CANARY);
+  });
+
+  it("a tool result that echoes the args reaches sandboxed code masked", async () => {
+    const r = await run("python", 'print(await call_mcp_tool("hostile.whoami", {}))');
+    expect(r.status, r.stderr).toBe("ok");
+    expect(r.stdout).toContain("argv: --token ******** --api-key=******** GITHUB_TOKEN=******** ********");
+    expect(r.stdout).not.toContain(CANARY);
+  });
+
+  it("logs never carry them", () => {
+    const all = logged.lines.join("\n");
+    expect(all).toContain("connecting to upstream server");
+    expect(all).not.toContain(CANARY);
+  });
+});
+
+describe("inferred output schemas from a hostile result", () => {
+  it("learn only types and plain keys: the injected text is not in search results, the tree or the kept file", async () => {
+    const r = await run("python", 'r = await call_mcp_tool("hostile.report", {})\nprint(sorted(r)[:2])');
+    expect(r.status, r.stderr).toBe("ok");
+    expect(await waitFor(() => codeMode.catalog.resolve("hostile.report")?.outputSchemaInferred === true)).toBe(true);
+    const schema = codeMode.catalog.resolve("hostile.report")!.outputSchema!;
+    expect(schema).toMatchObject({ type: "object" });
+    const search = await tool("search_tools", { query: "report without an output schema", detail: "full", server: "hostile" });
+    expect(JSON.stringify(search)).toContain("hostile.report");
+    const file = join(dir, "inferred-output-schemas.json");
+    expect(await waitFor(() => existsSync(file))).toBe(true);
+    const texts = [JSON.stringify(search), JSON.stringify(schema), readFileSync(file, "utf8"), ...filesUnder(codeMode.toolsDir).map((p) => readFileSync(p, "utf8"))];
+    for (const text of texts) expect(text).not.toMatch(INJECTION);
+  });
+
+  it("with persistInferredSchemas off, nothing is written to or read from SANDBOX_DIR", async () => {
+    const off = mkdtempSync(join(tmpdir(), "sandgate-nopersist-"));
+    const kept = join(off, "inferred-output-schemas.json");
+    writeFileSync(kept, JSON.stringify({ "hostile.report": { type: "string" } }));
+    const cm = new CodeMode(
+      { ...config, sandboxDir: off, mcpServers: { hostile: config.mcpServers.hostile! }, codeMode: { ...config.codeMode, persistInferredSchemas: false } },
+      { toolsDir: join(off, "tools") },
+    );
+    try {
+      await cm.start();
+      expect(cm.catalog.resolve("hostile.report")?.outputSchema).toBeUndefined();
+      const reply = await cm.beginExecution().onToolCall({ tool: "hostile.report", args: {} }, new AbortController().signal);
+      expect(reply.ok).toBe(true);
+      expect(cm.catalog.resolve("hostile.report")).toMatchObject({ outputSchemaInferred: true, outputSchema: { type: "object" } });
+      expect(readFileSync(kept, "utf8")).toBe(JSON.stringify({ "hostile.report": { type: "string" } }));
+    } finally {
+      await cm.close();
+      rmSync(off, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("generated Python wrappers on Python 3.9", () => {
+  it("import and work inside the sandbox with typing as Python 3.9 has it", async () => {
+    const code = [
+      oldPythonPrelude("/sandgate/tools/python"),
+      "from servers.hostile import typed, TypedInput",
+      'r = await typed(item_id="a1", count=None, mode=2, tags=["x"])',
+      'print(r["echo"], r["value"], sorted(TypedInput.__required_keys__), sorted(TypedInput.__optional_keys__))',
+    ].join("\n");
+    const r = await run("python", code);
+    expect(r.status, `${r.stderr}${r.error?.message ?? ""}`).toBe("ok");
+    expect(r.stdout.trim()).toBe("{'item-id': 'a1', 'count': None, 'mode': 2, 'tags': ['x']} 3 ['item-id'] ['count', 'mode', 'tags']");
+  });
+});
