@@ -104,11 +104,11 @@ describe("global caps on sandboxes and committed memory", () => {
     // Round-robin between owners: B waits for at most one of A's turns per free slot, not for all of A's queue.
     const before = finished.indexOf("B");
     expect(before).toBeGreaterThanOrEqual(0);
-    expect(before).toBeLessThanOrEqual(6);
+    expect(before).toBeLessThanOrEqual(8);
   }, 120_000);
 
   it("idle session sandboxes count against the cap, and stopping the session makes room", async () => {
-    fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "1", SANDGATE_QUEUE_WAIT: "0.5" }, { python: 0, javascript: 0, bash: 0 });
+    fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "1", SANDGATE_QUEUE_WAIT: "0.5", SANDGATE_EVICT_IDLE_AFTER: "600" }, { python: 0, javascript: 0, bash: 0 });
     const engine = fx.engine;
     const session = engine.createSession();
     const first = await engine.execute({ language: "bash", code: "echo kept", sessionId: session.id });
@@ -120,6 +120,22 @@ describe("global caps on sandboxes and committed memory", () => {
     await engine.stopSession(session.id);
     const after = await engine.execute({ language: "bash", code: "echo room" });
     expect(after.stdout).toBe("room\n");
+  }, 60_000);
+
+  it("a session's sandbox idle past evictIdleAfterS gives way to a waiting call; the session keeps its files and its next call reports the lost state", async () => {
+    fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "1", SANDGATE_QUEUE_WAIT: "10", SANDGATE_EVICT_IDLE_AFTER: "0" }, { python: 0, javascript: 0, bash: 0 });
+    const engine = fx.engine;
+    const session = engine.createSession();
+    const first = await engine.execute({ language: "python", code: "open('/workspace/kept.txt', 'w').write('kept')\nx = 41", sessionId: session.id });
+    expect(first.status).toBe("ok");
+    const stateless = await engine.execute({ language: "bash", code: "echo room" });
+    expect(stateless.stdout).toBe("room\n");
+    const again = await engine.execute({ language: "python", code: "print(open('/workspace/kept.txt').read())\nprint('x' in globals())", sessionId: session.id });
+    expect(again.stdout).toBe("kept\nFalse\n");
+    expect(again.stateReset).toBe(true);
+    const steady = await engine.execute({ language: "python", code: "y = 1\nprint('steady')", sessionId: session.id });
+    expect(steady.stateReset).toBeUndefined();
+    expect(liveSandboxes()).toBeLessThanOrEqual(1);
   }, 60_000);
 
   it("the warm pool fills only within the caps and gives its spares up to waiting callers", async () => {

@@ -236,6 +236,12 @@ export const configSchema = z
           .int()
           .min(1)
           .describe("Live sessions one caller (API key name, MCP session or REST peer) may hold, so no one can take every slot (SANDGATE_SESSIONS_PER_CALLER)"),
+        evictIdleAfterS: z
+          .number()
+          .min(0)
+          .describe(
+            "When calls wait for room under the server-wide caps, a session's sandbox unused this long is stopped to make room; its files stay and its next call starts a fresh interpreter (state_reset), seconds (SANDGATE_EVICT_IDLE_AFTER)",
+          ),
       })
       .strict()
       .describe("Sessions: sandboxes and workspaces kept between calls"),

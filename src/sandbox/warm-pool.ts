@@ -100,11 +100,15 @@ export class WarmPool {
     return sandbox;
   }
 
-  /** Gives up one ready sandbox, of the kind with most spares, so that its room goes to a waiting caller. */
-  shrink(): void {
+  /**
+   * Gives up one ready sandbox, of the kind with most spares, so that its room goes to a
+   * waiting caller; false when there was none.
+   */
+  shrink(): boolean {
     const fullest = Object.values(this.pools).reduce((a, b) => (b.ready.length > a.ready.length ? b : a));
     const sandbox = fullest.ready.shift();
     if (sandbox) void this.discard(sandbox);
+    return sandbox !== undefined;
   }
 
   private takeReady(kind: RunnerKind): Sandbox | undefined {

@@ -54,7 +54,7 @@ export const executionResultSchema = z.object({
     .object({ stdout: z.string().optional(), stderr: z.string().optional() })
     .optional()
     .describe("Paths of the complete output (inside /workspace for sessions)"),
-  state_reset: z.boolean().optional().describe("The session's interpreter state was lost (timeout, crash, exit, expiry); files remain unless the session expired"),
+  state_reset: z.boolean().optional().describe("The session's interpreter state was lost (timeout, crash, exit, expiry, or its idle sandbox stopped to make room on a full server); files remain unless the session expired"),
   output_note: z.string().optional().describe("What was cut from stdout to fit the token budget, and where the full output is"),
   tool_calls: z
     .array(
