@@ -1,6 +1,7 @@
 // Code mode against hostile upstream servers, through the real server and real sandboxes: secrets
 // in args and URLs stay masked, inferred schemas carry no injected text, wrappers run on Python 3.9.
 
+import { execFile } from "node:child_process";
 import { existsSync, chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,6 +19,7 @@ import { oldPythonPrelude } from "./fixtures/upstream/old-python.js";
 import { serverContext } from "./server-helpers.js";
 
 const NODE = process.execPath;
+const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 const HOSTILE = join(import.meta.dirname, "fixtures", "upstream", "hostile-stdio.mjs");
 /** Every canary secret contains this; nothing a caller sees may. */
 const CANARY = "sgcanary";
@@ -128,6 +130,40 @@ describe("secrets in an upstream's args and URL", () => {
     expect(all).toContain("connecting to upstream server");
     expect(all).not.toContain(CANARY);
   });
+});
+
+describe("secrets in an upstream's args and URL, from the command line", () => {
+  function sandgate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const configPath = join(dir, "sandgate.json");
+    writeFileSync(configPath, JSON.stringify({ mcpServers: hostileServers(echo.port), codeMode: { connectTimeoutS: 10, maxRestarts: 0 } }));
+    const env = { PATH: process.env.PATH ?? "", SANDBOX_DIR: join(dir, "cli"), SANDGATE_CONFIG: configPath, SANDGATE_LOG_LEVEL: "debug" };
+    return new Promise((done) => {
+      execFile(NODE, [CLI, ...args], { env }, (error, stdout, stderr) => done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    });
+  }
+
+  it("config --print masks flag values, KEY=value args, tokens, URL credentials, query values and fragments", async () => {
+    const r = await sandgate(["config", "--print"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout + r.stderr).not.toContain(CANARY);
+    const printed = JSON.parse(r.stdout) as { mcpServers: Record<string, { args?: string[]; url?: string }> };
+    expect(printed.mcpServers.hostile?.args).toEqual([HOSTILE, "--token", "********", "--api-key=********", "GITHUB_TOKEN=********", "********"]);
+    expect(printed.mcpServers.crashy?.args).toEqual([HOSTILE, "--crash", "--password", "********"]);
+    expect(printed.mcpServers.remote?.url).toBe(`http://127.0.0.1:${echo.port}/mcp?api_key=********&format=********#********`);
+    expect(printed.mcpServers.tokenuser?.url).toBe(`http://127.0.0.1:${echo.port}/mcp`);
+  });
+
+  it("sandgate tools and doctor report the failed servers, with debug logs, without the secrets", async () => {
+    const tools = await sandgate(["tools"]);
+    expect(tools.code).toBe(1);
+    expect(tools.stdout).toMatch(/^crashy \(stdio\): failed/m);
+    expect(tools.stdout).toContain("--password ********");
+    expect(tools.stdout).toMatch(/^remote \(streamable-http\): failed/m);
+    expect(tools.stdout + tools.stderr).not.toContain(CANARY);
+    const doctor = await sandgate(["doctor", "--json"]);
+    expect(doctor.stdout).toContain("upstream crashy");
+    expect(doctor.stdout + doctor.stderr).not.toContain(CANARY);
+  }, 60_000);
 });
 
 describe("inferred output schemas from a hostile result", () => {
