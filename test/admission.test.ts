@@ -74,6 +74,7 @@ describe("host paths in errors", () => {
     ]);
     try {
       expect(scrubHostPaths("ENOENT: open '/srv/sg-test/workspaces/abc-123/x/y.txt'")).toBe("ENOENT: open '/workspace/x/y.txt'");
+      expect(scrubHostPaths("bwrap: Can't find source path /srv/sg-test/workspaces/s1-ab12: No such file")).toBe("bwrap: Can't find source path /workspace: No such file");
       expect(scrubHostPaths("mkdir /srv/sg-test/outputs/1 failed")).toBe("mkdir <sandbox dir>/outputs/1 failed");
       expect(scrubHostPaths("bwrap: Can't find source path /data/sets: No such file")).toBe("bwrap: Can't find source path /mnt/sets: No such file");
       expect(scrubHostPaths("/srv/sg-test2/other and /data/setsX")).toBe("/srv/sg-test2/other and /data/setsX");

@@ -27,7 +27,7 @@ function escape(text: string): string {
 function rebuild(): void {
   // Longest first, so a workspace inside the sandbox directory wins over the directory.
   const paths = [...aliases.keys()].sort((a, b) => b.length - a.length);
-  pattern = paths.length === 0 ? undefined : new RegExp(`(${paths.map(escape).join("|")})(/[^/\\s'"\`]+)?(?=[/\\s'"\`),:;\\]]|$)`, "g");
+  pattern = paths.length === 0 ? undefined : new RegExp(`(${paths.map(escape).join("|")})(/[^/\\s'"\`:,;)\\]]+)?(?=[/\\s'"\`),:;\\]]|$)`, "g");
 }
 
 function variants(path: string): string[] {
