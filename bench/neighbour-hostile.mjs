@@ -52,7 +52,7 @@ function rest(method, path, body, { timeoutMs = REQUEST_TIMEOUT_MS, signal = sto
 /** Counts what came back: `kind` ok/status, or the HTTP status and error code. */
 function record(kind, reply) {
   bump(counts, kind);
-  if (reply.status === 0 && reply.body === "aborted" && stopAll.signal.aborted) return reply;
+  if (reply.status === 0 && stopAll.signal.aborted) return reply; // cut off by our own stop
   if (reply.status !== 200 && reply.status !== 201) bump(errors, `${kind}: HTTP ${reply.status} ${reply.body?.error?.code ?? (typeof reply.body === "string" ? reply.body : "")}`.trim());
   return reply;
 }

@@ -7,7 +7,7 @@
 // a server that crashes or stops answering is reported, not waited for.
 
 import { fork, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -77,8 +77,14 @@ async function endChild(child, graceMs) {
   clearTimeout(timer);
 }
 
-/** `sandgate serve --port 0` as root with its own SANDBOX_DIR; resolves once it prints its URL. */
-async function startServer(dir) {
+/**
+ * `sandgate serve --port 0` as root with a SANDBOX_DIR of its own (a workspace a failed stop left
+ * behind must not meet the next phase); resolves once it prints its URL.
+ */
+let servers = 0;
+async function startServer(root) {
+  const dir = join(root, `server-${++servers}`);
+  mkdirSync(dir);
   const child = fork(join(HERE, "neighbour-server.mjs"), ["--port", "0"], {
     env: { ...process.env, SANDBOX_DIR: dir, SANDGATE_LOG_LEVEL: "warn" },
     silent: true,
@@ -198,6 +204,15 @@ async function stopHostile(hostile) {
   return report ?? { counts: {}, errors: { "hostile process did not report within 45 s; killed": 1 }, stderr: hostile.stderr() };
 }
 
+/** Microseconds the whole host has stalled on memory so far (PSI "full"); 0 where the kernel has no PSI. */
+function hostMemoryStallUs() {
+  try {
+    return Number(/full .*total=(\d+)/.exec(readFileSync("/proc/pressure/memory", "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** Processes anywhere on the host that belong to this run's sandboxes (their argv names `dir`). */
 function processesUsing(dir) {
   const out = [];
@@ -214,6 +229,7 @@ function processesUsing(dir) {
 export async function neighbourBench({ quick = false } = {}) {
   const rounds = quick ? 40 : 100;
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-neighbour-"));
+  chmodSync(dir, 0o711); // the sandbox user (bwrap runs as it) must pass through to each SANDBOX_DIR
   const results = [];
   const notes = [];
   let server;
@@ -249,15 +265,17 @@ export async function neighbourBench({ quick = false } = {}) {
       if (hostile) await sleep(HOSTILE_LEAD_MS);
       await resetStats(server);
       const load0 = loadavg()[0];
+      const stall0 = hostMemoryStallUs();
       const run = await benignRun(benign.client, rounds);
       const stats = await serverStats(server);
       const load1 = loadavg()[0];
+      const stallMs = (hostMemoryStallUs() - stall0) / 1000;
       const hostileReport = hostile ? await stopHostile(hostile) : undefined;
       clearInterval(sampler);
       const answers = await healthy(server.url, 10_000);
       await disconnectBenign(benign);
       benign = undefined;
-      results.push({ phase, run, stats, rssStart, rssPeak: Math.max(rssPeak, stats?.rssPeakMb ?? 0), aborted, hostile: hostileReport, alive: server.alive(), answers, load: Math.max(load0, load1), hostilePrepareS: hostile?.prepareS ?? 0 });
+      results.push({ phase, run, stats, rssStart, rssPeak: Math.max(rssPeak, stats?.rssPeakMb ?? 0), aborted, hostile: hostileReport, alive: server.alive(), answers, load: Math.max(load0, load1), stallMs, hostilePrepareS: hostile?.prepareS ?? 0 });
       process.stderr.write(`bench: neighbour, ${phase.name} done in ${Math.round((performance.now() - tPhase) / 1000)} s\n`);
     }
   } finally {
@@ -299,10 +317,11 @@ function report({ quick, rounds, results, notes, totalS, left, strays }) {
     `Benign MCP client: ${rounds} rounds of two \`execute_code\` calls of \`1+1\` (Python) in its own session and one stateless, sequential, ` +
       `while another identity (REST from 127.0.0.2) runs the hostile workload; ms. Goals: p99 <= ${GOAL_RATIO}x alone, ` +
       `server event-loop delay p99 < ${GOAL_ELD_MS} ms, server RSS < ${GOAL_RSS_MB} MB. Each phase runs on a fresh server but the last. ` +
-      `Event-loop delay is \`monitorEventLoopDelay\` inside the server, whose samples include its 5 ms interval; load avg is the host's 1-minute load (${availableParallelism()} CPUs).`,
+      `Event-loop delay is \`monitorEventLoopDelay\` inside the server, whose samples include its 5 ms interval; the host's 1-minute load average (${availableParallelism()} CPUs) and the time the whole host stalled on memory ` +
+      `during the measurement (\`/proc/pressure/memory\` full) show how much of a row is other work on the machine.`,
   );
   lines.push("");
-  lines.push("| phase | benign calls (errors) | session p50 / p99 | stateless p50 / p99 | p99 / alone (session, stateless, all) | server event-loop delay p50 / p99 / max | server RSS start / peak MB | hostile requests (failed) | load avg | goals |");
+  lines.push("| phase | benign calls (errors) | session p50 / p99 | stateless p50 / p99 | p99 / alone (session, stateless, all) | server event-loop delay p50 / p99 / max | server RSS start / peak MB | hostile requests (failed) | host load avg / memory stall ms | goals |");
   lines.push("|---|---|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     const n = all(r).length + r.run.errors.length;
@@ -319,7 +338,7 @@ function report({ quick, rounds, results, notes, totalS, left, strays }) {
     lines.push(
       `| ${r.phase.name}${r.run.cut ? " (cut at the time limit)" : ""} | ${n} (${r.run.errors.length}) | ${pq(r.run.lat.session)} | ${pq(r.run.lat.stateless)} | ` +
         `${rs.map((x) => (Number.isNaN(x) ? "-" : `${x.toFixed(2)}x`)).join(", ")} | ${eld} | ${Math.round(r.rssStart)} / ${Math.round(r.rssPeak)}${r.aborted ? ` (above ${RSS_ABORT_MB}: hostile stopped)` : ""} | ` +
-        `${r.hostile ? `${hostileCalls} (${hostileFailed})` : "-"} | ${r.load.toFixed(1)} | ${missed.length === 0 ? "met" : `missed: ${missed.join(", ")}`} |`,
+        `${r.hostile ? `${hostileCalls} (${hostileFailed})` : "-"} | ${r.load.toFixed(1)} / ${Math.round(r.stallMs)} | ${missed.length === 0 ? "met" : `missed: ${missed.join(", ")}`} |`,
     );
   }
   lines.push("");
