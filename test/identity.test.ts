@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, type ServerConfig } from "../src/config/index.js";
+import { loadConfig, maskSecrets, type ServerConfig } from "../src/config/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import type { WireExecutionResult } from "../src/server/wire.js";
 import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
@@ -281,6 +281,29 @@ describe("MCP sessions do not leak", () => {
       // Closing the server ends the anonymous MCP sessions, and with them their execution sessions.
     });
     expect(await waitFor(() => !fx.engine.sessions.listAll().some((x) => x.id === "kept"), 5000)).toBe(true);
+  });
+});
+
+describe("named API keys in the configuration", () => {
+  it("reads SANDGATE_API_KEYS, keeps SANDGATE_API_KEY as the key named default, and masks both", () => {
+    const config = loadConfig({ SANDBOX_DIR: fx.dir, SANDGATE_API_KEYS: `alice:${ALICE}, bob:${BOB}`, SANDGATE_API_KEY: "default-key-0123456789" });
+    expect(config.server.apiKeys).toEqual(KEYS);
+    expect(config.server.apiKey).toBe("default-key-0123456789");
+    const shown = JSON.stringify(maskSecrets(config));
+    for (const key of [ALICE, BOB, "default-key-0123456789"]) expect(shown).not.toContain(key);
+    expect(maskSecrets(config).server.apiKeys).toEqual({ alice: "********", bob: "********" });
+  });
+
+  it("refuses malformed, short, duplicate and shared keys without showing them", () => {
+    const load = (env: Record<string, string>) => () => loadConfig({ SANDBOX_DIR: fx.dir, ...env });
+    expect(load({ SANDGATE_API_KEYS: `alice=${ALICE}` })).toThrow(/SANDGATE_API_KEYS entry 1 is not of the form name:key/);
+    expect(load({ SANDGATE_API_KEYS: "alice:short" })).toThrow(/server\.apiKeys\.alice: use at least 16 characters/);
+    expect(load({ SANDGATE_API_KEYS: `alice:${ALICE},alice:${BOB}` })).toThrow(/appears twice/);
+    expect(load({ SANDGATE_API_KEYS: `alice:${ALICE},bob:${ALICE}` })).toThrow(/every API key must be different/);
+    expect(load({ SANDGATE_API_KEYS: `default:${ALICE}`, SANDGATE_API_KEY: BOB })).toThrow(/do not also list a key named "default"/);
+    for (const env of [{ SANDGATE_API_KEYS: `alice=${ALICE}` }, { SANDGATE_API_KEYS: `alice:${ALICE},bob:${ALICE}` }]) {
+      expect(load(env)).toThrow(expect.objectContaining({ message: expect.not.stringContaining(ALICE) as string }) as Error);
+    }
   });
 });
 

@@ -159,7 +159,7 @@ export function scanArgs(args: readonly string[]): { shown: string[]; secrets: s
 export function maskSecrets(config: SandgateConfig): SandgateConfig {
   return {
     ...config,
-    server: { ...config.server, ...(config.server.apiKey === undefined ? {} : { apiKey: SECRET_MASK }) },
+    server: { ...config.server, ...(config.server.apiKey === undefined ? {} : { apiKey: SECRET_MASK }), apiKeys: maskValues(config.server.apiKeys) },
     mcpServers: Object.fromEntries(Object.entries(config.mcpServers).map(([name, server]) => [name, maskServer(server)])),
   };
 }
