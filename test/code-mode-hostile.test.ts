@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
 import { CodeMode, Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import { startFloodServer, type FloodServer } from "./fixtures/upstream/flood-server.js";
 import { recordingLogger, waitFor } from "./fixtures/upstream/helpers.js";
 import { oldPythonPrelude } from "./fixtures/upstream/old-python.js";
 import { serverContext } from "./server-helpers.js";
@@ -53,6 +54,7 @@ function hostileServers(port: number): Record<string, unknown> {
 
 let dir: string;
 let echo: { port: number; server: HttpServer };
+let flood: FloodServer;
 let config: SandgateConfig;
 let codeMode: CodeMode;
 let engine: Engine;
@@ -79,10 +81,13 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "sandgate-hostile-"));
   chmodSync(dir, 0o755);
   echo = await startEchoing404();
+  flood = await startFloodServer();
   const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
   config = {
     ...base,
-    mcpServers: Object.fromEntries(Object.entries(hostileServers(echo.port)).map(([name, s]) => [name, upstreamServerSchema.parse(s)])),
+    mcpServers: Object.fromEntries(
+      Object.entries({ ...hostileServers(echo.port), flood: { url: flood.url } }).map(([name, s]) => [name, upstreamServerSchema.parse(s)]),
+    ),
     codeMode: { ...base.codeMode, connectTimeoutS: 10, maxRestarts: 0 },
   };
   codeMode = new CodeMode(config, { log: logged.log });
@@ -99,6 +104,7 @@ afterAll(async () => {
   await engine?.close();
   await codeMode?.close();
   await new Promise((resolve) => echo?.server.close(resolve));
+  await flood?.close();
   rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
@@ -164,6 +170,24 @@ describe("secrets in an upstream's args and URL, from the command line", () => {
     expect(doctor.stdout).toContain("upstream crashy");
     expect(doctor.stdout + doctor.stderr).not.toContain(CANARY);
   }, 60_000);
+});
+
+describe("an upstream that floods its reply", () => {
+  it("fails the sandbox's call naming the server and the cap, and the same code then calls other servers", async () => {
+    const r = await run(
+      "python",
+      [
+        "try:",
+        '    await call_mcp_tool("flood.endless_event", {})',
+        "except Exception as e:",
+        "    print(type(e).__name__, e)",
+        'print(await call_mcp_tool("hostile.whoami", {}))',
+      ].join("\n"),
+    );
+    expect(r.status, r.stderr).toBe("ok");
+    expect(r.stdout).toMatch(/upstream server `flood` sent an SSE event larger than the 10 MiB limit/);
+    expect(r.stdout).toContain("argv: --token ********");
+  });
 });
 
 describe("inferred output schemas from a hostile result", () => {
