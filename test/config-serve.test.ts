@@ -38,15 +38,15 @@ describe("sandgate.json", () => {
     const path = writeConfig("merge.json", {
       $schema: "./sandgate.schema.json",
       limits: { maxExecutionTimeS: 12 },
-      server: { port: 9000, cors: { enabled: true } },
+      server: { port: 9000, cors: { enabled: true, origins: ["http://app.example"] } },
       sessions: { max: 3 },
     });
     const config = loadConfig({ SANDBOX_DIR: "/tmp/x", SANDGATE_PORT: "9100" }, { configPath: path });
     expect(config.limits.maxExecutionTimeS).toBe(12);
     expect(config.limits.maxMemoryMb).toBe(256); // untouched default
     expect(config.server.port).toBe(9100); // the environment wins
-    expect(config.server.cors).toEqual({ enabled: true, origins: [] });
-    expect(config.sessions).toEqual({ max: 3, idleTtlS: 900 });
+    expect(config.server.cors).toEqual({ enabled: true, origins: ["http://app.example"] });
+    expect(config.sessions).toMatchObject({ max: 3, idleTtlS: 900, maxPerIdentity: 8 });
     expect(loadConfig({ SANDGATE_CONFIG: path }).limits.maxExecutionTimeS).toBe(12);
   });
 
