@@ -84,6 +84,14 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
         ? `unavailable (${cg.reason ?? "?"}); falling back to rlimits (address space, processes, file size)${process.getuid?.() === 0 ? "; as root, RLIMIT_NPROC does not hold back a fork bomb, so run where cgroups are writable" : ""}`
         : `${cg.mode}: ${cg.controllers.join(", ")} limited per sandbox${cg.reason ? ` (${cg.reason})` : ""}`,
     });
+    checks.push({
+      name: "freezing idle sessions",
+      ok: cg.freezer === true,
+      required: false,
+      detail: cg.freezer
+        ? "session sandboxes are frozen between calls: threads and timers left running use no CPU"
+        : "no cgroup freezer: threads and timers a call leaves running in a session keep running between calls (their output is dropped)",
+    });
     const probe = await engine.execute({ code: PROBE, language: "python", timeoutS: Math.min(20, config.limits.maxExecutionTimeS) });
     if (probe.status !== "ok" || typeof probe.value !== "string") {
       checks.push({ name: "sandbox start", ok: false, required: true, detail: `${probe.status}: ${probe.error?.message ?? probe.stderr}` });
