@@ -2,14 +2,14 @@
 // just as important, is left readable (ports, paths, package names, counts).
 
 import { describe, expect, it } from "vitest";
-import { maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
+import { loadConfig, maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamServerSchema } from "../src/config/index.js";
 
 const M = "********";
 
 /** The args as `config --print` shows them, and the values masked in free text. */
 function args(list: string[]): { shown: string[]; secrets: string[] } {
   const server = upstreamServerSchema.parse({ command: "node", args: list });
-  const masked = maskSecrets({ server: {}, mcpServers: { s: server } } as unknown as SandgateConfig);
+  const masked = maskSecrets({ ...loadConfig({ SANDBOX_DIR: "/tmp/sandgate-mask-test" }), mcpServers: { s: server } });
   const shown = masked.mcpServers.s;
   return { shown: shown && "args" in shown ? shown.args : [], secrets: serverSecretValues(server) };
 }

@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
-import { SECRET_MASK, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
+import { maskText, SECRET_MASK, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { createToolCallScope, type ToolCallScope } from "./tool-calls.js";
@@ -77,11 +77,9 @@ export class CodeMode {
     return this.upstream.status().map((s) => (s.error ? { ...s, error: this.redact(s.error) } : s));
   }
 
-  /** Replaces every configured env and header value in `text` with a mask. */
+  /** Replaces every configured secret (env and header values, what args and URLs carry) in `text` with a mask. */
   redact(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) out = out.split(secret).join(SECRET_MASK);
-    return out;
+    return maskText(text, this.secrets);
   }
 
   /**
