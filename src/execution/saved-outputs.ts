@@ -155,7 +155,7 @@ export class SavedOutputs {
     this.entries.delete(entry.id);
     this.total -= entry.bytes;
     const dir = join(this.options.dir, entry.id);
-    this.track(entry.written.catch(() => undefined).then(() => rm(dir, { recursive: true, force: true })));
+    void this.track(entry.written.catch(() => undefined).then(() => rm(dir, { recursive: true, force: true }))).catch(() => undefined);
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

@@ -3,11 +3,12 @@
 // and a per-owner maximum, idle expiry, and calls to one session run one at a time.
 
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import type { ResolvedLimits, RunnerKind, Sandbox, SandboxRuntime } from "../sandbox/index.js";
 import { giveToSandbox, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
+import { WorkspaceReaper } from "./workspace-reaper.js";
 
 /** The owner of sessions started by library callers that name none. */
 export const LOCAL_OWNER = "local";
@@ -75,11 +76,14 @@ export class SessionManager {
   /** Why ended sessions ended, keyed like `sessions`. */
   private readonly ended = new Map<string, string>();
   private readonly sweeper: NodeJS.Timeout;
+  /** Deletes ended sessions' workspaces in the background. */
+  readonly reaper: WorkspaceReaper;
 
   constructor(
     private readonly runtime: SandboxRuntime,
     private readonly options: SessionManagerOptions,
   ) {
+    this.reaper = new WorkspaceReaper(runtime);
     this.sweeper = setInterval(() => void this.expireIdle(), Math.min(30_000, Math.max(250, options.idleTtlMs / 4)));
     this.sweeper.unref();
   }
@@ -211,8 +215,8 @@ export class SessionManager {
   }
 
   /** Stops `owner`'s session `id` (SESSION_NOT_FOUND for another owner's). */
-  stop(owner: string, id: string, why = "stopped"): Promise<void> {
-    return this.end(this.get(owner, id), why);
+  async stop(owner: string, id: string, why = "stopped"): Promise<void> {
+    await this.end(this.get(owner, id), why);
   }
 
   /** Stops every session of `owner`, e.g. when an anonymous MCP session that owned them closes. */
@@ -226,16 +230,19 @@ export class SessionManager {
     this.remember(session.key, why);
     await Promise.all([...session.sandboxes.values()].map((s) => s.dispose()));
     session.sandboxes.clear();
-    rmSync(session.workspaceDir, { recursive: true, force: true });
+    // The sandboxes are gone, so nothing writes there any more. The directory leaves at once and is
+    // deleted in the background (retried if that fails); a new session with this id has its own.
+    await this.reaper.remove(session.workspaceDir);
   }
 
   async stopAll(why = "sandgate stopped"): Promise<void> {
     await Promise.all([...this.sessions.values()].map((s) => this.end(s, why)));
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     clearInterval(this.sweeper);
-    return this.stopAll();
+    await this.stopAll();
+    await this.reaper.close();
   }
 
   private remember(key: string, why: string): void {

@@ -94,6 +94,10 @@ function tooLarge(r: Resolved, limit: number): SandgateError {
   return new SandgateError("FILE_TOO_LARGE", `${show(r.sandboxPath)} is larger than the ${mb(limit)} file limit`, { data: { path: r.sandboxPath, limit } });
 }
 
+function detail(header: FsHelperReply["header"]): string {
+  return typeof header.message === "string" ? header.message : String(header.error ?? "no reason given");
+}
+
 /** The helper's refusals as today's errors; anything else it reports is a breakdown. */
 function refusal(reply: FsHelperReply, path: string, r: Resolved, limits: WorkspaceFileLimits, size = 0): SandgateError {
   const { header } = reply;
@@ -127,10 +131,9 @@ function refusal(reply: FsHelperReply, path: string, r: Resolved, limits: Worksp
         `writing ${show(r.sandboxPath)} would take the workspace over its limit of ${limits.workspaceInodes} files and directories; delete some first`,
         { data: { path: r.sandboxPath, limit: limits.workspaceInodes } },
       );
-    default: {
-      const message = typeof header.message === "string" ? header.message : String(header.error);
-      return new SandgateError("SANDBOX_FAILED", `the workspace file helper could not work on ${show(r.sandboxPath)}: ${message}`, { data: { path: r.sandboxPath } });
-    }
+    case undefined:
+    default:
+      return new SandgateError("SANDBOX_FAILED", `the workspace file helper could not work on ${show(r.sandboxPath)}: ${detail(header)}`, { data: { path: r.sandboxPath } });
   }
 }
 
@@ -217,13 +220,14 @@ export async function listWorkspaceFiles(
 export async function workspaceUsage(target: WorkspaceTarget, limits: Pick<WorkspaceFileLimits, "workspaceBytes" | "workspaceInodes">): Promise<WorkspaceUsage> {
   const request = { op: "usage", workspaceBytes: limits.workspaceBytes, workspaceInodes: limits.workspaceInodes };
   const reply = await runFsHelper(target.runtime, target.dir, request, { timeoutMs: WALK_TIMEOUT_MS });
-  if (!reply.header.ok) throw new SandgateError("SANDBOX_FAILED", `the workspace file helper could not measure the workspace: ${String(reply.header.message ?? reply.header.error)}`);
+  if (!reply.header.ok) throw new SandgateError("SANDBOX_FAILED", `the workspace file helper could not measure the workspace: ${detail(reply.header)}`);
   return { bytes: Number(reply.header.bytes), inodes: Number(reply.header.inodes), over: reply.header.over === true };
 }
 
 /** Empties the workspace (any depth, any count, directories the code made unreadable included). */
-export async function emptyWorkspace(target: WorkspaceTarget): Promise<number> {
-  const reply = await runFsHelper(target.runtime, target.dir, { op: "delete" }, { timeoutMs: WALK_TIMEOUT_MS });
-  if (!reply.header.ok) throw new SandgateError("SANDBOX_FAILED", `the workspace file helper could not empty the workspace: ${String(reply.header.message ?? reply.header.error)}`);
+export async function emptyWorkspace(target: WorkspaceTarget, signal?: AbortSignal): Promise<number> {
+  // No time limit: a slow disk takes minutes for 150,000 directories, and every entry removed stays removed.
+  const reply = await runFsHelper(target.runtime, target.dir, { op: "delete" }, { timeoutMs: 24 * 3600_000, ...(signal ? { signal } : {}) });
+  if (!reply.header.ok) throw new SandgateError("SANDBOX_FAILED", `the workspace file helper could not empty the workspace: ${detail(reply.header)}`);
   return Number(reply.header.removed);
 }

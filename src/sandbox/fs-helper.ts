@@ -15,6 +15,8 @@ export interface FsHelperOptions {
   /** Longest reply accepted; a longer one kills the helper. */
   maxReplyBytes?: number;
   timeoutMs?: number;
+  /** Kills the helper (the operation fails with SANDBOX_FAILED). */
+  signal?: AbortSignal;
 }
 
 export interface FsHelperReply {
@@ -120,6 +122,9 @@ function runOnce(runtime: SandboxRuntime, workspaceDir: string, request: Record<
       child.kill("SIGKILL");
     };
     const timer = setTimeout(() => kill(failed(op, `no answer within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+    const onAbort = (): void => kill(failed(op, "stopped"));
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
     (child.stdout as Readable).on("data", (chunk: Buffer) => {
       length += chunk.length;
       if (length > maxReply) kill(failed(op, `the answer is longer than ${maxReply} bytes`));
@@ -135,6 +140,7 @@ function runOnce(runtime: SandboxRuntime, workspaceDir: string, request: Record<
     child.once("error", (error) => kill(failed(op, error.message)));
     child.once("close", (code, signal) => {
       clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
       if (problem) return reject(problem);
       const all = Buffer.concat(chunks);
       const newline = all.indexOf(10);
@@ -142,7 +148,7 @@ function runOnce(runtime: SandboxRuntime, workspaceDir: string, request: Record<
       if (newline >= 0) {
         try {
           const parsed = replyHeader.safeParse(JSON.parse(all.subarray(0, newline).toString("utf8")));
-          if (parsed.success) header = parsed.data as FsHelperReply["header"];
+          if (parsed.success) header = parsed.data;
         } catch {
           // not JSON: reported below
         }

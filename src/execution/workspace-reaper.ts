@@ -1,0 +1,96 @@
+// Deletes ended sessions' workspaces without blocking anyone: moved aside into a trash directory at
+// once, emptied in the background by the file helper as the sandbox user, then removed; retried.
+
+import { chmodSync, mkdirSync } from "node:fs";
+import { readdir, rename, rmdir } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { SandboxRuntime } from "../sandbox/index.js";
+import { silentLogger, type Logger } from "../util/logger.js";
+import { emptyWorkspace } from "./workspace-files.js";
+
+const RETRY_MS = 60_000;
+
+export class WorkspaceReaper {
+  /** Under the workspaces directory (root's, 0711); no session id can start with a dot. */
+  readonly trashDir: string;
+  private readonly inFlight = new Map<string, Promise<boolean>>();
+  private readonly retry: NodeJS.Timeout;
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly runtime: SandboxRuntime,
+    private readonly log: Logger = silentLogger,
+  ) {
+    this.trashDir = join(runtime.workspacesDir, ".trash");
+    mkdirSync(this.trashDir, { recursive: true, mode: 0o711 });
+    chmodSync(this.trashDir, 0o711);
+    // What an earlier run left (a failed or interrupted delete) is tried again now, then every minute.
+    void this.sweep();
+    this.retry = setInterval(() => void this.sweep(), RETRY_MS);
+    this.retry.unref();
+  }
+
+  /**
+   * Takes a workspace whose sandboxes are gone out of use at once (a rename) and deletes it in
+   * the background. Never rejects; false when even the rename failed (the directory stays).
+   */
+  async remove(workspaceDir: string): Promise<boolean> {
+    const trashed = join(this.trashDir, `${basename(workspaceDir)}-${randomBytes(4).toString("hex")}`);
+    try {
+      // Both parents are root's: the sandbox can replace neither name, so the rename is safe by path.
+      await rename(workspaceDir, trashed);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
+      this.log.warn({ err: error }, "could not move a workspace to the trash");
+      return false;
+    }
+    void this.purge(trashed);
+    return true;
+  }
+
+  /** Resolves when no deletion is under way (tests). */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()]);
+  }
+
+  /** Retries everything in the trash. */
+  async sweep(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.trashDir);
+    } catch {
+      return;
+    }
+    for (const name of names) if (!this.stopping.signal.aborted) await this.purge(join(this.trashDir, name));
+  }
+
+  /** Stops retrying and kills deletions under way; what is left in the trash goes at the next start. */
+  async close(): Promise<void> {
+    clearInterval(this.retry);
+    this.stopping.abort();
+    await this.settled();
+  }
+
+  private purge(dir: string): Promise<boolean> {
+    const current = this.inFlight.get(dir);
+    if (current) return current;
+    if (this.stopping.signal.aborted) return Promise.resolve(false);
+    const done = this.empty(dir).finally(() => this.inFlight.delete(dir));
+    this.inFlight.set(dir, done);
+    return done;
+  }
+
+  private async empty(dir: string): Promise<boolean> {
+    try {
+      await emptyWorkspace({ runtime: this.runtime, dir }, this.stopping.signal);
+      // The helper emptied it; rmdir never follows a link and the name is in root's directory.
+      await rmdir(dir);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
+      if (!this.stopping.signal.aborted) this.log.warn({ err: error }, "could not delete a workspace; it stays in the trash and is tried again");
+      return false;
+    }
+  }
+}
