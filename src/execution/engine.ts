@@ -1,12 +1,10 @@
 // The execution engine: validates a request, picks a sandbox (warm pool for stateless calls,
 // the session's own otherwise), runs the code and shapes the result callers see.
 
-import { randomUUID } from "node:crypto";
-import { join } from "node:path";
+import { resolve } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
-import { SandgateError } from "../errors/index.js";
+import { registerHostPaths, SandgateError } from "../errors/index.js";
 import {
-  giveToSandbox,
   prepareRuntime,
   removeIdleCgroups,
   resolveLimits,
@@ -21,17 +19,18 @@ import {
   type Sandbox,
   type SandboxRuntime,
 } from "../sandbox/index.js";
-import { directorySize } from "../util/dir-size.js";
 import { silentLogger, type Logger } from "../util/logger.js";
-import { pruneOutputs, saveOutput, shapeOutput, type ShapedStream } from "./output.js";
+import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./output.js";
+import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-outputs.js";
 import { shapeText, shapeValue } from "./shaping.js";
 import { countTokens, estimateJsonTokens, estimateTokens } from "./tokens.js";
 import type { ToolCallRecord, ToolCallScope } from "./tool-calls.js";
 import { prepareCode } from "./prepare-code.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
-import { listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile, type FileEncoding, type WorkspaceFileLimits } from "./workspace-files.js";
+import { listWorkspaceFiles, readWorkspaceFile, workspaceUsage, writeWorkspaceFile, type FileEncoding, type WorkspaceFileLimits, type WorkspaceTarget } from "./workspace-files.js";
 import { LOCAL_OWNER, SessionManager, type Session, type SessionInfo } from "./sessions.js";
+import { Admission, type AdmissionState, type Lease } from "./admission.js";
 
 export interface ErrorInfo {
   type: string;
@@ -49,7 +48,10 @@ export interface ExecutionResult {
   durationMs: number;
   truncated: boolean;
   sessionId: string | null;
-  /** Where the full stdout/stderr were saved when they were longer than shown. */
+  /**
+   * Resource URIs (sandgate://outputs/{id}/{stream}) of the full stdout/stderr when they were
+   * longer than shown; read them with readSavedOutput, GET /outputs/{id}/{stream} or resources/read.
+   */
   fullOutput?: { stdout?: string; stderr?: string };
   /** The session's interpreter state was lost in this call (timeout, crash, shell exit); files remain. */
   stateReset?: boolean;
@@ -99,12 +101,19 @@ const STATUS_ERROR_TYPE: Record<Exclude<RunStatus, "ok" | "error">, string> = {
 
 export class Engine {
   readonly sessions: SessionManager;
+  /** Full outputs too long to show, kept for config.outputTtlS within config.limits.savedOutputsMb. */
+  readonly outputs: SavedOutputs;
+  private readonly admission: Admission;
+  private readonly forgetHostPaths: () => void;
+  /** Sandboxes sessions hold, for eviction under pressure; each leaves this map when it closes. */
+  private readonly sessionSandboxes = new Map<Sandbox, { session: Session; kind: RunnerKind }>();
+  /** Runner kinds whose sandbox a session lost to eviction; its next call there reports state_reset. */
+  private readonly evicted = new WeakMap<Session, Set<RunnerKind>>();
   private readonly pool: WarmPool;
   private readonly defaultLimits: ResolvedLimits;
   private readonly retiring = new Set<Promise<void>>();
   private readonly running = new Set<Sandbox>();
   private closing = false;
-  private lastPrune = 0;
 
   private constructor(
     readonly config: SandgateConfig,
@@ -114,7 +123,28 @@ export class Engine {
     private readonly tools: ToolProvider | undefined,
   ) {
     this.defaultLimits = resolveLimits(config);
-    this.pool = new WarmPool(runtime, poolSizes, this.defaultLimits, log);
+    this.outputs = new SavedOutputs({ dir: runtime.outputsDir, ttlMs: config.outputTtlS * 1000, capBytes: config.limits.savedOutputsMb * 1048576, log });
+    this.admission = new Admission({
+      maxSandboxes: config.limits.maxSandboxes,
+      maxCommittedMb: config.limits.maxCommittedMemoryMb,
+      waitMs: config.limits.queueWaitS * 1000,
+    });
+    this.pool = new WarmPool(runtime, poolSizes, this.defaultLimits, log, this.admission);
+    // Spares give way to waiting callers, and come back once room is free and nobody waits.
+    this.admission.onPressure(() => {
+      if (!this.pool.shrink()) this.evictIdleSessionSandbox();
+    });
+    this.admission.onRoom(() => this.pool.fill());
+    // Errors that leave the server name these directories as the sandbox sees them, or not at all.
+    this.forgetHostPaths = registerHostPaths([
+      { hostPath: runtime.workspacesDir, shownAs: "/workspace", perEntry: true },
+      { hostPath: runtime.outputsDir, shownAs: "<saved outputs>" },
+      { hostPath: resolve(config.sandboxDir), shownAs: "<sandbox dir>" },
+      { hostPath: runtime.runnersDir, shownAs: "/sandgate/runners" },
+      ...(tools ? [{ hostPath: tools.toolsDir, shownAs: "/sandgate/tools" }] : []),
+      ...config.volumes.map((v) => ({ hostPath: v.hostPath, shownAs: `/mnt/${v.name}` })),
+      { hostPath: process.cwd(), shownAs: "<cwd>" },
+    ]);
     this.sessions = new SessionManager(runtime, {
       max: config.sessions.max,
       maxPerOwner: config.sessions.maxPerIdentity,
@@ -142,6 +172,11 @@ export class Engine {
 
   poolState(): Record<RunnerKind, PoolKindState> {
     return this.pool.state();
+  }
+
+  /** Live sandboxes and committed memory against the server-wide caps, and calls waiting for room. */
+  admissionState(): AdmissionState {
+    return this.admission.state();
   }
 
   /** Starts a session of `owner` (or returns its live one with this id). */
@@ -178,13 +213,17 @@ export class Engine {
   }
 
   private get fileLimits(): WorkspaceFileLimits {
-    return { maxFileBytes: this.defaultLimits.fileSizeBytes, workspaceBytes: this.defaultLimits.workspaceBytes };
+    return { maxFileBytes: this.defaultLimits.fileSizeBytes, workspaceBytes: this.defaultLimits.workspaceBytes, workspaceInodes: this.config.limits.maxWorkspaceInodes };
+  }
+
+  private target(session: Session): WorkspaceTarget {
+    return { runtime: this.runtime, dir: session.workspaceDir };
   }
 
   /** Reads a file of the session's workspace; waits for the session's running call to end first. */
-  readFile(sessionId: string, path: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<ReturnType<typeof readWorkspaceFile>> {
+  readFile(sessionId: string, path: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<Awaited<ReturnType<typeof readWorkspaceFile>>> {
     const session = this.sessions.get(owner, sessionId);
-    return session.serialize(async () => readWorkspaceFile(session.workspaceDir, path, encoding, this.fileLimits));
+    return session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.fileLimits));
   }
 
   writeFile(
@@ -193,18 +232,18 @@ export class Engine {
     content: string,
     encoding: FileEncoding = "utf8",
     owner: string = LOCAL_OWNER,
-  ): Promise<ReturnType<typeof writeWorkspaceFile>> {
+  ): Promise<Awaited<ReturnType<typeof writeWorkspaceFile>>> {
     const session = this.sessions.get(owner, sessionId);
     return session.serialize(async () => {
-      const written = writeWorkspaceFile(session.workspaceDir, path, content, encoding, this.fileLimits, (hostPath) => giveToSandbox(this.runtime, hostPath));
+      const written = await writeWorkspaceFile(this.target(session), path, content, encoding, this.fileLimits);
       session.lastUsedAt = Date.now();
       return written;
     });
   }
 
-  listFiles(sessionId: string, path?: string, owner: string = LOCAL_OWNER): Promise<ReturnType<typeof listWorkspaceFiles>> {
+  listFiles(sessionId: string, path?: string, owner: string = LOCAL_OWNER): Promise<Awaited<ReturnType<typeof listWorkspaceFiles>>> {
     const session = this.sessions.get(owner, sessionId);
-    return session.serialize(async () => listWorkspaceFiles(session.workspaceDir, path));
+    return session.serialize(() => listWorkspaceFiles(this.target(session), path));
   }
 
   getSession(id: string, owner: string = LOCAL_OWNER): SessionInfo {
@@ -273,20 +312,52 @@ export class Engine {
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
-      const sandbox = pooled ? await this.pool.acquire(kind) : await startSandbox(this.runtime, { kind, limits });
+      const sandbox = await this.statelessSandbox(kind, limits, pooled, request);
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal);
-        let dir: string | undefined;
-        return this.shape(outcome, limits, null, scope, (name, data) => {
-          this.pruneSavedOutputs();
-          dir ??= join(this.runtime.outputsDir, randomUUID());
-          return saveOutput(dir, name, data, dir);
-        });
+        return this.shape(outcome, limits, null, scope, request.owner ?? LOCAL_OWNER);
       } finally {
         this.retire(sandbox, pooled);
       }
     }
-    return session.serialize(() => this.runInSession(session, kind, limits, runRequest, request.signal, scope));
+    return session.serialize(() => this.runInSession(session, kind, limits, runRequest, request, scope));
+  }
+
+  /**
+   * A sandbox for one stateless call within the server-wide caps: a warm spare (its lease moves
+   * with it) when nobody waits for room, else a lease (waiting fairly) and then a sandbox.
+   */
+  private async statelessSandbox(kind: RunnerKind, limits: ResolvedLimits, pooled: boolean, request: ExecuteRequest): Promise<Sandbox> {
+    if (pooled && !this.admission.queued) {
+      const spare = this.pool.take(kind);
+      if (spare) return spare;
+    }
+    const lease = await this.admission.acquire(limits.memoryMb, request.owner ?? LOCAL_OWNER, request.signal);
+    if (!pooled) return this.startLeased(lease, () => startSandbox(this.runtime, { kind, limits }));
+    try {
+      const sandbox = await this.pool.acquire(kind);
+      this.holdUntilClosed(lease, sandbox);
+      return sandbox;
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+  }
+
+  private async startLeased(lease: Lease, start: () => Promise<Sandbox>): Promise<Sandbox> {
+    try {
+      const sandbox = await start();
+      this.holdUntilClosed(lease, sandbox);
+      return sandbox;
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+  }
+
+  /** The lease ends when the sandbox's processes are gone, however it ends (disposed, crashed, killed). */
+  private holdUntilClosed(lease: Lease, sandbox: Sandbox): void {
+    void sandbox.whenClosed().then(() => lease.release());
   }
 
   private async runInSession(
@@ -294,12 +365,14 @@ export class Engine {
     kind: RunnerKind,
     limits: ResolvedLimits,
     runRequest: Parameters<Sandbox["run"]>[0],
-    signal: AbortSignal | undefined,
+    request: ExecuteRequest,
     scope: ToolCallScope | undefined,
   ): Promise<ExecutionResult> {
+    const signal = request.signal;
     session.busy = true;
     try {
-      const sandbox = await this.sessions.sandboxFor(session, kind, limits);
+      const sandbox = await this.sessionSandbox(session, kind, limits, request);
+      const lostToEviction = this.evicted.get(session)?.delete(kind) ?? false;
       const outcome = await this.runWatched(sandbox, runRequest, signal).catch((error: unknown) => {
         // Cancelled while the sandbox was starting: it was killed before the code ran, and a dead
         // sandbox must not stay the session's runner.
@@ -315,27 +388,73 @@ export class Engine {
         session.sandboxes.delete(kind);
         this.retire(sandbox);
       }
-      const callNo = session.calls;
-      const result = this.shape(outcome, limits, session.id, scope, (name, data) =>
-        saveOutput(join(session.workspaceDir, ".sandgate", "outputs"), `${callNo}-${name}`, data, "/workspace/.sandgate/outputs", (path) =>
-          giveToSandbox(this.runtime, path),
-        ),
-      );
-      if (outcome.sandboxDied || outcome.result?.resetState) result.stateReset = true;
-      const used = directorySize(session.workspaceDir, limits.workspaceBytes);
-      if (used > limits.workspaceBytes && result.status === "ok") {
-        result.status = "error";
-        result.error = {
-          type: "WorkspaceLimit",
-          message: `the workspace holds more than ${Math.round(limits.workspaceBytes / 1048576)} MB (the limit); delete files before writing more`,
-          traceback: "",
-        };
+      const result = this.shape(outcome, limits, session.id, scope, request.owner ?? LOCAL_OWNER);
+      if (outcome.sandboxDied || outcome.result?.resetState || lostToEviction) result.stateReset = true;
+      if (result.status === "ok") {
+        const over = await this.workspaceOverLimit(session, limits);
+        if (over) {
+          result.status = "error";
+          result.error = { type: "WorkspaceLimit", message: over, traceback: "" };
+        }
       }
       return result;
     } finally {
       session.busy = false;
       session.lastUsedAt = Date.now();
     }
+  }
+
+  /**
+   * Why the session's workspace is over its limits after a call (bytes, directory blocks
+   * included, and files plus directories), or undefined when it is within them.
+   */
+  private async workspaceOverLimit(session: Session, limits: ResolvedLimits): Promise<string | undefined> {
+    const inodes = this.config.limits.maxWorkspaceInodes;
+    const both = `${Math.round(limits.workspaceBytes / 1048576)} MB and ${inodes} files and directories`;
+    try {
+      const usage = await workspaceUsage(this.target(session), { workspaceBytes: limits.workspaceBytes, workspaceInodes: inodes });
+      if (!usage.over) return undefined;
+      const what = usage.inodes > inodes ? `more than ${inodes} files and directories` : `more than ${Math.round(limits.workspaceBytes / 1048576)} MB`;
+      return `the workspace holds ${what}; its limits are ${both}; delete files before writing more`;
+    } catch {
+      return `the workspace could not be measured against its limits (${both}); delete files before writing more`;
+    }
+  }
+
+  /** The session's sandbox for `kind`; starting one (first use, or after it died) takes a lease of the caps. */
+  private async sessionSandbox(session: Session, kind: RunnerKind, limits: ResolvedLimits, request: ExecuteRequest): Promise<Sandbox> {
+    const current = session.sandboxes.get(kind);
+    if (current?.alive) return this.sessions.sandboxFor(session, kind, limits);
+    const lease = await this.admission.acquire(limits.memoryMb, request.owner ?? LOCAL_OWNER, request.signal);
+    const sandbox = await this.startLeased(lease, () => this.sessions.sandboxFor(session, kind, limits));
+    // Another path started it meanwhile: that one holds its own lease.
+    if (sandbox === current) lease.release();
+    else {
+      this.sessionSandboxes.set(sandbox, { session, kind });
+      void sandbox.whenClosed().then(() => this.sessionSandboxes.delete(sandbox));
+    }
+    return sandbox;
+  }
+
+  /**
+   * Makes room for a waiting call when the pool has no spare to give: stops the sandbox of the
+   * session unused longest, if that is at least sessions.evictIdleAfterS. The session keeps its
+   * files; its next call in that language starts a fresh interpreter and says so (state_reset).
+   */
+  private evictIdleSessionSandbox(): void {
+    const oldestAllowed = Date.now() - this.config.sessions.evictIdleAfterS * 1000;
+    let victim: { sandbox: Sandbox; session: Session; kind: RunnerKind } | undefined;
+    for (const [sandbox, { session, kind }] of this.sessionSandboxes) {
+      if (session.busy || session.sandboxes.get(kind) !== sandbox || session.lastUsedAt > oldestAllowed) continue;
+      if (!victim || session.lastUsedAt < victim.session.lastUsedAt) victim = { sandbox, session, kind };
+    }
+    if (!victim) return;
+    victim.session.sandboxes.delete(victim.kind);
+    this.sessionSandboxes.delete(victim.sandbox);
+    const kinds = this.evicted.get(victim.session) ?? new Set<RunnerKind>();
+    kinds.add(victim.kind);
+    this.evicted.set(victim.session, kinds);
+    this.retire(victim.sandbox);
   }
 
   private async runWatched(sandbox: Sandbox, runRequest: Parameters<Sandbox["run"]>[0], signal: AbortSignal | undefined): Promise<RunOutcome> {
@@ -357,10 +476,15 @@ export class Engine {
     limits: ResolvedLimits,
     sessionId: string | null,
     scope: ToolCallScope | undefined,
-    save: (name: string, data: Buffer) => string,
+    owner: string,
   ): ExecutionResult {
-    const stdout = this.shapeStdout(outcome.stdout, limits, () => save("stdout.txt", outcome.stdout));
-    const stderr = shapeOutput(outcome.stderr, limits.displayBytes, () => save("stderr.txt", outcome.stderr));
+    const saved = this.outputs.begin(owner);
+    const save = (stream: SavedStream, data: Buffer): SavedRef | undefined => {
+      const kept = saved.add(stream, data);
+      return kept && { uri: kept.uri, restPath: savedOutputRestPath(kept.id, stream) };
+    };
+    const stdout = this.shapeStdout(outcome.stdout, limits, () => save("stdout", outcome.stdout));
+    const stderr = shapeOutput(outcome.stderr, limits.displayBytes, () => save("stderr", outcome.stderr));
     const frame = outcome.result;
     const summary = scope?.finish();
     const result: ExecutionResult = {
@@ -385,10 +509,10 @@ export class Engine {
     } else if (outcome.status === "error" && outcome.message) {
       result.error = { type: "RunnerExited", message: outcome.message, traceback: "" };
     }
-    if (stdout.fullPath || stderr.fullPath) {
+    if (stdout.fullOutput || stderr.fullOutput) {
       result.fullOutput = {
-        ...(stdout.fullPath ? { stdout: stdout.fullPath } : {}),
-        ...(stderr.fullPath ? { stderr: stderr.fullPath } : {}),
+        ...(stdout.fullOutput ? { stdout: stdout.fullOutput } : {}),
+        ...(stderr.fullOutput ? { stderr: stderr.fullOutput } : {}),
       };
     }
     return result;
@@ -417,7 +541,7 @@ export class Engine {
    * budget it is shortened structurally (JSON stays valid, head and tail of text); the byte cut
    * applies when even that is longer than the display bytes. The full text is saved either way.
    */
-  private shapeStdout(data: Buffer, limits: ResolvedLimits, save: () => string): ShapedStream & { tokens: number; shownTokens: number; note?: string } {
+  private shapeStdout(data: Buffer, limits: ResolvedLimits, save: () => SavedRef | undefined): ShapedStream & { tokens: number; shownTokens: number; note?: string } {
     const budget = this.config.codeMode.outputTokenBudget;
     const text = data.toString("utf8");
     // A token is at least one byte: output no longer than the budget in bytes fits without a count.
@@ -429,20 +553,20 @@ export class Engine {
     const tokens = shaped.originalTokens;
     if (!shaped.truncated && data.length <= limits.displayBytes) return { text, truncated: false, totalBytes: data.length, tokens, shownTokens: tokens };
     if (Buffer.byteLength(shaped.text) <= limits.displayBytes) {
-      const fullPath = save();
-      const note = `${shaped.note ?? "output shortened"}; the full output (${data.length} bytes) is in ${fullPath}`;
-      return { text: shaped.text, truncated: true, fullPath, totalBytes: data.length, tokens, shownTokens: shaped.tokens, note };
+      const saved = save();
+      const note = `${shaped.note ?? "output shortened"}; ${savedText(saved, data.length)}`;
+      return { text: shaped.text, truncated: true, ...(saved ? { fullOutput: saved.uri } : {}), totalBytes: data.length, tokens, shownTokens: shaped.tokens, note };
     }
     const cut = shapeOutput(data, limits.displayBytes, save);
     return { ...cut, tokens, shownTokens: countTokens(cut.text) };
   }
 
-  /** Saved outputs of stateless calls are kept for config.outputTtlS; pruned at most once a minute. */
-  private pruneSavedOutputs(): void {
-    const now = Date.now();
-    if (now - this.lastPrune < 60_000) return;
-    this.lastPrune = now;
-    pruneOutputs(this.runtime.outputsDir, this.config.outputTtlS * 1000, now);
+  /**
+   * A saved full output (result.fullOutput names it), for the caller it belongs to; unknown,
+   * expired and other callers' ids are OUTPUT_NOT_FOUND alike.
+   */
+  readSavedOutput(id: string, stream: SavedStream, owner: string = LOCAL_OWNER): Promise<Buffer> {
+    return this.outputs.read(id, stream, owner);
   }
 
   /** Destroys a used sandbox in the background; close() waits for every one. */
@@ -458,9 +582,12 @@ export class Engine {
   /** Stops every session, pooled and running sandbox, and waits until all their processes are gone. */
   async close(): Promise<void> {
     this.closing = true;
+    this.admission.close();
     for (const sandbox of this.running) sandbox.terminate("killed");
     await Promise.all([this.pool.close(), this.sessions.close()]);
     while (this.retiring.size > 0) await Promise.all([...this.retiring]);
+    await this.outputs.close();
     await removeIdleCgroups();
+    this.forgetHostPaths();
   }
 }
