@@ -9,6 +9,7 @@ import { loadConfig } from "../src/config/index.js";
 import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
 import { encodeFrame, FrameDecoder } from "../src/sandbox/protocol.js";
 import { prepareRuntime, type RunnerKind, type SandboxRuntime } from "../src/sandbox/runtime.js";
+import { BashToolRequestDecoder } from "../src/sandbox/tool-calls.js";
 import { Sandbox, type RunOutcome, type RunRequest } from "../src/sandbox/sandbox.js";
 import { descendantPids } from "./helpers.js";
 
@@ -211,6 +212,25 @@ describe("frames from a runner", () => {
     } finally {
       concat.mockRestore();
     }
+  });
+
+  it("of the Bash tool pipe are joined once per request, and one without an end is dropped, not held", () => {
+    const decoder = new BashToolRequestDecoder();
+    const request = Buffer.from(`c1 a.b\n${JSON.stringify({ blob: "y".repeat(8 * 1024 * 1024) })}\u0000`);
+    const concat = vi.spyOn(Buffer, "concat");
+    try {
+      const piece = Math.ceil(request.length / 1024);
+      const got = [];
+      for (let at = 0; at < request.length; at += piece) got.push(...decoder.push(request.subarray(at, at + piece)));
+      expect(concat).toHaveBeenCalledTimes(1);
+      expect(got).toHaveLength(1);
+      expect(got[0]).toMatchObject({ callId: "c1", tool: "a.b" });
+    } finally {
+      concat.mockRestore();
+    }
+    const endless = Buffer.alloc(1024 * 1024, 120);
+    for (let i = 0; i < 20; i++) expect(decoder.push(endless)).toEqual([]);
+    expect(decoder.push(Buffer.from("tail\u0000c2 a.b\n{}\u0000"))).toEqual([{ callId: "c2", tool: "a.b", argsText: "{}" }]);
   });
 
   it("larger than a runner may send are refused at the header, before any body is held", () => {

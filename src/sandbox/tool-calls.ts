@@ -3,7 +3,7 @@
 
 import { setMaxListeners } from "node:events";
 import { z } from "zod";
-import { encodeFrame, MAX_FRAME_BYTES, type ToolResultFrame } from "./protocol.js";
+import { encodeFrame, MAX_FRAME_BYTES, MAX_RUNNER_FRAME_BYTES, type ToolResultFrame } from "./protocol.js";
 
 /** A call as user code made it; `tool` is "server.name" as written (the host resolves aliases). */
 export interface ToolCallRequest {
@@ -117,37 +117,46 @@ export interface BashToolRequest {
 
 /**
  * Splits the Bash tool pipe into requests `<callId> <tool>\n<args JSON>\0`. Malformed ones are
- * skipped (they cannot be answered without an id); an endless one is discarded up to its NUL.
+ * skipped (they cannot be answered without an id); one longer than a runner's frame may be is
+ * discarded up to its NUL. Pieces are joined once per request, never per chunk.
  */
 export class BashToolRequestDecoder {
-  private buffer: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private buffered = 0;
   private skipping = false;
 
   push(chunk: Buffer): BashToolRequest[] {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
     const requests: BashToolRequest[] = [];
-    for (;;) {
-      const end = this.buffer.indexOf(0);
-      if (end < 0) {
-        if (this.buffer.length > MAX_FRAME_BYTES) {
-          this.buffer = Buffer.alloc(0);
-          this.skipping = true;
-        }
-        return requests;
-      }
-      const message = this.buffer.subarray(0, end).toString("utf8");
-      this.buffer = this.buffer.subarray(end + 1);
-      if (this.skipping) {
-        this.skipping = false;
-        continue;
-      }
-      const newline = message.indexOf("\n");
-      const header = (newline < 0 ? message : message.slice(0, newline)).split(" ");
-      const [callId, tool] = header;
-      if (header.length !== 2 || !callId || !BASH_CALL_ID.test(callId) || tool === undefined) continue;
-      requests.push({ callId, tool, argsText: newline < 0 ? "" : message.slice(newline + 1) });
+    let rest = chunk;
+    for (let end = rest.indexOf(0); end >= 0; end = rest.indexOf(0)) {
+      const tail = rest.subarray(0, end);
+      rest = rest.subarray(end + 1);
+      const message = this.skipping ? undefined : (this.chunks.length === 0 ? tail : Buffer.concat([...this.chunks, tail])).toString("utf8");
+      this.chunks = [];
+      this.buffered = 0;
+      this.skipping = false;
+      const request = message === undefined ? undefined : parseBashRequest(message);
+      if (request) requests.push(request);
     }
+    if (rest.length > 0 && !this.skipping) {
+      this.chunks.push(rest);
+      this.buffered += rest.length;
+      if (this.buffered > MAX_RUNNER_FRAME_BYTES) {
+        this.chunks = [];
+        this.buffered = 0;
+        this.skipping = true;
+      }
+    }
+    return requests;
   }
+}
+
+function parseBashRequest(message: string): BashToolRequest | undefined {
+  const newline = message.indexOf("\n");
+  const header = (newline < 0 ? message : message.slice(0, newline)).split(" ");
+  const [callId, tool] = header;
+  if (header.length !== 2 || !callId || !BASH_CALL_ID.test(callId) || tool === undefined) return undefined;
+  return { callId, tool, argsText: newline < 0 ? "" : message.slice(newline + 1) };
 }
 
 /** Arguments from Bash are JSON text; empty means `{}`. */
