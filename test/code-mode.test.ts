@@ -319,7 +319,8 @@ describe("credentials and context", () => {
     expect(r.output_note).toMatch(/full output/);
     expect(r.tokens.returned).toBeLessThan(1300);
     expect(r.tokens.output).toBeGreaterThan(30_000);
-    expect(readFileSync(r.full_output!.stdout!, "utf8").length).toBeGreaterThan(150_000);
+    const saved = await client.readResource({ uri: r.full_output!.stdout! });
+    expect((saved.contents[0] as { text: string }).text.length).toBeGreaterThan(150_000);
   });
 });
 

@@ -23,6 +23,7 @@ import { OutputForwarder } from "./output-forwarder.js";
 import { POLICY_URI, securityPolicy } from "./policy.js";
 import { wireErrorData } from "./retry-after.js";
 import { readTreeResource, TREE_PREFIX, TREE_TEMPLATE, treeResources } from "./tree-resources.js";
+import { OUTPUT_TEMPLATE, readOutputResource } from "./output-resources.js";
 import { GUIDE_PROMPT, guideText } from "./prompts.js";
 import { callTool, createTools, toMcpTool, type ToolDefinition } from "./tools.js";
 
@@ -158,10 +159,14 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
     ],
   }));
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [TREE_TEMPLATE] }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [TREE_TEMPLATE, OUTPUT_TEMPLATE] }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params;
+    const saved = await readOutputResource(ctx.engine, uri, options.owner).catch((error: unknown) => {
+      throw toMcpError(error, ctx.log);
+    });
+    if (saved) return { contents: [saved] };
     if (uri === POLICY_URI) return { contents: [{ uri: POLICY_URI, mimeType: "application/json", text: JSON.stringify(securityPolicy(ctx), null, 2) }] };
     const file = readTreeResource(ctx.codeMode.catalog, uri);
     if (file) return { contents: [file] };

@@ -26,7 +26,7 @@ export function guideText(ctx: ServerContext, task?: string): string {
     "  Python: `r = await call_mcp_tool(\"server.tool\", {...})` or `from servers.<server> import tool_name`; asyncio.gather runs calls in parallel.",
     "  Bash: `sandgate-tool <server> <tool> '{...}' | jq .` A failed call raises an error naming the tool; results stay in the sandbox unless you print them.",
     "",
-    `Limits: ${limits.maxExecutionTimeS} s per call, ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text saved to a file.`,
+    `Limits: ${limits.maxExecutionTimeS} s per call, ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text kept as a resource (sandgate://outputs/{id}/{stream}, named in the result).`,
     "Good habits: process large data inside the sandbox and print only summaries; write big results to files; when a call fails, read the error and traceback, fix the code and retry.",
   ];
   if (task?.trim()) lines.push("", `Task: ${task.trim()}`);

@@ -48,12 +48,12 @@ export const executionResultSchema = z.object({
   value: z.unknown().optional().describe("Value of the last expression (Python, JavaScript, TypeScript), when JSON-serializable"),
   error: errorInfo.optional().describe("What went wrong, when status is not ok"),
   duration_ms: z.number(),
-  truncated: z.boolean().describe("Output was cut; the full text is in the files named by full_output"),
+  truncated: z.boolean().describe("Output was cut; full_output names where the whole text can be read"),
   session_id: z.string().nullable(),
   full_output: z
     .object({ stdout: z.string().optional(), stderr: z.string().optional() })
     .optional()
-    .describe("Paths of the complete output (inside /workspace for sessions)"),
+    .describe("MCP resource URIs of the complete output (sandgate://outputs/{id}/{stream}; over REST GET /outputs/{id}/{stream}), readable by this caller for SANDGATE_OUTPUT_TTL seconds"),
   state_reset: z.boolean().optional().describe("The session's interpreter state was lost (timeout, crash, exit, expiry, or its idle sandbox stopped to make room on a full server); files remain unless the session expired"),
   output_note: z.string().optional().describe("What was cut from stdout to fit the token budget, and where the full output is"),
   tool_calls: z

@@ -9,6 +9,7 @@ import { allApiKeys, LANGUAGES } from "../../config/index.js";
 import { httpStatusOf, isSandgateError, jsonRpcCodeOf, publicError, SandgateError } from "../../errors/index.js";
 import type { ServerContext } from "../context.js";
 import { securityPolicy } from "../policy.js";
+import { isSavedStream } from "../output-resources.js";
 import { retryAfterOf, wireErrorData } from "../retry-after.js";
 import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
 import { callTool, codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
@@ -296,6 +297,22 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       body: z.object({ path: z.string(), content: z.string(), encoding: z.enum(["utf8", "base64"]).optional() }).strict(),
       response: fileWriteOutput,
       handle: ({ params, body, owner }) => call("file_write", { ...body, session_id: params.session_id }, owner),
+    },
+    {
+      method: "get",
+      path: "/outputs/:id/:stream",
+      tag: "execution",
+      summary: "Read the saved full stdout or stderr of a call whose output was shortened",
+      description:
+        "The path is the one a result's output note names (full_output gives the same as an MCP resource URI, sandgate://outputs/{id}/{stream}). " +
+        "Plain text as the code wrote it; kept for SANDGATE_OUTPUT_TTL seconds and readable only by the caller that ran the code.",
+      response: z.string(),
+      handle: async ({ params, owner, c }) => {
+        const stream = params.stream;
+        if (!isSavedStream(stream)) throw new SandgateError("OUTPUT_NOT_FOUND", `no saved output stream ${JSON.stringify(stream)}; use stdout or stderr`);
+        const data = await engine.readSavedOutput(params.id ?? "", stream, owner);
+        return c.body(new Uint8Array(data), 200, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" });
+      },
     },
     {
       method: "get",
