@@ -41,6 +41,8 @@ class _Channel:
     async def call(self, tool, args):
         import asyncio
 
+        if not _asyncio_patched:
+            _patch_asyncio(asyncio)
         if self.reader is None:
             raise ToolError(tool, "tool calls are only available inside a sandgate sandbox")
         if os.getpid() != self.pid:
@@ -162,6 +164,74 @@ def _settle_in(loop, future, value, exc, cancel=False):
 
 
 _channel = _Channel()
+
+RUNNER_FILES_PREFIX = "/sandgate/runners/"
+_asyncio_patched = False
+
+
+def strip_runner_frames(exc):
+    """Unlinks this module's frames (and the runner's) from the tracebacks of `exc` and the
+    exceptions chained to it: a report nobody formats through the runner (asyncio's handler of
+    a loop user code made) then names only the user's file and libraries."""
+    seen = set()
+    pending = [exc]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        head = None
+        last = None
+        tb = exc.__traceback__
+        while tb is not None:
+            following = tb.tb_next
+            if not tb.tb_frame.f_code.co_filename.startswith(RUNNER_FILES_PREFIX):
+                if last is None:
+                    head = tb
+                else:
+                    last.tb_next = tb
+                last = tb
+            tb = following
+        if last is not None:
+            last.tb_next = None
+        exc.__traceback__ = head
+        pending.append(exc.__cause__)
+        pending.append(exc.__context__)
+        pending.extend(getattr(exc, "exceptions", ()))
+
+
+class _Shown:
+    """Stands in for an object in a report: its repr without the runner's paths."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _patch_asyncio(asyncio):
+    """Loops that user code makes (asyncio.run) report errors nobody retrieved with the default
+    handler; it gets the same treatment as the runner's own loop, once a tool call is made."""
+    global _asyncio_patched
+    _asyncio_patched = True
+    import re
+
+    base = asyncio.BaseEventLoop
+    original = base.default_exception_handler
+
+    def default_exception_handler(self, context):
+        try:
+            context = dict(context)
+            strip_runner_frames(context.get("exception"))
+            for key in ("future", "task", "handle"):
+                if key in context:
+                    context[key] = _Shown(re.sub(r", defined at /sandgate/runners/[^>\s]*", "", repr(context[key])))
+        except Exception:
+            pass
+        return original(self, context)
+
+    base.default_exception_handler = default_exception_handler
 
 
 async def call_mcp_tool(tool, args=None):

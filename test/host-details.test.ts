@@ -101,6 +101,12 @@ describe("tracebacks", () => {
     const task = await runCode("python", "import asyncio\nasyncio.ensure_future(call_mcp_tool('x.fail'))\nawait asyncio.sleep(0.2)");
     expect(task.stderr.toString()).toMatch(/never retrieved/);
     noRunnerFrames(task);
+    const ownLoop = await runCode(
+      "python",
+      "import asyncio, gc\nasync def main():\n    asyncio.ensure_future(call_mcp_tool('x.fail'))\n    await asyncio.sleep(0.2)\nasyncio.run(main())\ngc.collect()",
+    );
+    expect(ownLoop.stderr.toString()).toMatch(/never retrieved[\s\S]*ToolError/);
+    noRunnerFrames(ownLoop);
     const coroutine = await runCode("python", "x = 1\ncall_mcp_tool('x.fail')");
     expect(coroutine.stderr.toString()).toMatch(/^main\.py:2: RuntimeWarning: coroutine 'call_mcp_tool' was never awaited/);
     noRunnerFrames(coroutine);
