@@ -105,6 +105,18 @@ describe("tool-call replies a sandbox does not read", () => {
     expect(sandbox.alive).toBe(false);
   });
 
+  it("are no reason to stop a program that starts 5,000 calls at once and then awaits them all", async () => {
+    const sandbox = await start(withCgroups, "python");
+    const code = [
+      "import asyncio",
+      "results = await asyncio.gather(*[call_mcp_tool('a.b') for _ in range(5000)], return_exceptions=True)",
+      "len([r for r in results if isinstance(r, ToolError)])",
+    ].join("\n");
+    const outcome = await run(sandbox, code);
+    expect(outcome.status).toBe("ok");
+    expect(outcome.result?.value).toBe(5000);
+  });
+
   it("stop a Bash run that writes tool requests to its request pipe and never reads a reply", async () => {
     const sandbox = await start(withCgroups, "bash");
     const code = [

@@ -9,8 +9,11 @@ export const FRAMES_PER_SECOND = 5000;
 export const FRAME_BYTES_PER_SECOND = 16 * 1024 * 1024;
 /** Reply bytes waiting in the host for a runner that does not read them (beyond the kernel's pipe). */
 export const MAX_UNREAD_REPLY_BYTES = 32 * 1024 * 1024;
-/** Replies waiting in the host; a program awaits its calls, so more means nobody reads them. */
-export const MAX_UNREAD_REPLIES = 4096;
+/**
+ * Replies waiting in the host. Even `gather` of thousands of calls (all but 256 refused at once)
+ * leaves fewer; more means nobody reads them, long before the byte cap is reached.
+ */
+export const MAX_UNREAD_REPLIES = 16_384;
 
 /** A token bucket: spend() says how long to wait before the spender may go on. */
 export class TokenBucket {

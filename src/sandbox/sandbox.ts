@@ -112,6 +112,8 @@ export class Sandbox {
   private readonly frameBudget = new TokenBucket(FRAMES_PER_SECOND);
   private readonly byteBudget = new TokenBucket(FRAME_BYTES_PER_SECOND);
   private readonly throttled = new Set<NodeJS.Timeout>();
+  /** Frames and Bash tool requests received so far; what the frame budget counts. */
+  private frameCount = 0;
   /** Between calls the sandbox's processes are frozen, where the host has a freezer. */
   private frozen = false;
   private unreadMessage = "";
@@ -382,9 +384,6 @@ export class Sandbox {
       if (text) run.request.onOutput(stream, text);
     }
   }
-
-  /** Frames and Bash tool requests received so far; what the frame budget counts. */
-  private frameCount = 0;
 
   /**
    * Charges what a runner pipe just delivered against the sandbox's budget; over it, the pipe is
