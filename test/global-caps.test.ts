@@ -75,6 +75,9 @@ describe("global caps on sandboxes and committed memory", () => {
         expect(body.error.message).toMatch(/limit of \d+ sandboxes \/ 512 MB committed/);
         expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       }
+      const health = await api<{ capacity: Record<string, number> }>("/health");
+      expect(health.body.capacity).toMatchObject({ max_committed_mb: 512, waiting: 0 });
+      expect(health.body.capacity.committed_mb).toBeLessThanOrEqual(512);
     } finally {
       clearInterval(committed);
       peak.stop();

@@ -1,6 +1,7 @@
 // Public surface of the execution layer.
 export { Engine } from "./engine.js";
 export type { CommandRequest, EngineOptions, ExecutionResult, ErrorInfo, TokenCounts, ToolProvider } from "./engine.js";
+export type { AdmissionState } from "./admission.js";
 export { CodeMode } from "./code-mode.js";
 export type { CodeModeOptions } from "./code-mode.js";
 export { toolResultValue } from "./tool-calls.js";

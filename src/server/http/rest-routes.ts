@@ -7,6 +7,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { allApiKeys, LANGUAGES } from "../../config/index.js";
 import { httpStatusOf, isSandgateError, jsonRpcCodeOf, publicError, SandgateError } from "../../errors/index.js";
+import type { AdmissionState } from "../../execution/index.js";
 import type { ServerContext } from "../context.js";
 import { securityPolicy } from "../policy.js";
 import { isSavedStream } from "../output-resources.js";
@@ -77,9 +78,21 @@ const healthResponse = z.object({
   sandbox: z.record(z.unknown()),
   sessions: z.object({ active: z.number(), max: z.number() }),
   mcp_sessions: z.number(),
+  capacity: z
+    .object({ sandboxes: z.number(), max_sandboxes: z.number(), committed_mb: z.number(), max_committed_mb: z.number(), waiting: z.number() })
+    .describe("Live sandboxes and their committed memory against the server-wide caps, and calls waiting for room"),
   pool: z.record(z.unknown()),
   upstream: z.array(z.object({ name: z.string(), state: z.string(), tool_count: z.number() })).describe("Upstream MCP servers (error details: list_servers, with the API key)"),
 });
+function capacityOf(state: AdmissionState): z.infer<typeof healthResponse>["capacity"] {
+  return {
+    sandboxes: state.sandboxes,
+    max_sandboxes: state.maxSandboxes,
+    committed_mb: state.committedMb,
+    max_committed_mb: state.maxCommittedMb,
+    waiting: state.waiting,
+  };
+}
 const languagesResponse = z.object({
   languages: z.array(z.object({ name: z.string(), runner: z.string(), version: z.string().nullable(), file_extensions: z.array(z.string()) })),
 });
@@ -153,6 +166,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
           },
           sessions: { active: engine.sessions.count, max: config.sessions.max },
           mcp_sessions: deps.mcpSessionCount(),
+          capacity: capacityOf(engine.admissionState()),
           pool,
           upstream,
         };
