@@ -3,6 +3,7 @@
 
 import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/index.js";
 import type { ExecutionResult } from "../src/execution/index.js";
 import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
 import { jsonApi, startTestServer } from "./server-helpers.js";
@@ -154,7 +155,12 @@ describe("global caps on sandboxes and committed memory", () => {
   }, 60_000);
 
   it("a call asking for more memory than the server commits in total is refused at once", async () => {
-    fx = createTestEngine({ SANDGATE_MAX_COMMITTED_MB: "128" }, { python: 0, javascript: 0, bash: 0 });
-    await expect(fx.engine.execute({ language: "bash", code: "echo big", memoryMb: 256 })).rejects.toMatchObject({ code: "LIMIT_EXCEEDED" });
+    fx = createTestEngine({ SANDGATE_MAX_COMMITTED_MB: "256", MAX_MEMORY_MB: "512" }, { python: 0, javascript: 0, bash: 0 });
+    await expect(fx.engine.execute({ language: "bash", code: "echo big", memoryMb: 512 })).rejects.toMatchObject({ code: "LIMIT_EXCEEDED" });
+    expect((await fx.engine.execute({ language: "bash", code: "echo fits" })).stdout).toBe("fits\n");
+  });
+
+  it("a committed-memory cap below one sandbox of the default flavor is refused at start-up, naming the key", () => {
+    expect(() => loadConfig({ SANDGATE_MAX_COMMITTED_MB: "128" })).toThrow(/limits\.maxCommittedMemoryMb/);
   });
 });

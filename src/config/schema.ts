@@ -286,5 +286,10 @@ export const configSchema = z
   .refine((c) => c.limits.maxOutputSize <= c.limits.outputCapBytes, {
     message: "limits.maxOutputSize must not exceed limits.outputCapBytes",
     path: ["limits", "maxOutputSize"],
+  })
+  // Below one sandbox of the default flavor, every call without a smaller flavor would be refused.
+  .refine((c) => c.limits.maxCommittedMemoryMb >= Math.min(c.limits.maxMemoryMb, c.flavors[c.defaultFlavor]?.memoryMb ?? c.limits.maxMemoryMb), {
+    message: "limits.maxCommittedMemoryMb must hold at least one sandbox of the default flavor (its memoryMb, at most limits.maxMemoryMb)",
+    path: ["limits", "maxCommittedMemoryMb"],
   });
 export type SandgateConfig = z.infer<typeof configSchema>;
