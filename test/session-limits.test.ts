@@ -17,6 +17,34 @@ it("refuses sessions beyond the maximum with TOO_MANY_SESSIONS", () => {
   expect(t.engine.createSession("a").id).toBe("a");
 });
 
+it("scopes session ids per owner, caps each owner's sessions, and hides other owners' sessions", async () => {
+  t = createTestEngine({ SANDGATE_MAX_SESSIONS: "4", SANDGATE_SESSIONS_PER_CALLER: "2" }, { python: 0, javascript: 0, bash: 0 });
+  const a = t.engine.createSession("default", "owner-a");
+  const b = t.engine.createSession("default", "owner-b");
+  expect(t.engine.sessions.get("owner-a", "default").workspaceDir).not.toBe(t.engine.sessions.get("owner-b", "default").workspaceDir);
+  expect([a.workspace, b.workspace]).toEqual(["/workspace", "/workspace"]);
+  t.engine.createSession("second", "owner-a");
+  const over = (() => {
+    try {
+      t.engine.createSession("third", "owner-a");
+    } catch (error) {
+      return error as { code: string; message: string; data: { retry_after: number } };
+    }
+    return undefined;
+  })();
+  expect(over).toMatchObject({ code: "TOO_MANY_SESSIONS", message: expect.stringMatching(/stop one/) as string });
+  expect(over?.data.retry_after).toBeGreaterThan(0);
+  expect(t.engine.listSessions("owner-b").map((x) => x.id)).toEqual(["default"]);
+  expect(() => t!.engine.getSession("second", "owner-b")).toThrowError(expect.objectContaining({ code: "SESSION_NOT_FOUND" }) as Error);
+  await expect(t.engine.stopSession("second", "owner-b")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+  await t.engine.stopSession("second", "owner-a");
+  // An ended session is "expired" to its owner and unknown to everyone else.
+  expect(() => t!.engine.getSession("second", "owner-a")).toThrowError(expect.objectContaining({ code: "SESSION_EXPIRED" }) as Error);
+  expect(() => t!.engine.getSession("second", "owner-b")).toThrowError(expect.objectContaining({ code: "SESSION_NOT_FOUND" }) as Error);
+  await t.engine.stopSessionsOf("owner-a", "test");
+  expect(t.engine.sessions.listAll().map((x) => `${x.owner}/${x.id}`)).toEqual(["owner-b/default"]);
+});
+
 it("expires idle sessions and removes their workspace", async () => {
   t = createTestEngine({ SANDGATE_SESSION_TTL: "0.5" }, { python: 0, javascript: 0, bash: 0 });
   const s = t.engine.createSession();
