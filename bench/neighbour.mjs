@@ -291,6 +291,13 @@ export async function neighbourBench({ quick = false } = {}) {
     left = descendants(process.pid);
     strays = processesUsing(dir);
   }
+  const strayNames = strays.map((pid) => {
+    try {
+      return `${pid} ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").replaceAll(dir, "<dir>").slice(0, 160)}`;
+    } catch {
+      return String(pid);
+    }
+  });
   for (const pid of strays) {
     try {
       process.kill(pid, "SIGKILL");
@@ -298,7 +305,7 @@ export async function neighbourBench({ quick = false } = {}) {
   }
   // rm walks with directory fds: the hostile trees are deeper than PATH_MAX.
   spawnSync("rm", ["-rf", "--one-file-system", dir], { stdio: "ignore" });
-  return report({ quick, rounds, results, notes, totalS, left, strays });
+  return report({ quick, rounds, results, notes, totalS, left, strays: strayNames });
 }
 
 function report({ quick, rounds, results, notes, totalS, left, strays }) {
@@ -309,7 +316,7 @@ function report({ quick, rounds, results, notes, totalS, left, strays }) {
     const base = kind === "all" ? all(alone) : alone.run.lat[kind];
     return xs.length && base.length ? pct(xs, 99) / pct(base, 99) : NaN;
   };
-  const pq = (xs) => (xs.length ? `${fmt(pct(xs, 50))} / ${fmt(pct(xs, 99))}` : "-");
+  const pq = (xs) => (xs.length ? `${fmt(pct(xs, 50))} / ${fmt(pct(xs, 95))} / ${fmt(pct(xs, 99))}` : "-");
   const lines = [];
   lines.push(`## Hostile neighbour (${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ${quick ? "quick" : "full"} run, ${Math.round(totalS)} s)`);
   lines.push("");
@@ -321,7 +328,7 @@ function report({ quick, rounds, results, notes, totalS, left, strays }) {
       `during the measurement (\`/proc/pressure/memory\` full) show how much of a row is other work on the machine.`,
   );
   lines.push("");
-  lines.push("| phase | benign calls (errors) | session p50 / p99 | stateless p50 / p99 | p99 / alone (session, stateless, all) | server event-loop delay p50 / p99 / max | server RSS start / peak MB | hostile requests (failed) | host load avg / memory stall ms | goals |");
+  lines.push("| phase | benign calls (errors) | session p50 / p95 / p99 | stateless p50 / p95 / p99 | p99 / alone (session, stateless, all) | server event-loop delay p50 / p99 / max | server RSS start / peak MB | hostile requests (failed) | host load avg / memory stall ms | goals |");
   lines.push("|---|---|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     const n = all(r).length + r.run.errors.length;
@@ -359,7 +366,7 @@ function report({ quick, rounds, results, notes, totalS, left, strays }) {
   lines.push("");
   lines.push(
     `After the run: processes below the bench ${left.length}, processes of this run's sandboxes anywhere on the host ${strays.length}` +
-      `${strays.length ? " (killed by the bench)" : ""}: ${left.length === 0 && strays.length === 0 ? "none left" : "NOT clean"}.`,
+      `${strays.length ? ` (killed by the bench: ${strays.join("; ")})` : ""}: ${left.length === 0 && strays.length === 0 ? "none left" : "NOT clean"}.`,
   );
   return lines.join("\n");
 }
