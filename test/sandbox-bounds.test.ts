@@ -40,7 +40,11 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const FILENAME: Record<RunnerKind, string> = { python: "main.py", javascript: "main.js", bash: "main.sh" };
 
 async function start(runtime: SandboxRuntime, kind: RunnerKind, extra: { workspaceDir?: string; limits?: ResolvedLimits } = {}): Promise<Sandbox> {
-  const sandbox = await Sandbox.start(runtime, { kind, limits: extra.limits ?? limits, ...(extra.workspaceDir ? { workspaceDir: extra.workspaceDir } : {}) });
+  let chosen = extra.limits ?? limits;
+  // Without a pids cgroup, RLIMIT_NPROC counts every process of the host user all sandboxes run
+  // as, other test files' included; the processes limit is not what these tests are about.
+  if (runtime.cgroups.mode === "none") chosen = { ...chosen, processes: 1 << 20 };
+  const sandbox = await Sandbox.start(runtime, { kind, limits: chosen, ...(extra.workspaceDir ? { workspaceDir: extra.workspaceDir } : {}) });
   started.push(sandbox);
   return sandbox;
 }
@@ -155,7 +159,7 @@ describe("output between calls of a session", () => {
         { outputCapBytes: 1 << 30 },
       );
       expect(first.status).toBe("ok");
-      const other = await start(runtime(), "bash");
+      const other = await start(withCgroups, "bash");
       const rss = watchRss();
       // Another client's calls go through while the session idles with its thread.
       for (let i = 0; i < 5; i++) {
