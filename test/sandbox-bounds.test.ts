@@ -256,6 +256,13 @@ describe("frames from a runner", () => {
     expect(encodeFrame({ type: "execute", id: "e", code: "", marker: "m", filename: "main.py" }).length).toBeGreaterThan(4);
   });
 
+  it("announced larger than a runner may send stop the sandbox with a message saying so", async () => {
+    const sandbox = await start(withCgroups, "python");
+    const outcome = await run(sandbox, "import os, time\nos.write(4, (64 << 20).to_bytes(4, 'big'))\ntime.sleep(30)");
+    expect(outcome.status).toBe("killed");
+    expect(outcome.message).toMatch(/broke the runner protocol on fd 4 \(frame of 67108864 bytes exceeds/);
+  });
+
   it("that stay partial leave the host serving others, and the run ends at its timeout", async () => {
     const sandbox = await start(withCgroups, "python");
     const other = await start(withCgroups, "bash");

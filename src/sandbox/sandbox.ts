@@ -71,7 +71,8 @@ export interface RunOutcome {
   message?: string;
 }
 
-type KillReason = "timeout" | "output_limit" | "killed" | "unread_replies";
+/** `stopped`: the host stopped a sandbox that broke a bound; `stopMessage` says which. */
+type KillReason = "timeout" | "output_limit" | "killed" | "stopped";
 
 interface ActiveRun {
   id: string;
@@ -116,7 +117,7 @@ export class Sandbox {
   private frameCount = 0;
   /** Between calls the sandbox's processes are frozen, where the host has a freezer. */
   private frozen = false;
-  private unreadMessage = "";
+  private stopMessage = "";
   /** Settles once bwrap and its namespace init are in the sandbox's cgroup. */
   private readonly joined: Promise<void>;
   private active: ActiveRun | undefined;
@@ -402,9 +403,14 @@ export class Sandbox {
 
   /** The runner left more replies unread than a program that awaits its calls ever would. */
   private onUnreadReplies(bytes: number, count: number): void {
+    this.stop(`the sandbox stopped reading tool-call replies (${count} replies, ${Math.ceil(bytes / 1024)} KiB waiting) and was stopped; await each tool call's result before starting more`);
+  }
+
+  /** Stops the sandbox for breaking a bound; a call in progress ends with status killed and `message`. */
+  private stop(message: string): void {
     if (this.killReason) return;
-    this.unreadMessage = `the sandbox stopped reading tool-call replies (${count} replies, ${Math.ceil(bytes / 1024)} KiB waiting) and was stopped; await each tool call's result before starting more`;
-    this.terminate("unread_replies");
+    this.stopMessage = message;
+    this.terminate("stopped");
   }
 
   private onFrames(chunk: Buffer): void {
@@ -413,7 +419,8 @@ export class Sandbox {
       frames = this.frames.push(chunk);
     } catch (error) {
       this.launchErr += `${(error as Error).message}\n`;
-      this.terminate("killed");
+      // User code can write to fd 4 as well, so this is said as the call's outcome.
+      this.stop(`the sandbox broke the runner protocol on fd 4 (${(error as Error).message}) and was stopped`);
       return;
     }
     this.frameCount += frames.length;
@@ -527,8 +534,8 @@ export class Sandbox {
         });
       case "killed":
         return this.finish(run, { status: "killed", exitCode: null, sandboxDied: true, message: "the sandbox was stopped" });
-      case "unread_replies":
-        return this.finish(run, { status: "killed", exitCode: null, sandboxDied: true, message: this.unreadMessage });
+      case "stopped":
+        return this.finish(run, { status: "killed", exitCode: null, sandboxDied: true, message: this.stopMessage });
       case undefined:
         break;
     }
