@@ -35,7 +35,7 @@ describe("status and documents", () => {
       status: "ok",
       version: "test",
       uptime_s: expect.any(Number),
-      sandbox: { bubblewrap: expect.stringMatching(/bwrap/), namespaces: expect.arrayContaining(["user", "pid", "network", "mount"]), seccomp: expect.any(Boolean) },
+      sandbox: { bubblewrap: expect.stringMatching(/bwrap/), namespaces: expect.arrayContaining(["user", "pid", "network", "mount"]), seccomp: expect.any(Boolean), freezes_idle_sessions: expect.any(Boolean) },
       sessions: { active: expect.any(Number), max: rest.fx.config.sessions.max },
       pool: { python: { target: 1 }, javascript: { target: 1 }, bash: { target: 1 } },
     });

@@ -38,7 +38,12 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       filesystem: "read-only /usr and a frozen root; writable /workspace (size-capped) and /tmp; host paths other than volumes are invisible",
       capabilities: "all dropped; nested user namespaces disabled",
       seccomp: runtime.seccompFile ? { active: true, denied_syscalls: [...SECCOMP_DENIED_SYSCALLS] } : { active: false },
-      cgroups: { mode: runtime.cgroups.mode, controllers: runtime.cgroups.controllers, ...(runtime.cgroups.reason ? { note: runtime.cgroups.reason } : {}) },
+      cgroups: {
+        mode: runtime.cgroups.mode,
+        controllers: runtime.cgroups.controllers,
+        freezes_idle_sessions: runtime.cgroups.freezer === true,
+        ...(runtime.cgroups.reason ? { note: runtime.cgroups.reason } : {}),
+      },
       host_user: runtime.hostUser ? `uid ${runtime.hostUser.uid}` : `uid ${process.getuid?.() ?? "unknown"} (the user running sandgate)`,
       environment: "cleared; only PATH, HOME, LANG and interpreter settings are set",
     },

@@ -162,6 +162,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
             seccomp: runtime.seccompFile !== undefined,
             cgroups: runtime.cgroups.mode,
             cgroup_controllers: runtime.cgroups.controllers,
+            // Session sandboxes are frozen between calls (threads and timers left running use no CPU).
+            freezes_idle_sessions: runtime.cgroups.freezer === true,
             host_user: runtime.hostUser ? runtime.hostUser.uid : process.getuid?.(),
           },
           sessions: { active: engine.sessions.count, max: config.sessions.max },
