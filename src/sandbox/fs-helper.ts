@@ -2,7 +2,7 @@
 // inside fresh bubblewrap namespaces that hold only /usr and that workspace, so the kernel decides.
 
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
 import { SandgateError } from "../errors/index.js";
@@ -43,6 +43,12 @@ async function slot(): Promise<() => void> {
   };
 }
 
+/**
+ * util-linux's setpriv gives bubblewrap a parent-death signal: a helper (a deletion can run for
+ * minutes) dies with the server instead of outliving it. Without it, close() still kills helpers.
+ */
+const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(path));
+
 /** The merged-/usr links interpreters need, as in a sandbox. */
 const USR_SYMLINKS: Array<[string, string]> = [
   ["usr/bin", "/bin"],
@@ -52,6 +58,7 @@ const USR_SYMLINKS: Array<[string, string]> = [
 
 function helperArgv(runtime: SandboxRuntime, workspaceDir: string, seccompFd: number | undefined): string[] {
   const argv = [
+    ...(SETPRIV ? [SETPRIV, "--pdeathsig", "KILL", "--"] : []),
     runtime.bwrapPath,
     "--unshare-user",
     "--unshare-pid",
@@ -138,8 +145,17 @@ function runOnce(runtime: SandboxRuntime, workspaceDir: string, request: Record<
       // EPIPE: the helper refused before reading everything; its reply says why
     });
     child.once("error", (error) => kill(failed(op, error.message)));
+    // bubblewrap is gone; a process of its namespace that still holds a pipe (it dies with bubblewrap,
+    // but may be slow to) must not keep this call waiting for "close".
+    let grace: NodeJS.Timeout | undefined;
+    child.once("exit", () => {
+      grace = setTimeout(() => {
+        for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+      }, 2000);
+    });
     child.once("close", (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(grace);
       options.signal?.removeEventListener("abort", onAbort);
       if (problem) return reject(problem);
       const all = Buffer.concat(chunks);
