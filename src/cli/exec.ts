@@ -2,10 +2,11 @@
 // code that mirrors the result (the program's own exit code, 124 on timeout, 137 when killed).
 
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
 import { createLogger } from "../util/logger.js";
-import { CodeMode, Engine, type ExecutionResult } from "../execution/index.js";
+import { CodeMode, Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
 import { toWireResult } from "../server/index.js";
 
 export interface ExecArgs {
@@ -79,7 +80,14 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
       if (result.value !== undefined) process.stdout.write(`${typeof result.value === "string" ? result.value : JSON.stringify(result.value)}\n`);
       // A shell's non-zero status is already told by the exit code; anything else gets its traceback.
       if (result.error && result.error.type !== "ExitStatus") process.stderr.write(`${result.error.traceback || `${result.error.type}: ${result.error.message}`}\n`);
-      if (result.fullOutput) process.stderr.write(`sandgate: full output saved to ${Object.values(result.fullOutput).join(" and ")}\n`);
+      if (result.fullOutput) {
+        // The person at this terminal owns SANDBOX_DIR: name the files too, not only the server's resource URIs.
+        const files = Object.values(result.fullOutput).map((uri) => {
+          const saved = parseSavedOutputUri(uri);
+          return saved ? `${uri} (${join(engine.runtime.outputsDir, saved.id, saved.stream)})` : uri;
+        });
+        process.stderr.write(`sandgate: full output kept as ${files.join(" and ")}\n`);
+      }
     }
     return EXIT_FOR_STATUS[result.status] ?? (result.exitCode && result.exitCode > 0 ? result.exitCode : 1);
   } catch (error) {
