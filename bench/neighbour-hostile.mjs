@@ -12,7 +12,9 @@ const WORKLOADS = list.split(",");
 /** A hostile run never outlives this, whatever the parent does. */
 const LIMIT_MS = Number(limitArg) * 1000;
 const REQUEST_TIMEOUT_MS = 60_000;
-const agent = new Agent({ keepAlive: true, localAddress: "127.0.0.2", maxSockets: 16 });
+// A connection per request: a kept-alive socket the server closes just as a request goes out would be
+// a client-side race counted against the server.
+const agent = new Agent({ keepAlive: false, localAddress: "127.0.0.2", maxSockets: 16 });
 const stopAll = new AbortController();
 const counts = {};
 const errors = {};
@@ -44,7 +46,8 @@ function rest(method, path, body, { timeoutMs = REQUEST_TIMEOUT_MS, signal = sto
       });
       res.on("error", (e) => resolve({ status: 0, body: e.message }));
     });
-    req.on("error", (e) => resolve({ status: 0, body: e.name === "AbortError" || e.code === "ABORT_ERR" ? "aborted" : e.message }));
+    // A server that is gone refuses at once: back off rather than spin.
+    req.on("error", (e) => setTimeout(() => resolve({ status: 0, body: e.name === "AbortError" || e.code === "ABORT_ERR" ? "aborted" : e.message }), 200));
     req.end(data);
   });
 }
