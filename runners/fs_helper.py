@@ -25,6 +25,7 @@ class Refused(Exception):
 
 def send(header, body=b""):
     out = sys.stdout.buffer
+    header["body"] = len(body)
     out.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
     if body:
         out.write(body)
@@ -193,6 +194,8 @@ def usage(request):
 
 
 def read_payload(size):
+    if size < 0:
+        raise Refused("bad_request")
     data = sys.stdin.buffer.read(size)
     if len(data) != size:
         raise Refused("bad_request")
@@ -203,7 +206,7 @@ def write(request):
     segs = segments_of(request)
     if not segs:
         raise Refused("not_a_file", what="directory")
-    data = read_payload(int(request["size"]))
+    data = request["data"]
     byte_limit = int(request["workspaceBytes"])
     inode_limit = int(request["workspaceInodes"])
     existing, real = resolve(segs)
@@ -349,25 +352,36 @@ def delete_tree(_request):
 OPS = {"read": read, "write": write, "list": listing, "usage": usage, "delete": delete_tree}
 
 
+def handle(request):
+    try:
+        OPS[request["op"]](request)
+    except Refused as refused:
+        send(refused.reply)
+    except OSError as e:
+        send({"ok": False, "error": "os", "errno": e.errno, "message": os.strerror(e.errno) if e.errno else str(e)})
+
+
 def main():
     # Walks keep one fd per directory level; trees deeper than PATH_MAX need more than 1024.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     os.umask(0)
-    line = sys.stdin.buffer.readline(65536)
-    try:
-        request = json.loads(line)
-        op = OPS[request["op"]]
-    except (ValueError, KeyError, TypeError):
-        send({"ok": False, "error": "bad_request"})
-        return
-    try:
-        op(request)
-    except Refused as refused:
-        send(refused.reply)
-    except OSError as e:
-        send({"ok": False, "error": "os", "errno": e.errno, "message": os.strerror(e.errno) if e.errno else str(e)})
+    # One request after another until stdin closes (a session keeps one helper for its file calls).
+    while True:
+        line = sys.stdin.buffer.readline(65536)
+        if not line:
+            return
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict) or request.get("op") not in OPS:
+                raise ValueError("unknown op")
+            # A write's bytes are read before anything can refuse it, so the stream stays in step.
+            request["data"] = read_payload(int(request["size"])) if request["op"] == "write" else b""
+        except (ValueError, KeyError, TypeError, Refused):
+            send({"ok": False, "error": "bad_request"})
+            return
+        handle(request)
 
 
 main()

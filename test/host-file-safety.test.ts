@@ -5,7 +5,7 @@ import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, descendantPids, type TestEngine } from "./helpers.js";
 
 const SECRET_TEXT = "root only, never to be touched by a sandbox\n";
 let secretDir: string;
@@ -169,6 +169,8 @@ describe("deleting workspaces and the inode quota", () => {
   afterAll(async () => {
     await t.close();
     rmSync(shm, { recursive: true, force: true });
+    // File helpers (kept per session, or deleting in the background) are gone with the engine.
+    expect(descendantPids()).toEqual([]);
   });
 
   function workspaceDirs(): string[] {

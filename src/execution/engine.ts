@@ -10,6 +10,7 @@ import {
   resolveLimits,
   sandboxShapeKey,
   startSandbox,
+  FsHelper,
   WarmPool,
   type PoolKindState,
   type ResolvedLimits,
@@ -92,6 +93,9 @@ export interface EngineOptions {
   tools?: ToolProvider;
 }
 
+/** How long a session's file helper waits for the next request before it leaves. */
+const FILE_HELPER_IDLE_MS = 30_000;
+
 const STATUS_ERROR_TYPE: Record<Exclude<RunStatus, "ok" | "error">, string> = {
   timeout: "Timeout",
   memory_limit: "MemoryLimit",
@@ -101,6 +105,8 @@ const STATUS_ERROR_TYPE: Record<Exclude<RunStatus, "ok" | "error">, string> = {
 
 export class Engine {
   readonly sessions: SessionManager;
+  /** Each session's file helper while it is in use (see target()). */
+  private readonly fileHelpers = new Map<Session, FsHelper>();
   /** Full outputs too long to show, kept for config.outputTtlS within config.limits.savedOutputsMb. */
   readonly outputs: SavedOutputs;
   private readonly admission: Admission;
@@ -216,8 +222,23 @@ export class Engine {
     return { maxFileBytes: this.defaultLimits.fileSizeBytes, workspaceBytes: this.defaultLimits.workspaceBytes, workspaceInodes: this.config.limits.maxWorkspaceInodes };
   }
 
+  /**
+   * The session's workspace with its own file helper, kept for FILE_HELPER_IDLE_MS between
+   * requests: the check after every call then costs a request, not a helper start (about 20 ms).
+   */
   private target(session: Session): WorkspaceTarget {
-    return { runtime: this.runtime, dir: session.workspaceDir };
+    let helper = this.fileHelpers.get(session);
+    if (!helper) {
+      for (const [other, old] of this.fileHelpers) {
+        if (!this.sessions.isCurrent(other)) {
+          void old.close();
+          this.fileHelpers.delete(other);
+        }
+      }
+      helper = new FsHelper(this.runtime, session.workspaceDir, FILE_HELPER_IDLE_MS);
+      this.fileHelpers.set(session, helper);
+    }
+    return { runtime: this.runtime, dir: session.workspaceDir, helper };
   }
 
   /** Reads a file of the session's workspace; waits for the session's running call to end first. */
@@ -584,7 +605,9 @@ export class Engine {
     this.closing = true;
     this.admission.close();
     for (const sandbox of this.running) sandbox.terminate("killed");
-    await Promise.all([this.pool.close(), this.sessions.close()]);
+    const helpers = [...this.fileHelpers.values()].map((helper) => helper.close());
+    this.fileHelpers.clear();
+    await Promise.all([this.pool.close(), this.sessions.close(), ...helpers]);
     while (this.retiring.size > 0) await Promise.all([...this.retiring]);
     await this.outputs.close();
     await removeIdleCgroups();

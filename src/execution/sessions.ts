@@ -146,6 +146,11 @@ export class SessionManager {
     });
   }
 
+  /** `session` is live (not ended, not replaced by a new session with its id). */
+  isCurrent(session: Session): boolean {
+    return this.sessions.get(session.key) === session;
+  }
+
   has(owner: string, id: string): boolean {
     return this.sessions.has(sessionKey(owner, id));
   }

@@ -2,7 +2,7 @@
 // as strings; every touch of the tree is done by the file helper as the sandbox user, never by us.
 
 import { SandgateError } from "../errors/index.js";
-import { runFsHelper, type FsHelperReply, type SandboxRuntime } from "../sandbox/index.js";
+import { runFsHelper, type FsHelper, type FsHelperOptions, type FsHelperReply, type SandboxRuntime } from "../sandbox/index.js";
 
 export type FileEncoding = "utf8" | "base64";
 
@@ -25,6 +25,12 @@ export interface WorkspaceEntry {
 export interface WorkspaceTarget {
   runtime: SandboxRuntime;
   dir: string;
+  /** A helper kept for this workspace; without it each operation starts one of its own. */
+  helper?: FsHelper;
+}
+
+function call(target: WorkspaceTarget, request: Record<string, unknown>, options: FsHelperOptions = {}): Promise<FsHelperReply> {
+  return target.helper ? target.helper.run(request, options) : runFsHelper(target.runtime, target.dir, request, options);
 }
 
 export interface WorkspaceUsage {
@@ -144,7 +150,7 @@ export async function readWorkspaceFile(
   limits: WorkspaceFileLimits,
 ): Promise<{ path: string; content: string; encoding: FileEncoding; size: number }> {
   const r = resolveWorkspacePath(path);
-  const reply = await runFsHelper(target.runtime, target.dir, { op: "read", segments: r.segments, maxBytes: limits.maxFileBytes }, { maxReplyBytes: limits.maxFileBytes + 4096 });
+  const reply = await call(target, { op: "read", segments: r.segments, maxBytes: limits.maxFileBytes }, { maxReplyBytes: limits.maxFileBytes + 4096 });
   if (!reply.header.ok) throw refusal(reply, path, r, limits);
   const bytes = reply.body;
   if (bytes.length !== reply.header.size) throw new SandgateError("SANDBOX_FAILED", `the workspace file helper sent a short read of ${show(r.sandboxPath)}`);
@@ -183,7 +189,7 @@ export async function writeWorkspaceFile(
   const data = encoding === "base64" ? decodeBase64(content, r.sandboxPath) : Buffer.from(content, "utf8");
   if (data.length > limits.maxFileBytes) throw tooLarge(r, limits.maxFileBytes);
   const request = { op: "write", segments: r.segments, size: data.length, workspaceBytes: limits.workspaceBytes, workspaceInodes: limits.workspaceInodes };
-  const reply = await runFsHelper(target.runtime, target.dir, request, { input: data, timeoutMs: WALK_TIMEOUT_MS });
+  const reply = await call(target, request, { input: data, timeoutMs: WALK_TIMEOUT_MS });
   if (!reply.header.ok) throw refusal(reply, path, r, limits, data.length);
   return { path: r.sandboxPath, size: data.length, created: reply.header.created === true };
 }
@@ -203,7 +209,7 @@ export async function listWorkspaceFiles(
 ): Promise<{ path: string; entries: WorkspaceEntry[]; truncated: boolean }> {
   const r = resolveWorkspacePath(path);
   const limit = Math.max(0, Math.floor(options.limit ?? DEFAULT_LIST_LIMIT));
-  const reply = await runFsHelper(target.runtime, target.dir, { op: "list", segments: r.segments, limit }, { maxReplyBytes: 4096 + limit * LIST_BYTES_PER_ENTRY });
+  const reply = await call(target, { op: "list", segments: r.segments, limit }, { maxReplyBytes: 4096 + limit * LIST_BYTES_PER_ENTRY });
   // Limits only word errors the listing cannot produce; none apply here.
   if (!reply.header.ok) throw refusal(reply, path, r, { maxFileBytes: 0, workspaceBytes: 0, workspaceInodes: 0 });
   const raw = Array.isArray(reply.header.entries) ? (reply.header.entries as RawEntry[]) : [];
@@ -219,7 +225,7 @@ export async function listWorkspaceFiles(
 /** What the workspace holds, walked until a limit is passed. */
 export async function workspaceUsage(target: WorkspaceTarget, limits: Pick<WorkspaceFileLimits, "workspaceBytes" | "workspaceInodes">): Promise<WorkspaceUsage> {
   const request = { op: "usage", workspaceBytes: limits.workspaceBytes, workspaceInodes: limits.workspaceInodes };
-  const reply = await runFsHelper(target.runtime, target.dir, request, { timeoutMs: WALK_TIMEOUT_MS });
+  const reply = await call(target, request, { timeoutMs: WALK_TIMEOUT_MS });
   if (!reply.header.ok) throw new SandgateError("SANDBOX_FAILED", `the workspace file helper could not measure the workspace: ${detail(reply.header)}`);
   return { bytes: Number(reply.header.bytes), inodes: Number(reply.header.inodes), over: reply.header.over === true };
 }
@@ -227,7 +233,7 @@ export async function workspaceUsage(target: WorkspaceTarget, limits: Pick<Works
 /** Empties the workspace (any depth, any count, directories the code made unreadable included). */
 export async function emptyWorkspace(target: WorkspaceTarget, signal?: AbortSignal): Promise<number> {
   // No time limit: a slow disk takes minutes for 150,000 directories, and every entry removed stays removed.
-  const reply = await runFsHelper(target.runtime, target.dir, { op: "delete" }, { timeoutMs: 24 * 3600_000, ...(signal ? { signal } : {}) });
+  const reply = await call(target, { op: "delete" }, { timeoutMs: 24 * 3600_000, ...(signal ? { signal } : {}) });
   if (!reply.header.ok) throw new SandgateError("SANDBOX_FAILED", `the workspace file helper could not empty the workspace: ${detail(reply.header)}`);
   return Number(reply.header.removed);
 }

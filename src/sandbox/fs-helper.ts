@@ -1,7 +1,7 @@
 // Starts the file helper (runners/fs_helper.py): one workspace operation done as the sandbox user
 // inside fresh bubblewrap namespaces that hold only /usr and that workspace, so the kernel decides.
 
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
@@ -20,15 +20,15 @@ export interface FsHelperOptions {
 }
 
 export interface FsHelperReply {
-  header: Record<string, unknown> & { ok: boolean; error?: string };
+  header: Record<string, unknown> & { ok: boolean; error?: string; body: number };
   body: Buffer;
 }
 
-const replyHeader = z.object({ ok: z.boolean(), error: z.string().optional() }).passthrough();
+const replyHeader = z.object({ ok: z.boolean(), error: z.string().optional(), body: z.number().int().min(0) }).passthrough();
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_REPLY = 4 * 1024 * 1024;
-/** Helpers running at once; a burst of file calls waits rather than forking without bound. */
+/** Requests worked on at once, server-wide; a burst of file calls waits rather than forking without bound. */
 const MAX_CONCURRENT = 8;
 
 let running = 0;
@@ -89,90 +89,204 @@ function failed(what: string, detail: string): SandgateError {
   return new SandgateError("SANDBOX_FAILED", `the workspace file helper failed (${what}): ${detail.slice(0, 300)}`);
 }
 
+interface Pending {
+  op: string;
+  maxReply: number;
+  resolve: (reply: FsHelperReply) => void;
+  reject: (error: SandgateError) => void;
+  timer: NodeJS.Timeout;
+  onAbort?: () => void;
+  signal?: AbortSignal;
+}
+
 /**
- * Runs one helper operation on the workspace at `workspaceDir` and returns its reply: a header
- * (`ok`, or `error` with the helper's reason) and the raw bytes after it. Rejects with
- * SANDBOX_FAILED when the helper times out, breaks down or answers too much.
+ * One helper process for one workspace, answering requests one at a time. Killed on a timeout,
+ * an abort, an oversize or malformed answer, or close(); the next request starts a fresh one.
  */
-export async function runFsHelper(runtime: SandboxRuntime, workspaceDir: string, request: Record<string, unknown>, options: FsHelperOptions = {}): Promise<FsHelperReply> {
-  const release = await slot();
-  try {
-    return await runOnce(runtime, workspaceDir, request, options);
-  } finally {
-    release();
+export class FsHelper {
+  private child: ChildProcess | undefined;
+  private chunks: Buffer[] = [];
+  private header: FsHelperReply["header"] | undefined;
+  private stderr = "";
+  private current: Pending | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Settles when the latest process and its pipes are gone. */
+  private gone: Promise<void> = Promise.resolve();
+
+  /** `idleMs`: the process leaves after this long without a request (0: after each request). */
+  constructor(
+    private readonly runtime: SandboxRuntime,
+    private readonly workspaceDir: string,
+    private readonly idleMs = 0,
+  ) {}
+
+  /** Runs one operation; see runFsHelper. */
+  run(request: Record<string, unknown>, options: FsHelperOptions = {}): Promise<FsHelperReply> {
+    const next = this.queue.then(async () => {
+      // A deletion may take minutes on a slow disk and must not hold up file calls; there is at
+      // most one per ended session.
+      const release = request.op === "delete" ? () => undefined : await slot();
+      try {
+        return await this.send(request, options);
+      } finally {
+        release();
+      }
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Kills the process for good (later requests fail) and waits until it is gone. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.stop(failed("close", "the workspace is no longer in use"));
+    return this.gone;
+  }
+
+  private send(request: Record<string, unknown>, options: FsHelperOptions): Promise<FsHelperReply> {
+    const op = String(request.op);
+    if (this.closed) return Promise.reject(failed(op, "the workspace is no longer in use"));
+    clearTimeout(this.idleTimer);
+    const child = this.child ?? this.start();
+    return new Promise<FsHelperReply>((resolve, reject) => {
+      const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const pending: Pending = {
+        op,
+        maxReply: options.maxReplyBytes ?? DEFAULT_MAX_REPLY,
+        resolve,
+        reject,
+        timer: setTimeout(() => this.stop(failed(op, `no answer within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs),
+      };
+      this.current = pending;
+      if (options.signal) {
+        if (options.signal.aborted) return this.stop(failed(op, "stopped"));
+        pending.signal = options.signal;
+        pending.onAbort = () => this.stop(failed(op, "stopped"));
+        options.signal.addEventListener("abort", pending.onAbort, { once: true });
+      }
+      const line = Buffer.from(`${JSON.stringify(request)}\n`);
+      (child.stdin as Writable).write(options.input ? Buffer.concat([line, options.input]) : line);
+    });
+  }
+
+  private start(): ChildProcess {
+    const seccompFd = this.runtime.seccompFile ? openSync(this.runtime.seccompFile, "r") : undefined;
+    const argv = helperArgv(this.runtime, this.workspaceDir, seccompFd === undefined ? undefined : 3);
+    let child: ChildProcess;
+    try {
+      child = spawn(argv[0]!, argv.slice(1), {
+        stdio: ["pipe", "pipe", "pipe", seccompFd ?? "ignore"],
+        env: { PATH: "/usr/bin:/bin" },
+        ...(this.runtime.hostUser ? { uid: this.runtime.hostUser.uid, gid: this.runtime.hostUser.gid } : {}),
+      });
+    } finally {
+      if (seccompFd !== undefined) closeSync(seccompFd);
+    }
+    this.child = child;
+    this.gone = new Promise((resolve) => child.once("close", () => resolve()));
+    this.chunks = [];
+    this.header = undefined;
+    this.stderr = "";
+    (child.stdout as Readable).on("data", (chunk: Buffer) => this.onData(child, chunk));
+    (child.stderr as Readable).on("data", (chunk: Buffer) => {
+      if (this.stderr.length < 4096) this.stderr += chunk.toString("utf8");
+    });
+    (child.stdin as Writable).on("error", () => {
+      // EPIPE: the helper is gone; its exit reports it
+    });
+    child.once("error", (error) => this.stop(failed(this.current?.op ?? "start", error.message), child));
+    child.once("exit", (code, signal) => {
+      // bubblewrap is gone; a process of its namespace that still holds a pipe (it dies with
+      // bubblewrap, but may be slow to) must not keep anything waiting.
+      const grace = setTimeout(() => {
+        for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+      }, 2000);
+      child.once("close", () => clearTimeout(grace));
+      const why = this.stderr.trim() || `exit ${signal ?? code ?? "?"}, no answer`;
+      this.stop(failed(this.current?.op ?? "idle", why), child);
+    });
+    return child;
+  }
+
+  private onData(child: ChildProcess, chunk: Buffer): void {
+    if (child !== this.child) return;
+    const pending = this.current;
+    if (!pending) return this.stop(failed("idle", "the helper spoke unasked"));
+    this.chunks.push(chunk);
+    let all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    this.chunks = [all];
+    if (!this.header) {
+      const newline = all.indexOf(10);
+      if (newline < 0) {
+        if (all.length > 65536) this.stop(failed(pending.op, "an answer without an end"));
+        return;
+      }
+      const parsed = (() => {
+        try {
+          return replyHeader.safeParse(JSON.parse(all.subarray(0, newline).toString("utf8")));
+        } catch {
+          return undefined;
+        }
+      })();
+      if (!parsed?.success) return this.stop(failed(pending.op, "a malformed answer"));
+      this.header = parsed.data;
+      all = all.subarray(newline + 1);
+      this.chunks = [all];
+    }
+    const bodyBytes = this.header.body;
+    if (bodyBytes > pending.maxReply) return this.stop(failed(pending.op, `the answer is longer than ${pending.maxReply} bytes`));
+    if (all.length < bodyBytes) return;
+    if (all.length > bodyBytes) return this.stop(failed(pending.op, "more than it announced"));
+    const reply = { header: this.header, body: all };
+    this.header = undefined;
+    this.chunks = [];
+    this.finish(pending);
+    pending.resolve(reply);
+    if (this.idleMs <= 0) this.stop(undefined);
+    else this.idleTimer = setTimeout(() => this.stop(undefined), this.idleMs);
+  }
+
+  private finish(pending: Pending): void {
+    clearTimeout(pending.timer);
+    if (pending.onAbort) pending.signal?.removeEventListener("abort", pending.onAbort);
+    if (this.current === pending) this.current = undefined;
+  }
+
+  /** Ends the process (when `of` is the current one); a request in flight fails with `why`. */
+  private stop(why: SandgateError | undefined, of: ChildProcess | undefined = this.child): void {
+    clearTimeout(this.idleTimer);
+    if (of !== this.child) return;
+    const pending = this.current;
+    if (pending) {
+      this.finish(pending);
+      pending.reject(why ?? failed(pending.op, "stopped"));
+    }
+    const child = this.child;
+    this.child = undefined;
+    if (!child) return;
+    if (why === undefined) {
+      // A clean end: stdin closes and the helper's loop returns; one that lingers is killed.
+      (child.stdin as Writable).end();
+      setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+    } else {
+      child.kill("SIGKILL");
+    }
   }
 }
 
-function runOnce(runtime: SandboxRuntime, workspaceDir: string, request: Record<string, unknown>, options: FsHelperOptions): Promise<FsHelperReply> {
-  const op = String(request.op);
-  const maxReply = options.maxReplyBytes ?? DEFAULT_MAX_REPLY;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const seccompFd = runtime.seccompFile ? openSync(runtime.seccompFile, "r") : undefined;
-  const argv = helperArgv(runtime, workspaceDir, seccompFd === undefined ? undefined : 3);
-  let child;
+/**
+ * Runs one helper operation on the workspace at `workspaceDir` in a helper of its own and returns
+ * its reply: a header (`ok`, or `error` with the helper's reason) and the raw bytes after it.
+ * Rejects with SANDBOX_FAILED when the helper times out, breaks down or answers too much.
+ */
+export async function runFsHelper(runtime: SandboxRuntime, workspaceDir: string, request: Record<string, unknown>, options: FsHelperOptions = {}): Promise<FsHelperReply> {
+  const helper = new FsHelper(runtime, workspaceDir);
   try {
-    child = spawn(argv[0]!, argv.slice(1), {
-      stdio: ["pipe", "pipe", "pipe", seccompFd ?? "ignore"],
-      env: { PATH: "/usr/bin:/bin" },
-      ...(runtime.hostUser ? { uid: runtime.hostUser.uid, gid: runtime.hostUser.gid } : {}),
-    });
+    return await helper.run(request, options);
   } finally {
-    if (seccompFd !== undefined) closeSync(seccompFd);
+    // Answered or not, the process is gone before the caller goes on.
+    await helper.close();
   }
-  return new Promise<FsHelperReply>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    let stderr = "";
-    let problem: SandgateError | undefined;
-    const kill = (why: SandgateError): void => {
-      problem ??= why;
-      child.kill("SIGKILL");
-    };
-    const timer = setTimeout(() => kill(failed(op, `no answer within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
-    const onAbort = (): void => kill(failed(op, "stopped"));
-    if (options.signal?.aborted) onAbort();
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-    (child.stdout as Readable).on("data", (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > maxReply) kill(failed(op, `the answer is longer than ${maxReply} bytes`));
-      else chunks.push(chunk);
-    });
-    (child.stderr as Readable).on("data", (chunk: Buffer) => {
-      if (stderr.length < 4096) stderr += chunk.toString("utf8");
-    });
-    const stdin = child.stdin as Writable;
-    stdin.on("error", () => {
-      // EPIPE: the helper refused before reading everything; its reply says why
-    });
-    child.once("error", (error) => kill(failed(op, error.message)));
-    // bubblewrap is gone; a process of its namespace that still holds a pipe (it dies with bubblewrap,
-    // but may be slow to) must not keep this call waiting for "close".
-    let grace: NodeJS.Timeout | undefined;
-    child.once("exit", () => {
-      grace = setTimeout(() => {
-        for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
-      }, 2000);
-    });
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      clearTimeout(grace);
-      options.signal?.removeEventListener("abort", onAbort);
-      if (problem) return reject(problem);
-      const all = Buffer.concat(chunks);
-      const newline = all.indexOf(10);
-      let header: FsHelperReply["header"] | undefined;
-      if (newline >= 0) {
-        try {
-          const parsed = replyHeader.safeParse(JSON.parse(all.subarray(0, newline).toString("utf8")));
-          if (parsed.success) header = parsed.data;
-        } catch {
-          // not JSON: reported below
-        }
-      }
-      if (!header) return reject(failed(op, stderr.trim() || `exit ${signal ?? code ?? "?"}, no answer`));
-      resolve({ header, body: all.subarray(newline + 1) });
-    });
-    const line = Buffer.from(`${JSON.stringify(request)}\n`);
-    stdin.end(options.input ? Buffer.concat([line, options.input]) : line);
-  });
 }

@@ -2,7 +2,7 @@
 export { prepareRuntime, findBwrap, defaultInterpreters, giveToSandbox } from "./runtime.js";
 export type { SandboxRuntime, RunnerKind, InterpreterPaths, RuntimeOptions, HostUser } from "./runtime.js";
 export { Sandbox } from "./sandbox.js";
-export { runFsHelper } from "./fs-helper.js";
+export { FsHelper, runFsHelper } from "./fs-helper.js";
 export type { FsHelperOptions, FsHelperReply } from "./fs-helper.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
 export type { ToolCallRequest, ToolCallReply, ToolCallHandler } from "./tool-calls.js";
