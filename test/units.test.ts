@@ -105,7 +105,7 @@ describe("marker stream streaming", () => {
 });
 
 describe("saved outputs", () => {
-  it("keep the total under the cap oldest first, answer only their owner, and go when expired", async () => {
+  it("keep the total under the cap oldest first, the biggest keeper's first, answer only their owner, and go when expired", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-outputs-"));
     const store = new SavedOutputs({ dir: join(dir, "outputs"), ttlMs: 3600_000, capBytes: 1000 });
     try {
@@ -119,6 +119,12 @@ describe("saved outputs", () => {
       await expect(store.read(ids[0]!, "stdout", "alice")).rejects.toMatchObject({ code: "OUTPUT_NOT_FOUND" });
       await expect(store.read("../../etc/passwd", "stdout", "alice")).rejects.toMatchObject({ code: "OUTPUT_NOT_FOUND" });
       expect(store.begin("alice").add("stdout", Buffer.alloc(1001))).toBeUndefined();
+      // Bob's one output outlives Alice's floods: the caller keeping the most gives way first.
+      const bobs = store.begin("bob").add("stderr", Buffer.from("bob's"))!.id;
+      for (let i = 0; i < 6; i++) store.begin("alice").add("stdout", Buffer.alloc(300));
+      await store.settled();
+      expect(store.bytes).toBeLessThanOrEqual(1000);
+      expect((await store.read(bobs, "stderr", "bob")).toString()).toBe("bob's");
       store.prune(Date.now() + 3601_000);
       await store.settled();
       expect(store.bytes).toBe(0);

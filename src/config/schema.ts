@@ -30,7 +30,7 @@ export const limitsSchema = z
     maxFileSizeMb: z.number().int().min(1).describe("Largest file code may write, MiB (SANDGATE_MAX_FILE_MB)"),
     maxWorkspaceMb: z.number().int().min(1).describe("Largest workspace of a sandbox, MiB (SANDGATE_MAX_WORKSPACE_MB)"),
     maxWorkspaceInodes: z.number().int().min(16).describe("Most files, directories and links a session workspace may hold (SANDGATE_MAX_WORKSPACE_INODES)"),
-    savedOutputsMb: z.number().int().min(1).describe("Total size of the saved full outputs of all calls, MiB; the oldest go first (SANDGATE_SAVED_OUTPUTS_MB)"),
+    savedOutputsMb: z.number().int().min(1).describe("Total size of the saved full outputs of all calls, MiB; the oldest of the caller keeping the most go first (SANDGATE_SAVED_OUTPUTS_MB)"),
     maxOpenFiles: z.number().int().min(64).describe("Open file descriptors per process (SANDGATE_MAX_OPEN_FILES)"),
     maxSandboxes: z
       .number()

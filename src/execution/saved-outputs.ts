@@ -142,11 +142,24 @@ export class SavedOutputs {
     return now - entry.createdAt > this.options.ttlMs;
   }
 
+  /**
+   * Drops entries until `bytes` more fit: the oldest of whichever caller keeps the most, so one
+   * caller's floods push out its own outputs before anyone else's.
+   */
   private makeRoom(bytes: number, keep: string): void {
     this.prune();
-    for (const entry of [...this.entries.values()]) {
-      if (this.total + bytes <= this.options.capBytes) return;
-      if (entry.id !== keep) this.drop(entry);
+    while (this.total + bytes > this.options.capBytes) {
+      const byOwner = new Map<string, { bytes: number; oldest?: Entry }>();
+      for (const entry of this.entries.values()) {
+        const owner = byOwner.get(entry.owner) ?? { bytes: 0 };
+        owner.bytes += entry.bytes;
+        if (entry.id !== keep) owner.oldest ??= entry;
+        byOwner.set(entry.owner, owner);
+      }
+      let victim: { bytes: number; oldest?: Entry } | undefined;
+      for (const owner of byOwner.values()) if (owner.oldest && (!victim || owner.bytes > victim.bytes)) victim = owner;
+      if (!victim?.oldest) return;
+      this.drop(victim.oldest);
     }
   }
 
