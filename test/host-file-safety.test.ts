@@ -1,11 +1,12 @@
 // Attacks from inside real sandboxes on the host's file work: symlinks and FIFOs planted where
 // outputs used to be saved, a parent directory swapped for a link during file calls, huge trees.
 
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createTestEngine, descendantPids, type TestEngine } from "./helpers.js";
+import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
 
 const SECRET_TEXT = "root only, never to be touched by a sandbox\n";
 let secretDir: string;
@@ -174,7 +175,7 @@ describe("deleting workspaces and the inode quota", () => {
   });
 
   function workspaceDirs(): string[] {
-    return readdirSync(t.engine.runtime.workspacesDir).filter((n) => n !== ".trash");
+    return readdirSync(t.engine.runtime.workspacesDir).filter((n) => !n.startsWith("."));
   }
 
   it("stops sessions with a tree deeper than PATH_MAX (unreadable directories inside) and with 100,000 entries while the loop keeps serving; the same id starts empty", async () => {
@@ -222,6 +223,29 @@ describe("deleting workspaces and the inode quota", () => {
     }
   });
 
+  it("deletes at start-up the workspaces a dead sandgate process left behind, and keeps a live process's", async () => {
+    const root = t.engine.runtime.workspacesDir;
+    const orphan = join(root, "orphan-0123456789ab");
+    mkdirSync(join(orphan, "a", "b"), { recursive: true, mode: 0o700 });
+    writeFileSync(join(orphan, "a", "b", "data"), "left behind");
+    const user = t.engine.runtime.hostUser;
+    if (user) execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, orphan]);
+    const dead = spawnSync("true").pid;
+    writeFileSync(join(root, ".owners", "orphan-0123456789ab"), String(dead));
+    const live = t.engine.createSession("still-here");
+    await t.engine.writeFile(live.id, "kept.txt", "mine");
+    const second = createTestEngine({ SANDBOX_DIR: shm }, { python: 0, javascript: 0, bash: 0 });
+    try {
+      expect(await waitFor(() => !existsSync(orphan), 10_000)).toBe(true);
+      await second.engine.sessions.reaper.settled();
+      expect(readdirSync(join(root, ".trash"))).toEqual([]);
+      expect((await t.engine.readFile(live.id, "kept.txt")).content).toBe("mine");
+    } finally {
+      await second.close();
+      await t.engine.stopSession(live.id);
+    }
+  });
+
   it("reports 150,000 empty directories as over the workspace limit, naming both limits", async () => {
     const small = createTestEngine({ SANDBOX_DIR: join(shm, "small"), MAX_EXECUTION_TIME: "120" }, { python: 0, javascript: 0, bash: 0 });
     try {
@@ -233,7 +257,7 @@ describe("deleting workspaces and the inode quota", () => {
       expect(r.error?.message).toMatch(/more than 50000 files and directories; its limits are 256 MB and 50000 files and directories/);
       await small.engine.stopSession(s.id);
       await small.engine.sessions.reaper.settled();
-      expect(readdirSync(small.engine.runtime.workspacesDir).filter((n) => n !== ".trash")).toEqual([]);
+      expect(readdirSync(small.engine.runtime.workspacesDir).filter((n) => !n.startsWith("."))).toEqual([]);
     } finally {
       await small.close();
     }

@@ -125,6 +125,7 @@ export class SessionManager {
     const workspaceDir = join(this.runtime.workspacesDir, `${sessionId}-${randomBytes(6).toString("hex")}`);
     mkdirSync(workspaceDir, { recursive: true, mode: 0o700 });
     giveToSandbox(this.runtime, workspaceDir);
+    this.reaper.claim(workspaceDir);
     const session = new Session(owner, sessionId, workspaceDir);
     this.sessions.set(session.key, session);
     this.ended.delete(session.key);

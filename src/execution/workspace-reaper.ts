@@ -1,8 +1,8 @@
 // Deletes ended sessions' workspaces without blocking anyone: moved aside into a trash directory at
 // once, emptied in the background by the file helper as the sandbox user, then removed; retried.
 
-import { chmodSync, mkdirSync } from "node:fs";
-import { readdir, rename, rmdir } from "node:fs/promises";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { readdir, readFile, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { SandboxRuntime } from "../sandbox/index.js";
@@ -10,10 +10,24 @@ import { silentLogger, type Logger } from "../util/logger.js";
 import { emptyWorkspace } from "./workspace-files.js";
 
 const RETRY_MS = 60_000;
+/** A workspace without an owner mark is left alone this long: its process may be writing the mark. */
+const UNCLAIMED_GRACE_MS = 60_000;
+
+/** Whether process `pid` exists (EPERM: it does, as another user). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 export class WorkspaceReaper {
   /** Under the workspaces directory (root's, 0711); no session id can start with a dot. */
   readonly trashDir: string;
+  /** Root's: which process uses each workspace (`<name>` holds its pid), so a restart finds the orphans. */
+  private readonly ownersDir: string;
   private readonly inFlight = new Map<string, Promise<boolean>>();
   private readonly retry: NodeJS.Timeout;
   private readonly stopping = new AbortController();
@@ -25,6 +39,11 @@ export class WorkspaceReaper {
     this.trashDir = join(runtime.workspacesDir, ".trash");
     mkdirSync(this.trashDir, { recursive: true, mode: 0o711 });
     chmodSync(this.trashDir, 0o711);
+    this.ownersDir = join(runtime.workspacesDir, ".owners");
+    mkdirSync(this.ownersDir, { recursive: true, mode: 0o700 });
+    chmodSync(this.ownersDir, 0o700);
+    // Workspaces of a sandgate process that died (crash, kill -9) go too.
+    void this.sweepOrphans();
     // What an earlier run left (a failed or interrupted delete) is tried again now, then every minute.
     void this.sweep();
     this.retry = setInterval(() => void this.sweep(), RETRY_MS);
@@ -35,6 +54,11 @@ export class WorkspaceReaper {
    * Takes a workspace whose sandboxes are gone out of use at once (a rename) and deletes it in
    * the background. Never rejects; false when even the rename failed (the directory stays).
    */
+  /** Marks a new workspace as this process's. */
+  claim(workspaceDir: string): void {
+    writeFileSync(join(this.ownersDir, basename(workspaceDir)), String(process.pid), { mode: 0o600 });
+  }
+
   async remove(workspaceDir: string): Promise<boolean> {
     const trashed = join(this.trashDir, `${basename(workspaceDir)}-${randomBytes(4).toString("hex")}`);
     try {
@@ -45,6 +69,7 @@ export class WorkspaceReaper {
       this.log.warn({ err: error }, "could not move a workspace to the trash");
       return false;
     }
+    await unlink(join(this.ownersDir, basename(workspaceDir))).catch(() => undefined);
     void this.purge(trashed);
     return true;
   }
@@ -63,6 +88,27 @@ export class WorkspaceReaper {
       return;
     }
     for (const name of names) if (!this.stopping.signal.aborted) await this.purge(join(this.trashDir, name));
+  }
+
+  /** Workspaces whose process is gone: moved to the trash and deleted. */
+  async sweepOrphans(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.runtime.workspacesDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name.startsWith(".") || this.stopping.signal.aborted) continue;
+      const dir = join(this.runtime.workspacesDir, name);
+      const owner = Number(await readFile(join(this.ownersDir, name), "utf8").catch(() => ""));
+      if (owner > 0 && processAlive(owner)) continue;
+      if (!(owner > 0)) {
+        const made = await stat(dir).then((st) => st.ctimeMs, () => undefined);
+        if (made === undefined || Date.now() - made < UNCLAIMED_GRACE_MS) continue;
+      }
+      await this.remove(dir);
+    }
   }
 
   /** Stops retrying and kills deletions under way; what is left in the trash goes at the next start. */
