@@ -199,7 +199,9 @@ async function startHostile(url, workloads, limitS) {
 /** Asks the hostile process to stop and clean up its sessions; kills it if it takes over 45 s. */
 async function stopHostile(hostile) {
   if (hostile.child.connected) hostile.child.send({ type: "stop" });
-  const report = await Promise.race([hostile.done, sleep(45_000).then(() => undefined)]);
+  let timer;
+  const report = await Promise.race([hostile.done, new Promise((resolve) => (timer = setTimeout(resolve, 45_000)))]);
+  clearTimeout(timer);
   await endChild(hostile.child, 2000);
   return report ?? { counts: {}, errors: { "hostile process did not report within 45 s; killed": 1 }, stderr: hostile.stderr() };
 }
@@ -210,6 +212,16 @@ function hostMemoryStallUs() {
     return Number(/full .*total=(\d+)/.exec(readFileSync("/proc/pressure/memory", "utf8"))?.[1] ?? 0);
   } catch {
     return 0;
+  }
+}
+
+/** The start time of `pid` in clock ticks since boot (with the pid, a process's identity), or undefined when it is gone. */
+function startTimeOf(pid) {
+  try {
+    const st = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return st.slice(st.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
   }
 }
 
@@ -234,6 +246,14 @@ export async function neighbourBench({ quick = false } = {}) {
   const notes = [];
   let server;
   let benign;
+  let hostile;
+  let sampler;
+  /** Every process seen below a server ("pid starttime" -> pid), to find any that outlive it. */
+  const seen = new Map();
+  // Taken outside the measured window: a walk of /proc in the bench process would delay the benign client.
+  const census = () => {
+    for (const pid of descendants(server.child.pid)) seen.set(`${pid} ${startTimeOf(pid)}`, pid);
+  };
   const t0 = performance.now();
   try {
     for (const phase of PHASES) {
@@ -256,12 +276,12 @@ export async function neighbourBench({ quick = false } = {}) {
         if (performance.now() < warmEnd) await benignCall(benign.client, id).catch(() => undefined);
       }
 
-      const hostile = phase.workloads.length > 0 ? await startHostile(server.url, phase.workloads, (HOSTILE_PREPARE_MS + PHASE_LIMIT_MS) / 1000 + 30) : undefined;
+      hostile = phase.workloads.length > 0 ? await startHostile(server.url, phase.workloads, (HOSTILE_PREPARE_MS + PHASE_LIMIT_MS) / 1000 + 30) : undefined;
       if (hostile && !hostile.prepared) notes.push(`"${phase.name}": the hostile workload was not prepared within ${HOSTILE_PREPARE_MS / 1000} s; measured anyway.`);
       const rssStart = rssMbOf(server.child.pid);
       let rssPeak = rssStart;
       let aborted = false;
-      const sampler = setInterval(() => {
+      sampler = setInterval(() => {
         rssPeak = Math.max(rssPeak, rssMbOf(server.child.pid));
         if (rssPeak > RSS_ABORT_MB && hostile && !aborted) {
           aborted = true;
@@ -270,6 +290,7 @@ export async function neighbourBench({ quick = false } = {}) {
         }
       }, 100);
       if (hostile) await sleep(HOSTILE_LEAD_MS);
+      census();
       await resetStats(server);
       const load0 = loadavg()[0];
       const stall0 = hostMemoryStallUs();
@@ -277,26 +298,33 @@ export async function neighbourBench({ quick = false } = {}) {
       const stats = await serverStats(server);
       const load1 = loadavg()[0];
       const stallMs = (hostMemoryStallUs() - stall0) / 1000;
+      census();
       const hostileReport = hostile ? await stopHostile(hostile) : undefined;
+      const hostilePrepareS = hostile?.prepareS ?? 0;
+      hostile = undefined;
       clearInterval(sampler);
+      census();
       const answers = await healthy(server.url, 10_000);
       await disconnectBenign(benign);
       benign = undefined;
-      results.push({ phase, run, stats, rssStart, rssPeak: Math.max(rssPeak, stats?.rssPeakMb ?? 0), aborted, hostile: hostileReport, alive: server.alive(), answers, load: Math.max(load0, load1), stallMs, hostilePrepareS: hostile?.prepareS ?? 0 });
+      results.push({ phase, run, stats, rssStart, rssPeak: Math.max(rssPeak, stats?.rssPeakMb ?? 0), aborted, hostile: hostileReport, alive: server.alive(), answers, load: Math.max(load0, load1), stallMs, hostilePrepareS });
       process.stderr.write(`bench: neighbour, ${phase.name} done in ${Math.round((performance.now() - tPhase) / 1000)} s\n`);
     }
   } finally {
+    clearInterval(sampler);
+    if (hostile) await endChild(hostile.child, 2000);
     if (benign) await disconnectBenign(benign);
     if (server) await endChild(server.child, 20_000);
   }
   const totalS = (performance.now() - t0) / 1000;
   // bwrap runs with --die-with-parent; give the kernel a moment to reap what the server left.
+  const outlived = () => [...new Set([...[...seen].filter(([key, pid]) => key === `${pid} ${startTimeOf(pid)}`).map(([, pid]) => pid), ...processesUsing(dir)])];
   let left = descendants(process.pid);
-  let strays = processesUsing(dir);
+  let strays = outlived();
   for (let i = 0; i < 50 && (left.length > 0 || strays.length > 0); i++) {
     await sleep(100);
     left = descendants(process.pid);
-    strays = processesUsing(dir);
+    strays = outlived();
   }
   const strayNames = strays.map((pid) => {
     try {
@@ -312,10 +340,10 @@ export async function neighbourBench({ quick = false } = {}) {
   }
   // rm walks with directory fds: the hostile trees are deeper than PATH_MAX.
   spawnSync("rm", ["-rf", "--one-file-system", dir], { stdio: "ignore" });
-  return report({ quick, rounds, results, notes, totalS, left, strays: strayNames });
+  return report({ quick, rounds, results, notes, totalS, left, strays: strayNames, seen: seen.size });
 }
 
-function report({ quick, rounds, results, notes, totalS, left, strays }) {
+function report({ quick, rounds, results, notes, totalS, left, strays, seen }) {
   const alone = results.find((r) => r.phase === PHASES[0]) ?? { run: { lat: { session: [], stateless: [] } } };
   const all = (r) => [...r.run.lat.session, ...r.run.lat.stateless];
   const ratio = (r, kind) => {
@@ -372,7 +400,7 @@ function report({ quick, rounds, results, notes, totalS, left, strays }) {
   for (const n of notes) lines.push(`- ${n}`);
   lines.push("");
   lines.push(
-    `After the run: processes below the bench ${left.length}, processes of this run's sandboxes anywhere on the host ${strays.length}` +
+    `After the run: processes below the bench ${left.length}; processes the servers started (${seen} seen) or naming the run's directory that are still alive anywhere on the host ${strays.length}` +
       `${strays.length ? ` (killed by the bench: ${strays.join("; ")})` : ""}: ${left.length === 0 && strays.length === 0 ? "none left" : "NOT clean"}.`,
   );
   return lines.join("\n");
