@@ -8,7 +8,7 @@ import type { ExecutionResult } from "../src/execution/index.js";
 import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
 import { jsonApi, startTestServer } from "./server-helpers.js";
 
-/** bubblewrap processes this test process started: one per live sandbox. */
+/** bubblewrap processes this test process started: one per live sandbox (a session's file helper is not a sandbox). */
 function liveSandboxes(): number {
   let count = 0;
   for (const entry of readdirSync("/proc")) {
@@ -17,7 +17,7 @@ function liveSandboxes(): number {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (comm === "bwrap" && ppid === process.pid) count++;
+      if (comm === "bwrap" && ppid === process.pid && !readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("fs_helper")) count++;
     } catch {
       // exited while we looked
     }
