@@ -83,10 +83,12 @@ export function scratchSizes(memoryBytes: number): { tmpBytes: number; shmBytes:
   return { tmpBytes: memoryBytes, shmBytes: Math.max(1024 * 1024, Math.min(DEFAULT_SHM_BYTES, Math.floor(memoryBytes / 4))) };
 }
 
-/** bubblewrap's arguments, without the program name. */
-function bwrapArguments(options: SandboxArgvOptions): string[] {
-  const { mounts } = options;
-  const bwrap: string[] = [
+/**
+ * What every bubblewrap process of sandgate shares (sandboxes and the file helper): new
+ * namespaces, the unprivileged sandbox identity, no capabilities, and a read-only /usr.
+ */
+export function isolationArguments(): string[] {
+  const args = [
     "--unshare-user",
     "--unshare-pid",
     "--unshare-net",
@@ -105,7 +107,14 @@ function bwrapArguments(options: SandboxArgvOptions): string[] {
     "--tmpfs", "/usr/local",
     "--remount-ro", "/usr/local",
   ];
-  for (const [target, link] of USR_SYMLINKS) bwrap.push("--symlink", target, link);
+  for (const [target, link] of USR_SYMLINKS) args.push("--symlink", target, link);
+  return args;
+}
+
+/** bubblewrap's arguments, without the program name. */
+function bwrapArguments(options: SandboxArgvOptions): string[] {
+  const { mounts } = options;
+  const bwrap = isolationArguments();
   bwrap.push(
     "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
     "--ro-bind-try", "/etc/localtime", "/etc/localtime",

@@ -6,7 +6,7 @@ import { closeSync, existsSync, openSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
 import { SandgateError } from "../errors/index.js";
-import { SANDBOX_GID, SANDBOX_UID } from "./bwrap-args.js";
+import { isolationArguments } from "./bwrap-args.js";
 import type { SandboxRuntime } from "./runtime.js";
 
 export interface FsHelperOptions {
@@ -49,32 +49,8 @@ async function slot(): Promise<() => void> {
  */
 const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(path));
 
-/** The merged-/usr links interpreters need, as in a sandbox. */
-const USR_SYMLINKS: Array<[string, string]> = [
-  ["usr/bin", "/bin"],
-  ["usr/lib", "/lib"],
-  ["usr/lib64", "/lib64"],
-];
-
 function helperArgv(runtime: SandboxRuntime, workspaceDir: string, seccompFd: number | undefined): string[] {
-  const argv = [
-    ...(SETPRIV ? [SETPRIV, "--pdeathsig", "KILL", "--"] : []),
-    runtime.bwrapPath,
-    "--unshare-user",
-    "--unshare-pid",
-    "--unshare-net",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    "--uid", String(SANDBOX_UID),
-    "--gid", String(SANDBOX_GID),
-    "--die-with-parent",
-    "--new-session",
-    "--cap-drop", "ALL",
-    "--disable-userns",
-    "--ro-bind", "/usr", "/usr",
-  ];
-  for (const [target, link] of USR_SYMLINKS) argv.push("--symlink", target, link);
+  const argv = [...(SETPRIV ? [SETPRIV, "--pdeathsig", "KILL", "--"] : []), runtime.bwrapPath, ...isolationArguments()];
   argv.push("--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache");
   for (const path of runtime.readOnlyPaths) argv.push("--ro-bind", path, path);
   argv.push("--ro-bind", runtime.runnersDir, "/sandgate/runners", "--bind", workspaceDir, "/workspace");
