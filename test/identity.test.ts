@@ -261,22 +261,29 @@ describe("MCP sessions do not leak", () => {
     });
   });
 
-  it("closes sessions that made no tool call within server.mcpUnusedSessionS, and the sessions they owned", async () => {
+  it("closes sessions that made no tool call within server.mcpUnusedSessionS once their client is gone, and the sessions they owned", async () => {
     await withServer({ mcpUnusedSessionS: 1 }, async (s, api) => {
-      const idle = await mcpClient(s.url);
+      const gone = await mcpClient(s.url);
+      const listening = await mcpClient(s.url);
       const used = await mcpClient(s.url);
       try {
-        await idle.client.listTools();
+        await gone.client.listTools();
+        await listening.client.listTools();
         await callTool(used.client, "execute_code", { language: "bash", session_id: "kept", code: "echo used" });
         const mcpCount = async (): Promise<number> => (await api<{ mcp_sessions: number }>("/health")).body.mcp_sessions;
-        expect(await mcpCount()).toBe(2);
+        expect(await mcpCount()).toBe(3);
+        // Like the Inspector CLI or an SDK client's close(): the client leaves without DELETE.
+        await gone.client.close();
         const deadline = Date.now() + 15_000;
-        while ((await mcpCount()) > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-        expect(await mcpCount()).toBe(1);
-        await expect(idle.client.listTools()).rejects.toThrow(/404|not found/i);
+        while ((await mcpCount()) > 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+        expect(await mcpCount()).toBe(2);
+        // A client still connected (its GET stream open) that has not called a tool yet keeps its session.
+        await new Promise((r) => setTimeout(r, 2500));
+        expect(await mcpCount()).toBe(2);
+        expect((await listening.client.listTools()).tools.length).toBeGreaterThan(0);
         expect((await callTool(used.client, "execute_code", { language: "bash", session_id: "kept", code: "echo still" })).structuredContent).toMatchObject({ stdout: "still\n" });
       } finally {
-        await Promise.all([idle.client.close(), used.client.close()]);
+        await Promise.all([listening.client.close(), used.client.close()]);
       }
       // Closing the server ends the anonymous MCP sessions, and with them their execution sessions.
     });

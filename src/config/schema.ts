@@ -113,7 +113,7 @@ export const serverSchema = z
     mcpUnusedSessionS: z
       .number()
       .positive()
-      .describe("An MCP Streamable HTTP session that has made no tools/call this long after initialize is closed, seconds (SANDGATE_MCP_UNUSED_TTL)"),
+      .describe("An MCP Streamable HTTP session that has made no tools/call this long after initialize, and whose client holds no open GET stream, is closed, seconds (SANDGATE_MCP_UNUSED_TTL)"),
     maxMcpSessions: z
       .number()
       .int()

@@ -24,6 +24,11 @@ interface McpHttpSession {
   calls: number;
   /** tools/call requests running now; a session with one is never evicted. */
   inFlight: number;
+  /**
+   * Open GET streams (the client listening for server messages): a client that holds one is
+   * still there, so it is not closed as unused however long it waits before its first call.
+   */
+  streams: number;
   closed: boolean;
   /** tools/call ids of this session -> the HTTP request that carried them. */
   callSignals: Map<RequestId, AbortSignal>;
@@ -90,6 +95,7 @@ export class McpHttpSessions {
       session = await this.open(caller);
     }
     session.lastSeen = Date.now();
+    if (request.method === "GET") this.watchStream(session, request.signal);
     for (const message of messages) {
       if (message && typeof message === "object" && message.method === "tools/call" && (typeof message.id === "string" || typeof message.id === "number")) {
         session.callSignals.set(message.id, request.signal);
@@ -99,6 +105,19 @@ export class McpHttpSessions {
     // An initialize that failed leaves a transport no one can reach again.
     if (session.transport.sessionId === undefined) await session.server.close().catch(() => undefined);
     return response;
+  }
+
+  private watchStream(session: McpHttpSession, signal: AbortSignal): void {
+    if (signal.aborted) return;
+    session.streams++;
+    signal.addEventListener(
+      "abort",
+      () => {
+        session.streams--;
+        session.lastSeen = Date.now();
+      },
+      { once: true },
+    );
   }
 
   /**
@@ -178,7 +197,7 @@ export class McpHttpSessions {
         this.forget(id, session);
       },
     });
-    const session: McpHttpSession = { transport, server, caller: owner, createdAt: Date.now(), lastSeen: Date.now(), calls: 0, inFlight: 0, closed: false, callSignals };
+    const session: McpHttpSession = { transport, server, caller: owner, createdAt: Date.now(), lastSeen: Date.now(), calls: 0, inFlight: 0, streams: 0, closed: false, callSignals };
     transport.onclose = () => {
       if (transport.sessionId !== undefined) this.forget(transport.sessionId, session);
     };
@@ -204,7 +223,7 @@ export class McpHttpSessions {
   private async sweep(idleMs: number, unusedMs: number): Promise<void> {
     const now = Date.now();
     const stale = [...this.sessions.entries()].filter(
-      ([, s]) => s.inFlight === 0 && (now - s.lastSeen > idleMs || (s.calls === 0 && now - s.createdAt > unusedMs)),
+      ([, s]) => s.inFlight === 0 && (now - s.lastSeen > idleMs || (s.calls === 0 && s.streams === 0 && now - s.createdAt > unusedMs)),
     );
     await Promise.all(stale.map(([id, s]) => this.closeOne(id, s)));
   }
