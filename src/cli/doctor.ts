@@ -163,7 +163,8 @@ export async function runDoctor(config: SandgateConfig, json: boolean): Promise<
   if (json) {
     process.stdout.write(`${JSON.stringify({ isolated, checks }, null, 2)}\n`);
   } else {
-    for (const c of checks) process.stdout.write(`${c.ok ? "✓" : c.required ? "✗" : "!"} ${c.name.padEnd(18)} ${c.detail}\n`);
+    const width = Math.max(...checks.map((c) => c.name.length)) + 1;
+    for (const c of checks) process.stdout.write(`${c.ok ? "✓" : c.required ? "✗" : "!"} ${c.name.padEnd(width)} ${c.detail}\n`);
     process.stdout.write(isolated ? "\nCode can be isolated on this host.\n" : "\nCode CANNOT be isolated on this host; sandgate will refuse to run it. Fix the ✗ lines above.\n");
   }
   return isolated ? 0 : 1;
