@@ -50,14 +50,15 @@ export class WorkspaceReaper {
     this.retry.unref();
   }
 
-  /**
-   * Takes a workspace whose sandboxes are gone out of use at once (a rename) and deletes it in
-   * the background. Never rejects; false when even the rename failed (the directory stays).
-   */
   /** Marks a new workspace as this process's. */
   claim(workspaceDir: string): void {
     writeFileSync(join(this.ownersDir, basename(workspaceDir)), String(process.pid), { mode: 0o600 });
   }
+
+  /**
+   * Takes a workspace whose sandboxes are gone out of use at once (a rename) and deletes it in
+   * the background. Never rejects; false when even the rename failed (the directory stays).
+   */
 
   async remove(workspaceDir: string): Promise<boolean> {
     const trashed = join(this.trashDir, `${basename(workspaceDir)}-${randomBytes(4).toString("hex")}`);
