@@ -117,7 +117,7 @@ describe("file calls while sandbox code swaps a parent directory for a symlink",
     const s = t.engine.createSession();
     try {
       // A thread left running swaps "d" (a directory holding "secret") and "l" (a link to the root-only
-      // host directory) with renameat2(RENAME_EXCHANGE) in a tight loop: "d" always exists, half the time as the link.
+      // host directory) with renameat2(RENAME_EXCHANGE) in tight bursts: "d" always exists, half the time as the link.
       // (A thread, since the runner kills processes left behind by a call.)
       const racer = [
         "import ctypes, os",
@@ -127,9 +127,13 @@ describe("file calls while sandbox code swaps a parent directory for a symlink",
         `os.symlink(${JSON.stringify(secretDir)}, 'l')`,
         "import threading",
         "libc = ctypes.CDLL(None, use_errno=True)",
+        "import time",
         "def race():",
         "    while True:",
-        "        libc.renameat2(-100, b'd', -100, b'l', 2)",
+        // Bursts of swaps (the race) with short pauses (stable states), whatever the host's load.
+        "        for _ in range(200):",
+        "            libc.renameat2(-100, b'd', -100, b'l', 2)",
+        "        time.sleep(0.001)",
         "threading.Thread(target=race, daemon=True).start()",
       ].join("\n");
       // The large flavor's process limit: without cgroups RLIMIT_NPROC counts every sandbox of the host user.
