@@ -252,7 +252,10 @@ export async function neighbourBench({ quick = false } = {}) {
   const seen = new Map();
   // Taken outside the measured window: a walk of /proc in the bench process would delay the benign client.
   const census = () => {
-    for (const pid of descendants(server.child.pid)) seen.set(`${pid} ${startTimeOf(pid)}`, pid);
+    for (const pid of descendants(server.child.pid)) {
+      const start = startTimeOf(pid);
+      if (start !== undefined) seen.set(`${pid} ${start}`, pid);
+    }
   };
   const t0 = performance.now();
   try {
@@ -318,7 +321,7 @@ export async function neighbourBench({ quick = false } = {}) {
   }
   const totalS = (performance.now() - t0) / 1000;
   // bwrap runs with --die-with-parent; give the kernel a moment to reap what the server left.
-  const outlived = () => [...new Set([...[...seen].filter(([key, pid]) => key === `${pid} ${startTimeOf(pid)}`).map(([, pid]) => pid), ...processesUsing(dir)])];
+  const outlived = () => [...new Set([...[...seen].filter(([key, pid]) => startTimeOf(pid) !== undefined && key === `${pid} ${startTimeOf(pid)}`).map(([, pid]) => pid), ...processesUsing(dir)])];
   let left = descendants(process.pid);
   let strays = outlived();
   for (let i = 0; i < 50 && (left.length > 0 || strays.length > 0); i++) {
