@@ -359,6 +359,8 @@ def handle(request):
         send(refused.reply)
     except OSError as e:
         send({"ok": False, "error": "os", "errno": e.errno, "message": os.strerror(e.errno) if e.errno else str(e)})
+    except Exception as e:  # a bug or an input nobody foresaw: a reason, never a traceback, and the loop goes on
+        send({"ok": False, "error": "failed", "message": type(e).__name__})
 
 
 def main():

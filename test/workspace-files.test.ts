@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { ErrorCode } from "../src/errors/index.js";
 import { listWorkspaceFiles, readWorkspaceFile, resolveWorkspacePath, workspaceUsage, writeWorkspaceFile } from "../src/execution/workspace-files.js";
 import type { WorkspaceFileLimits, WorkspaceTarget } from "../src/execution/workspace-files.js";
+import { FsHelper } from "../src/sandbox/index.js";
 import { createTestEngine, type TestEngine } from "./helpers.js";
 
 const MB = 1024 * 1024;
@@ -68,6 +69,25 @@ describe("paths", () => {
     await expectCode(() => resolveWorkspacePath("a/".repeat(2049)), "PATH_INVALID", /4096 bytes/);
     await expectCode(() => resolveWorkspacePath("x".repeat(256)), "PATH_INVALID", /255 bytes/);
     expect(resolveWorkspacePath("x".repeat(255)).relative).toHaveLength(255);
+  });
+
+  it("refuses a path with a lone surrogate (valid JSON, no file name) and keeps a real pair", async () => {
+    await expectCode(() => writeWorkspaceFile(ws, "a\ud800b", "x", "utf8", limits), "PATH_INVALID", /lone surrogate/);
+    await expectCode(() => readWorkspaceFile(ws, "\udc00", "utf8", limits), "PATH_INVALID", /lone surrogate/);
+    expect((await writeWorkspaceFile(ws, "smile-\ud83d\ude00.txt", "x", "utf8", limits)).path).toBe("/workspace/smile-\u{1f600}.txt");
+  });
+
+  it("the helper answers a request it cannot handle with a reason, no traceback, and serves the next one", async () => {
+    const helper = new FsHelper(t.engine.runtime, root, 10_000);
+    try {
+      const bad = await helper.run({ op: "read", segments: ["a\ud800b"], maxBytes: 10 });
+      expect(bad.header).toMatchObject({ ok: false, error: "failed", message: "UnicodeEncodeError" });
+      expect(JSON.stringify(bad.header)).not.toMatch(/Traceback|fs_helper/);
+      const next = await helper.run({ op: "list", segments: [], limit: 10 });
+      expect(next.header.ok).toBe(true);
+    } finally {
+      await helper.close();
+    }
   });
 
   it("refuses symlinks that lead out: to a file, to a directory, up the tree, dangling", async () => {

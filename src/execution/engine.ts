@@ -103,6 +103,21 @@ const STATUS_ERROR_TYPE: Record<Exclude<RunStatus, "ok" | "error">, string> = {
   killed: "Killed",
 };
 
+/** Deepest nesting of a last-expression value that is returned as it is. */
+const MAX_VALUE_DEPTH = 256;
+
+/** Whether arrays and objects in `value` nest deeper than `max`; iterative, so any depth is safe to ask about. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(node)) if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 export class Engine {
   readonly sessions: SessionManager;
   /** Each session's file helper while it is in use (see target()). */
@@ -545,6 +560,12 @@ export class Engine {
    */
   private shapeValue(value: unknown, result: ExecutionResult): { shownTokens: number; tokens: number } {
     const budget = this.config.codeMode.outputTokenBudget;
+    if (nestedDeeperThan(value, MAX_VALUE_DEPTH)) {
+      // Only a hand-made result frame gets here (the runners' own JSON stops far earlier); every
+      // recursive step after this one (shaping, JSON for the wire, the text for the model) would overflow.
+      value = `[a value nested more than ${MAX_VALUE_DEPTH} levels deep, not shown]`;
+      result.truncated = true;
+    }
     const tokens = estimateJsonTokens(value);
     result.value = value;
     if (tokens <= budget) return { shownTokens: tokens, tokens };

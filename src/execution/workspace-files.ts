@@ -68,9 +68,13 @@ function invalid(path: string, why: string): SandgateError {
   return new SandgateError("PATH_INVALID", `path ${show(path)} ${why}; ${ALLOWED}`, { data: { path } });
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** Path as the sandbox sees it: "/workspace/a/b.txt". Pure string checks; nothing on disk is touched. */
 export function resolveWorkspacePath(path: string): Resolved {
   if (path.includes("\0")) throw invalid(path, "contains a NUL byte");
+  // A lone UTF-16 surrogate has no file name to stand for (JSON allows it, UTF-8 does not).
+  if (LONE_SURROGATE.test(path)) throw invalid(path, "is not valid Unicode (a lone surrogate)");
   if (Buffer.byteLength(path) > 4096) throw invalid(path, "is longer than 4096 bytes");
   let rest = path;
   if (path.startsWith("/")) {
