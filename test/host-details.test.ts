@@ -49,7 +49,7 @@ async function runCode(language: "python" | "javascript" | "typescript", code: s
 }
 
 describe("/proc inside a sandbox", () => {
-  it("shows no host path of the sandbox directory, the session workspace or a volume in any cmdline or environ", async () => {
+  it("shows no host path of the sandbox directory, the session workspace, a volume or the server's working directory in any cmdline or environ", async () => {
     const workspaceDir = join(runtime.workspacesDir, "session-with-a-name");
     mkdirSync(workspaceDir, { mode: 0o700 });
     if (process.getuid?.() === 0) chownSync(workspaceDir, 65534, 65534);
@@ -71,7 +71,7 @@ describe("/proc inside a sandbox", () => {
     expect(Object.keys(seen)).toContain("1/cmdline");
     expect(seen["1/cmdline"]).toMatch(/bwrap/);
     for (const [where, text] of Object.entries(seen)) {
-      for (const hostPath of [dir, workspaceDir, volumeDir, runtime.runnersDir, runtime.etcDir]) {
+      for (const hostPath of [dir, workspaceDir, volumeDir, runtime.runnersDir, runtime.etcDir, process.cwd()]) {
         expect(text.includes(hostPath), `${where} shows ${hostPath}`).toBe(false);
       }
     }

@@ -157,6 +157,8 @@ export class FsHelper {
       child = spawn(argv[0]!, argv.slice(1), {
         stdio: ["pipe", "pipe", "pipe", seccompFd ?? "ignore"],
         env: { PATH: "/usr/bin:/bin" },
+        // bubblewrap passes its working directory on as PWD, which pid 1 of the sandbox shows: not the host's.
+        cwd: "/",
         ...(this.runtime.hostUser ? { uid: this.runtime.hostUser.uid, gid: this.runtime.hostUser.gid } : {}),
       });
     } finally {

@@ -184,6 +184,8 @@ export class Sandbox {
           "pipe",
         ],
         env: { PATH: "/usr/bin:/bin" },
+        // bubblewrap passes its working directory on as PWD, which pid 1 of the sandbox shows: not the host's.
+        cwd: "/",
         // As root, bubblewrap runs as the unprivileged sandbox user (supplementary groups dropped).
         ...(runtime.hostUser ? { uid: runtime.hostUser.uid, gid: runtime.hostUser.gid } : {}),
       });
