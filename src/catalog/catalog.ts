@@ -70,8 +70,16 @@ export class Catalog {
     if (entry === undefined) return;
     this.entries.delete(server);
     this.writeShared();
-    for (const path of entry.files) this.removeFile(path);
+    this.removeFiles(entry.files);
     this.index = undefined;
+  }
+
+  /**
+   * Resolves when the tree on disk matches the catalog. Small changes are written before the
+   * call that made them returns; a big server's files are written in the background.
+   */
+  settled(): Promise<void> {
+    return this.writer.settled();
   }
 
   servers(): CatalogServer[] {
@@ -205,17 +213,19 @@ export class Catalog {
       if (sig !== undefined) sig.py = line;
     }
     // New files first, then the shared indexes and manifest, and only then the files that went away.
-    for (const [path, content] of files) this.writeFile(path, content);
+    this.writer.update(files);
+    for (const [path, content] of files) this.files.set(path, content);
     entry.files = new Set(files.keys());
     this.writeShared();
-    for (const path of oldFiles) if (!entry.files.has(path)) this.removeFile(path);
+    this.removeFiles([...oldFiles].filter((path) => !entry.files.has(path)));
     this.index = undefined;
   }
 
   private writeShared(): void {
     const entries = [...this.entries.values()];
-    this.writeFile("servers/index.ts", serversIndexFile(entries.map((e) => ({ name: e.name, namespace: e.namespace }))));
-    this.writeFile("python/servers/__init__.py", pyPackageFile(entries.map((e) => ({ server: e.name, pyModule: e.pyModule }))));
+    const shared = new Map<string, string>();
+    shared.set("servers/index.ts", serversIndexFile(entries.map((e) => ({ name: e.name, namespace: e.namespace }))));
+    shared.set("python/servers/__init__.py", pyPackageFile(entries.map((e) => ({ server: e.name, pyModule: e.pyModule }))));
     const servers: Record<string, unknown> = {};
     for (const e of entries) {
       servers[e.name] = {
@@ -224,16 +234,14 @@ export class Catalog {
         tools: Object.fromEntries(e.tools.map((t) => [t.tsName, t.id])),
       };
     }
-    this.writeFile("manifest.json", `${JSON.stringify({ version: 1, servers }, null, 2)}\n`);
+    shared.set("manifest.json", `${JSON.stringify({ version: 1, servers }, null, 2)}\n`);
+    this.writer.update(shared);
+    for (const [path, content] of shared) this.files.set(path, content);
   }
 
-  private writeFile(path: string, content: string): void {
-    this.writer.write(path, content);
-    this.files.set(path, content);
-  }
-
-  private removeFile(path: string): void {
-    this.writer.remove(path);
-    this.files.delete(path);
+  private removeFiles(paths: Iterable<string>): void {
+    const list = [...paths];
+    this.writer.update([], list);
+    for (const path of list) this.files.delete(path);
   }
 }

@@ -110,7 +110,7 @@ export function defaultConfig(): SandgateConfig {
       large: { cpus: 2, memoryMb: 1024, processes: 256 },
     },
     defaultFlavor: "medium",
-    sessions: { max: 32, idleTtlS: 900, maxPerIdentity: 8, evictIdleAfterS: 60 },
+    sessions: { max: 32, idleTtlS: 900, maxPerIdentity: 8, evictIdleAfterS: 60, workspaceFilesystem: "auto" },
     pool: { python: 2, javascript: 1, bash: 1 },
     sandboxUser: { uid: 65534, gid: 65534 },
     logLevel: "warn",
@@ -134,7 +134,7 @@ export function defaultConfig(): SandgateConfig {
     },
     volumes: [],
     mcpServers: {},
-    codeMode: { toolCallTimeoutS: 60, maxToolCallsPerExecution: 500, outputTokenBudget: 4000, connectTimeoutS: 30, maxRestarts: 5, maxUpstreamMessageBytes: 10 * 1024 * 1024, persistInferredSchemas: true },
+    codeMode: { toolCallTimeoutS: 60, maxToolCallsPerExecution: 500, outputTokenBudget: 4000, connectTimeoutS: 30, maxRestarts: 5, maxUpstreamMessageBytes: 10 * 1024 * 1024, maxToolsPerServer: 1000, persistInferredSchemas: true },
   };
 }
 
@@ -162,6 +162,11 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
       savedOutputsMb: num("SANDGATE_SAVED_OUTPUTS_MB", limits.savedOutputsMb),
       maxOpenFiles: num("SANDGATE_MAX_OPEN_FILES", limits.maxOpenFiles),
       maxSandboxes: num("SANDGATE_MAX_SANDBOXES", limits.maxSandboxes),
+      ...(env.SANDGATE_SANDBOXES_PER_CALLER?.trim()
+        ? { maxSandboxesPerIdentity: num("SANDGATE_SANDBOXES_PER_CALLER", limits.maxSandboxesPerIdentity ?? 1) }
+        : limits.maxSandboxesPerIdentity === undefined
+          ? {}
+          : { maxSandboxesPerIdentity: limits.maxSandboxesPerIdentity }),
       maxCommittedMemoryMb: num("SANDGATE_MAX_COMMITTED_MB", limits.maxCommittedMemoryMb),
       queueWaitS: num("SANDGATE_QUEUE_WAIT", limits.queueWaitS),
     },
@@ -171,6 +176,7 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
       idleTtlS: num("SANDGATE_SESSION_TTL", sessions.idleTtlS),
       maxPerIdentity: num("SANDGATE_SESSIONS_PER_CALLER", sessions.maxPerIdentity),
       evictIdleAfterS: num("SANDGATE_EVICT_IDLE_AFTER", sessions.evictIdleAfterS),
+      workspaceFilesystem: str("SANDGATE_WORKSPACE_FS", sessions.workspaceFilesystem),
     },
     pool: parsePoolEnv(env, base.pool),
     sandboxUser: { uid: num("SANDGATE_SANDBOX_UID", sandboxUser.uid), gid: num("SANDGATE_SANDBOX_GID", sandboxUser.gid) },
@@ -206,6 +212,7 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
       maxToolCallsPerExecution: num("SANDGATE_MAX_TOOL_CALLS", base.codeMode.maxToolCallsPerExecution),
       outputTokenBudget: num("SANDGATE_OUTPUT_TOKENS", base.codeMode.outputTokenBudget),
       maxUpstreamMessageBytes: num("SANDGATE_UPSTREAM_MAX_MESSAGE_BYTES", base.codeMode.maxUpstreamMessageBytes),
+      maxToolsPerServer: num("SANDGATE_MAX_TOOLS_PER_SERVER", base.codeMode.maxToolsPerServer),
       persistInferredSchemas: parseBooleanEnv(env, "SANDGATE_PERSIST_INFERRED_SCHEMAS") ?? base.codeMode.persistInferredSchemas,
     },
   };

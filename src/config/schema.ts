@@ -37,6 +37,14 @@ export const limitsSchema = z
       .int()
       .min(1)
       .describe("Live sandboxes at once on this server: running, idle in sessions and warm in the pool (SANDGATE_MAX_SANDBOXES; default 4 per CPU, at least 8)"),
+    maxSandboxesPerIdentity: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "Live sandboxes one caller (API key name, MCP session or REST peer) may hold at once, so others keep room; beyond it the caller waits for one of its own (SANDGATE_SANDBOXES_PER_CALLER; default 3/4 of maxSandboxes, at least 1)",
+      ),
     maxCommittedMemoryMb: z
       .number()
       .int()
@@ -213,6 +221,11 @@ export const codeModeSchema = z
       .int()
       .min(64 * 1024)
       .describe("Largest JSON-RPC message (stdio line, JSON body, SSE event) an upstream server may send, bytes; one HTTP response may carry 4 times this; beyond it the call fails and the connection is reset (SANDGATE_UPSTREAM_MAX_MESSAGE_BYTES)"),
+    maxToolsPerServer: z
+      .number()
+      .int()
+      .min(1)
+      .describe("Tools one upstream server may list; a server listing more (or more than 4 times maxUpstreamMessageBytes of tool definitions) is marked failed with a message naming this cap (SANDGATE_MAX_TOOLS_PER_SERVER)"),
     persistInferredSchemas: z
       .boolean()
       .describe("Keep output schemas inferred from real tool results in SANDBOX_DIR/inferred-output-schemas.json across restarts; false neither reads nor writes it (SANDGATE_PERSIST_INFERRED_SCHEMAS)"),
@@ -241,6 +254,11 @@ export const configSchema = z
           .min(0)
           .describe(
             "When calls wait for room under the server-wide caps, a session's sandbox unused this long is stopped to make room; its files stay and its next call starts a fresh interpreter (state_reset), seconds (SANDGATE_EVICT_IDLE_AFTER)",
+          ),
+        workspaceFilesystem: z
+          .enum(["auto", "directory"])
+          .describe(
+            "\"auto\": each session workspace is its own loop-mounted ext4 filesystem of maxWorkspaceMb and maxWorkspaceInodes, so the kernel refuses writes past them (needs root, mkfs.ext4 and loop devices; probed once, else plain directories); \"directory\": plain directories, checked after each call, which only a filesystem bounds hard (SANDGATE_WORKSPACE_FS)",
           ),
       })
       .strict()

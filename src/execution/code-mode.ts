@@ -51,12 +51,15 @@ export class CodeMode {
       defaultCallTimeoutMs: codeMode.toolCallTimeoutS * 1000,
       maxRestarts: codeMode.maxRestarts,
       maxMessageBytes: codeMode.maxUpstreamMessageBytes,
+      maxToolsPerServer: codeMode.maxToolsPerServer,
       clientInfo: { name: "sandgate", version: options.version ?? "0.0.0" },
     });
     this.unsubscribe = this.upstream.onToolsChanged((server, tools) => {
       if (this.closed) return;
       if (tools.length === 0 && this.upstream.serverStatus(server)?.state !== "ready") this.catalog.removeServer(server);
       else this.catalog.setServer(server, tools, describeServer(this.upstream.serverStatus(server)));
+      // A big server's files are written in the background; the loop keeps serving meanwhile.
+      this.catalog.settled().catch((error: unknown) => this.log.error({ server, err: (error as Error).message }, "writing the tool tree failed"));
       for (const listener of this.catalogListeners) listener();
     });
   }
@@ -70,6 +73,7 @@ export class CodeMode {
   /** Connects every configured server in parallel; failures are reported in status(), not thrown. */
   async start(): Promise<void> {
     await this.upstream.start();
+    await this.catalog.settled();
   }
 
   /** Server states; error texts (which quote a server's stderr) never carry a configured secret. */

@@ -22,7 +22,7 @@ export interface BoundedFetchOptions {
 const LF = 0x0a;
 const CR = 0x0d;
 
-function formatBytes(bytes: number): string {
+export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
   return `${bytes} bytes`;

@@ -8,6 +8,7 @@ import type { Logger } from "../util/logger.js";
 import { callError, describeFailure, isConnectionLoss, limitExceededError, stoppedDuringCallError, timeoutError } from "./call-errors.js";
 import { httpKinds, isStdioConfig, UpstreamSession, type LostReason } from "./session.js";
 import { StderrTail } from "./stderr-tail.js";
+import { ToolListLimitError } from "./tool-listing.js";
 import type { CallOptions, UpstreamState, UpstreamStatus, UpstreamTransportKind } from "./types.js";
 
 const MAX_BACKOFF_MS = 30_000;
@@ -25,6 +26,8 @@ export interface ConnectionOptions {
   maxRestarts: number;
   backoffBaseMs: number;
   maxMessageBytes: number;
+  /** Tools one server may list (codeMode.maxToolsPerServer). */
+  maxTools: number;
   /** Masks configured secrets in reasons, status and logs. */
   redact: (text: string) => string;
   clientInfo: { name: string; version: string };
@@ -179,6 +182,7 @@ export class UpstreamConnection {
       clientInfo,
       timeoutMs: connectTimeoutMs,
       maxMessageBytes: this.options.maxMessageBytes,
+      maxTools: this.options.maxTools,
       redact: this.options.redact,
       log,
       stderr: this.stderr,
@@ -294,17 +298,28 @@ export class UpstreamConnection {
     this.refreshingFor = session;
     try {
       while (session.toolsStale && session === this.session) {
-        const tools = await session.listTools(this.options.connectTimeoutMs);
+        const tools = await session.listTools(Date.now() + this.options.connectTimeoutMs);
         if (session !== this.session) return;
         session.tools = tools;
         this.toolList = tools;
         this.emit(tools);
       }
     } catch (error) {
-      this.options.log.warn({ server: this.name, err: this.describe(error) }, "refreshing upstream tools failed");
+      if (error instanceof ToolListLimitError && session === this.session && !this.closing) this.refuseToolList(session, error);
+      else this.options.log.warn({ server: this.name, err: this.describe(error) }, "refreshing upstream tools failed");
     } finally {
       if (this.refreshingFor === session) this.refreshingFor = undefined;
     }
+  }
+
+  /** A refreshed tool list broke a cap: the server is failed (no restarts, it would list the same) and leaves the catalog. */
+  private refuseToolList(session: UpstreamSession, error: ToolListLimitError): void {
+    this.session = undefined;
+    for (const reject of session.inFlight) reject("closed");
+    session.inFlight.clear();
+    void session.close();
+    this.setFailed("refreshing its tools failed", error);
+    this.emit([]);
   }
 
   private emit(tools: Tool[]): void {

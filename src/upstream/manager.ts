@@ -11,6 +11,7 @@ import type { CallOptions, UpstreamManagerOptions, UpstreamStatus } from "./type
 const DEFAULT_BACKOFF_BASE_MS = 500;
 /** The cap the SDK's stdio reader has by default. */
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+const DEFAULT_MAX_TOOLS = 1000;
 const DEFAULT_CLIENT_INFO = { name: "sandgate", version: "0.1.0" };
 
 export type ToolsChangedListener = (server: string, tools: Tool[]) => void;
@@ -49,6 +50,7 @@ export class UpstreamManager {
           maxRestarts: options.maxRestarts,
           backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
           maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+          maxTools: options.maxToolsPerServer ?? DEFAULT_MAX_TOOLS,
           redact,
           clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
           onToolsChanged: (tools) => this.emit(name, tools),
@@ -127,5 +129,6 @@ function checkOptions(options: UpstreamManagerOptions): void {
   if (!Number.isInteger(options.maxRestarts) || options.maxRestarts < 0) problems.push("maxRestarts must be a whole number ≥ 0");
   if (options.backoffBaseMs !== undefined && !(options.backoffBaseMs >= 0)) problems.push("backoffBaseMs must be ≥ 0");
   if (options.maxMessageBytes !== undefined && !(Number.isInteger(options.maxMessageBytes) && options.maxMessageBytes >= 1024)) problems.push("maxMessageBytes must be a whole number ≥ 1024");
+  if (options.maxToolsPerServer !== undefined && !(Number.isInteger(options.maxToolsPerServer) && options.maxToolsPerServer >= 1)) problems.push("maxToolsPerServer must be a whole number ≥ 1");
   if (problems.length > 0) throw new SandgateError("CONFIG_INVALID", `invalid upstream options: ${problems.join("; ")}`);
 }

@@ -13,10 +13,9 @@ import { boundedFetch, limitError, type UpstreamLimitError } from "./bounded-fet
 import { describeFailure, formatSeconds } from "./call-errors.js";
 import { descendantsOf, killProcesses, type ProcessRef } from "./process-tree.js";
 import type { StderrTail } from "./stderr-tail.js";
+import { listAllTools, ToolListLimitError } from "./tool-listing.js";
 import type { UpstreamTransportKind } from "./types.js";
 
-/** Pages of tools/list we follow before deciding the server loops. */
-const MAX_TOOL_PAGES = 1000;
 /** Time a Streamable HTTP server gets to end its session on close. */
 const TERMINATE_TIMEOUT_MS = 1000;
 const SDK_TIMEOUT_SLACK_MS = 1000;
@@ -41,6 +40,8 @@ export interface OpenSessionOptions {
   timeoutMs: number;
   /** Largest message the server may send (a stdio line, a JSON body, an SSE event). */
   maxMessageBytes: number;
+  /** Tools the server may list; more fails the listing. */
+  maxTools: number;
   log: Logger;
   /** Masks the configured secrets (env, headers, what args and URL carry) in texts that reach logs and status. */
   redact: (text: string) => string;
@@ -82,6 +83,11 @@ export class UpstreamSession {
   private closing: Promise<void> | undefined;
   private readonly log: Logger;
   private readonly redact: (text: string) => string;
+  private readonly name: string;
+  /** Time a whole tool listing gets (the connect timeout). */
+  readonly timeoutMs: number;
+  private readonly maxMessageBytes: number;
+  private readonly maxTools: number;
 
   private constructor(
     readonly kind: UpstreamTransportKind,
@@ -89,6 +95,10 @@ export class UpstreamSession {
     options: OpenSessionOptions,
   ) {
     const { hooks, name, maxMessageBytes } = options;
+    this.name = name;
+    this.timeoutMs = options.timeoutMs;
+    this.maxMessageBytes = maxMessageBytes;
+    this.maxTools = options.maxTools;
     this.log = options.log;
     this.redact = options.redact;
     this.client = new Client(options.clientInfo, { capabilities: {} });
@@ -132,6 +142,8 @@ export class UpstreamSession {
       try {
         return await UpstreamSession.openKind(options, kind, deadline);
       } catch (error) {
+        // The server answered and broke a cap: another transport would fetch the same list.
+        if (error instanceof ToolListLimitError) throw error;
         failures.push(`${kind === "sse" ? "SSE" : "Streamable HTTP"}: ${describeFailure(error)}`);
         if (Date.now() >= deadline || options.cancelled?.() === true) break;
         options.log.debug({ server: options.name, kind, err: options.redact(describeFailure(error)) }, "upstream transport failed, trying the next");
@@ -173,28 +185,25 @@ export class UpstreamSession {
     const remaining = (): number => Math.max(1, deadline - Date.now()) + SDK_TIMEOUT_SLACK_MS;
     await this.client.connect(this.transport, { timeout: remaining() });
     this.processes = this.pid === undefined ? [] : descendantsOf(this.pid);
-    this.tools = await this.listTools(remaining());
+    this.tools = await this.listTools(deadline);
   }
 
-  /** Every page of tools/list; [] when the server offers no tools. */
-  async listTools(timeoutMs: number): Promise<Tool[]> {
+  /**
+   * Every page of tools/list, all done by `deadline`; [] when the server offers no tools.
+   * Rejects with a ToolListLimitError when the server lists too many tools or bytes, or too slowly.
+   */
+  async listTools(deadline: number): Promise<Tool[]> {
     this.toolsStale = false;
     if (!this.client.getServerCapabilities()?.tools) return [];
-    const tools: Tool[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const result = await this.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
-      tools.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined) {
-        cacheAllToolMetadata(this.client, tools);
-        return tools;
-      }
-      if (seen.has(cursor)) throw new Error(`tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
-      seen.add(cursor);
-    }
-    throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
+    const tools = await listAllTools(this.client, {
+      server: this.name,
+      deadline,
+      timeoutMs: this.timeoutMs,
+      maxTools: this.maxTools,
+      maxBytes: RESPONSE_MESSAGES * this.maxMessageBytes,
+    });
+    cacheAllToolMetadata(this.client, tools);
+    return tools;
   }
 
   /** Closes the connection and kills the server's process tree; safe to call more than once. */

@@ -43,6 +43,8 @@ export interface UpstreamManagerOptions {
    * one HTTP response may carry 4 times this. Beyond it the call fails and the connection is reset.
    */
   maxMessageBytes?: number;
+  /** Tools one server may list (default 1000); a server listing more, or more than 4 times maxMessageBytes of definitions, is failed. */
+  maxToolsPerServer?: number;
 }
 
 export interface CallOptions {
