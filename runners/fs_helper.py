@@ -12,6 +12,8 @@ import sys
 ROOT = "/workspace"
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# A usage walk holds one fd per level; a deeper tree is counted as over the limit.
+MAX_WALK_DEPTH = 800
 WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -145,6 +147,12 @@ def usage_of(byte_limit, inode_limit):
     """Bytes (file and directory blocks) and inodes below ROOT; stops as soon as either limit is passed."""
     total = 0
     inodes = 0
+    # Directories the sandbox made unreadable are counted as their owner would: made usable first
+    # (delete_tree does the same). What still cannot be walked, or is too deep to walk, counts as over.
+    try:
+        os.chmod(ROOT, 0o700)
+    except OSError:
+        pass
     stack = [os.open(ROOT, DIR_FLAGS)]
     pending = [None]
     try:
@@ -154,7 +162,7 @@ def usage_of(byte_limit, inode_limit):
                 try:
                     pending[-1] = os.scandir(fd)
                 except OSError:
-                    pending[-1] = iter(())
+                    return total, inodes, True
             entry = next(pending[-1], None)
             if entry is None:
                 closer = getattr(pending[-1], "close", None)
@@ -165,17 +173,25 @@ def usage_of(byte_limit, inode_limit):
                 continue
             try:
                 st = os.lstat(entry.name, dir_fd=fd)
+            except FileNotFoundError:
+                continue  # removed while we looked
             except OSError:
-                continue
+                return total, inodes, True
             total += st.st_blocks * 512
             inodes += 1
             if total > byte_limit or inodes > inode_limit:
                 return total, inodes, True
             if stat.S_ISDIR(st.st_mode):
+                if len(stack) >= MAX_WALK_DEPTH:
+                    return total, inodes, True
                 try:
+                    if st.st_mode & 0o700 != 0o700:
+                        os.chmod(entry.name, 0o700, dir_fd=fd)
                     child = os.open(entry.name, DIR_FLAGS, dir_fd=fd)
-                except OSError:
+                except FileNotFoundError:
                     continue
+                except OSError:
+                    return total, inodes, True
                 stack.append(child)
                 pending.append(None)
     finally:

@@ -23,6 +23,28 @@ describe("admission", () => {
     expect(admission.state()).toMatchObject({ sandboxes: 0, committedMb: 0, waiting: 0 });
   });
 
+  it("an owner at its share waits for one of its own sandboxes and holds nobody else up", async () => {
+    const admission = new Admission({ maxSandboxes: 4, maxPerOwner: 2, maxCommittedMb: 1024, waitMs: 10_000, expectedWaitS: () => 42 });
+    const a1 = await admission.acquire(100, "A");
+    await admission.acquire(100, "A");
+    const order: string[] = [];
+    const third = admission.acquire(100, "A").then((lease) => {
+      order.push("A3");
+      return lease;
+    });
+    // A waits although two sandboxes are free; B is served at once past A's waiting call.
+    const b = await admission.acquire(100, "B");
+    order.push("B1");
+    expect(admission.heldBy("A")).toBe(2);
+    a1.release();
+    (await third).release();
+    expect(order).toEqual(["B1", "A3"]);
+    b.release();
+    const refused = new Admission({ maxSandboxes: 2, maxPerOwner: 1, maxCommittedMb: 1024, waitMs: 10, expectedWaitS: () => 42 });
+    await refused.acquire(100, "A");
+    await expect(refused.acquire(100, "A")).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS", data: { retryAfterS: 42, maxSandboxesPerCaller: 1 } });
+  });
+
   it("counts memory as well as sandboxes, and a release wakes the next waiter", async () => {
     const admission = new Admission({ maxSandboxes: 10, maxCommittedMb: 512, waitMs: 10_000 });
     const a = await admission.acquire(256, "A");

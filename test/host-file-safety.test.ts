@@ -253,8 +253,9 @@ describe("deleting workspaces and the inode quota", () => {
     }
   });
 
-  it("reports 150,000 empty directories as over the workspace limit, naming both limits", async () => {
-    const small = createTestEngine({ SANDBOX_DIR: join(shm, "small"), MAX_EXECUTION_TIME: "120" }, { python: 0, javascript: 0, bash: 0 });
+  it("reports 150,000 empty directories as over the workspace limit of a plain-directory workspace, naming both limits", async () => {
+    // A workspace with its own filesystem refuses the 50,001st inode itself (test/workspace-filesystem.test.ts).
+    const small = createTestEngine({ SANDBOX_DIR: join(shm, "small"), MAX_EXECUTION_TIME: "120", SANDGATE_WORKSPACE_FS: "directory" }, { python: 0, javascript: 0, bash: 0 });
     try {
       const s = small.engine.createSession();
       const code = "import os\nfor i in range(150000):\n    os.mkdir(f'/workspace/d{i}')";

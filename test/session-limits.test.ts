@@ -57,8 +57,9 @@ it("expires idle sessions and removes their workspace", async () => {
   expect(existsSync(workspaceDir)).toBe(false);
 });
 
-it("caps the workspace: a full tmpfs for stateless calls, a WorkspaceLimit error for sessions", async () => {
-  t = createTestEngine({ SANDGATE_MAX_WORKSPACE_MB: "32" }, { python: 0, javascript: 0, bash: 0 });
+it("caps the workspace: a full tmpfs for stateless calls, a WorkspaceLimit error for plain-directory sessions", async () => {
+  // Sessions with a filesystem of their own get ENOSPC instead (test/workspace-filesystem.test.ts).
+  t = createTestEngine({ SANDGATE_MAX_WORKSPACE_MB: "32", SANDGATE_WORKSPACE_FS: "directory" }, { python: 0, javascript: 0, bash: 0 });
   const write = (mb: number, name: string) => `open('/workspace/${name}', 'wb').write(b'x' * (${mb} * 1024 * 1024))`;
   const stateless = await t.engine.execute({ language: "python", code: write(40, "big") });
   expect(stateless.status).toBe("error");

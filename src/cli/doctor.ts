@@ -92,6 +92,16 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
         ? "session sandboxes are frozen between calls: threads and timers left running use no CPU"
         : "no cgroup freezer: threads and timers a call leaves running in a session keep running between calls (their output is dropped)",
     });
+    const wfs = await engine.sessions.filesystems.state();
+    checks.push({
+      name: "workspace quota",
+      ok: wfs.active === "filesystem",
+      required: false,
+      detail:
+        wfs.active === "filesystem"
+          ? `each session workspace is its own ext4 filesystem of ${config.limits.maxWorkspaceMb} MB and ${config.limits.maxWorkspaceInodes} inodes: the kernel refuses writes past them`
+          : `plain directories (${wfs.reason ?? "?"}): usage is checked after each call and file_write refused while over, but a single call can write past the limit; run as root with loop devices for a hard bound`,
+    });
     const probe = await engine.execute({ code: PROBE, language: "python", timeoutS: Math.min(20, config.limits.maxExecutionTimeS) });
     if (probe.status !== "ok" || typeof probe.value !== "string") {
       checks.push({ name: "sandbox start", ok: false, required: true, detail: `${probe.status}: ${probe.error?.message ?? probe.stderr}` });

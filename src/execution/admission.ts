@@ -1,5 +1,6 @@
 // Global admission: every live sandbox (running, idle in a session, warm in the pool) holds a
-// lease on a global count and committed memory; callers beyond the caps wait, fairly by owner.
+// lease on a global count and committed memory; callers beyond the caps wait, fairly by owner,
+// and no owner holds more than its share of the sandboxes.
 
 import { SandgateError } from "../errors/index.js";
 
@@ -10,6 +11,15 @@ export interface AdmissionOptions {
   maxCommittedMb: number;
   /** How long a call waits for room before it is refused, ms. */
   waitMs: number;
+  /** Live sandboxes one owner may hold (spares it took from the pool included); defaults to maxSandboxes. */
+  maxPerOwner?: number;
+  /** Seconds until room is expected for `owner`, for the Retry-After of a refusal; waitMs when unknown. */
+  expectedWaitS?: (owner: string) => number | undefined;
+}
+
+/** The default share of one owner: three quarters of the sandboxes, at least one, so others keep room. */
+export function defaultSandboxesPerOwner(maxSandboxes: number): number {
+  return Math.max(1, Math.floor((maxSandboxes * 3) / 4));
 }
 
 /** One sandbox's share of the caps; release() is idempotent. */
@@ -36,10 +46,12 @@ interface Waiter {
 export class Admission {
   private sandboxes = 0;
   private committedMb = 0;
+  /** Live sandboxes charged to each owner. */
+  private readonly held = new Map<string, number>();
   /** FIFO per owner; `ring` is the order owners are served in, one grant per turn. */
   private readonly queues = new Map<string, Waiter[]>();
   private ring: string[] = [];
-  private readonly pressureListeners: Array<() => void> = [];
+  private readonly pressureListeners: Array<(owner: string) => void> = [];
   private readonly roomListeners: Array<() => void> = [];
   private closed = false;
 
@@ -56,9 +68,49 @@ export class Admission {
     return this.ring.length > 0;
   }
 
-  /** `listener` runs when a call starts waiting: holders of spare sandboxes should give them up. */
-  onPressure(listener: () => void): void {
+  /**
+   * `listener` runs when a call of `owner` starts waiting: holders of spare or idle sandboxes
+   * should give them up.
+   */
+  onPressure(listener: (owner: string) => void): void {
     this.pressureListeners.push(listener);
+  }
+
+  /** The most live sandboxes one owner may hold. */
+  get maxPerOwner(): number {
+    return Math.min(this.options.maxPerOwner ?? this.options.maxSandboxes, this.options.maxSandboxes);
+  }
+
+  /** Live sandboxes charged to `owner`. */
+  heldBy(owner: string): number {
+    return this.held.get(owner) ?? 0;
+  }
+
+  /** `owner` holds its whole share: it waits for one of its own sandboxes, never for others'. */
+  atCap(owner: string): boolean {
+    return this.heldBy(owner) >= this.maxPerOwner;
+  }
+
+  /** The first waiting owner that room would serve (not at its own cap), if any. */
+  nextWaiting(): string | undefined {
+    return this.ring.find((owner) => !this.atCap(owner));
+  }
+
+  /**
+   * Charges one live sandbox to `owner` (a pool spare it took, whose lease stays the pool's);
+   * the returned function ends the charge and is idempotent.
+   */
+  charge(owner: string): () => void {
+    this.held.set(owner, this.heldBy(owner) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = this.heldBy(owner) - 1;
+      if (left > 0) this.held.set(owner, left);
+      else this.held.delete(owner);
+      this.wake();
+    };
   }
 
   /** `listener` runs when room was freed and nobody waits for it (the pool may refill). */
@@ -75,6 +127,8 @@ export class Admission {
   /**
    * A lease for one sandbox of `memoryMb`, waiting up to options.waitMs behind other callers
    * (round-robin between owners, first come first served within one); then TOO_MANY_REQUESTS.
+   * An owner at its share (maxPerOwner) waits for one of its own sandboxes to end and holds
+   * nobody else up.
    */
   acquire(memoryMb: number, owner: string, signal?: AbortSignal): Promise<Lease> {
     if (this.closed) return Promise.reject(new SandgateError("SHUTTING_DOWN", "sandgate is shutting down"));
@@ -85,7 +139,7 @@ export class Admission {
         }),
       );
     }
-    if (!this.queued && this.fits(memoryMb)) return Promise.resolve(this.take(memoryMb));
+    if (this.nextWaiting() === undefined && !this.atCap(owner) && this.fits(memoryMb)) return Promise.resolve(this.take(memoryMb, owner));
     return new Promise<Lease>((resolve, reject) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -105,16 +159,16 @@ export class Admission {
       };
       const onAbort = (): void => {
         this.remove(waiter);
-        waiter.fail(new SandgateError("TOO_MANY_REQUESTS", "the call was cancelled while it waited for a free sandbox", { data: this.refusalData() }));
+        waiter.fail(new SandgateError("TOO_MANY_REQUESTS", "the call was cancelled while it waited for a free sandbox", { data: this.refusalData(owner) }));
       };
       const timer = setTimeout(() => {
         this.remove(waiter);
-        waiter.fail(this.refusal());
+        waiter.fail(this.refusal(owner));
       }, this.options.waitMs);
       signal?.addEventListener("abort", onAbort, { once: true });
       if (signal?.aborted) return onAbort();
       this.enqueue(waiter);
-      for (const listener of this.pressureListeners) listener();
+      for (const listener of this.pressureListeners) listener(owner);
     });
   }
 
@@ -132,9 +186,10 @@ export class Admission {
     return this.sandboxes + 1 <= this.options.maxSandboxes && this.committedMb + memoryMb <= this.options.maxCommittedMb;
   }
 
-  private take(memoryMb: number): Lease {
+  private take(memoryMb: number, owner?: string): Lease {
     this.sandboxes++;
     this.committedMb += memoryMb;
+    const uncharge = owner === undefined ? undefined : this.charge(owner);
     let released = false;
     return {
       memoryMb,
@@ -143,28 +198,37 @@ export class Admission {
         released = true;
         this.sandboxes--;
         this.committedMb -= memoryMb;
-        this.wake();
+        if (uncharge) uncharge();
+        else this.wake();
       },
     };
   }
 
-  /** Grants room to waiters in ring order; an owner whose next call does not fit holds the line. */
+  /**
+   * Grants room to waiters in ring order; an owner at its share is passed over (only its own
+   * sandboxes can free room for it), an owner whose next call does not fit holds the line.
+   */
   private wake(): void {
-    while (this.ring.length > 0) {
-      const owner = this.ring[0]!;
+    let at = 0;
+    while (at < this.ring.length) {
+      const owner = this.ring[at]!;
       const queue = this.queues.get(owner);
       const head = queue?.[0];
       if (!queue || !head) {
-        this.ring.shift();
+        this.ring.splice(at, 1);
         this.queues.delete(owner);
+        continue;
+      }
+      if (this.atCap(owner)) {
+        at++;
         continue;
       }
       if (!this.fits(head.memoryMb)) return;
       queue.shift();
-      this.ring.shift();
+      this.ring.splice(at, 1);
       if (queue.length > 0) this.ring.push(owner);
       else this.queues.delete(owner);
-      head.grant(this.take(head.memoryMb));
+      head.grant(this.take(head.memoryMb, owner));
     }
     if (!this.closed) for (const listener of this.roomListeners) listener();
   }
@@ -191,20 +255,23 @@ export class Admission {
     this.wake();
   }
 
-  private refusalData(): Record<string, unknown> {
+  private refusalData(owner: string): Record<string, unknown> {
+    const expected = this.options.expectedWaitS?.(owner);
     return {
-      retryAfterS: Math.max(1, Math.ceil(this.options.waitMs / 1000)),
+      retryAfterS: Math.max(1, Math.ceil(expected ?? this.options.waitMs / 1000)),
       maxSandboxes: this.options.maxSandboxes,
+      maxSandboxesPerCaller: this.maxPerOwner,
       maxCommittedMb: this.options.maxCommittedMb,
     };
   }
 
-  private refusal(): SandgateError {
+  private refusal(owner: string): SandgateError {
     const { maxSandboxes, maxCommittedMb, waitMs } = this.options;
-    return new SandgateError(
-      "TOO_MANY_REQUESTS",
-      `the server is at its limit of ${maxSandboxes} sandboxes / ${maxCommittedMb} MB committed and no room came free within ${Math.round(waitMs / 100) / 10} s; retry shortly`,
-      { data: this.refusalData() },
-    );
+    const data = this.refusalData(owner);
+    const within = `within ${Math.round(waitMs / 100) / 10} s; retry in ${String(data.retryAfterS)} s`;
+    const message = this.atCap(owner)
+      ? `you hold ${this.heldBy(owner)} live sandboxes, the most one caller may hold of the server's ${maxSandboxes}, and none of yours ended ${within} (stop a session you no longer need to free one)`
+      : `the server is at its limit of ${maxSandboxes} sandboxes / ${maxCommittedMb} MB committed and no room came free ${within}`;
+    return new SandgateError("TOO_MANY_REQUESTS", message, { data });
   }
 }

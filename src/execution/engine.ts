@@ -171,7 +171,17 @@ export class Engine {
       maxPerOwner: config.sessions.maxPerIdentity,
       idleTtlMs: config.sessions.idleTtlS * 1000,
       limits: this.defaultLimits,
+      workspaceInodes: config.limits.maxWorkspaceInodes,
+      workspaceFilesystem: config.sessions.workspaceFilesystem,
+      // The file helper works in the workspace: it goes before the workspace is unmounted.
+      onEnd: async (session) => {
+        const helper = this.fileHelpers.get(session);
+        this.fileHelpers.delete(session);
+        await helper?.close();
+      },
     });
+    // Probed once, at start: whether each workspace gets its own filesystem.
+    void this.sessions.filesystems.state();
   }
 
   /** Prepares the sandbox runtime (throws SANDBOX_UNAVAILABLE when isolation is impossible) and fills the pool. */
@@ -271,6 +281,11 @@ export class Engine {
   ): Promise<Awaited<ReturnType<typeof writeWorkspaceFile>>> {
     const session = this.sessions.get(owner, sessionId);
     return session.serialize(async () => {
+      if (session.overLimit !== undefined) {
+        throw new SandgateError("FILE_TOO_LARGE", `${session.overLimit} (file_write is refused until it is within them)`, {
+          data: { path, limit: this.fileLimits.workspaceBytes },
+        });
+      }
       const written = await writeWorkspaceFile(this.target(session), path, content, encoding, this.fileLimits);
       session.lastUsedAt = Date.now();
       return written;
@@ -426,12 +441,13 @@ export class Engine {
       }
       const result = this.shape(outcome, limits, session.id, scope, request.owner ?? LOCAL_OWNER);
       if (outcome.sandboxDied || outcome.result?.resetState || lostToEviction) result.stateReset = true;
-      if (result.status === "ok") {
-        const over = await this.workspaceOverLimit(session, limits);
-        if (over) {
-          result.status = "error";
-          result.error = { type: "WorkspaceLimit", message: over, traceback: "" };
-        }
+      // Whatever the call's status: a call that wrote and then failed or timed out counts too.
+      const over = await this.workspaceOverLimit(session, limits);
+      session.overLimit = over;
+      if (over) {
+        const earlier = result.error ? ` (the call itself ended with ${result.error.type}: ${result.error.message})` : "";
+        if (result.status === "ok") result.status = "error";
+        result.error = { type: "WorkspaceLimit", message: `${over}${earlier}`, traceback: "" };
       }
       return result;
     } finally {
@@ -445,6 +461,8 @@ export class Engine {
    * included, and files plus directories), or undefined when it is within them.
    */
   private async workspaceOverLimit(session: Session, limits: ResolvedLimits): Promise<string | undefined> {
+    // Its own filesystem: the kernel already refused every write past the limits (ENOSPC).
+    if (session.filesystem) return undefined;
     const inodes = this.config.limits.maxWorkspaceInodes;
     const both = `${Math.round(limits.workspaceBytes / 1048576)} MB and ${inodes} files and directories`;
     try {

@@ -6,8 +6,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
-import type { ResolvedLimits, RunnerKind, Sandbox, SandboxRuntime } from "../sandbox/index.js";
-import { giveToSandbox, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
+import type { ResolvedLimits, RunnerKind, Sandbox, SandboxRuntime, WorkspaceFsMode } from "../sandbox/index.js";
+import { WorkspaceFilesystems, giveToSandbox, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
 import { WorkspaceReaper } from "./workspace-reaper.js";
 
 /** The owner of sessions started by library callers that name none. */
@@ -33,6 +33,12 @@ export interface SessionManagerOptions {
   maxPerOwner?: number;
   idleTtlMs: number;
   limits: ResolvedLimits;
+  /** Files, directories and links a workspace may hold. */
+  workspaceInodes: number;
+  /** "auto": each workspace its own size- and inode-limited filesystem where the host allows it. */
+  workspaceFilesystem?: WorkspaceFsMode;
+  /** Runs when a session ends, after its sandboxes are gone and before its workspace is released (closes its file helper). */
+  onEnd?: (session: Session) => Promise<void>;
 }
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -44,13 +50,21 @@ export class Session {
   calls = 0;
   busy = false;
   readonly sandboxes = new Map<RunnerKind, Sandbox>();
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Whether the workspace is its own filesystem (kernel-enforced limits), known once `ready` settles. */
+  filesystem = false;
+  /** Over its limits after the last call (plain-directory workspaces): file_write is refused until it is not. */
+  overLimit: string | undefined;
+  private queue: Promise<unknown>;
 
   constructor(
     readonly owner: string,
     readonly id: string,
     readonly workspaceDir: string,
-  ) {}
+    /** Settles when the workspace is ready (its filesystem mounted); rejects when that failed. */
+    readonly ready: Promise<void> = Promise.resolve(),
+  ) {
+    this.queue = ready.catch(() => undefined);
+  }
 
   /** The key of this session among all owners' sessions. */
   get key(): string {
@@ -59,7 +73,10 @@ export class Session {
 
   /** Runs `task` after every earlier call of this session has finished. */
   serialize<T>(task: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(task, task);
+    const next = this.queue.then(async () => {
+      await this.ready;
+      return task();
+    });
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -78,12 +95,21 @@ export class SessionManager {
   private readonly sweeper: NodeJS.Timeout;
   /** Deletes ended sessions' workspaces in the background. */
   readonly reaper: WorkspaceReaper;
+  /** Each workspace's own filesystem, where the host allows it. */
+  readonly filesystems: WorkspaceFilesystems;
 
   constructor(
     private readonly runtime: SandboxRuntime,
     private readonly options: SessionManagerOptions,
   ) {
-    this.reaper = new WorkspaceReaper(runtime);
+    this.filesystems = new WorkspaceFilesystems({
+      mode: options.workspaceFilesystem ?? "auto",
+      workspacesDir: runtime.workspacesDir,
+      hostUser: runtime.hostUser,
+      bytes: options.limits.workspaceBytes,
+      inodes: options.workspaceInodes,
+    });
+    this.reaper = new WorkspaceReaper(runtime, undefined, this.filesystems);
     this.sweeper = setInterval(() => void this.expireIdle(), Math.min(30_000, Math.max(250, options.idleTtlMs / 4)));
     this.sweeper.unref();
   }
@@ -123,10 +149,26 @@ export class SessionManager {
     // A fresh directory per incarnation: owners sharing an id, or a new session taking an ended
     // one's id, never share files.
     const workspaceDir = join(this.runtime.workspacesDir, `${sessionId}-${randomBytes(6).toString("hex")}`);
+    // Claimed before it exists: a mount under the workspaces directory without a mark is a leftover.
+    this.reaper.claim(workspaceDir);
     mkdirSync(workspaceDir, { recursive: true, mode: 0o700 });
     giveToSandbox(this.runtime, workspaceDir);
-    this.reaper.claim(workspaceDir);
-    const session = new Session(owner, sessionId, workspaceDir);
+    const mounting = this.filesystems.mount(workspaceDir);
+    const session = new Session(
+      owner,
+      sessionId,
+      workspaceDir,
+      mounting.then(
+        (mounted) => {
+          session.filesystem = mounted;
+        },
+        (error: unknown) => {
+          throw new SandgateError("SANDBOX_FAILED", `session ${sessionId}'s workspace could not be prepared; stop it and start a new one`, { cause: error });
+        },
+      ),
+    );
+    // A failure is reported to the session's calls; nobody else waits on it.
+    session.ready.catch(() => undefined);
     this.sessions.set(session.key, session);
     this.ended.delete(session.key);
     return session;
@@ -211,6 +253,7 @@ export class SessionManager {
       return current;
     }
     if (current) await current.dispose();
+    await session.ready;
     const sandbox = await startSandbox(this.runtime, { kind, limits, workspaceDir: session.workspaceDir });
     if (this.sessions.get(session.key) !== session) {
       await sandbox.dispose();
@@ -236,6 +279,10 @@ export class SessionManager {
     this.remember(session.key, why);
     await Promise.all([...session.sandboxes.values()].map((s) => s.dispose()));
     session.sandboxes.clear();
+    await this.options.onEnd?.(session).catch(() => undefined);
+    // Nothing uses the workspace any more: its filesystem (if any) is unmounted and its image deleted.
+    await session.ready.catch(() => undefined);
+    await this.filesystems.release(session.workspaceDir);
     // The sandboxes are gone, so nothing writes there any more. The directory leaves at once and is
     // deleted in the background (retried if that fails); a new session with this id has its own.
     await this.reaper.remove(session.workspaceDir);

@@ -3,9 +3,9 @@
 
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { readdir, readFile, rename, rmdir, stat, unlink } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { SandboxRuntime } from "../sandbox/index.js";
+import type { SandboxRuntime, WorkspaceFilesystems } from "../sandbox/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { emptyWorkspace } from "./workspace-files.js";
 
@@ -31,10 +31,14 @@ export class WorkspaceReaper {
   private readonly inFlight = new Map<string, Promise<boolean>>();
   private readonly retry: NodeJS.Timeout;
   private readonly stopping = new AbortController();
+  /** The start-up sweep of orphaned workspaces (tests wait for it). */
+  readonly orphansSwept: Promise<void>;
 
   constructor(
     private readonly runtime: SandboxRuntime,
     private readonly log: Logger = silentLogger,
+    /** Unmounts the filesystems of orphaned workspaces before they are deleted. */
+    private readonly filesystems?: WorkspaceFilesystems,
   ) {
     this.trashDir = join(runtime.workspacesDir, ".trash");
     mkdirSync(this.trashDir, { recursive: true, mode: 0o711 });
@@ -43,7 +47,7 @@ export class WorkspaceReaper {
     mkdirSync(this.ownersDir, { recursive: true, mode: 0o700 });
     chmodSync(this.ownersDir, 0o700);
     // Workspaces of a sandgate process that died (crash, kill -9) go too.
-    void this.sweepOrphans();
+    this.orphansSwept = this.sweepOrphans();
     // What an earlier run left (a failed or interrupted delete) is tried again now, then every minute.
     void this.sweep();
     this.retry = setInterval(() => void this.sweep(), RETRY_MS);
@@ -91,7 +95,10 @@ export class WorkspaceReaper {
     for (const name of names) if (!this.stopping.signal.aborted) await this.purge(join(this.trashDir, name));
   }
 
-  /** Workspaces whose process is gone: moved to the trash and deleted. */
+  /**
+   * Workspaces whose process is gone: their filesystems unmounted and images deleted, then moved
+   * to the trash and deleted. Resolves when the unmounting is done (the deletion goes on).
+   */
   async sweepOrphans(): Promise<void> {
     let names: string[];
     try {
@@ -99,17 +106,21 @@ export class WorkspaceReaper {
     } catch {
       return;
     }
+    const mounted = (await this.filesystems?.mountedWorkspaces()) ?? new Set<string>();
     for (const name of names) {
       if (name.startsWith(".") || this.stopping.signal.aborted) continue;
       const dir = join(this.runtime.workspacesDir, name);
       const owner = Number(await readFile(join(this.ownersDir, name), "utf8").catch(() => ""));
       if (owner > 0 && processAlive(owner)) continue;
-      if (!(owner > 0)) {
+      // Sessions are claimed before they are mounted, so a mount without a live owner is a leftover.
+      if (mounted.has(resolve(dir))) await this.filesystems?.release(dir);
+      else if (!(owner > 0)) {
         const made = await stat(dir).then((st) => st.ctimeMs, () => undefined);
         if (made === undefined || Date.now() - made < UNCLAIMED_GRACE_MS) continue;
       }
       await this.remove(dir);
     }
+    for (const image of (await this.filesystems?.strayImages()) ?? []) await this.filesystems?.deleteImage(image);
   }
 
   /** Stops retrying and kills deletions under way; what is left in the trash goes at the next start. */

@@ -23,3 +23,5 @@ import { Sandbox, type SandboxOptions } from "./sandbox.js";
 export function startSandbox(runtime: SandboxRuntime, options: SandboxOptions): Promise<Sandbox> {
   return Sandbox.start(runtime, options);
 }
+export { WorkspaceFilesystems } from "./workspace-fs.js";
+export type { WorkspaceFsMode, WorkspaceFsState, WorkspaceFsOptions } from "./workspace-fs.js";

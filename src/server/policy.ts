@@ -7,6 +7,17 @@ import type { ServerContext } from "./context.js";
 
 export const POLICY_URI = "sandgate://security-policy";
 
+/** How the workspace limits are held: by a filesystem of their own (the kernel) or by checks after calls. */
+function workspaceQuota(ctx: ServerContext): Record<string, unknown> {
+  const state = ctx.engine.sessions.filesystems.known;
+  const { maxWorkspaceMb, maxWorkspaceInodes } = ctx.config.limits;
+  const limits = { max_mb: maxWorkspaceMb, max_inodes: maxWorkspaceInodes };
+  if (!state) return { ...limits, enforcement: "being probed" };
+  return state.active === "filesystem"
+    ? { ...limits, enforcement: "filesystem", note: "each session workspace is its own ext4 filesystem; writes past the limits fail with ENOSPC" }
+    : { ...limits, enforcement: "directory", note: `checked after each call; file_write is refused while over, but one call can write past the limit (${state.reason ?? "?"})` };
+}
+
 export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
   const { config, engine } = ctx;
   const runtime = engine.runtime;
@@ -30,7 +41,7 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
     },
     flavors: config.flavors,
     default_flavor: config.defaultFlavor,
-    sessions: { max: config.sessions.max, idle_ttl_s: config.sessions.idleTtlS },
+    sessions: { max: config.sessions.max, idle_ttl_s: config.sessions.idleTtlS, workspace: workspaceQuota(ctx) },
     isolation: {
       sandbox: "bubblewrap",
       namespaces: ["user", "pid", "network", "ipc", "uts", "mount", "cgroup"],
