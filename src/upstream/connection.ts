@@ -285,6 +285,12 @@ export class UpstreamConnection {
       this.setReady(await this.open());
     } catch (error) {
       if (this.closing) return;
+      if (error instanceof ToolListLimitError) {
+        // Another restart would list the same tools again.
+        this.setFailed("could not restart", error);
+        this.emit([]);
+        return;
+      }
       this.reason = `could not restart: ${this.describe(error)}`;
       this.detail = this.withStderr(this.reason);
       this.options.log.warn({ server: this.name, err: this.reason }, "upstream restart failed");
