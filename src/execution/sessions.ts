@@ -285,7 +285,8 @@ export class SessionManager {
     await this.filesystems.release(session.workspaceDir);
     // The sandboxes are gone, so nothing writes there any more. The directory leaves at once and is
     // deleted in the background (retried if that fails); a new session with this id has its own.
-    await this.reaper.remove(session.workspaceDir);
+    if (session.filesystem) await this.reaper.removeUnmounted(session.workspaceDir);
+    else await this.reaper.remove(session.workspaceDir);
   }
 
   async stopAll(why = "sandgate stopped"): Promise<void> {

@@ -79,6 +79,21 @@ export class WorkspaceReaper {
     return true;
   }
 
+  /**
+   * A workspace whose own filesystem was just unmounted: the directory under it was never the
+   * sandbox's (it was mounted over before anything started), so it is empty and goes at once.
+   */
+  async removeUnmounted(workspaceDir: string): Promise<boolean> {
+    try {
+      await rmdir(workspaceDir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
+      return this.remove(workspaceDir);
+    }
+    await unlink(join(this.ownersDir, basename(workspaceDir))).catch(() => undefined);
+    return true;
+  }
+
   /** Resolves when no deletion is under way (tests). */
   async settled(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()]);
