@@ -305,6 +305,8 @@ export class UpstreamConnection {
     try {
       while (session.toolsStale && session === this.session) {
         const tools = await session.listTools(Date.now() + this.options.connectTimeoutMs);
+        // The SDK parsed the last page in this same task; let the loop serve before the catalog is rebuilt.
+        await new Promise((resolve) => setImmediate(resolve));
         if (session !== this.session) return;
         session.tools = tools;
         this.toolList = tools;
