@@ -146,6 +146,8 @@ export class CodeMode {
     this.closed = true;
     this.unsubscribe();
     await this.upstream.close();
+    // Tree writes still running would otherwise land after the owner removed SANDBOX_DIR.
+    await this.catalog.settled().catch(() => undefined);
   }
 }
 
