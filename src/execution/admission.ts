@@ -33,6 +33,8 @@ export interface AdmissionState {
   committedMb: number;
   waiting: number;
   maxSandboxes: number;
+  /** Live sandboxes one owner may hold. */
+  maxPerOwner: number;
   maxCommittedMb: number;
 }
 
@@ -60,7 +62,7 @@ export class Admission {
   state(): AdmissionState {
     let waiting = 0;
     for (const queue of this.queues.values()) waiting += queue.length;
-    return { sandboxes: this.sandboxes, committedMb: this.committedMb, waiting, maxSandboxes: this.options.maxSandboxes, maxCommittedMb: this.options.maxCommittedMb };
+    return { sandboxes: this.sandboxes, committedMb: this.committedMb, waiting, maxSandboxes: this.options.maxSandboxes, maxPerOwner: this.maxPerOwner, maxCommittedMb: this.options.maxCommittedMb };
   }
 
   /** True while some call waits for room; the warm pool then neither refills nor keeps spares. */

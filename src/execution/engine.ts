@@ -31,7 +31,7 @@ import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
 import { listWorkspaceFiles, readWorkspaceFile, workspaceUsage, writeWorkspaceFile, type FileEncoding, type WorkspaceFileLimits, type WorkspaceTarget } from "./workspace-files.js";
 import { LOCAL_OWNER, SessionManager, type Session, type SessionInfo } from "./sessions.js";
-import { Admission, type AdmissionState, type Lease } from "./admission.js";
+import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 
 export interface ErrorInfo {
   type: string;
@@ -133,7 +133,8 @@ export class Engine {
   private readonly pool: WarmPool;
   private readonly defaultLimits: ResolvedLimits;
   private readonly retiring = new Set<Promise<void>>();
-  private readonly running = new Set<Sandbox>();
+  /** Sandboxes running a call, with the caller and the time the call is stopped at the latest. */
+  private readonly running = new Map<Sandbox, { owner: string; deadline: number }>();
   private closing = false;
 
   private constructor(
@@ -149,12 +150,12 @@ export class Engine {
       maxSandboxes: config.limits.maxSandboxes,
       maxCommittedMb: config.limits.maxCommittedMemoryMb,
       waitMs: config.limits.queueWaitS * 1000,
+      maxPerOwner: config.limits.maxSandboxesPerIdentity ?? defaultSandboxesPerOwner(config.limits.maxSandboxes),
+      expectedWaitS: (owner) => this.expectedWaitS(owner),
     });
     this.pool = new WarmPool(runtime, poolSizes, this.defaultLimits, log, this.admission);
     // Spares give way to waiting callers, and come back once room is free and nobody waits.
-    this.admission.onPressure(() => {
-      if (!this.pool.shrink()) this.evictIdleSessionSandbox();
-    });
+    this.admission.onPressure((owner) => this.makeRoomFor(owner));
     this.admission.onRoom(() => this.pool.fill());
     // Errors that leave the server name these directories as the sandbox sees them, or not at all.
     this.forgetHostPaths = registerHostPaths([
@@ -170,6 +171,7 @@ export class Engine {
       max: config.sessions.max,
       maxPerOwner: config.sessions.maxPerIdentity,
       idleTtlMs: config.sessions.idleTtlS * 1000,
+      evictIdleAfterMs: config.sessions.evictIdleAfterS * 1000,
       limits: this.defaultLimits,
       workspaceInodes: config.limits.maxWorkspaceInodes,
       workspaceFilesystem: config.sessions.workspaceFilesystem,
@@ -365,7 +367,7 @@ export class Engine {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
       const sandbox = await this.statelessSandbox(kind, limits, pooled, request);
       try {
-        const outcome = await this.runWatched(sandbox, runRequest, request.signal);
+        const outcome = await this.runWatched(sandbox, runRequest, request.signal, request.owner ?? LOCAL_OWNER);
         return this.shape(outcome, limits, null, scope, request.owner ?? LOCAL_OWNER);
       } finally {
         this.retire(sandbox, pooled);
@@ -379,9 +381,14 @@ export class Engine {
    * with it) when nobody waits for room, else a lease (waiting fairly) and then a sandbox.
    */
   private async statelessSandbox(kind: RunnerKind, limits: ResolvedLimits, pooled: boolean, request: ExecuteRequest): Promise<Sandbox> {
-    if (pooled && !this.admission.queued) {
+    const owner = request.owner ?? LOCAL_OWNER;
+    if (pooled && !this.admission.queued && !this.admission.atCap(owner)) {
       const spare = this.pool.take(kind);
-      if (spare) return spare;
+      if (spare) {
+        const uncharge = this.admission.charge(owner);
+        void spare.whenClosed().then(uncharge);
+        return spare;
+      }
     }
     const lease = await this.admission.acquire(limits.memoryMb, request.owner ?? LOCAL_OWNER, request.signal);
     if (!pooled) return this.startLeased(lease, () => startSandbox(this.runtime, { kind, limits }));
@@ -424,7 +431,7 @@ export class Engine {
     try {
       const sandbox = await this.sessionSandbox(session, kind, limits, request);
       const lostToEviction = this.evicted.get(session)?.delete(kind) ?? false;
-      const outcome = await this.runWatched(sandbox, runRequest, signal).catch((error: unknown) => {
+      const outcome = await this.runWatched(sandbox, runRequest, signal, session.owner).catch((error: unknown) => {
         // Cancelled while the sandbox was starting: it was killed before the code ran, and a dead
         // sandbox must not stay the session's runner.
         if (!sandbox.alive) {
@@ -453,6 +460,9 @@ export class Engine {
     } finally {
       session.busy = false;
       session.lastUsedAt = Date.now();
+      // A call waiting for room may be owed this now idle sandbox (see makeRoomFor).
+      const waiting = this.admission.nextWaiting();
+      if (waiting !== undefined) this.makeRoomFor(waiting);
     }
   }
 
@@ -491,31 +501,84 @@ export class Engine {
   }
 
   /**
-   * Makes room for a waiting call when the pool has no spare to give: stops the sandbox of the
-   * session unused longest, if that is at least sessions.evictIdleAfterS. The session keeps its
-   * files; its next call in that language starts a fresh interpreter and says so (state_reset).
+   * Makes room for a waiting call of `owner`. An owner at its share of the sandboxes only gets
+   * room from its own sandboxes. Otherwise: a pool spare gives way first; then, at once, the
+   * idle session sandbox (least recently used) of the owner holding the most sandboxes, when
+   * that owner holds at least two more than `owner` (so two callers never take turns evicting
+   * each other); else any session's sandbox idle at least sessions.evictIdleAfterS. A session
+   * that loses its sandbox keeps its files; its next call in that language starts a fresh
+   * interpreter and says so (state_reset). Running calls are never stopped.
    */
-  private evictIdleSessionSandbox(): void {
-    const oldestAllowed = Date.now() - this.config.sessions.evictIdleAfterS * 1000;
+  private makeRoomFor(owner: string): void {
+    if (this.admission.atCap(owner)) {
+      this.evictIdleSessionSandbox((session) => session.owner === owner);
+      return;
+    }
+    if (this.pool.shrink()) return;
+    const mine = this.admission.heldBy(owner);
+    const greedy = (other: string): boolean => other !== owner && this.admission.heldBy(other) >= mine + 2;
+    if (this.evictIdleSessionSandbox((session) => greedy(session.owner), true)) return;
+    this.evictIdleSessionSandbox(() => true);
+  }
+
+  /**
+   * Stops the idle sandbox of a session `eligible` accepts: the one of the owner holding the most
+   * sandboxes when `greedyFirst` (then the least recently used of its own; idle any time), else
+   * the least recently used idle at least sessions.evictIdleAfterS. False when none qualifies.
+   */
+  private evictIdleSessionSandbox(eligible: (session: Session) => boolean, greedyFirst = false): boolean {
+    const oldestAllowed = greedyFirst ? Infinity : Date.now() - this.config.sessions.evictIdleAfterS * 1000;
+    const rank = (session: Session): number => (greedyFirst ? this.admission.heldBy(session.owner) : 0);
     let victim: { sandbox: Sandbox; session: Session; kind: RunnerKind } | undefined;
     for (const [sandbox, { session, kind }] of this.sessionSandboxes) {
-      if (session.busy || session.sandboxes.get(kind) !== sandbox || session.lastUsedAt > oldestAllowed) continue;
-      if (!victim || session.lastUsedAt < victim.session.lastUsedAt) victim = { sandbox, session, kind };
+      if (session.busy || session.sandboxes.get(kind) !== sandbox || session.lastUsedAt > oldestAllowed || !eligible(session)) continue;
+      const better =
+        !victim ||
+        rank(session) > rank(victim.session) ||
+        (rank(session) === rank(victim.session) && session.lastUsedAt < victim.session.lastUsedAt);
+      if (better) victim = { sandbox, session, kind };
     }
-    if (!victim) return;
+    if (!victim) return false;
     victim.session.sandboxes.delete(victim.kind);
     this.sessionSandboxes.delete(victim.sandbox);
     const kinds = this.evicted.get(victim.session) ?? new Set<RunnerKind>();
     kinds.add(victim.kind);
     this.evicted.set(victim.session, kinds);
     this.retire(victim.sandbox);
+    return true;
   }
 
-  private async runWatched(sandbox: Sandbox, runRequest: Parameters<Sandbox["run"]>[0], signal: AbortSignal | undefined): Promise<RunOutcome> {
+  /**
+   * Seconds until room is expected for `owner` (the Retry-After of a refusal): the soonest a
+   * running call is expected to end (its deadline, or the queue wait if sooner: it may end any
+   * time), plus, for a session's sandbox that will not give way at once, the idle time before
+   * eviction; or an idle session sandbox becomes evictable. Only `owner`'s own count when it is
+   * at its share. Undefined when nothing is known to free up.
+   */
+  private expectedWaitS(owner: string): number | undefined {
+    const now = Date.now();
+    const evictMs = this.config.sessions.evictIdleAfterS * 1000;
+    const capped = this.admission.atCap(owner);
+    const mine = this.admission.heldBy(owner);
+    const givesWayAtOnce = (other: string): boolean => !capped && other !== owner && this.admission.heldBy(other) >= mine + 2;
+    let soonest = Infinity;
+    for (const [sandbox, { owner: holder, deadline }] of this.running) {
+      if (capped && holder !== owner) continue;
+      const stays = this.sessionSandboxes.has(sandbox) && !givesWayAtOnce(holder);
+      soonest = Math.min(soonest, Math.min(deadline, now + this.config.limits.queueWaitS * 1000) + (stays ? evictMs : 0));
+    }
+    for (const [sandbox, { session }] of this.sessionSandboxes) {
+      if (this.running.has(sandbox) || (capped && session.owner !== owner)) continue;
+      soonest = Math.min(soonest, givesWayAtOnce(session.owner) ? now : session.lastUsedAt + evictMs);
+    }
+    return soonest === Infinity ? undefined : Math.max(1, Math.ceil((soonest - now) / 1000));
+  }
+
+  private async runWatched(sandbox: Sandbox, runRequest: Parameters<Sandbox["run"]>[0], signal: AbortSignal | undefined, owner: string): Promise<RunOutcome> {
     if (signal?.aborted) sandbox.terminate("killed");
     const onAbort = (): void => sandbox.terminate("killed");
     signal?.addEventListener("abort", onAbort, { once: true });
-    this.running.add(sandbox);
+    this.running.set(sandbox, { owner, deadline: Date.now() + runRequest.timeoutMs });
     try {
       if (!sandbox.alive) throw new SandgateError("SANDBOX_FAILED", "the sandbox stopped before the code could run");
       return await sandbox.run(runRequest);
@@ -643,7 +706,7 @@ export class Engine {
   async close(): Promise<void> {
     this.closing = true;
     this.admission.close();
-    for (const sandbox of this.running) sandbox.terminate("killed");
+    for (const sandbox of this.running.keys()) sandbox.terminate("killed");
     const helpers = [...this.fileHelpers.values()].map((helper) => helper.close());
     this.fileHelpers.clear();
     await Promise.all([this.pool.close(), this.sessions.close(), ...helpers]);

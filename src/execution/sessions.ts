@@ -1,6 +1,7 @@
 // Sessions: a workspace directory plus one resident sandbox per runner kind, kept between
 // calls, owned by the identity that created them (ids are scoped per owner), with a global
-// and a per-owner maximum, idle expiry, and calls to one session run one at a time.
+// and a per-owner maximum (at the global one the owner holding the most gives up an idle
+// session to an owner with fewer), idle expiry, and calls to one session run one at a time.
 
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -32,6 +33,11 @@ export interface SessionManagerOptions {
   /** Live sessions one owner may hold; defaults to `max`. */
   maxPerOwner?: number;
   idleTtlMs: number;
+  /**
+   * At the global maximum, an owner holding at least two sessions more than the one asking gives
+   * up its least recently used session idle this long; defaults to idleTtlMs.
+   */
+  evictIdleAfterMs?: number;
   limits: ResolvedLimits;
   /** Files, directories and links a workspace may hold. */
   workspaceInodes: number;
@@ -93,6 +99,8 @@ export class SessionManager {
   /** Why ended sessions ended, keyed like `sessions`. */
   private readonly ended = new Map<string, string>();
   private readonly sweeper: NodeJS.Timeout;
+  /** Sessions ended to make room whose sandboxes and workspaces are still going away. */
+  private readonly ending = new Set<Promise<void>>();
   /** Deletes ended sessions' workspaces in the background. */
   readonly reaper: WorkspaceReaper;
   /** Each workspace's own filesystem, where the host allows it. */
@@ -139,11 +147,22 @@ export class SessionManager {
       );
     }
     if (this.sessions.size >= this.options.max) {
-      throw new SandgateError(
-        "TOO_MANY_SESSIONS",
-        `the server's maximum of ${this.options.max} live sessions is reached; stop one you no longer need (stop_session) or retry when an idle one has expired`,
-        { data: { max: this.options.max, retry_after: this.retryAfterS([...this.sessions.values()]) } },
-      );
+      const victim = this.fairVictim(owner, own.length);
+      if (!victim) {
+        throw new SandgateError(
+          "TOO_MANY_SESSIONS",
+          `the server's maximum of ${this.options.max} live sessions is reached and no caller holds an idle session it must give up for you; stop one you no longer need (stop_session) or retry later`,
+          { data: { max: this.options.max, retry_after: this.fullRetryAfterS(own.length) } },
+        );
+      }
+      const idleS = Math.round((Date.now() - victim.lastUsedAt) / 1000);
+      const ending: Promise<void> = this.end(
+        victim,
+        `ended after ${idleS} s idle to make room for another caller: the server's maximum of ${this.options.max} live sessions was reached and this caller held the most`,
+      )
+        .catch(() => undefined)
+        .finally(() => this.ending.delete(ending));
+      this.ending.add(ending);
     }
     const sessionId = id ?? randomUUID();
     // A fresh directory per incarnation: owners sharing an id, or a new session taking an ended
@@ -215,6 +234,49 @@ export class SessionManager {
 
   private ownedBy(owner: string): Session[] {
     return [...this.sessions.values()].filter((s) => s.owner === owner);
+  }
+
+  /** How many live sessions each owner holds. */
+  private counts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const s of this.sessions.values()) counts.set(s.owner, (counts.get(s.owner) ?? 0) + 1);
+    return counts;
+  }
+
+  /**
+   * At the global maximum, the session that gives way to `owner` (holding `own`): the least
+   * recently used idle one (idle at least evictIdleAfterMs) of the owner holding the most, if
+   * that owner holds at least two more than `owner`, so it still holds as many afterwards.
+   */
+  private fairVictim(owner: string, own: number): Session | undefined {
+    const counts = this.counts();
+    const idleSince = Date.now() - (this.options.evictIdleAfterMs ?? this.options.idleTtlMs);
+    let victim: Session | undefined;
+    for (const s of this.sessions.values()) {
+      const count = counts.get(s.owner) ?? 0;
+      if (s.owner === owner || s.busy || s.lastUsedAt > idleSince || count < own + 2) continue;
+      const best = victim ? (counts.get(victim.owner) ?? 0) : -1;
+      if (count > best || (count === best && victim !== undefined && s.lastUsedAt < victim.lastUsedAt)) victim = s;
+    }
+    return victim;
+  }
+
+  /**
+   * Seconds until a slot is expected at the global maximum for an owner holding `own`: the
+   * soonest any session expires, or one of an owner holding two more has been idle long enough
+   * to give way. A busy session counts as just used.
+   */
+  private fullRetryAfterS(own: number): number {
+    const now = Date.now();
+    const counts = this.counts();
+    const evictMs = this.options.evictIdleAfterMs ?? this.options.idleTtlMs;
+    let soonest = Infinity;
+    for (const s of this.sessions.values()) {
+      const since = s.busy ? now : s.lastUsedAt;
+      const gives = (counts.get(s.owner) ?? 0) >= own + 2 ? Math.min(evictMs, this.options.idleTtlMs) : this.options.idleTtlMs;
+      soonest = Math.min(soonest, since + gives);
+    }
+    return Math.max(1, Math.ceil((soonest - now) / 1000));
   }
 
   /** Seconds until the first of `sessions` expires when left idle; a few when all are busy. */
@@ -296,6 +358,9 @@ export class SessionManager {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     await this.stopAll();
+    await Promise.all([...this.ending]);
+    // A probe under way holds a mount until it ends.
+    await this.filesystems.state();
     await this.reaper.close();
   }
 

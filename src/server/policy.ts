@@ -36,6 +36,7 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       output_cap_bytes: limits.outputCapBytes,
       max_code_bytes: limits.maxCodeBytes,
       max_sandboxes: limits.maxSandboxes,
+      max_sandboxes_per_client: ctx.engine.admissionState().maxPerOwner,
       max_committed_memory_mb: limits.maxCommittedMemoryMb,
       queue_wait_s: limits.queueWaitS,
     },
