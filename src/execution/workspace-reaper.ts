@@ -136,6 +136,7 @@ export class WorkspaceReaper {
       await this.remove(dir);
     }
     for (const image of (await this.filesystems?.strayImages()) ?? []) await this.filesystems?.deleteImage(image);
+    await this.filesystems?.sweepProbes(processAlive);
   }
 
   /** Stops retrying and kills deletions under way; what is left in the trash goes at the next start. */

@@ -2,6 +2,7 @@
 // workspace directory, so the kernel bounds its bytes and inodes (ENOSPC inside the sandbox).
 
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, chmodSync } from "node:fs";
 import { chmod, mkdir, open, readdir, readFile, rmdir, statfs, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
@@ -79,8 +80,9 @@ export class WorkspaceFilesystems {
     if (process.getuid?.() !== 0 || !this.options.hostUser) return directory("sandgate does not run as root");
     if (!existsSync("/dev/loop-control")) return directory("no loop devices (/dev/loop-control is missing)");
     this.ensureImagesDir();
-    const image = join(this.imagesDir, `.probe-${process.pid}.img`);
-    const mountAt = join(this.imagesDir, `.probe-${process.pid}`);
+    const probe = `.probe-${process.pid}-${randomBytes(4).toString("hex")}`;
+    const image = join(this.imagesDir, `${probe}.img`);
+    const mountAt = join(this.imagesDir, probe);
     try {
       await mkdir(mountAt, { mode: 0o700 });
       await this.makeImage(image, 4 << 20, 64);
@@ -159,6 +161,18 @@ export class WorkspaceFilesystems {
   async mountedWorkspaces(): Promise<Set<string>> {
     const root = resolve(this.options.workspacesDir);
     return new Set((await mountPoints()).filter((p) => dirname(p) === root));
+  }
+
+  /** Unmounts and removes probes a process that died mid-probe left under the images directory. */
+  async sweepProbes(alive: (pid: number) => boolean): Promise<void> {
+    const images = resolve(this.imagesDir);
+    for (const point of await mountPoints()) {
+      const pid = /^\.probe-(\d+)-/.exec(basename(point))?.[1];
+      if (dirname(point) !== images || pid === undefined || alive(Number(pid))) continue;
+      await tool("umount", ["-l", point]).catch(() => undefined);
+      await rmdir(point).catch(() => undefined);
+      await unlink(`${point}.img`).catch(() => undefined);
+    }
   }
 
   /** Images whose workspace is gone (a crash between unmount and unlink): their names. */
