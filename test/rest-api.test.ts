@@ -2,6 +2,7 @@
 // routes, execution (plain and streamed), sessions and files, bad input, MCP conveniences.
 // The guards at the door and hang-ups are in rest-safety.test.ts.
 
+import { existsSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { WireExecutionResult } from "../src/server/wire.js";
@@ -53,7 +54,8 @@ describe("status and documents", () => {
     expect(body.languages.find((l) => l.name === "python")?.version).toMatch(/^Python 3\./);
   });
 
-  it("GET /security/policy shows the configured limits", async () => {
+  it("GET /security/policy shows the configured limits and how the workspace quota is enforced", async () => {
+    await rest.fx.engine.sessions.filesystems.state();
     const { status, body } = await api("/security/policy");
     expect(status).toBe(200);
     const { limits } = rest.fx.config;
@@ -68,7 +70,14 @@ describe("status and documents", () => {
         max_code_bytes: MAX_CODE_BYTES,
         output_shown_bytes: limits.maxOutputSize,
       },
-      sessions: { max: rest.fx.config.sessions.max },
+      sessions: {
+        max: rest.fx.config.sessions.max,
+        workspace: {
+          max_mb: rest.fx.config.limits.maxWorkspaceMb,
+          max_inodes: rest.fx.config.limits.maxWorkspaceInodes,
+          enforcement: process.getuid?.() === 0 && existsSync("/dev/loop-control") ? "filesystem" : "directory",
+        },
+      },
       isolation: { sandbox: "bubblewrap" },
       http: { api_key_required: false, cors: false, max_body_bytes: MAX_BODY_BYTES },
     });
