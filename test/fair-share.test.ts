@@ -3,7 +3,7 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 import type { WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
 import { expectError, jsonApi, startTestServer, type Api, type Reply } from "./server-helpers.js";
 
 const KEYS = { alice: "alice-key-0123456789", bob: "bob-key-0123456789ab", carol: "carol-key-0123456789" };
@@ -45,7 +45,8 @@ describe("fair sharing of sandboxes between callers", () => {
         return seen;
       })();
       try {
-        await sleep(500);
+        // Every slot taken (carol 1, alice 2) before bob asks.
+        expect(await waitFor(() => fx?.engine.admissionState().sandboxes === 3, 20_000)).toBe(true);
         // Full: carol 1, alice 2. Bob holds none, alice two more: alice's idle sandbox gives way, not carol's older one.
         const bob = await run(api, "bob", { code: "echo bob" });
         expect(bob.status, JSON.stringify(bob.body)).toBe(200);
