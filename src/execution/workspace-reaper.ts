@@ -3,7 +3,7 @@
 
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { readdir, readFile, rename, rmdir, stat, unlink } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { SandboxRuntime, WorkspaceFilesystems } from "../sandbox/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
@@ -128,7 +128,7 @@ export class WorkspaceReaper {
       const owner = Number(await readFile(join(this.ownersDir, name), "utf8").catch(() => ""));
       if (owner > 0 && processAlive(owner)) continue;
       // Sessions are claimed before they are mounted, so a mount without a live owner is a leftover.
-      if (mounted.has(resolve(dir))) await this.filesystems?.release(dir);
+      if (mounted.has(name)) await this.filesystems?.release(dir);
       else if (!(owner > 0)) {
         const made = await stat(dir).then((st) => st.ctimeMs, () => undefined);
         if (made === undefined || Date.now() - made < UNCLAIMED_GRACE_MS) continue;

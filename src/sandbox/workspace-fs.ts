@@ -4,7 +4,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, chmodSync } from "node:fs";
-import { chmod, mkdir, open, readdir, readFile, rmdir, statfs, unlink } from "node:fs/promises";
+import { chmod, mkdir, open, readdir, readFile, realpath, rmdir, statfs, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { HostUser } from "./runtime.js";
@@ -151,21 +151,22 @@ export class WorkspaceFilesystems {
    */
   async release(workspaceDir: string): Promise<void> {
     const image = this.imageOf(workspaceDir);
-    if ((await mountPoints()).includes(resolve(workspaceDir))) {
+    if ((await this.mountedWorkspaces()).has(basename(workspaceDir))) {
       await tool("umount", [workspaceDir]).catch(() => tool("umount", ["-l", workspaceDir]).catch(() => undefined));
     }
     await unlink(image).catch(() => undefined);
   }
 
-  /** Workspace directories (direct children of the workspaces directory) that are mount points now. */
+  /** Names of the workspace directories (children of the workspaces directory) that are mount points now. */
   async mountedWorkspaces(): Promise<Set<string>> {
-    const root = resolve(this.options.workspacesDir);
-    return new Set((await mountPoints()).filter((p) => dirname(p) === root));
+    // mountinfo shows real paths: SANDBOX_DIR may lie behind a symlink.
+    const root = await realpath(this.options.workspacesDir).catch(() => resolve(this.options.workspacesDir));
+    return new Set((await mountPoints()).filter((p) => dirname(p) === root).map((p) => basename(p)));
   }
 
   /** Unmounts and removes probes a process that died mid-probe left under the images directory. */
   async sweepProbes(alive: (pid: number) => boolean): Promise<void> {
-    const images = resolve(this.imagesDir);
+    const images = await realpath(this.imagesDir).catch(() => resolve(this.imagesDir));
     for (const point of await mountPoints()) {
       const pid = /^\.probe-(\d+)-/.exec(basename(point))?.[1];
       if (dirname(point) !== images || pid === undefined || alive(Number(pid))) continue;
