@@ -1,6 +1,9 @@
 // Fair sharing of the server-wide caps between callers, through the real server on port 0 with
 // real sandboxes: no caller holds every sandbox or every session slot, idle ones give way.
 
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { WireExecutionResult } from "../src/server/wire.js";
 import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
@@ -17,11 +20,11 @@ afterEach(async () => {
   fx = undefined;
 });
 
-async function withServer(env: Record<string, string>, fn: (api: Api) => Promise<void>): Promise<void> {
+async function withServer(env: Record<string, string>, fn: (api: Api, url: string) => Promise<void>, keys: Record<string, string> = KEYS): Promise<void> {
   fx = createTestEngine(env, { python: 0, javascript: 0, bash: 0 });
-  const server = await startTestServer(fx.engine, fx.config, { apiKeys: KEYS, maxConcurrentPerClient: 16 });
+  const server = await startTestServer(fx.engine, fx.config, { apiKeys: keys, maxConcurrentPerClient: 16 });
   try {
-    await fn(jsonApi(() => server.url));
+    await fn(jsonApi(() => server.url), server.url);
   } finally {
     await server.close();
   }
@@ -117,6 +120,39 @@ describe("fair sharing of session slots between callers", () => {
         const after = await api<{ sessions: unknown[] }>("/sessions", { headers: as("alice") });
         expect(after.body.sessions).toHaveLength(2);
       },
+    );
+  }, 90_000);
+
+  it("without API keys, one client's MCP sessions cannot take every session slot from another MCP client", async () => {
+    await withServer(
+      { SANDGATE_MAX_SESSIONS: "4", SANDGATE_SESSIONS_PER_CALLER: "4", SANDGATE_EVICT_IDLE_AFTER: "1", SANDGATE_MAX_SANDBOXES: "8" },
+      async (_api, url) => {
+        const connect = async (): Promise<Client> => {
+          const client = new Client({ name: "fair-share-test", version: "1.0.0" });
+          await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+          return client;
+        };
+        const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+          (await client.callTool({ name, arguments: args })) as CallToolResult;
+        const text = (result: CallToolResult): string => result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+        const greedy = await connect();
+        const other = await connect();
+        try {
+          for (const id of ["g1", "g2", "g3", "g4"]) expect((await call(greedy, "execute_code", { language: "bash", code: "true", session_id: id })).isError).toBeFalsy();
+          await sleep(1500);
+          const mine = await call(other, "execute_code", { language: "bash", code: "echo mine", session_id: "o1" });
+          expect(mine.isError, text(mine)).toBeFalsy();
+          expect(text(mine)).toContain("mine");
+          const gone = await call(greedy, "get_sessions", { session_id: "g1" });
+          expect(gone.isError).toBe(true);
+          expect(text(gone)).toMatch(/SESSION_EXPIRED|has ended/);
+          expect(text(gone)).toMatch(/to make room for another caller/);
+        } finally {
+          await greedy.close();
+          await other.close();
+        }
+      },
+      {},
     );
   }, 90_000);
 });
