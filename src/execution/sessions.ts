@@ -361,8 +361,6 @@ export class SessionManager {
     await Promise.all([...this.ending]);
     // A probe under way holds a mount until it ends.
     await this.filesystems.state();
-    // A probe under way holds a mount until it ends.
-    await this.filesystems.state();
     await this.reaper.close();
   }
 
