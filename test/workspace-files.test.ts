@@ -4,13 +4,13 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ErrorCode } from "../src/errors/index.js";
 import { listWorkspaceFiles, readWorkspaceFile, resolveWorkspacePath, workspaceUsage, writeWorkspaceFile } from "../src/execution/workspace-files.js";
 import type { WorkspaceFileLimits, WorkspaceTarget } from "../src/execution/workspace-files.js";
 import { FsHelper } from "../src/sandbox/index.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, hostProcessesMatching, type TestEngine } from "./helpers.js";
 
 const MB = 1024 * 1024;
 const limits: WorkspaceFileLimits = { maxFileBytes: MB, workspaceBytes: 8 * MB, workspaceInodes: 1000 };
@@ -75,6 +75,21 @@ describe("paths", () => {
     await expectCode(() => writeWorkspaceFile(ws, "a\ud800b", "x", "utf8", limits), "PATH_INVALID", /lone surrogate/);
     await expectCode(() => readWorkspaceFile(ws, "\udc00", "utf8", limits), "PATH_INVALID", /lone surrogate/);
     expect((await writeWorkspaceFile(ws, "smile-\ud83d\ude00.txt", "x", "utf8", limits)).path).toBe("/workspace/smile-\u{1f600}.txt");
+  });
+
+  it("leaves no process behind when helpers are stopped while they start (bubblewrap's child waits for a parent that is gone)", async () => {
+    for (let i = 0; i < 60; i++) {
+      const helper = new FsHelper(t.engine.runtime, root, 0);
+      const stop = new AbortController();
+      const answer = helper.run({ op: "list", segments: [], limit: 1 }, { signal: stop.signal }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, i % 7));
+      stop.abort();
+      await answer;
+      await helper.close();
+    }
+    // A stranded child is not a descendant of this process any more: look for it anywhere.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(hostProcessesMatching(basename(root))).toEqual([]);
   });
 
   it("the helper answers a request it cannot handle with a reason, no traceback, and serves the next one", async () => {

@@ -7,6 +7,7 @@ import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
 import { SandgateError } from "../errors/index.js";
 import { isolationArguments } from "./bwrap-args.js";
+import { killGroup } from "./process-group.js";
 import type { SandboxRuntime } from "./runtime.js";
 
 export interface FsHelperOptions {
@@ -159,6 +160,8 @@ export class FsHelper {
         env: { PATH: "/usr/bin:/bin" },
         // bubblewrap passes its working directory on as PWD, which pid 1 of the sandbox shows: not the host's.
         cwd: "/",
+        // A process group of its own, killed whole: see killGroup (process-group.ts).
+        detached: true,
         ...(this.runtime.hostUser ? { uid: this.runtime.hostUser.uid, gid: this.runtime.hostUser.gid } : {}),
       });
     } finally {
@@ -255,12 +258,13 @@ export class FsHelper {
     if (why === undefined) {
       // A clean end: stdin closes and the helper's loop returns; one that lingers is killed.
       (child.stdin as Writable).end();
-      setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+      setTimeout(() => killGroup(child), 5000).unref();
     } else {
-      child.kill("SIGKILL");
+      killGroup(child);
     }
   }
 }
+
 
 /**
  * Runs one helper operation on the workspace at `workspaceDir` in a helper of its own and returns

@@ -11,6 +11,7 @@ import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
 import { SandboxCgroup } from "./cgroups.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
+import { killGroup } from "./process-group.js";
 import { ensureInside, joinEarly } from "./containment.js";
 import { encodeBashRequest, encodeFrame, FrameDecoder, type ExecuteFrame, type ResultFrame, type ToolCallFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
@@ -186,6 +187,8 @@ export class Sandbox {
         env: { PATH: "/usr/bin:/bin" },
         // bubblewrap passes its working directory on as PWD, which pid 1 of the sandbox shows: not the host's.
         cwd: "/",
+        // A process group of its own, killed whole by terminate() (see process-group.ts).
+        detached: true,
         // As root, bubblewrap runs as the unprivileged sandbox user (supplementary groups dropped).
         ...(runtime.hostUser ? { uid: runtime.hostUser.uid, gid: runtime.hostUser.gid } : {}),
       });
@@ -350,7 +353,7 @@ export class Sandbox {
     this.killReason ??= reason;
     // A frozen process does not act on SIGKILL (cgroup v1) until it is thawed.
     this.thaw();
-    if (!this.exited) this.child.kill("SIGKILL");
+    if (!this.exited) killGroup(this.child);
     this.cgroup?.killAll();
   }
 
