@@ -322,3 +322,17 @@ describe("scratch space without cgroups (rlimit mode)", () => {
     expect(value.dev).toBe("EROFS");
   });
 });
+
+describe("a disposed sandbox's cgroup", () => {
+  it("is never touched again by that sandbox once released, though the next sandbox may be using it", async () => {
+    if (withCgroups.cgroups.mode === "none") return;
+    const first = await start(withCgroups, "bash");
+    await first.dispose();
+    // Released cgroups are reused, latest first: the next sandbox gets this one.
+    const second = await start(withCgroups, "bash");
+    await first.dispose();
+    first.terminate("killed");
+    expect(second.alive).toBe(true);
+    expect((await run(second, "echo still here")).stdout.toString()).toBe("still here\n");
+  });
+});

@@ -130,6 +130,10 @@ export class Sandbox {
   private launchErr = "";
   private runCounter = 0;
   private oomBaseline = 0;
+  /** Settles when dispose() has released everything; set by its first call. */
+  private disposed: Promise<void> | undefined;
+  /** The cgroup went back for reuse (or away): nothing here may touch it any more. */
+  private cgroupReleased = false;
   private readonly markerSalt = randomBytes(12).toString("hex");
 
   private constructor(runtime: SandboxRuntime, options: SandboxOptions) {
@@ -354,15 +358,20 @@ export class Sandbox {
     // A frozen process does not act on SIGKILL (cgroup v1) until it is thawed.
     this.thaw();
     if (!this.exited) killGroup(this.child);
-    this.cgroup?.killAll();
+    // A released cgroup may already hold the next sandbox: it is not this one's to kill.
+    if (!this.cgroupReleased) this.cgroup?.killAll();
   }
 
-  /** Stops the sandbox and releases everything it held. Safe to call twice. */
-  async dispose(): Promise<void> {
-    this.terminate("killed");
-    this.readyWaiter?.reject(new SandgateError("SANDBOX_FAILED", "the sandbox was stopped before it was ready"));
-    await Promise.race([this.closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-    await this.cgroup?.release();
+  /** Stops the sandbox and releases everything it held. Safe to call twice: the second call waits for the first. */
+  dispose(): Promise<void> {
+    this.disposed ??= (async () => {
+      this.terminate("killed");
+      this.readyWaiter?.reject(new SandgateError("SANDBOX_FAILED", "the sandbox was stopped before it was ready"));
+      await Promise.race([this.closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      this.cgroupReleased = true;
+      await this.cgroup?.release();
+    })();
+    return this.disposed;
   }
 
   private onStream(stream: OutputStream, chunk: Buffer): void {
@@ -524,7 +533,7 @@ export class Sandbox {
     if (!run) return;
     this.out.stdout.flushPending();
     this.out.stderr.flushPending();
-    const oom = (this.cgroup?.oomKills() ?? 0) > this.oomBaseline;
+    const oom = !this.cgroupReleased && (this.cgroup?.oomKills() ?? 0) > this.oomBaseline;
     const { code } = this.exitInfo;
     const limitS = Math.round(run.request.timeoutMs / 100) / 10;
     switch (this.killReason) {
