@@ -86,7 +86,8 @@ export class TreeWriter {
         chmodSync(temp, 0o644);
         renameSync(temp, target);
       } catch (error) {
-        this.written.delete(path);
+        // Like a failed background batch: none of what was not written may count as written.
+        for (const [unwritten] of batch.writes) this.written.delete(unwritten);
         rmSync(temp, { force: true });
         throw error;
       }

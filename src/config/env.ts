@@ -145,6 +145,7 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
   const { limits, sessions, sandboxUser, server } = base;
   const cors = parseBooleanEnv(env, "MCP_ENABLE_CORS");
   const apiKey = env.SANDGATE_API_KEY?.trim();
+  const perCaller = env.SANDGATE_SANDBOXES_PER_CALLER?.trim() ? num("SANDGATE_SANDBOXES_PER_CALLER", 0) : limits.maxSandboxesPerIdentity;
   return {
     ...base,
     sandboxDir: str("SANDBOX_DIR", base.sandboxDir),
@@ -162,11 +163,7 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
       savedOutputsMb: num("SANDGATE_SAVED_OUTPUTS_MB", limits.savedOutputsMb),
       maxOpenFiles: num("SANDGATE_MAX_OPEN_FILES", limits.maxOpenFiles),
       maxSandboxes: num("SANDGATE_MAX_SANDBOXES", limits.maxSandboxes),
-      ...(env.SANDGATE_SANDBOXES_PER_CALLER?.trim()
-        ? { maxSandboxesPerIdentity: num("SANDGATE_SANDBOXES_PER_CALLER", limits.maxSandboxesPerIdentity ?? 1) }
-        : limits.maxSandboxesPerIdentity === undefined
-          ? {}
-          : { maxSandboxesPerIdentity: limits.maxSandboxesPerIdentity }),
+      ...(perCaller === undefined ? {} : { maxSandboxesPerIdentity: perCaller }),
       maxCommittedMemoryMb: num("SANDGATE_MAX_COMMITTED_MB", limits.maxCommittedMemoryMb),
       queueWaitS: num("SANDGATE_QUEUE_WAIT", limits.queueWaitS),
     },

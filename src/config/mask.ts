@@ -42,7 +42,7 @@ function nameWords(name: string): string[] {
 }
 
 /** True for a flag, env-style key or query parameter name that holds a secret (`--token`, `API_KEY`, `access_token`). */
-export function isSecretName(name: string): boolean {
+function isSecretName(name: string): boolean {
   const words = nameWords(name);
   if (words.length === 0) return false;
   const last = name.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean).at(-1) ?? "";
@@ -144,7 +144,7 @@ function scanArg(arg: string, previous: string | undefined): { shown: string; se
 }
 
 /** The args of a stdio server for display, and the secret values found in them. */
-export function scanArgs(args: readonly string[]): { shown: string[]; secrets: string[] } {
+function scanArgs(args: readonly string[]): { shown: string[]; secrets: string[] } {
   const shown: string[] = [];
   const secrets: string[] = [];
   args.forEach((arg, i) => {

@@ -28,7 +28,7 @@ export const ERROR_CODES = {
   FORBIDDEN_ORIGIN: { jsonRpc: -32009, http: 403, tool: "protocol", summary: "the Host or Origin header is not allowed (DNS rebinding protection)" },
   BODY_TOO_LARGE: { jsonRpc: -32600, http: 413, tool: "protocol", summary: "the request body is larger than the configured maximum" },
   MALFORMED_REQUEST: { jsonRpc: -32700, http: 400, tool: "protocol", summary: "the request body is not valid JSON" },
-  TOO_MANY_REQUESTS: { jsonRpc: -32010, http: 429, tool: "protocol", summary: "this client, or the server as a whole, has too many requests or sandboxes at once; retry after data.retryAfterS" },
+  TOO_MANY_REQUESTS: { jsonRpc: -32010, http: 429, tool: "protocol", summary: "this client, or the server as a whole, has too many requests or sandboxes at once; retry after the Retry-After header (data.retry_after) seconds" },
   REQUEST_TIMEOUT: { jsonRpc: -32600, http: 408, tool: "protocol", summary: "the request body did not arrive within the configured time" },
   UPSTREAM_UNAVAILABLE: { jsonRpc: -32011, http: 503, tool: "result", summary: "an upstream MCP server is not connected or stopped during the call" },
   UPSTREAM_TIMEOUT: { jsonRpc: -32012, http: 504, tool: "result", summary: "an upstream tool call took longer than its timeout" },

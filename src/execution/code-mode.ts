@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
-import { maskText, SECRET_MASK, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
+import { maskText, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { createToolCallScope, type ToolCallScope } from "./tool-calls.js";
@@ -94,11 +94,8 @@ export class CodeMode {
     if (this.secrets.length === 0 || value === undefined) return value;
     const json = JSON.stringify(value);
     // Secrets are matched as they appear inside JSON strings, so the masked text stays valid JSON.
-    const found = this.jsonSecrets.filter((secret) => json.includes(secret));
-    if (found.length === 0) return value;
-    let out = json;
-    for (const secret of found) out = out.split(secret).join(SECRET_MASK);
-    return JSON.parse(out) as unknown;
+    const out = maskText(json, this.jsonSecrets);
+    return out === json ? value : (JSON.parse(out) as unknown);
   }
 
   /** Tool calls of one execution, bound to the session (or stateless call) that runs it. */

@@ -390,16 +390,8 @@ export class Engine {
         return spare;
       }
     }
-    const lease = await this.admission.acquire(limits.memoryMb, request.owner ?? LOCAL_OWNER, request.signal);
-    if (!pooled) return this.startLeased(lease, () => startSandbox(this.runtime, { kind, limits }));
-    try {
-      const sandbox = await this.pool.acquire(kind);
-      this.holdUntilClosed(lease, sandbox);
-      return sandbox;
-    } catch (error) {
-      lease.release();
-      throw error;
-    }
+    const lease = await this.admission.acquire(limits.memoryMb, owner, request.signal);
+    return this.startLeased(lease, () => (pooled ? this.pool.acquire(kind) : startSandbox(this.runtime, { kind, limits })));
   }
 
   private async startLeased(lease: Lease, start: () => Promise<Sandbox>): Promise<Sandbox> {
@@ -487,16 +479,12 @@ export class Engine {
 
   /** The session's sandbox for `kind`; starting one (first use, or after it died) takes a lease of the caps. */
   private async sessionSandbox(session: Session, kind: RunnerKind, limits: ResolvedLimits, request: ExecuteRequest): Promise<Sandbox> {
-    const current = session.sandboxes.get(kind);
-    if (current?.alive) return this.sessions.sandboxFor(session, kind, limits);
+    if (session.sandboxes.get(kind)?.alive) return this.sessions.sandboxFor(session, kind, limits);
+    // Calls to one session run one at a time, so nothing else starts this sandbox meanwhile.
     const lease = await this.admission.acquire(limits.memoryMb, request.owner ?? LOCAL_OWNER, request.signal);
     const sandbox = await this.startLeased(lease, () => this.sessions.sandboxFor(session, kind, limits));
-    // Another path started it meanwhile: that one holds its own lease.
-    if (sandbox === current) lease.release();
-    else {
-      this.sessionSandboxes.set(sandbox, { session, kind });
-      void sandbox.whenClosed().then(() => this.sessionSandboxes.delete(sandbox));
-    }
+    this.sessionSandboxes.set(sandbox, { session, kind });
+    void sandbox.whenClosed().then(() => this.sessionSandboxes.delete(sandbox));
     return sandbox;
   }
 

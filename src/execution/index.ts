@@ -12,7 +12,7 @@ export type { ExecuteRequest, ExecuteInput } from "./request.js";
 export { SessionManager, LOCAL_OWNER } from "./sessions.js";
 export type { SessionInfo } from "./sessions.js";
 export { shapeOutput } from "./output.js";
-export { parseSavedOutputUri, savedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
+export { parseSavedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
 export type { SavedStream } from "./saved-outputs.js";
 export { prepareCode } from "./prepare-code.js";
 export type { FileEncoding, WorkspaceEntry, WorkspaceFileLimits } from "./workspace-files.js";

@@ -295,16 +295,6 @@ export class SandboxCgroup {
     }
   }
 
-  /** True once every process of the cgroup is frozen (not merely being frozen). */
-  isFrozen(): boolean {
-    try {
-      if (this.dirs.unified) return readNumber(join(this.dirs.unified, "cgroup.events"), "frozen") === 1;
-      if (this.dirs.freezer) return readFileSync(join(this.dirs.freezer, "freezer.state"), "utf8").trim() === "FROZEN";
-    } catch {
-      // no freezer
-    }
-    return false;
-  }
 
   /** SIGKILLs every process in the cgroup: the backstop when bwrap's own teardown is not enough. */
   killAll(): void {

@@ -54,10 +54,6 @@ export class ReplyPipe {
     });
   }
 
-  get waitingBytes(): number {
-    return this.pipe.writableLength;
-  }
-
   /** Writes `data`, or calls onOverflow instead when the runner has left too much unread. */
   write(data: Buffer): boolean {
     const waiting = this.pipe.writableLength;

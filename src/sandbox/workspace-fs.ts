@@ -126,8 +126,8 @@ export class WorkspaceFilesystems {
     if ((await this.state()).active !== "filesystem") return false;
     const image = this.imageOf(workspaceDir);
     try {
-      // ext4 keeps 10 inodes for itself beyond the root directory.
-      // ext4 rounds the count up to whole inode-table blocks (16 inodes) per block group.
+      // ext4 keeps 10 inodes for itself beyond the root directory (and rounds the count up to a
+      // multiple of 16 per block group, so a few more entries than asked may fit).
       const inodes = this.options.inodes + RESERVED_INODES;
       // Room for the data plus the inode table, bitmaps and group descriptors; sparse, so the
       // host spends only what is written.

@@ -12,7 +12,7 @@ export interface ToolCallContext {
   /** Receives output while code runs (MCP logging/progress, REST server-sent events). */
   onOutput?: (stream: OutputStream, text: string) => void;
   /**
-   * The verified identity of the caller (see server/identity.ts): sessions and files are only
+   * The verified identity of the caller (see server/http/caller.ts): sessions and files are only
    * ever looked up among its own. Library callers that leave it out act as "local".
    */
   owner?: string;

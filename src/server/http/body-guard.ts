@@ -40,7 +40,7 @@ async function readWithin(body: ReadableStream<Uint8Array>, options: BodyGuardOp
       }
       size += next.value.length;
       if (size > options.maxBytes) {
-        return { ok: false, error: new SandgateError("BODY_TOO_LARGE", `the request body is larger than ${options.maxBytes} bytes (server.maxBodyBytes)`) };
+        return { ok: false, error: tooLarge(options.maxBytes) };
       }
       chunks.push(next.value);
     }
@@ -58,6 +58,10 @@ async function readWithin(body: ReadableStream<Uint8Array>, options: BodyGuardOp
 }
 
 /** The socket behind a request served by @hono/node-server, when there is one. */
+function tooLarge(maxBytes: number): SandgateError {
+  return new SandgateError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes (server.maxBodyBytes)`);
+}
+
 function socketOf(env: unknown): Socket | undefined {
   return (env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket;
 }
@@ -68,7 +72,7 @@ export function bodyGuard(options: BodyGuardOptions): MiddlewareHandler {
     if (!body) return next();
     const declared = c.req.header("content-length");
     if (declared !== undefined && !c.req.raw.headers.has("transfer-encoding") && Number(declared) > options.maxBytes) {
-      return errorResponse(c, new SandgateError("BODY_TOO_LARGE", `the request body is larger than ${options.maxBytes} bytes (server.maxBodyBytes)`));
+      return errorResponse(c, tooLarge(options.maxBytes));
     }
     const outcome = await readWithin(body, options);
     if (!outcome.ok) {
