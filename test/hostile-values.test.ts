@@ -43,8 +43,10 @@ describe("hostile values", () => {
   });
 
   it("stdout that is JSON nested 1,000,000 deep is shortened, not a server error", async () => {
-    const r = await rest.api<{ status: string; stdout: string }>("/execute", { json: { language: "python", code: "print('[' * 1000000 + ']' * 1000000)" } });
+    const r = await rest.api<{ status: string; stdout: string; truncated: boolean }>("/execute", { json: { language: "python", code: "print('[' * 1000000 + ']' * 1000000)" } });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe("ok");
+    expect(r.body.truncated).toBe(true);
+    expect(r.body.stdout.length).toBeLessThan(100_000);
   });
 });

@@ -324,12 +324,14 @@ describe("scratch space without cgroups (rlimit mode)", () => {
 });
 
 describe("a disposed sandbox's cgroup", () => {
-  it("is never touched again by that sandbox once released, though the next sandbox may be using it", async () => {
-    if (withCgroups.cgroups.mode === "none") return;
+  it("is never touched again by that sandbox once released, though the next sandbox may be using it", async (context) => {
+    if (withCgroups.cgroups.mode === "none") context.skip();
     const first = await start(withCgroups, "bash");
+    const firstCgroup = (await run(first, "cat /proc/self/cgroup")).stdout.toString();
     await first.dispose();
     // Released cgroups are reused, latest first: the next sandbox gets this one.
     const second = await start(withCgroups, "bash");
+    expect((await run(second, "cat /proc/self/cgroup")).stdout.toString()).toBe(firstCgroup);
     await first.dispose();
     first.terminate("killed");
     expect(second.alive).toBe(true);
