@@ -261,7 +261,7 @@ describe("MCP sessions do not leak", () => {
     });
   });
 
-  it("closes sessions that made no tool call within server.mcpUnusedSessionS once their client is gone, and the sessions they owned", async () => {
+  it("closes sessions that made no tool call within server.mcpUnusedSessionS once their client is gone; anonymous sessions end their execution sessions when they close", async () => {
     await withServer({ mcpUnusedSessionS: 1 }, async (s, api) => {
       const gone = await mcpClient(s.url);
       const listening = await mcpClient(s.url);
