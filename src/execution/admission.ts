@@ -22,6 +22,15 @@ export function defaultSandboxesPerOwner(maxSandboxes: number): number {
   return Math.max(1, Math.floor((maxSandboxes * 3) / 4));
 }
 
+/**
+ * The fairness rule at a full server, for sandboxes and session slots alike: a holder gives way
+ * to a waiting caller when it holds at least two more than that caller, so it still holds as many
+ * afterwards and two callers never take turns evicting each other.
+ */
+export function mustGiveWay(held: number, waiterHeld: number): boolean {
+  return held >= waiterHeld + 2;
+}
+
 /** One sandbox's share of the caps; release() is idempotent. */
 export interface Lease {
   readonly memoryMb: number;
@@ -86,6 +95,11 @@ export class Admission {
   /** Live sandboxes charged to `owner`. */
   heldBy(owner: string): number {
     return this.held.get(owner) ?? 0;
+  }
+
+  /** `holder`'s idle sandboxes give way to a waiting call of `waiter` (see mustGiveWay). */
+  mustGiveWay(holder: string, waiter: string): boolean {
+    return holder !== waiter && mustGiveWay(this.heldBy(holder), this.heldBy(waiter));
   }
 
   /** `owner` holds its whole share: it waits for one of its own sandboxes, never for others'. */

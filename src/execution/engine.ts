@@ -492,10 +492,10 @@ export class Engine {
    * Makes room for a waiting call of `owner`. An owner at its share of the sandboxes only gets
    * room from its own sandboxes. Otherwise: a pool spare gives way first; then, at once, the
    * idle session sandbox (least recently used) of the owner holding the most sandboxes, when
-   * that owner holds at least two more than `owner` (so two callers never take turns evicting
-   * each other); else any session's sandbox idle at least sessions.evictIdleAfterS. A session
-   * that loses its sandbox keeps its files; its next call in that language starts a fresh
-   * interpreter and says so (state_reset). Running calls are never stopped.
+   * that owner must give way to `owner` (admission's mustGiveWay); else any session's sandbox
+   * idle at least sessions.evictIdleAfterS. A session that loses its sandbox keeps its files;
+   * its next call in that language starts a fresh interpreter and says so (state_reset).
+   * Running calls are never stopped.
    */
   private makeRoomFor(owner: string): void {
     if (this.admission.atCap(owner)) {
@@ -503,9 +503,7 @@ export class Engine {
       return;
     }
     if (this.pool.shrink()) return;
-    const mine = this.admission.heldBy(owner);
-    const greedy = (other: string): boolean => other !== owner && this.admission.heldBy(other) >= mine + 2;
-    if (this.evictIdleSessionSandbox((session) => greedy(session.owner), true)) return;
+    if (this.evictIdleSessionSandbox((session) => this.admission.mustGiveWay(session.owner, owner), true)) return;
     this.evictIdleSessionSandbox(() => true);
   }
 
@@ -547,8 +545,7 @@ export class Engine {
     const now = Date.now();
     const evictMs = this.config.sessions.evictIdleAfterS * 1000;
     const capped = this.admission.atCap(owner);
-    const mine = this.admission.heldBy(owner);
-    const givesWayAtOnce = (other: string): boolean => !capped && other !== owner && this.admission.heldBy(other) >= mine + 2;
+    const givesWayAtOnce = (other: string): boolean => !capped && this.admission.mustGiveWay(other, owner);
     let soonest = Infinity;
     for (const [sandbox, { owner: holder, deadline }] of this.running) {
       if (capped && holder !== owner) continue;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import type { ResolvedLimits, RunnerKind, Sandbox, SandboxRuntime, WorkspaceFsMode } from "../sandbox/index.js";
 import { WorkspaceFilesystems, giveToSandbox, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
+import { mustGiveWay } from "./admission.js";
 import { WorkspaceReaper } from "./workspace-reaper.js";
 
 /** The owner of sessions started by library callers that name none. */
@@ -246,7 +247,7 @@ export class SessionManager {
   /**
    * At the global maximum, the session that gives way to `owner` (holding `own`): the least
    * recently used idle one (idle at least evictIdleAfterMs) of the owner holding the most, if
-   * that owner holds at least two more than `owner`, so it still holds as many afterwards.
+   * that owner must give way to `owner` (admission's mustGiveWay).
    */
   private fairVictim(owner: string, own: number): Session | undefined {
     const counts = this.counts();
@@ -254,7 +255,7 @@ export class SessionManager {
     let victim: Session | undefined;
     for (const s of this.sessions.values()) {
       const count = counts.get(s.owner) ?? 0;
-      if (s.owner === owner || s.busy || s.lastUsedAt > idleSince || count < own + 2) continue;
+      if (s.owner === owner || s.busy || s.lastUsedAt > idleSince || !mustGiveWay(count, own)) continue;
       const best = victim ? (counts.get(victim.owner) ?? 0) : -1;
       if (count > best || (count === best && victim !== undefined && s.lastUsedAt < victim.lastUsedAt)) victim = s;
     }
@@ -263,8 +264,8 @@ export class SessionManager {
 
   /**
    * Seconds until a slot is expected at the global maximum for an owner holding `own`: the
-   * soonest any session expires, or one of an owner holding two more has been idle long enough
-   * to give way. A busy session counts as just used.
+   * soonest any session expires, or one of an owner that must give way (mustGiveWay) has been
+   * idle long enough to. A busy session counts as just used.
    */
   private fullRetryAfterS(own: number): number {
     const now = Date.now();
@@ -273,7 +274,7 @@ export class SessionManager {
     let soonest = Infinity;
     for (const s of this.sessions.values()) {
       const since = s.busy ? now : s.lastUsedAt;
-      const gives = (counts.get(s.owner) ?? 0) >= own + 2 ? Math.min(evictMs, this.options.idleTtlMs) : this.options.idleTtlMs;
+      const gives = mustGiveWay(counts.get(s.owner) ?? 0, own) ? Math.min(evictMs, this.options.idleTtlMs) : this.options.idleTtlMs;
       soonest = Math.min(soonest, since + gives);
     }
     return Math.max(1, Math.ceil((soonest - now) / 1000));
