@@ -12,7 +12,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
-import { CodeMode, Engine } from "../src/execution/index.js";
+import { CodeMode } from "../src/code-mode/index.js";
+import { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import { startFloodServer, type FloodServer } from "./fixtures/upstream/flood-server.js";
 import { recordingLogger, waitFor } from "./fixtures/upstream/helpers.js";

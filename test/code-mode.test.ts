@@ -10,7 +10,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
-import { CodeMode, Engine } from "../src/execution/index.js";
+import { CodeMode } from "../src/code-mode/index.js";
+import { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import { freePort, isAlive, waitFor } from "./fixtures/upstream/helpers.js";
 import { serverContext } from "./server-helpers.js";

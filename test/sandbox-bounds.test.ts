@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config/index.js";
 import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
 import { encodeFrame, FrameDecoder } from "../src/sandbox/protocol.js";
 import { prepareRuntime, type RunnerKind, type SandboxRuntime } from "../src/sandbox/runtime.js";
-import { BashToolRequestDecoder } from "../src/sandbox/tool-calls.js";
+import { BashToolRequestDecoder } from "../src/sandbox/upstream-calls.js";
 import { Sandbox, type RunOutcome, type RunRequest } from "../src/sandbox/sandbox.js";
 import { descendantPids } from "./helpers.js";
 

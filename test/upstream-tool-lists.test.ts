@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema } from "../src/config/index.js";
-import { CodeMode } from "../src/execution/index.js";
+import { CodeMode } from "../src/code-mode/index.js";
 import { UpstreamManager } from "../src/upstream/index.js";
 import { text, waitFor } from "./fixtures/upstream/helpers.js";
 import { startToolListServer, type ToolListServer } from "./fixtures/upstream/tool-list-server.js";

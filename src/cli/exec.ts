@@ -6,7 +6,8 @@ import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
 import { createLogger } from "../util/logger.js";
-import { CodeMode, Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
+import { CodeMode } from "../code-mode/index.js";
+import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
 import { toWireResult } from "../server/index.js";
 
 export interface ExecArgs {

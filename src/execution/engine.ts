@@ -25,7 +25,7 @@ import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./outp
 import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-outputs.js";
 import { shapeText, shapeValue } from "./shaping.js";
 import { countTokens, estimateJsonTokens, estimateTokens } from "./tokens.js";
-import type { ToolCallRecord, ToolCallScope } from "./tool-calls.js";
+import type { ToolCallRecord, ToolCallScope } from "./upstream-call-scope.js";
 import { prepareCode } from "./prepare-code.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";

@@ -28,9 +28,9 @@ import {
   type BashToolRequest,
   type ToolCallHandler,
   type ToolCallReply,
-} from "./tool-calls.js";
+} from "./upstream-calls.js";
 
-export type { ToolCallHandler, ToolCallReply, ToolCallRequest } from "./tool-calls.js";
+export type { ToolCallHandler, ToolCallReply, ToolCallRequest } from "./upstream-calls.js";
 
 export type RunStatus = "ok" | "error" | "timeout" | "memory_limit" | "output_limit" | "killed";
 export type OutputStream = "stdout" | "stderr";

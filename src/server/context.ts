@@ -1,7 +1,8 @@
 // What every server part shares: the engine, the effective config, the logger and start time.
 
 import type { SandgateConfig } from "../config/index.js";
-import type { CodeMode, Engine } from "../execution/index.js";
+import type { CodeMode } from "../code-mode/index.js";
+import type { Engine } from "../execution/index.js";
 import type { Logger } from "../util/logger.js";
 
 export interface ServerContext {

@@ -6,9 +6,10 @@ import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
 import { maskText, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
+import type { ToolCallScope } from "../execution/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
-import { createToolCallScope, type ToolCallScope } from "./tool-calls.js";
+import { createToolCallScope } from "./upstream-calls.js";
 
 export interface CodeModeOptions {
   log?: Logger;

@@ -4,29 +4,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Catalog } from "../catalog/index.js";
 import { isSandgateError } from "../errors/index.js";
-import type { ToolCallReply, ToolCallRequest } from "../sandbox/index.js";
+import { estimateJsonTokens, type ToolCallRecord, type ToolCallScope } from "../execution/index.js";
+import type { ToolCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
-import { estimateJsonTokens } from "./tokens.js";
-
-/** One tool call as the execution result reports it. */
-export interface ToolCallRecord {
-  tool: string;
-  ok: boolean;
-  durationMs: number;
-  error?: string;
-}
-
-export interface ToolCallSummary {
-  calls: ToolCallRecord[];
-  /** Tokens of tool results that were handed to the code and never reached the agent. */
-  tokensInSandbox: number;
-}
-
-/** What the engine needs from code mode for one execution. */
-export interface ToolCallScope {
-  onToolCall: (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallReply>;
-  finish: () => ToolCallSummary;
-}
 
 export interface ToolCallScopeOptions {
   catalog: Catalog;
