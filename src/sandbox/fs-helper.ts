@@ -1,13 +1,13 @@
 // Starts the file helper (runners/fs_helper.py): one workspace operation done as the sandbox user
 // inside fresh bubblewrap namespaces that hold only /usr and that workspace, so the kernel decides.
 
-import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, openSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
 import { SandgateError } from "../errors/index.js";
 import { isolationArguments } from "./bwrap-args.js";
-import { killGroup } from "./process-group.js";
+import { killGroup, spawnBwrap } from "./process-group.js";
 import type { SandboxRuntime } from "./runtime.js";
 
 export interface FsHelperOptions {
@@ -151,22 +151,9 @@ export class FsHelper {
   }
 
   private start(): ChildProcess {
-    const seccompFd = this.runtime.seccompFile ? openSync(this.runtime.seccompFile, "r") : undefined;
-    const argv = helperArgv(this.runtime, this.workspaceDir, seccompFd === undefined ? undefined : 3);
-    let child: ChildProcess;
-    try {
-      child = spawn(argv[0]!, argv.slice(1), {
-        stdio: ["pipe", "pipe", "pipe", seccompFd ?? "ignore"],
-        env: { PATH: "/usr/bin:/bin" },
-        // bubblewrap passes its working directory on as PWD, which pid 1 of the sandbox shows: not the host's.
-        cwd: "/",
-        // A process group of its own, killed whole: see killGroup (process-group.ts).
-        detached: true,
-        ...(this.runtime.hostUser ? { uid: this.runtime.hostUser.uid, gid: this.runtime.hostUser.gid } : {}),
-      });
-    } finally {
-      if (seccompFd !== undefined) closeSync(seccompFd);
-    }
+    const seccomp = this.runtime.seccompFile ? { file: this.runtime.seccompFile, fd: 3 } : undefined;
+    const argv = helperArgv(this.runtime, this.workspaceDir, seccomp?.fd);
+    const child = spawnBwrap({ argv, stdio: ["pipe", "pipe", "pipe"], seccomp, hostUser: this.runtime.hostUser });
     this.child = child;
     this.gone = new Promise((resolve) => child.once("close", () => resolve()));
     this.chunks = [];

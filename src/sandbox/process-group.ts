@@ -1,7 +1,45 @@
-// Killing a bubblewrap launch whole: bubblewrap in a process group of its own (spawned with
-// `detached`), and the group killed while bubblewrap is still ours.
+// Starting and killing a bubblewrap launch (sandboxes and file helpers alike): spawned as the
+// sandbox user with a bare environment in a process group of its own, and that group killed whole.
 
-import type { ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import type { HostUser } from "./runtime.js";
+
+export interface BwrapSpawnOptions {
+  /** bubblewrap's argv (or a launcher's that execs it); argv[0] is the program. */
+  argv: string[];
+  /** What the child gets on fds 0, 1, 2, ...; unlisted fds below `seccomp.fd` are closed. */
+  stdio: ReadonlyArray<"pipe" | "ignore">;
+  /** The seccomp program, opened here and handed over at `fd` (the fd argv names). */
+  seccomp?: { file: string; fd: number } | undefined;
+  /** As root, bubblewrap runs as this unprivileged user (supplementary groups dropped). */
+  hostUser: HostUser | undefined;
+}
+
+/** Spawns a bubblewrap launch; kill it with killGroup. */
+export function spawnBwrap(options: BwrapSpawnOptions): ChildProcess {
+  const stdio: Array<"pipe" | "ignore" | number> = [...options.stdio];
+  const seccompFd = options.seccomp ? openSync(options.seccomp.file, "r") : undefined;
+  try {
+    if (options.seccomp && seccompFd !== undefined) {
+      while (stdio.length <= options.seccomp.fd) stdio.push("ignore");
+      stdio[options.seccomp.fd] = seccompFd;
+    }
+    const [program, ...args] = options.argv;
+    return spawn(program!, args, {
+      stdio,
+      env: { PATH: "/usr/bin:/bin" },
+      // bubblewrap passes its working directory on as PWD, which pid 1 of the sandbox shows: not the host's.
+      cwd: "/",
+      // A process group of its own, killed whole by killGroup.
+      detached: true,
+      ...(options.hostUser ? { uid: options.hostUser.uid, gid: options.hostUser.gid } : {}),
+    });
+  } finally {
+    // The child has its own copy now.
+    if (seccompFd !== undefined) closeSync(seccompFd);
+  }
+}
 
 /**
  * Kills bubblewrap and what it forked so far. bubblewrap's child arms its parent-death signal
