@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
-import { prepareCode } from "../src/execution/prepare-code.js";
+import { prepareCode } from "../src/languages/index.js";
 import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
 import { prepareRuntime, type SandboxRuntime } from "../src/sandbox/runtime.js";
 import { Sandbox, type RunOutcome, type ToolCallHandler } from "../src/sandbox/sandbox.js";

@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
-import { prepareJavaScript } from "../src/sandbox/js-transform.js";
+import { prepareJavaScript } from "../src/languages/js-transform.js";
 import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
 import { prepareRuntime, type RunnerKind, type SandboxRuntime } from "../src/sandbox/runtime.js";
 import { Sandbox, type RunOutcome, type RunRequest, type ToolCallReply, type ToolCallRequest } from "../src/sandbox/sandbox.js";
-import { transpileTypeScript } from "../src/sandbox/ts-transpile.js";
+import { transpileTypeScript } from "../src/languages/ts-transpile.js";
 
 let dir: string;
 let toolsDir: string;

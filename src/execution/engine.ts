@@ -26,7 +26,7 @@ import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-out
 import { shapeText, shapeValue } from "./shaping.js";
 import { countTokens, estimateJsonTokens, estimateTokens } from "./tokens.js";
 import type { ToolCallRecord, ToolCallScope } from "./upstream-call-scope.js";
-import { prepareCode } from "./prepare-code.js";
+import { prepareCode } from "../languages/index.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
 import { listWorkspaceFiles, readWorkspaceFile, workspaceUsage, writeWorkspaceFile, type FileEncoding, type WorkspaceFileLimits, type WorkspaceTarget } from "./workspace-files.js";

@@ -11,5 +11,4 @@ export type { SessionInfo } from "./sessions.js";
 export { shapeOutput } from "./output.js";
 export { parseSavedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
 export type { SavedStream } from "./saved-outputs.js";
-export { prepareCode } from "./prepare-code.js";
 export type { FileEncoding, WorkspaceEntry, WorkspaceFileLimits } from "./workspace-files.js";

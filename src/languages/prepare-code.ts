@@ -1,55 +1,31 @@
 // Turns a request's code into what a runner executes: the runner kind, the file name shown in
-// tracebacks, and for TypeScript/JavaScript the host-side transpile and top-level-await wrap.
+// tracebacks, and a syntax error found on the host shown the way the runner would show it.
 
-import type { Language } from "../config/index.js";
-import { prepareJavaScript } from "../sandbox/js-transform.js";
 import { NestingTooDeepError } from "../sandbox/nesting.js";
-import type { RunnerKind } from "../sandbox/runtime.js";
-import { transpileTypeScript, TypeScriptSyntaxError } from "../sandbox/ts-transpile.js";
+import type { JavaScriptMode } from "./js-transform.js";
+import type { RunnerKind } from "./names.js";
+import { TypeScriptSyntaxError } from "./ts-transpile.js";
 
 export interface PreparedCode {
   kind: RunnerKind;
   code: string;
   filename: string;
-  mode?: "script" | "async";
+  mode?: JavaScriptMode;
 }
 
 export type PrepareOutcome = { ok: true; prepared: PreparedCode } | { ok: false; error: { type: string; message: string; traceback: string } };
 
-export function prepareCode(language: Language, code: string): PrepareOutcome {
-  switch (language) {
-    case "python":
-      return { ok: true, prepared: { kind: "python", code, filename: "main.py" } };
-    case "bash":
-      return { ok: true, prepared: { kind: "bash", code, filename: "main.sh" } };
-    case "javascript": {
-      let js: ReturnType<typeof prepareJavaScript>;
-      try {
-        js = prepareJavaScript(code);
-      } catch (error) {
-        if (error instanceof NestingTooDeepError) return syntaxError("main.js", code, error);
-        throw error;
-      }
-      return { ok: true, prepared: { kind: "javascript", code: js.code, filename: "main.js", mode: js.mode } };
-    }
-    case "typescript": {
-      let js: string;
-      try {
-        js = transpileTypeScript(code);
-      } catch (error) {
-        if (error instanceof TypeScriptSyntaxError) return syntaxError("main.ts", code, error);
-        throw error;
-      }
-      let prepared: ReturnType<typeof prepareJavaScript>;
-      try {
-        prepared = prepareJavaScript(js);
-      } catch (error) {
-        // sucrase keeps every line where it was, so the position is the user's.
-        if (error instanceof NestingTooDeepError) return syntaxError("main.ts", code, error);
-        throw error;
-      }
-      return { ok: true, prepared: { kind: "javascript", code: prepared.code, filename: "main.ts", mode: prepared.mode } };
-    }
+/**
+ * Runs a host-side transform of the user's code for `kind`; a syntax error it finds (or code too
+ * deeply nested to parse) becomes the outcome, at the user's own line and column.
+ */
+export function prepareOnHost(kind: RunnerKind, filename: string, code: string, transform: (code: string) => Omit<PreparedCode, "kind" | "filename">): PrepareOutcome {
+  try {
+    return { ok: true, prepared: { kind, filename, ...transform(code) } };
+  } catch (error) {
+    // The transforms keep every line where it was, so the position is the user's.
+    if (error instanceof NestingTooDeepError || error instanceof TypeScriptSyntaxError) return syntaxError(filename, code, error);
+    throw error;
   }
 }
 

@@ -14,8 +14,6 @@ export { detectCgroups, removeIdleCgroups } from "./cgroups.js";
 export type { CgroupSupport, CgroupMode } from "./cgroups.js";
 export type { VolumeMount } from "./bwrap-args.js";
 export { buildSeccompProgram, SECCOMP_DENIED_SYSCALLS } from "./seccomp.js";
-export { prepareJavaScript } from "./js-transform.js";
-export { transpileTypeScript, TypeScriptSyntaxError } from "./ts-transpile.js";
 
 import type { SandboxRuntime } from "./runtime.js";
 import { Sandbox, type SandboxOptions } from "./sandbox.js";

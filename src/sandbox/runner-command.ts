@@ -1,19 +1,20 @@
-// How each runner is started inside bubblewrap: its command line and the environment every
-// sandbox gets (nothing of the host's environment reaches it).
+// How a runner is started inside bubblewrap: its command line (declared by its spec in
+// src/languages/) and the environment every sandbox gets (nothing of the host's reaches it).
 
+import { RUNNER_KINDS, RUNNER_SPECS, type RunnerKind } from "../languages/index.js";
 import type { ResolvedLimits } from "./limits.js";
-import type { RunnerKind, SandboxRuntime } from "./runtime.js";
+import type { SandboxRuntime } from "./runtime.js";
 
-export const RUNNER_COMMAND: Record<RunnerKind, (runtime: SandboxRuntime, limits: ResolvedLimits) => string[]> = {
-  python: (rt) => [rt.interpreters.python, "-I", "-S", "-B", rt.pythonEntry],
-  bash: (rt) => [rt.interpreters.bash, "--noprofile", "--norc", "-c", BASH_RUNNER_LOOP, "main.sh"],
-  javascript: (rt, limits) => [
-    rt.interpreters.node,
-    // V8 sizes its heap from the host's RAM; tell it the sandbox's real budget so it collects in time.
-    `--max-old-space-size=${Math.max(16, Math.floor(limits.memoryMb * 0.75))}`,
-    "/sandgate/runners/node_runner.cjs",
-  ],
-};
+/** The argv of the `kind` runner in a sandbox with these limits. */
+export function runnerCommand(runtime: SandboxRuntime, kind: RunnerKind, limits: ResolvedLimits): string[] {
+  const spec = RUNNER_SPECS[kind];
+  return spec.command({ interpreter: runtime.interpreters[spec.interpreter], entry: runtime.runnerEntries[kind], memoryMb: limits.memoryMb });
+}
+
+/** runnerCommand() as a table by kind. */
+export const RUNNER_COMMAND = Object.fromEntries(
+  RUNNER_KINDS.map((kind) => [kind, (runtime: SandboxRuntime, limits: ResolvedLimits) => runnerCommand(runtime, kind, limits)]),
+) as Record<RunnerKind, (runtime: SandboxRuntime, limits: ResolvedLimits) => string[]>;
 
 export const SANDBOX_ENV = {
   // sandgate-tool lives in /sandgate/runners/bin.
@@ -26,10 +27,3 @@ export const SANDBOX_ENV = {
   PYTHONUNBUFFERED: "1",
   PYTHONDONTWRITEBYTECODE: "1",
 } as const;
-
-/**
- * The Bash runner's main loop (functions in runners/bash_lib.sh). It runs as `bash -c` with
- * $0 = main.sh and the eval on line 1, so messages and $LINENO match the user's own lines.
- */
-const BASH_RUNNER_LOOP =
-  'builtin . /sandgate/runners/bash_lib.sh; while __sg_next; do __sg_busy=1; eval "$__sg_code" </dev/null 3<&- 4>&-; __sg_done "$?"; done; __sg_busy=0';

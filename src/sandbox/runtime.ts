@@ -21,17 +21,15 @@ import {
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SandgateError } from "../errors/index.js";
+import { INTERPRETER_SPECS, INTERPRETERS, RUNNER_KINDS, RUNNER_SPECS, type Interpreter, type RunnerKind } from "../languages/index.js";
 import { SANDBOX_GID, SANDBOX_HOSTNAME, SANDBOX_UID, type VolumeMount } from "./bwrap-args.js";
 import { detectCgroups, removeStaleCgroups, type CgroupSupport } from "./cgroups.js";
 import { buildSeccompProgram } from "./seccomp.js";
 
-export type RunnerKind = "python" | "javascript" | "bash";
+export type { RunnerKind };
 
-export interface InterpreterPaths {
-  python: string;
-  node: string;
-  bash: string;
-}
+/** Where each interpreter is on this host (the sandbox sees the same paths). */
+export type InterpreterPaths = Record<Interpreter, string>;
 
 /** The unprivileged host identity sandboxes run as when sandgate itself runs as root. */
 export interface HostUser {
@@ -50,7 +48,9 @@ export interface SandboxRuntime {
   interpreters: InterpreterPaths;
   /** Host directory bound at /sandgate/runners. */
   runnersDir: string;
-  /** The Python runner's entry inside the sandbox: precompiled bytecode when it could be made. */
+  /** Each runner's entry file inside the sandbox: Python's is precompiled bytecode when it could be made. */
+  runnerEntries: Record<RunnerKind, string>;
+  /** The Python runner's entry (runnerEntries.python): when it is bytecode, so is the file helper (see fs-helper.ts). */
   pythonEntry: string;
   etcDir: string;
   seccompFile: string | undefined;
@@ -101,15 +101,14 @@ export function findBwrap(configured?: string): string | undefined {
   return findExecutable(configured ? [configured] : ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]);
 }
 
+/** Each interpreter found: the configured path only, when configured, else its spec's candidates in order. */
 export function defaultInterpreters(overrides: Partial<InterpreterPaths> = {}): Partial<InterpreterPaths> {
   const found: Partial<InterpreterPaths> = {};
-  const pick = (configured: string | undefined, defaults: string[]): string | undefined => findExecutable(configured ? [configured] : defaults);
-  const python = pick(overrides.python, ["/usr/bin/python3"]);
-  const node = pick(overrides.node, ["/usr/bin/node", process.execPath]);
-  const bash = pick(overrides.bash, ["/usr/bin/bash", "/bin/bash"]);
-  if (python) found.python = python;
-  if (node) found.node = node;
-  if (bash) found.bash = bash;
+  for (const interpreter of INTERPRETERS) {
+    const configured = overrides[interpreter];
+    const path = findExecutable(configured ? [configured] : [...INTERPRETER_SPECS[interpreter].candidates]);
+    if (path) found[interpreter] = path;
+  }
   return found;
 }
 
@@ -124,30 +123,32 @@ function prefixesOutsideUsr(paths: string[]): string[] {
   return [...prefixes];
 }
 
-const RUNNER_FILES = ["python_runner.py", "sandgate_frames.py", "sandgate.py", "fs_helper.py", "node_runner.cjs", "node_code_mode.cjs", "bash_lib.sh", "bin/sandgate-tool"];
-/** Runner files that run as commands inside the sandbox. */
-const EXECUTABLE_RUNNER_FILES = new Set(["bin/sandgate-tool"]);
+/** The runners' files, and the workspace file helper that every host runs (with Python; see fs-helper.ts). */
+const RUNNER_FILES = [...RUNNER_KINDS.flatMap((kind) => RUNNER_SPECS[kind].files), "fs_helper.py"];
+/** Runner files under bin/ run as commands inside the sandbox (it is on PATH). */
+const isExecutableRunnerFile = (file: string): boolean => file.startsWith("bin/");
 
 /**
  * Python compiles a script run by path on every start (about 4 ms of a 15 ms start); a copy of
  * the runners with the Python files as bytecode saves that on every sandbox. The copy is keyed
  * by the runners' content and the interpreter, so an upgrade of either makes a new one.
  */
-function compiledRunners(runtimeDir: string, python: string): { dir: string; pythonEntry: string } | undefined {
+function compiledRunners(runtimeDir: string, python: string): { dir: string } | undefined {
   const hash = createHash("sha256").update(python);
   for (const file of RUNNER_FILES) hash.update(readFileSync(join(RUNNERS_DIR, file)));
   const dir = join(runtimeDir, `runners-${hash.digest("hex").slice(0, 16)}`);
-  const entry = { dir, pythonEntry: "/sandgate/runners/python_runner.pyc" };
-  if (existsSync(join(dir, "python_runner.pyc"))) return entry;
+  const entry = { dir };
+  if (RUNNER_FILES.every((file) => !file.endsWith(".py") || existsSync(join(dir, `${file}c`)))) return entry;
   const staging = `${dir}.tmp-${process.pid}`;
   try {
     mkdirSync(join(staging, "bin"), { recursive: true });
     for (const file of RUNNER_FILES.filter((name) => !name.endsWith(".py"))) {
       copyFileSync(join(RUNNERS_DIR, file), join(staging, file));
-      chmodSync(join(staging, file), EXECUTABLE_RUNNER_FILES.has(file) ? 0o755 : 0o644);
+      chmodSync(join(staging, file), isExecutableRunnerFile(file) ? 0o755 : 0o644);
     }
     const script = "import py_compile, sys\nfor name in sys.argv[3:]:\n    py_compile.compile(f'{sys.argv[1]}/{name}.py', cfile=f'{sys.argv[2]}/{name}.pyc', dfile=f'/sandgate/runners/{name}.py', doraise=True)";
-    execFileSync(python, ["-I", "-S", "-c", script, RUNNERS_DIR, staging, "sandgate_frames", "sandgate", "python_runner", "fs_helper"], { stdio: "ignore", timeout: 30_000 });
+    const modules = RUNNER_FILES.filter((name) => name.endsWith(".py")).map((name) => name.slice(0, -".py".length));
+    execFileSync(python, ["-I", "-S", "-c", script, RUNNERS_DIR, staging, ...modules], { stdio: "ignore", timeout: 30_000 });
     try {
       renameSync(staging, dir);
     } catch {
@@ -159,6 +160,16 @@ function compiledRunners(runtimeDir: string, python: string): { dir: string; pyt
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
+}
+
+/** Each runner's entry (the first of its files) inside the sandbox; `.py` files are `.pyc` in a compiled copy. */
+function runnerEntries(compiled: boolean): Record<RunnerKind, string> {
+  const entries = {} as Record<RunnerKind, string>;
+  for (const kind of RUNNER_KINDS) {
+    const file = RUNNER_SPECS[kind].files[0];
+    entries[kind] = `/sandgate/runners/${compiled && file.endsWith(".py") ? `${file}c` : file}`;
+  }
+  return entries;
 }
 
 /** Makes `path` the sandbox user's (a session workspace, files put into it by the host). */
@@ -211,11 +222,12 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     );
   }
   const found = defaultInterpreters(options.interpreters);
-  const missing = (["python", "node", "bash"] as const).filter((k) => !found[k]);
+  const missing = INTERPRETERS.filter((interpreter) => !found[interpreter]);
   if (missing.length > 0) {
+    const specs = missing.map((interpreter) => INTERPRETER_SPECS[interpreter]);
     throw new SandgateError(
       "SANDBOX_UNAVAILABLE",
-      `interpreter not found: ${missing.join(", ")} (install python3, nodejs and bash, or point SANDGATE_PYTHON, SANDGATE_NODE, SANDGATE_BASH at them)`,
+      `interpreter not found: ${missing.join(", ")} (install ${specs.map((s) => s.package).join(", ")}, or point ${specs.map((s) => s.env).join(", ")} at ${missing.length === 1 ? "it" : "them"})`,
     );
   }
   const interpreters = found as InterpreterPaths;
@@ -243,15 +255,17 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
   if (!RUNNER_FILES.every((file) => existsSync(join(RUNNERS_DIR, file)))) {
     throw new SandgateError("SANDBOX_FAILED", `runner scripts are missing from ${RUNNERS_DIR}; reinstall sandgate`);
   }
-  const readOnlyPaths = prefixesOutsideUsr([interpreters.python, interpreters.node, interpreters.bash]);
+  const readOnlyPaths = prefixesOutsideUsr(INTERPRETERS.map((interpreter) => interpreters[interpreter]));
   const compiled = compiledRunners(runtimeDir, interpreters.python);
   const runnersDir = compiled?.dir ?? RUNNERS_DIR;
+  const entries = runnerEntries(compiled !== undefined);
   if (hostUser) {
     assertReachable(workspacesDir, hostUser, "the workspaces in");
     assertReachable(runnersDir, hostUser, "the runner scripts in");
     assertReachable(etcDir, hostUser, "the sandbox /etc files in");
     for (const path of readOnlyPaths) {
-      assertReachable(path, hostUser, "the interpreter installed in", "install the interpreter under /usr or /opt (SANDGATE_PYTHON, SANDGATE_NODE, SANDGATE_BASH)");
+      const envNames = INTERPRETERS.map((interpreter) => INTERPRETER_SPECS[interpreter].env).join(", ");
+      assertReachable(path, hostUser, "the interpreter installed in", `install the interpreter under /usr or /opt (${envNames})`);
     }
   }
   const volumes = options.volumes ?? [];
@@ -281,7 +295,8 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     interpreters,
     runnersDir,
     hostUser,
-    pythonEntry: compiled?.pythonEntry ?? "/sandgate/runners/python_runner.py",
+    runnerEntries: entries,
+    pythonEntry: entries.python,
     etcDir,
     seccompFile,
     readOnlyPaths,

@@ -2,6 +2,7 @@
 // stateless call and never reused. Refills in the background; never holds more than asked.
 
 import { SandgateError } from "../errors/index.js";
+import { RUNNER_KINDS, RUNNER_SPECS } from "../languages/index.js";
 import type { Logger } from "../util/logger.js";
 import type { ResolvedLimits } from "./limits.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
@@ -44,7 +45,6 @@ interface KindPool {
 const RETRY_AFTER_FAILURE_MS = 1000;
 /** Sandboxes of one kind being started at once; more only queue CPU contention on small hosts. */
 const MAX_CONCURRENT_STARTS = 4;
-const WARM_UP: Record<RunnerKind, string> = { python: "None", javascript: "undefined", bash: ":" };
 
 export class WarmPool {
   private readonly pools: Record<RunnerKind, KindPool>;
@@ -62,12 +62,12 @@ export class WarmPool {
     private readonly budget: PoolBudget = UNLIMITED,
   ) {
     const empty = (): KindPool => ({ ready: [], waiters: [], starting: 0, started: 0, failures: 0, retryAt: 0 });
-    this.pools = { python: empty(), javascript: empty(), bash: empty() };
+    this.pools = Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, empty()])) as Record<RunnerKind, KindPool>;
   }
 
   /** Begins filling every pool to its target size. */
   fill(): void {
-    for (const kind of Object.keys(this.pools) as RunnerKind[]) this.refill(kind);
+    for (const kind of RUNNER_KINDS) this.refill(kind);
   }
 
   /**
@@ -247,7 +247,7 @@ export class WarmPool {
     // A caller already waiting would only pay for the warm-up: hand the sandbox over as it is.
     if (this.pools[kind].waiters.length > 0) return sandbox;
     try {
-      const warm = await sandbox.run({ code: WARM_UP[kind], filename: "warm-up", timeoutMs: 10_000, outputCapBytes: 1024 });
+      const warm = await sandbox.run({ code: RUNNER_SPECS[kind].warmUp, filename: "warm-up", timeoutMs: 10_000, outputCapBytes: 1024 });
       if (warm.status !== "ok") throw new SandgateError("SANDBOX_FAILED", `the ${kind} runner failed its warm-up call: ${warm.message ?? warm.status}`);
       return sandbox;
     } catch (error) {
