@@ -3,8 +3,7 @@
 
 import { z } from "zod";
 
-export const LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
-export type Language = (typeof LANGUAGES)[number];
+export { LANGUAGES, type Language } from "../languages/names.js";
 
 export const FLAVOR_NAMES = ["small", "medium", "large"] as const;
 export type FlavorName = (typeof FLAVOR_NAMES)[number];
