@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config/index.js";
 import { prepareCode } from "../src/languages/index.js";
 import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
 import { prepareRuntime, type SandboxRuntime } from "../src/sandbox/runtime.js";
-import { Sandbox, type RunOutcome, type ToolCallHandler } from "../src/sandbox/sandbox.js";
+import { Sandbox, type RunOutcome, type UpstreamCallHandler } from "../src/sandbox/sandbox.js";
 
 let dir: string;
 let volumeDir: string;
@@ -35,7 +35,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const failingTools: ToolCallHandler = async (call) =>
+const failingTools: UpstreamCallHandler = async (call) =>
   call.tool === "x.fail" ? { ok: false, error: { type: "ToolError", message: "upstream said no" } } : { ok: true, value: 1 };
 
 /** Prepares `code` as the engine does and runs it in a fresh sandbox with a failing tool. */
@@ -45,7 +45,7 @@ async function runCode(language: "python" | "javascript" | "typescript", code: s
   const { kind, filename, mode } = prepared.prepared;
   const sandbox = await Sandbox.start(runtime, { kind, limits, ...(workspaceDir ? { workspaceDir } : {}) });
   started.push(sandbox);
-  return sandbox.run({ code: prepared.prepared.code, filename, ...(mode ? { mode } : {}), timeoutMs: 20_000, outputCapBytes: 1 << 20, onToolCall: failingTools });
+  return sandbox.run({ code: prepared.prepared.code, filename, ...(mode ? { mode } : {}), timeoutMs: 20_000, outputCapBytes: 1 << 20, onUpstreamCall: failingTools });
 }
 
 describe("/proc inside a sandbox", () => {

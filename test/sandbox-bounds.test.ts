@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config/index.js";
 import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
 import { encodeFrame, FrameDecoder } from "../src/sandbox/protocol.js";
 import { prepareRuntime, type RunnerKind, type SandboxRuntime } from "../src/sandbox/runtime.js";
-import { BashToolRequestDecoder } from "../src/sandbox/upstream-calls.js";
+import { BashUpstreamRequestDecoder } from "../src/sandbox/upstream-calls.js";
 import { Sandbox, type RunOutcome, type RunRequest } from "../src/sandbox/sandbox.js";
 import { descendantPids } from "./helpers.js";
 
@@ -231,7 +231,7 @@ describe("frames from a runner", () => {
   });
 
   it("of the Bash tool pipe are joined once per request, and one without an end is dropped, not held", () => {
-    const decoder = new BashToolRequestDecoder();
+    const decoder = new BashUpstreamRequestDecoder();
     const request = Buffer.from(`c1 a.b\n${JSON.stringify({ blob: "y".repeat(8 * 1024 * 1024) })}\u0000`);
     const concat = vi.spyOn(Buffer, "concat");
     try {

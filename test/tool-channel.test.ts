@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config/index.js";
 import { prepareJavaScript } from "../src/languages/js-transform.js";
 import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
 import { prepareRuntime, type RunnerKind, type SandboxRuntime } from "../src/sandbox/runtime.js";
-import { Sandbox, type RunOutcome, type RunRequest, type ToolCallReply, type ToolCallRequest } from "../src/sandbox/sandbox.js";
+import { Sandbox, type RunOutcome, type RunRequest, type UpstreamCall, type UpstreamCallReply } from "../src/sandbox/sandbox.js";
 import { transpileTypeScript } from "../src/languages/ts-transpile.js";
 
 let dir: string;
@@ -52,9 +52,9 @@ afterAll(() => {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Recorder {
-  calls: ToolCallRequest[];
+  calls: UpstreamCall[];
   signals: AbortSignal[];
-  handler: (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallReply>;
+  handler: (call: UpstreamCall, signal: AbortSignal) => Promise<UpstreamCallReply>;
 }
 
 /** Echoes the arguments back; "x.fail" fails, "x.slow" waits `args.ms` (default 50 ms) first. */
@@ -105,11 +105,11 @@ describe("python", () => {
     const rec = recorder();
     await withSandbox("python", async (sandbox) => {
       const r = await run(sandbox, "import sandgate\nassert sandgate.call_mcp_tool is call_mcp_tool\nawait call_mcp_tool('x.echo', {'a': 1})", {
-        onToolCall: rec.handler,
+        onUpstreamCall: rec.handler,
       });
       expect(r.result?.error).toBeUndefined();
       expect(r.result?.value).toEqual({ tool: "x.echo", args: { a: 1 } });
-      const noArgs = await run(sandbox, "await call_mcp_tool('x.echo')", { onToolCall: rec.handler });
+      const noArgs = await run(sandbox, "await call_mcp_tool('x.echo')", { onUpstreamCall: rec.handler });
       expect(noArgs.result?.value).toEqual({ tool: "x.echo", args: {} });
     });
   });
@@ -122,7 +122,7 @@ describe("python", () => {
         "results = await asyncio.gather(*(call_mcp_tool('x.slow', {'i': i, 'ms': (20 - i) * 5}) for i in range(20)))",
         "[r['args']['i'] for r in results]",
       ].join("\n");
-      const r = await run(sandbox, code, { onToolCall: rec.handler });
+      const r = await run(sandbox, code, { onUpstreamCall: rec.handler });
       expect(r.result?.value).toEqual([...Array(20).keys()]);
       expect(rec.calls).toHaveLength(20);
     });
@@ -138,7 +138,7 @@ describe("python", () => {
         "    return a['args']['n'] + b['args']['n']",
         "asyncio.run(main())",
       ].join("\n");
-      const r = await run(sandbox, code, { onToolCall: rec.handler });
+      const r = await run(sandbox, code, { onUpstreamCall: rec.handler });
       expect(r.result?.value).toBe(3);
     });
   });
@@ -153,9 +153,9 @@ describe("python", () => {
         "    caught = [e.tool, e.message, e.kind, str(e)]",
         "caught",
       ].join("\n");
-      const r = await run(sandbox, code, { onToolCall: rec.handler });
+      const r = await run(sandbox, code, { onUpstreamCall: rec.handler });
       expect(r.result?.value).toEqual(["x.fail", "upstream said no", "ToolError", "tool `x.fail` failed: upstream said no"]);
-      const uncaught = await run(sandbox, "x = 1\nawait call_mcp_tool('x.fail')", { onToolCall: rec.handler });
+      const uncaught = await run(sandbox, "x = 1\nawait call_mcp_tool('x.fail')", { onUpstreamCall: rec.handler });
       expect(uncaught.status).toBe("error");
       expect(uncaught.result?.error?.type).toBe("ToolError");
       expect(uncaught.result?.error?.message).toBe("tool `x.fail` failed: upstream said no");
@@ -166,7 +166,7 @@ describe("python", () => {
   it("imports a generated wrapper package from the tools directory", async () => {
     const rec = recorder();
     await withSandbox("python", async (sandbox) => {
-      const r = await run(sandbox, "from servers.demo import hello\nawait hello(name='ada')", { onToolCall: rec.handler });
+      const r = await run(sandbox, "from servers.demo import hello\nawait hello(name='ada')", { onUpstreamCall: rec.handler });
       expect(r.result?.error).toBeUndefined();
       expect(r.result?.value).toEqual({ tool: "demo.hello", args: { name: "ada" } });
     });
@@ -184,19 +184,19 @@ describe("javascript and typescript", () => {
   it("calls tools with callMCPTool, in parallel with Promise.all, and rejects with ToolError", async () => {
     const rec = recorder();
     await withSandbox("javascript", async (sandbox) => {
-      const one = await run(sandbox, "await callMCPTool('x.echo', { a: 1 })", { onToolCall: rec.handler });
+      const one = await run(sandbox, "await callMCPTool('x.echo', { a: 1 })", { onUpstreamCall: rec.handler });
       expect(one.result?.value).toEqual({ tool: "x.echo", args: { a: 1 } });
       const code = "const rs = await Promise.all([...Array(20).keys()].map((i) => callMCPTool('x.slow', { i, ms: (20 - i) * 5 })));\nrs.map((r) => r.args.i)";
-      const many = await run(sandbox, code, { onToolCall: rec.handler });
+      const many = await run(sandbox, code, { onUpstreamCall: rec.handler });
       expect(many.result?.value).toEqual([...Array(20).keys()]);
       const failing = [
         "let caught;",
         "try { await callMCPTool('x.fail', {}); } catch (e) { caught = [e instanceof ToolError, e.name, e.tool, e.kind, e.message]; }",
         "caught",
       ].join("\n");
-      const failed = await run(sandbox, failing, { onToolCall: rec.handler });
+      const failed = await run(sandbox, failing, { onUpstreamCall: rec.handler });
       expect(failed.result?.value).toEqual([true, "ToolError", "x.fail", "ToolError", "tool `x.fail` failed: upstream said no"]);
-      const uncaught = await run(sandbox, "const a = 1;\nawait callMCPTool('x.fail');", { onToolCall: rec.handler });
+      const uncaught = await run(sandbox, "const a = 1;\nawait callMCPTool('x.fail');", { onUpstreamCall: rec.handler });
       expect(uncaught.result?.error?.type).toBe("ToolError");
       expect(uncaught.result?.error?.traceback).toContain("main.js:2");
     });
@@ -219,7 +219,7 @@ describe("javascript and typescript", () => {
         "[viaImport.tool, viaDefault.tool, viaDefault.args, viaGlobal.args.n, viaDash.args.n, viaRequire.args.n, viaDynamic.args.n,",
         " typeof fs.readFileSync, path.join('a', 'b'), Object.keys(servers)]",
       ].join("\n");
-      const r = await run(sandbox, code, { onToolCall: rec.handler });
+      const r = await run(sandbox, code, { onUpstreamCall: rec.handler });
       expect(r.result?.error).toBeUndefined();
       expect(r.result?.value).toEqual([
         "demo.echo",
@@ -234,7 +234,7 @@ describe("javascript and typescript", () => {
         ["demo", "google-drive"],
       ]);
       // Names imported stay defined for the next call, like other top-level declarations.
-      const later = await run(sandbox, "(await echo({ again: true })).args", { onToolCall: rec.handler });
+      const later = await run(sandbox, "(await echo({ again: true })).args", { onUpstreamCall: rec.handler });
       expect(later.result?.value).toEqual({ again: true });
     });
   });
@@ -269,7 +269,7 @@ describe("javascript and typescript", () => {
       "[r.tool, r.args.n, typeof readFileSync, s === undefined]",
     ].join("\n");
     await withSandbox("javascript", async (sandbox) => {
-      const r = await run(sandbox, transpileTypeScript(ts), { onToolCall: rec.handler, filename: "main.ts" });
+      const r = await run(sandbox, transpileTypeScript(ts), { onUpstreamCall: rec.handler, filename: "main.ts" });
       expect(r.result?.error).toBeUndefined();
       expect(r.result?.value).toEqual(["demo.echo", 7, "function", true]);
     });
@@ -281,17 +281,17 @@ describe("bash", () => {
     const rec = recorder();
     await withSandbox("bash", async (sandbox) => {
       const ok = await run(sandbox, `sandgate-tool x echo '{"a":1}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["args"]["a"])'`, {
-        onToolCall: rec.handler,
+        onUpstreamCall: rec.handler,
       });
       expect(text(ok)).toEqual({ stdout: "1\n", stderr: "" });
       expect(rec.calls[0]).toEqual({ tool: "x.echo", args: { a: 1 } });
-      const raw = await run(sandbox, `sandgate-tool x echo; echo '{"b":[2]}' | sandgate-tool x echo -`, { onToolCall: rec.handler });
+      const raw = await run(sandbox, `sandgate-tool x echo; echo '{"b":[2]}' | sandgate-tool x echo -`, { onUpstreamCall: rec.handler });
       expect(text(raw).stdout).toBe('{"tool":"x.echo","args":{}}\n{"tool":"x.echo","args":{"b":[2]}}\n');
-      const failed = await run(sandbox, "sandgate-tool x fail; echo status=$?", { onToolCall: rec.handler });
+      const failed = await run(sandbox, "sandgate-tool x fail; echo status=$?", { onUpstreamCall: rec.handler });
       expect(text(failed)).toEqual({ stdout: "status=1\n", stderr: "sandgate-tool: tool `x.fail` failed: upstream said no\n" });
-      const usage = await run(sandbox, "sandgate-tool onlyone 2>/dev/null; echo status=$?", { onToolCall: rec.handler });
+      const usage = await run(sandbox, "sandgate-tool onlyone 2>/dev/null; echo status=$?", { onUpstreamCall: rec.handler });
       expect(text(usage).stdout).toBe("status=2\n");
-      const badJson = await run(sandbox, "sandgate-tool x echo '{nope'; echo status=$?", { onToolCall: rec.handler });
+      const badJson = await run(sandbox, "sandgate-tool x echo '{nope'; echo status=$?", { onUpstreamCall: rec.handler });
       expect(text(badJson).stdout).toBe("status=1\n");
       expect(text(badJson).stderr).toMatch(/^sandgate-tool: tool `x.echo` failed: tool `x.echo` refused: the arguments are not valid JSON/);
     });
@@ -307,7 +307,7 @@ describe("bash", () => {
         "wait",
         "for i in 1 2 3 4 5; do cat /tmp/out.$i; done",
       ].join("\n");
-      const r = await run(sandbox, code, { onToolCall: rec.handler });
+      const r = await run(sandbox, code, { onUpstreamCall: rec.handler });
       const lines = text(r).stdout.trim().split("\n").map((line) => JSON.parse(line) as { args: { i: number } });
       expect(lines.map((line) => line.args.i)).toEqual([1, 2, 3, 4, 5]);
       expect(text(r).stderr).toBe("");
@@ -334,11 +334,11 @@ describe("the host side", () => {
         "        errors.append(e.kind)",
         "errors",
       ].join("\n");
-      const r = await run(sandbox, `import sandgate\n${code}`, { onToolCall: rec.handler });
+      const r = await run(sandbox, `import sandgate\n${code}`, { onUpstreamCall: rec.handler });
       expect(r.result?.error).toBeUndefined();
       expect(r.result?.value).toEqual(["InvalidArguments", "InvalidArguments", "InvalidArguments", "InvalidArguments"]);
       expect(rec.calls).toHaveLength(0);
-      const after = await run(sandbox, "(await call_mcp_tool('x.echo', {'ok': True}))['args']", { onToolCall: rec.handler });
+      const after = await run(sandbox, "(await call_mcp_tool('x.echo', {'ok': True}))['args']", { onUpstreamCall: rec.handler });
       expect(after.result?.value).toEqual({ ok: true });
     });
   });
@@ -347,7 +347,7 @@ describe("the host side", () => {
     const rec = recorder();
     await withSandbox("javascript", async (sandbox) => {
       const r = await run(sandbox, "await Promise.all([callMCPTool('x.slow', { ms: 5000 }), callMCPTool('x.slow', { ms: 5000 })])", {
-        onToolCall: rec.handler,
+        onUpstreamCall: rec.handler,
         timeoutMs: 1000,
       });
       expect(r.status).toBe("timeout");
@@ -357,15 +357,15 @@ describe("the host side", () => {
   });
 
   it("answers 1,000 sequential calls each with its own reply (timing is in npm run bench)", async () => {
-    const handler = (call: ToolCallRequest): Promise<ToolCallReply> => Promise.resolve({ ok: true, value: call.args });
+    const handler = (call: UpstreamCall): Promise<UpstreamCallReply> => Promise.resolve({ ok: true, value: call.args });
     await withSandbox("python", async (sandbox) => {
       const code = "bad = 0\nfor i in range(1000):\n    r = await call_mcp_tool('x.echo', {'i': i})\n    bad += r != {'i': i}\nbad";
-      const r = await run(sandbox, code, { onToolCall: handler });
+      const r = await run(sandbox, code, { onUpstreamCall: handler });
       expect(r.result?.value).toBe(0);
     });
     await withSandbox("javascript", async (sandbox) => {
       const code = "let bad = 0;\nfor (let i = 0; i < 1000; i++) { const r = await callMCPTool('x.echo', { i }); if (r.i !== i) bad++; }\nbad";
-      const r = await run(sandbox, code, { onToolCall: handler });
+      const r = await run(sandbox, code, { onUpstreamCall: handler });
       expect(r.result?.value).toBe(0);
     });
   });

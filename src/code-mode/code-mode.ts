@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
 import { maskText, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
-import type { ToolCallScope } from "../execution/index.js";
+import type { UpstreamCallScope } from "../execution/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
-import { createToolCallScope } from "./upstream-calls.js";
+import { createUpstreamCallScope } from "./upstream-calls.js";
 
 export interface CodeModeOptions {
   log?: Logger;
@@ -99,10 +99,10 @@ export class CodeMode {
     return out === json ? value : (JSON.parse(out) as unknown);
   }
 
-  /** Tool calls of one execution, bound to the session (or stateless call) that runs it. */
-  beginExecution(): ToolCallScope {
+  /** Upstream calls of one execution, bound to the session (or stateless call) that runs it. */
+  beginExecution(): UpstreamCallScope {
     const { codeMode } = this.config;
-    return createToolCallScope({
+    return createUpstreamCallScope({
       catalog: this.catalog,
       upstream: this.upstream,
       maxCalls: codeMode.maxToolCallsPerExecution,

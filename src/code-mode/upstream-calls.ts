@@ -1,14 +1,14 @@
-// Tool calls made by sandboxed code during one execution: resolved against the catalog, sent
+// Upstream calls made by sandboxed code during one execution: resolved against the catalog, sent
 // upstream with the host's credentials, counted, timed, and turned into values or errors.
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Catalog } from "../catalog/index.js";
 import { isSandgateError } from "../errors/index.js";
-import { estimateJsonTokens, type ToolCallRecord, type ToolCallScope } from "../execution/index.js";
-import type { ToolCallReply } from "../sandbox/index.js";
+import { estimateJsonTokens, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
+import type { UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
 
-export interface ToolCallScopeOptions {
+export interface UpstreamCallScopeOptions {
   catalog: Catalog;
   upstream: UpstreamManager;
   maxCalls: number;
@@ -57,20 +57,20 @@ function errorText(result: CallToolResult): string {
   return text || "the tool reported an error without a message";
 }
 
-export function createToolCallScope(options: ToolCallScopeOptions): ToolCallScope {
+export function createUpstreamCallScope(options: UpstreamCallScopeOptions): UpstreamCallScope {
   const { catalog, upstream, maxCalls, redact } = options;
-  const calls: ToolCallRecord[] = [];
+  const calls: UpstreamCallRecord[] = [];
   let tokensInSandbox = 0;
   let attempted = 0;
 
-  const fail = (tool: string, started: number, type: string, raw: string): ToolCallReply => {
+  const fail = (tool: string, started: number, type: string, raw: string): UpstreamCallReply => {
     const message = redact(raw);
     calls.push({ tool, ok: false, durationMs: elapsed(started), error: message });
     return { ok: false, error: { type, message } };
   };
 
   return {
-    async onToolCall(call, signal) {
+    async onUpstreamCall(call, signal) {
       const started = performance.now();
       if (++attempted > maxCalls) {
         return fail(call.tool, started, "ToolLimit", `this execution reached its limit of ${maxCalls} tool calls; do more work per call or split the job`);

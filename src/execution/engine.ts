@@ -25,7 +25,7 @@ import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./outp
 import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-outputs.js";
 import { shapeText, shapeValue } from "./shaping.js";
 import { countTokens, estimateJsonTokens, estimateTokens } from "./tokens.js";
-import type { ToolCallRecord, ToolCallScope } from "./upstream-call-scope.js";
+import type { UpstreamCallRecord, UpstreamCallScope } from "./upstream-call-scope.js";
 import { prepareCode } from "../languages/index.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
@@ -59,7 +59,7 @@ export interface ExecutionResult {
   /** What was cut from stdout to fit the token budget, and where the full text is. */
   outputNote?: string;
   /** Upstream tools the code called, in order. */
-  toolCalls: ToolCallRecord[];
+  toolCalls: UpstreamCallRecord[];
   tokens: TokenCounts;
 }
 
@@ -73,10 +73,10 @@ export interface TokenCounts {
   toolResults: number;
 }
 
-/** Code mode as the engine sees it: a read-only tree to mount and a tool-call scope per run. */
+/** Code mode as the engine sees it: a read-only tree to mount and an upstream-call scope per run. */
 export interface ToolProvider {
   toolsDir: string;
-  beginExecution(): ToolCallScope;
+  beginExecution(): UpstreamCallScope;
 }
 
 export interface CommandRequest extends Omit<ExecuteRequest, "code" | "language"> {
@@ -361,7 +361,7 @@ export class Engine {
       cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus) + 1,
       outputCapBytes: limits.outputCapBytes,
       ...(request.onOutput ? { onOutput: request.onOutput } : {}),
-      ...(scope ? { onToolCall: scope.onToolCall } : {}),
+      ...(scope ? { onUpstreamCall: scope.onUpstreamCall } : {}),
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
@@ -416,7 +416,7 @@ export class Engine {
     limits: ResolvedLimits,
     runRequest: Parameters<Sandbox["run"]>[0],
     request: ExecuteRequest,
-    scope: ToolCallScope | undefined,
+    scope: UpstreamCallScope | undefined,
   ): Promise<ExecutionResult> {
     const signal = request.signal;
     session.busy = true;
@@ -577,7 +577,7 @@ export class Engine {
     outcome: RunOutcome,
     limits: ResolvedLimits,
     sessionId: string | null,
-    scope: ToolCallScope | undefined,
+    scope: UpstreamCallScope | undefined,
     owner: string,
   ): ExecutionResult {
     const saved = this.outputs.begin(owner);

@@ -2,7 +2,7 @@
 export { Engine } from "./engine.js";
 export type { CommandRequest, EngineOptions, ExecutionResult, ErrorInfo, TokenCounts, ToolProvider } from "./engine.js";
 export type { AdmissionState } from "./admission.js";
-export type { ToolCallRecord, ToolCallScope, ToolCallSummary } from "./upstream-call-scope.js";
+export type { UpstreamCallRecord, UpstreamCallScope, UpstreamCallSummary } from "./upstream-call-scope.js";
 export { countTokens, countJsonTokens, estimateJsonTokens, warmTokenizer } from "./tokens.js";
 export { executeRequestSchema, checkRequest, isLanguage } from "./request.js";
 export type { ExecuteRequest, ExecuteInput } from "./request.js";

@@ -5,7 +5,7 @@ export { Sandbox } from "./sandbox.js";
 export { FsHelper, runFsHelper } from "./fs-helper.js";
 export type { FsHelperOptions, FsHelperReply } from "./fs-helper.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
-export type { ToolCallRequest, ToolCallReply, ToolCallHandler } from "./upstream-calls.js";
+export type { UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
 export { WarmPool } from "./warm-pool.js";
 export type { PoolSizes, PoolKindState } from "./warm-pool.js";
 export { resolveLimits, sandboxShapeKey } from "./limits.js";

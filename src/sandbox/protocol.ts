@@ -47,7 +47,7 @@ export const resultFrameSchema = z.object({
 
 /**
  * A tool call from user code. Only `callId` is checked here, so that a call with a bad tool name
- * or bad arguments still gets an error reply (see parseToolCall in upstream-calls.ts).
+ * or bad arguments still gets an error reply (see parseUpstreamCall in upstream-calls.ts).
  */
 export const toolCallFrameSchema = z.object({
   type: z.literal("tool_call"),

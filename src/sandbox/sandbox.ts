@@ -18,19 +18,19 @@ import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 import { FRAME_BYTES_PER_SECOND, FRAMES_PER_SECOND, ReplyPipe, TokenBucket } from "./runner-budget.js";
 import { RUNNER_COMMAND, SANDBOX_ENV } from "./runner-command.js";
 import {
-  BashToolRequestDecoder,
-  encodeBashToolReply,
+  BashUpstreamRequestDecoder,
+  encodeBashUpstreamReply,
   encodeToolResultFrame,
   parseBashArgs,
-  parseToolCall,
-  RunToolCalls,
-  toolError,
-  type BashToolRequest,
-  type ToolCallHandler,
-  type ToolCallReply,
+  parseUpstreamCall,
+  UpstreamCallBroker,
+  upstreamCallError,
+  type BashUpstreamRequest,
+  type UpstreamCallHandler,
+  type UpstreamCallReply,
 } from "./upstream-calls.js";
 
-export type { ToolCallHandler, ToolCallReply, ToolCallRequest } from "./upstream-calls.js";
+export type { UpstreamCall, UpstreamCallHandler, UpstreamCallReply } from "./upstream-calls.js";
 
 export type RunStatus = "ok" | "error" | "timeout" | "memory_limit" | "output_limit" | "killed";
 export type OutputStream = "stdout" | "stderr";
@@ -52,11 +52,11 @@ export interface RunRequest {
   cpuSeconds?: number;
   onOutput?: (stream: OutputStream, text: string) => void;
   /**
-   * Answers tool calls that the code makes (callMCPTool, call_mcp_tool, sandgate-tool). Several
+   * Answers the upstream calls the code makes (callMCPTool, call_mcp_tool, sandgate-tool). Several
    * may be in flight at once; `signal` fires when the run ends or is killed, and replies after
    * that are dropped. Without a handler every call fails with "tool calls are not available here".
    */
-  onToolCall?: ToolCallHandler;
+  onUpstreamCall?: UpstreamCallHandler;
 }
 
 export interface RunOutcome {
@@ -86,8 +86,8 @@ interface ActiveRun {
   timer: NodeJS.Timeout;
   decoders: Record<OutputStream, StringDecoder>;
   resolve: (outcome: RunOutcome) => void;
-  /** The run's tool calls; ended with the run, which stops handlers and drops late replies. */
-  tools: RunToolCalls;
+  /** The run's upstream calls; ended with the run, which stops handlers and drops late replies. */
+  upstreamCalls: UpstreamCallBroker;
 }
 
 let sandboxCounter = 0;
@@ -106,10 +106,10 @@ export class Sandbox {
   private readonly frames = new FrameDecoder();
   private readonly out: Record<OutputStream, MarkerStream>;
   private readonly toRunner: Writable;
-  /** Tool-call replies to the runner's fd 3, capped: a runner that does not read them is stopped. */
+  /** Upstream-call replies to the runner's fd 3, capped: a runner that does not read them is stopped. */
   private readonly replies: ReplyPipe;
-  /** Bash only: the tool-call pipes of sandgate-tool (the runner itself is busy in `eval`). */
-  private readonly bashTools: { requests: BashToolRequestDecoder; replies: ReplyPipe } | undefined;
+  /** Bash only: the upstream-call pipes of sandgate-tool (the runner itself is busy in `eval`). */
+  private readonly bashUpstream: { requests: BashUpstreamRequestDecoder; replies: ReplyPipe } | undefined;
   /** What the runner may send per second; a flood is read more slowly, not buffered. */
   private readonly frameBudget = new TokenBucket(FRAMES_PER_SECOND);
   private readonly byteBudget = new TokenBucket(FRAME_BYTES_PER_SECOND);
@@ -225,13 +225,13 @@ export class Sandbox {
     if (options.kind === "bash") {
       const replies = extra[6] as Writable;
       const requests = extra[7] as Readable;
-      this.bashTools = { requests: new BashToolRequestDecoder(), replies: new ReplyPipe(replies, (bytes, count) => this.onUnreadReplies(bytes, count)) };
+      this.bashUpstream = { requests: new BashUpstreamRequestDecoder(), replies: new ReplyPipe(replies, (bytes, count) => this.onUnreadReplies(bytes, count)) };
       replies.on("error", () => {
         // the sandbox is gone; the exit handler reports it
       });
       requests.on("data", (chunk: Buffer) => {
         const before = this.frameCount;
-        this.onBashToolRequests(chunk);
+        this.onBashUpstreamRequests(chunk);
         this.throttle(requests, chunk.length, this.frameCount - before);
       });
     }
@@ -312,7 +312,7 @@ export class Sandbox {
         timer: setTimeout(() => this.terminate("timeout"), request.timeoutMs),
         decoders: { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") },
         resolve,
-        tools: new RunToolCalls(request.onToolCall),
+        upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall),
       };
       this.active = run;
       const markerBytes = Buffer.from(marker, "utf8");
@@ -451,46 +451,46 @@ export class Sandbox {
   }
 
   private onToolCallFrame(frame: ToolCallFrame): void {
-    const send = (reply: ToolCallReply): void => {
+    const send = (reply: UpstreamCallReply): void => {
       this.replies.write(encodeToolResultFrame(frame.callId, reply));
     };
     if (frame.id !== undefined && frame.id !== this.active?.id) {
-      // Made by code an earlier call left running (a thread, a timer); that run's tools are closed.
-      send(toolError("ToolCancelled", "the call that made this tool call has ended"));
+      // Made by code an earlier call left running (a thread, a timer); that run's upstream calls are closed.
+      send(upstreamCallError("ToolCancelled", "the call that made this tool call has ended"));
       return;
     }
-    const parsed = parseToolCall(frame);
+    const parsed = parseUpstreamCall(frame);
     if (!parsed.ok) send(parsed.reply);
-    else this.callTool(parsed.call.tool, parsed.call.args, send);
+    else this.callUpstream(parsed.call.tool, parsed.call.args, send);
   }
 
-  private onBashToolRequests(chunk: Buffer): void {
-    const tools = this.bashTools;
-    if (!tools) return;
-    for (const request of tools.requests.push(chunk)) {
+  private onBashUpstreamRequests(chunk: Buffer): void {
+    const pipes = this.bashUpstream;
+    if (!pipes) return;
+    for (const request of pipes.requests.push(chunk)) {
       this.frameCount += 1;
-      this.onBashToolRequest(request, tools.replies);
+      this.onBashUpstreamRequest(request, pipes.replies);
     }
   }
 
-  private onBashToolRequest(request: BashToolRequest, replies: ReplyPipe): void {
-    const send = (reply: ToolCallReply): void => {
-      replies.write(encodeBashToolReply(request.callId, reply));
+  private onBashUpstreamRequest(request: BashUpstreamRequest, replies: ReplyPipe): void {
+    const send = (reply: UpstreamCallReply): void => {
+      replies.write(encodeBashUpstreamReply(request.callId, reply));
     };
     const args = parseBashArgs(request.argsText);
     if (!args.ok) {
-      send(toolError("InvalidArguments", `tool \`${request.tool.slice(0, 100)}\` refused: ${args.message}`));
+      send(upstreamCallError("InvalidArguments", `tool \`${request.tool.slice(0, 100)}\` refused: ${args.message}`));
       return;
     }
-    const parsed = parseToolCall({ tool: request.tool, args: args.args });
+    const parsed = parseUpstreamCall({ tool: request.tool, args: args.args });
     if (!parsed.ok) send(parsed.reply);
-    else this.callTool(parsed.call.tool, parsed.call.args, send);
+    else this.callUpstream(parsed.call.tool, parsed.call.args, send);
   }
 
-  /** Hands one checked call to the running code's tool calls; none run between calls. */
-  private callTool(tool: string, args: unknown, send: (reply: ToolCallReply) => void): void {
-    if (this.active) this.active.tools.call(tool, args, send);
-    else send(toolError("ToolCancelled", "tool calls can only be made while code runs"));
+  /** Hands one checked call to the running code's upstream calls; none run between calls. */
+  private callUpstream(tool: string, args: unknown, send: (reply: UpstreamCallReply) => void): void {
+    if (this.active) this.active.upstreamCalls.call(tool, args, send);
+    else send(upstreamCallError("ToolCancelled", "tool calls can only be made while code runs"));
   }
 
   private maybeFinish(): void {
@@ -509,7 +509,7 @@ export class Sandbox {
   private finish(run: ActiveRun, outcome: Pick<RunOutcome, "status" | "exitCode" | "sandboxDied"> & Partial<RunOutcome>): void {
     clearTimeout(run.timer);
     this.active = undefined;
-    run.tools.end();
+    run.upstreamCalls.end();
     for (const stream of ["stdout", "stderr"] as const) {
       const tail = run.decoders[stream].end();
       if (tail && run.request.onOutput) run.request.onOutput(stream, tail);

@@ -1,26 +1,26 @@
-// Tool calls from sandboxed code ("code mode"): the host-side types, the checks every request
-// from a runner goes through, and the encodings of replies (frames, and the Bash tool pipe).
+// Upstream calls: sandboxed code calling an upstream tool (callMCPTool, call_mcp_tool, sandgate-tool):
+// their host-side types, the checks each request gets, the reply encodings, one run's broker.
 
 import { setMaxListeners } from "node:events";
 import { z } from "zod";
 import { encodeFrame, MAX_FRAME_BYTES, MAX_RUNNER_FRAME_BYTES, type ToolResultFrame } from "./protocol.js";
 
 /** A call as user code made it; `tool` is "server.name" as written (the host resolves aliases). */
-export interface ToolCallRequest {
+export interface UpstreamCall {
   tool: string;
   args: unknown;
 }
 
-export type ToolCallReply = { ok: true; value: unknown } | { ok: false; error: { type: string; message: string } };
+export type UpstreamCallReply = { ok: true; value: unknown } | { ok: false; error: { type: string; message: string } };
 
-/** Answers a tool call; `signal` fires when the run that made the call ends or is killed. */
-export type ToolCallHandler = (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallReply>;
+/** Answers an upstream call; `signal` fires when the run that made the call ends or is killed. */
+export type UpstreamCallHandler = (call: UpstreamCall, signal: AbortSignal) => Promise<UpstreamCallReply>;
 
 const MAX_TOOL_NAME_LENGTH = 512;
-/** Calls one run may have waiting at once; more is a runaway loop, not a program. */
-const MAX_TOOL_CALLS_IN_FLIGHT = 256;
+/** Upstream calls one run may have waiting at once; more is a runaway loop, not a program. */
+const MAX_UPSTREAM_CALLS_IN_FLIGHT = 256;
 
-const toolCallSchema = z.object({
+const upstreamCallSchema = z.object({
   tool: z
     .string({ invalid_type_error: "the tool name must be a string", required_error: "the tool name is missing" })
     .min(1, "the tool name is empty")
@@ -31,49 +31,49 @@ const toolCallSchema = z.object({
     .transform((args) => args ?? {}),
 });
 
-export function toolError(type: string, message: string): ToolCallReply {
+export function upstreamCallError(type: string, message: string): UpstreamCallReply {
   return { ok: false, error: { type, message } };
 }
 
 /** Checks a request from untrusted code; a bad one gets an error reply naming the tool. */
-export function parseToolCall(raw: { tool?: unknown; args?: unknown }): { ok: true; call: ToolCallRequest } | { ok: false; reply: ToolCallReply } {
-  const parsed = toolCallSchema.safeParse({ tool: raw.tool, args: raw.args ?? undefined });
+export function parseUpstreamCall(raw: { tool?: unknown; args?: unknown }): { ok: true; call: UpstreamCall } | { ok: false; reply: UpstreamCallReply } {
+  const parsed = upstreamCallSchema.safeParse({ tool: raw.tool, args: raw.args ?? undefined });
   if (parsed.success) return { ok: true, call: parsed.data };
   const name = typeof raw.tool === "string" && raw.tool.length <= 100 ? `tool \`${raw.tool}\`` : "tool call";
-  return { ok: false, reply: toolError("InvalidArguments", `${name} refused: ${parsed.error.issues[0]?.message ?? "invalid request"}`) };
+  return { ok: false, reply: upstreamCallError("InvalidArguments", `${name} refused: ${parsed.error.issues[0]?.message ?? "invalid request"}`) };
 }
 
 /** The handler's answer, made safe to send: anything but a proper reply becomes an error. */
-function normalizeReply(reply: unknown): ToolCallReply {
+function normalizeReply(reply: unknown): UpstreamCallReply {
   if (typeof reply === "object" && reply !== null) {
     const r = reply as { ok?: unknown; value?: unknown; error?: { type?: unknown; message?: unknown } };
     if (r.ok === true) return { ok: true, value: r.value };
     if (r.ok === false && r.error) {
-      return toolError(typeof r.error.type === "string" ? r.error.type : "ToolError", typeof r.error.message === "string" ? r.error.message : "the tool failed");
+      return upstreamCallError(typeof r.error.type === "string" ? r.error.type : "ToolError", typeof r.error.message === "string" ? r.error.message : "the tool failed");
     }
   }
-  return toolError("ToolError", "the host returned no result for this tool call");
+  return upstreamCallError("ToolError", "the host returned no result for this tool call");
 }
 
 /** JSON of a reply's value, or an error reply when it cannot travel (not JSON, too large). */
-function encodeValue(reply: ToolCallReply): { json: string } | { error: ToolCallReply } {
+function encodeValue(reply: UpstreamCallReply): { json: string } | { error: UpstreamCallReply } {
   if (!reply.ok) return { json: "" };
   let json: string | undefined;
   try {
     json = JSON.stringify(reply.value);
   } catch (error) {
-    return { error: toolError("ToolError", `the tool result could not be encoded as JSON: ${(error as Error).message}`) };
+    return { error: upstreamCallError("ToolError", `the tool result could not be encoded as JSON: ${(error as Error).message}`) };
   }
   json ??= "null";
   // Frame overhead is small; leave room for it rather than compute it exactly.
   if (json.length > MAX_FRAME_BYTES - 1024 && Buffer.byteLength(json) > MAX_FRAME_BYTES - 1024) {
-    return { error: toolError("ToolLimit", `the tool result is larger than the ${MAX_FRAME_BYTES >> 20} MiB a sandbox can receive`) };
+    return { error: upstreamCallError("ToolLimit", `the tool result is larger than the ${MAX_FRAME_BYTES >> 20} MiB a sandbox can receive`) };
   }
   return { json };
 }
 
 /** A `tool_result` frame for the Python and Node runners. */
-export function encodeToolResultFrame(callId: string, reply: ToolCallReply): Buffer {
+export function encodeToolResultFrame(callId: string, reply: UpstreamCallReply): Buffer {
   const encoded = encodeValue(reply);
   if ("error" in encoded) return encodeToolResultFrame(callId, encoded.error);
   const frame: ToolResultFrame = reply.ok
@@ -89,15 +89,15 @@ export function encodeToolResultFrame(callId: string, reply: ToolCallReply): Buf
   return out;
 }
 
-// ---- the Bash tool pipe (docs/runner-protocol.md, "Tool calls from Bash") -------------
+// ---- the sandgate-tool pipe of Bash (docs/runner-protocol.md, "Tool calls from Bash") ----
 
 const BASH_CALL_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const ERROR_TYPE = /[^A-Za-z0-9_]/g;
 
 /** `<callId> ok <bytes>\n<json>\0` or `<callId> error <bytes> <type>\n<message>\0`. */
-export function encodeBashToolReply(callId: string, reply: ToolCallReply): Buffer {
+export function encodeBashUpstreamReply(callId: string, reply: UpstreamCallReply): Buffer {
   const encoded = encodeValue(reply);
-  if ("error" in encoded) return encodeBashToolReply(callId, encoded.error);
+  if ("error" in encoded) return encodeBashUpstreamReply(callId, encoded.error);
   if (reply.ok) {
     const body = Buffer.from(encoded.json, "utf8");
     return Buffer.concat([Buffer.from(`${callId} ok ${body.length}\n`), body, Buffer.from([0])]);
@@ -108,7 +108,7 @@ export function encodeBashToolReply(callId: string, reply: ToolCallReply): Buffe
   return Buffer.concat([Buffer.from(`${callId} error ${body.length} ${type}\n`), body, Buffer.from([0])]);
 }
 
-export interface BashToolRequest {
+export interface BashUpstreamRequest {
   callId: string;
   tool: string;
   /** Raw JSON text as the script got it; parsed and checked by the host. */
@@ -116,17 +116,17 @@ export interface BashToolRequest {
 }
 
 /**
- * Splits the Bash tool pipe into requests `<callId> <tool>\n<args JSON>\0`. Malformed ones are
+ * Splits the sandgate-tool pipe into requests `<callId> <tool>\n<args JSON>\0`. Malformed ones are
  * skipped (they cannot be answered without an id); one longer than a runner's frame may be is
  * discarded up to its NUL. Pieces are joined once per request, never per chunk.
  */
-export class BashToolRequestDecoder {
+export class BashUpstreamRequestDecoder {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private skipping = false;
 
-  push(chunk: Buffer): BashToolRequest[] {
-    const requests: BashToolRequest[] = [];
+  push(chunk: Buffer): BashUpstreamRequest[] {
+    const requests: BashUpstreamRequest[] = [];
     let rest = chunk;
     for (let end = rest.indexOf(0); end >= 0; end = rest.indexOf(0)) {
       const tail = rest.subarray(0, end);
@@ -151,7 +151,7 @@ export class BashToolRequestDecoder {
   }
 }
 
-function parseBashRequest(message: string): BashToolRequest | undefined {
+function parseBashRequest(message: string): BashUpstreamRequest | undefined {
   const newline = message.indexOf("\n");
   const header = (newline < 0 ? message : message.slice(0, newline)).split(" ");
   const [callId, tool] = header;
@@ -170,39 +170,39 @@ export function parseBashArgs(text: string): { ok: true; args: unknown } | { ok:
 }
 
 /**
- * The tool calls of one run: at most MAX_TOOL_CALLS_IN_FLIGHT waiting at once, each answered by
- * the run's handler while the run lasts. end() aborts the signal handlers see and drops late replies.
+ * The upstream calls of one run: at most MAX_UPSTREAM_CALLS_IN_FLIGHT waiting at once, each answered
+ * by the run's handler while the run lasts. end() aborts the signal handlers see and drops late replies.
  */
-export class RunToolCalls {
+export class UpstreamCallBroker {
   private readonly controller = new AbortController();
   private inFlight = 0;
 
-  constructor(private readonly handler: ToolCallHandler | undefined) {
+  constructor(private readonly handler: UpstreamCallHandler | undefined) {
     // Every call in flight listens on this signal; up to the cap that is expected, not a leak.
-    setMaxListeners(MAX_TOOL_CALLS_IN_FLIGHT + 16, this.controller.signal);
+    setMaxListeners(MAX_UPSTREAM_CALLS_IN_FLIGHT + 16, this.controller.signal);
   }
 
-  call(tool: string, args: unknown, send: (reply: ToolCallReply) => void): void {
+  call(tool: string, args: unknown, send: (reply: UpstreamCallReply) => void): void {
     const handler = this.handler;
     if (!handler) {
-      send(toolError("ToolError", "tool calls are not available here"));
+      send(upstreamCallError("ToolError", "tool calls are not available here"));
       return;
     }
-    if (this.inFlight >= MAX_TOOL_CALLS_IN_FLIGHT) {
-      send(toolError("ToolLimit", `tool \`${tool}\` refused: ${MAX_TOOL_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
+    if (this.inFlight >= MAX_UPSTREAM_CALLS_IN_FLIGHT) {
+      send(upstreamCallError("ToolLimit", `tool \`${tool}\` refused: ${MAX_UPSTREAM_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
       return;
     }
     this.inFlight += 1;
     const { signal } = this.controller;
-    const settle = (reply: ToolCallReply): void => {
+    const settle = (reply: UpstreamCallReply): void => {
       this.inFlight -= 1;
       if (!signal.aborted) send(reply);
     };
     // async, so that a handler that throws instead of rejecting still gets a reply sent.
-    const call = async (): Promise<ToolCallReply> => handler({ tool, args }, signal);
+    const call = async (): Promise<UpstreamCallReply> => handler({ tool, args }, signal);
     call().then(
       (reply) => settle(normalizeReply(reply)),
-      (error: unknown) => settle(toolError("ToolError", `tool \`${tool}\` failed: ${error instanceof Error ? error.message : String(error)}`)),
+      (error: unknown) => settle(upstreamCallError("ToolError", `tool \`${tool}\` failed: ${error instanceof Error ? error.message : String(error)}`)),
     );
   }
 
