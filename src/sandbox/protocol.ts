@@ -7,7 +7,7 @@ import { z } from "zod";
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 /**
  * Largest frame a runner may send. Results are small (values are clipped to 64 KiB, tracebacks
- * to 256 KiB), so only tool-call arguments come near it; parsing a frame this size takes the
+ * to 256 KiB), so only upstream-call arguments come near it; parsing a frame this size takes the
  * event loop about 100 ms, which is what one sandbox may cost other callers at once.
  */
 export const MAX_RUNNER_FRAME_BYTES = 16 * 1024 * 1024;
@@ -46,8 +46,9 @@ export const resultFrameSchema = z.object({
 });
 
 /**
- * A tool call from user code. Only `callId` is checked here, so that a call with a bad tool name
- * or bad arguments still gets an error reply (see parseUpstreamCall in upstream-calls.ts).
+ * A `tool_call` frame: an upstream call from user code. Only `callId` is checked here, so that
+ * a call with a bad tool name or bad arguments still gets an error reply (see parseUpstreamCall
+ * in upstream-calls.ts).
  */
 export const toolCallFrameSchema = z.object({
   type: z.literal("tool_call"),
@@ -163,7 +164,7 @@ function decodeFrame(body: Buffer): RunnerFrame | undefined {
     throw new FrameProtocolError("runner sent a frame that is not JSON");
   }
   const parsed = runnerFrameSchema.safeParse(json);
-  // A tool call without a usable callId cannot be answered; user code may write to fd 4 too,
+  // A `tool_call` frame without a usable callId cannot be answered; user code may write to fd 4 too,
   // so it is dropped rather than taken as the runner breaking the protocol.
   if (!parsed.success && isObject(json) && json.type === "tool_call") return undefined;
   if (!parsed.success) throw new FrameProtocolError(`runner sent an invalid frame: ${parsed.error.issues[0]?.message ?? "?"}`);

@@ -3,7 +3,7 @@
 
 import type { Writable } from "node:stream";
 
-/** Frames a runner may send per second, and in one burst (a tight loop of quick tool calls). */
+/** Frames a runner may send per second, and in one burst (a tight loop of quick upstream calls). */
 export const FRAMES_PER_SECOND = 5000;
 /** Frame bytes a runner may send per second, and in one burst (one large tool argument). */
 export const FRAME_BYTES_PER_SECOND = 16 * 1024 * 1024;
