@@ -184,7 +184,7 @@ async function overheadBench({ quick }) {
     codeMode = await startCodeMode(config);
     engine = Engine.create(config, { pool: NO_POOL, tools: codeMode });
     ({ client: direct, transport: directTransport } = await connectStdio(echoServer, { withTransport: true }));
-    const sessions = { python: engine.createSession().id, javascript: engine.createSession().id };
+    const sessions = { python: engine.sessions.create().id, javascript: engine.sessions.create().id };
     const upstreamPid = codeMode.status()[0].pid;
     const pids = {};
     const paths = {

@@ -139,7 +139,7 @@ export async function serverBench({ quick = false, poolPython = POOL_PYTHON } = 
     const caller = await connectClient(server.url, "bench-latency");
     const pinger = await connectClient(server.url, "bench-ping");
     clients.push(caller, pinger);
-    engine.createSession("bench-engine");
+    engine.sessions.create("bench-engine");
     await waitPoolReady(engine);
     const paths = {
       server: () => mcpCall(caller.client, { session_id: "bench-1" }).then(checkMcp),
@@ -157,7 +157,7 @@ export async function serverBench({ quick = false, poolPython = POOL_PYTHON } = 
         }
       }
     }
-    await engine.stopSession("bench-engine");
+    await engine.sessions.stop("bench-engine");
     process.stderr.write("bench: server latency done\n");
 
     // Load, stateless (warm pool): CLIENTS MCP clients, one MCP session and connection each, make

@@ -9,7 +9,7 @@ it("leaves no process, fd or cgroup behind after sessions, pool and stateless ca
   const baselinePids = descendantPids();
   const baselineFds = openFds().length;
   const t = createTestEngine({}, { python: 2, javascript: 1, bash: 1 });
-  const sessions = [t.engine.createSession(), t.engine.createSession()];
+  const sessions = [t.engine.sessions.create(), t.engine.sessions.create()];
   await Promise.all([
     t.engine.execute({ language: "python", sessionId: sessions[0]!.id, code: "import threading, time\nthreading.Thread(target=time.sleep, args=(100,), daemon=True).start()" }),
     t.engine.execute({ language: "bash", sessionId: sessions[1]!.id, code: "sleep 100 & echo bg" }),

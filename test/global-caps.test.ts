@@ -114,14 +114,14 @@ describe("global caps on sandboxes and committed memory", () => {
   it("idle session sandboxes count against the cap, and stopping the session makes room", async () => {
     fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "1", SANDGATE_QUEUE_WAIT: "0.5", SANDGATE_EVICT_IDLE_AFTER: "600" }, { python: 0, javascript: 0, bash: 0 });
     const engine = fx.engine;
-    const session = engine.createSession();
+    const session = engine.sessions.create();
     const first = await engine.execute({ language: "bash", code: "echo kept", sessionId: session.id });
     expect(first.status).toBe("ok");
     const refused = await engine.execute({ language: "bash", code: "echo refused" }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: "TOO_MANY_REQUESTS", data: { maxSandboxes: 1 } });
     // Room comes only when the idle session's sandbox may be evicted (600 s), not after the 0.5 s queue wait.
     expect((refused as { data: { retryAfterS: number } }).data.retryAfterS).toBeGreaterThan(590);
-    await engine.stopSession(session.id);
+    await engine.sessions.stop(session.id);
     const after = await engine.execute({ language: "bash", code: "echo room" });
     expect(after.stdout).toBe("room\n");
   }, 60_000);
@@ -129,7 +129,7 @@ describe("global caps on sandboxes and committed memory", () => {
   it("a session's sandbox idle past evictIdleAfterS gives way to a waiting call; the session keeps its files and its next call reports the lost state", async () => {
     fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "1", SANDGATE_QUEUE_WAIT: "10", SANDGATE_EVICT_IDLE_AFTER: "0" }, { python: 0, javascript: 0, bash: 0 });
     const engine = fx.engine;
-    const session = engine.createSession();
+    const session = engine.sessions.create();
     const first = await engine.execute({ language: "python", code: "open('/workspace/kept.txt', 'w').write('kept')\nx = 41", sessionId: session.id });
     expect(first.status).toBe("ok");
     const stateless = await engine.execute({ language: "bash", code: "echo room" });

@@ -58,7 +58,7 @@ describe("saved outputs never land in the workspace", () => {
       outputsDir: `import os\nos.mkdir('/workspace/.sandgate')\nos.symlink(${JSON.stringify(dangling)}, '/workspace/.sandgate/outputs')`,
     };
     for (const [name, plant] of Object.entries(plants)) {
-      const s = t.engine.createSession();
+      const s = t.engine.sessions.create();
       try {
         expect(await t.engine.execute({ code: plant, language: "python", sessionId: s.id }), name).toMatchObject({ status: "ok" });
         const r = await t.engine.execute({ code: FLOOD, language: "python", sessionId: s.id });
@@ -75,17 +75,17 @@ describe("saved outputs never land in the workspace", () => {
         expect((await t.engine.readSavedOutput(id!, "stderr")).toString().endsWith("END-ERR")).toBe(true);
         await expect(t.engine.readSavedOutput(id!, "stdout", "someone-else")).rejects.toMatchObject({ code: "OUTPUT_NOT_FOUND" });
         // Nothing of it was written into the workspace.
-        const listing = await t.engine.listFiles(s.id, "/workspace/.sandgate").catch(() => undefined);
+        const listing = await t.engine.files.list(s.id, "/workspace/.sandgate").catch(() => undefined);
         if (name === "files") expect(listing?.entries.map((e) => e.type)).toEqual(["directory"]);
       } finally {
-        await t.engine.stopSession(s.id);
+        await t.engine.sessions.stop(s.id);
       }
     }
     expectSecretUntouched();
   });
 
   it("is not blocked by FIFOs planted at the old saved-output paths, and the server keeps answering", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 5);
     try {
@@ -95,10 +95,10 @@ describe("saved outputs never land in the workspace", () => {
       expect(r).toMatchObject({ status: "ok", truncated: true });
       expect(await t.engine.execute({ code: "1 + 1", language: "python" })).toMatchObject({ status: "ok", value: 2 });
       expect(ticks).toBeGreaterThan(0);
-      await expect(t.engine.readFile(s.id, ".sandgate/outputs/2-stdout.txt")).rejects.toMatchObject({ code: "NOT_A_FILE" });
+      await expect(t.engine.files.read(s.id, ".sandgate/outputs/2-stdout.txt")).rejects.toMatchObject({ code: "NOT_A_FILE" });
     } finally {
       clearInterval(ticker);
-      await t.engine.stopSession(s.id);
+      await t.engine.sessions.stop(s.id);
     }
   });
 });
@@ -114,7 +114,7 @@ describe("file calls while sandbox code swaps a parent directory for a symlink",
   });
 
   it("never reads the root-only host file and never creates a file outside, over 300 calls or more", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     try {
       // A thread left running swaps "d" (a directory holding "secret") and "l" (a link to the root-only
       // host directory) with renameat2(RENAME_EXCHANGE) in tight bursts: "d" always exists, half the time as the link.
@@ -143,13 +143,13 @@ describe("file calls while sandbox code swaps a parent directory for a symlink",
       // land every early call mid-swap), at most 600.
       const raced = (): boolean => (seen.has("inside") || seen.has("ok")) && seen.has("PATH_INVALID");
       for (let i = 0; i < 600 && (i < 150 || !raced()); i++) {
-        const read = await t.engine.readFile(s.id, "d/secret").then(
+        const read = await t.engine.files.read(s.id, "d/secret").then(
           (r) => r.content,
           (e: { code?: string }) => e.code ?? "?",
         );
         seen.add(read);
         expect(read).not.toBe(SECRET_TEXT);
-        const wrote = await t.engine.writeFile(s.id, `d/new-${i}`, "x").then(
+        const wrote = await t.engine.files.write(s.id, `d/new-${i}`, "x").then(
           () => "ok",
           (e: { code?: string }) => e.code ?? "?",
         );
@@ -161,7 +161,7 @@ describe("file calls while sandbox code swaps a parent directory for a symlink",
       expect(seen.has("inside") || seen.has("ok")).toBe(true);
       expect(seen.has("PATH_INVALID")).toBe(true);
     } finally {
-      await t.engine.stopSession(s.id);
+      await t.engine.sessions.stop(s.id);
     }
   });
 });
@@ -211,7 +211,7 @@ describe("deleting workspaces and the inode quota", () => {
       "    open(f'/workspace/d{i % 10}/f{i}', 'w').close()",
     ].join("\n");
     for (const [name, code] of Object.entries({ deep, wide })) {
-      const s = t.engine.createSession("same-id");
+      const s = t.engine.sessions.create("same-id");
       const r = await t.engine.execute({ code, language: "python", sessionId: s.id });
       // A tree too deep for the usage walk counts as over the limit.
       if (name === "deep") expect(r.error?.type, `${name}: ${r.stderr}`).toBe("WorkspaceLimit");
@@ -219,20 +219,20 @@ describe("deleting workspaces and the inode quota", () => {
       let ticks = 0;
       const ticker = setInterval(() => ticks++, 5);
       try {
-        const stopped = t.engine.stopSession(s.id);
+        const stopped = t.engine.sessions.stop(s.id);
         const meanwhile = await t.engine.execute({ code: "2 + 2", language: "python" });
         await expect(stopped, name).resolves.toBeUndefined();
         expect(meanwhile).toMatchObject({ status: "ok", value: 4 });
-        await t.engine.sessions.reaper.settled();
+        await t.engine.sessions.manager.reaper.settled();
         expect(ticks, name).toBeGreaterThan(0);
       } finally {
         clearInterval(ticker);
       }
       expect(workspaceDirs(), name).toEqual([]);
       expect(readdirSync(join(t.engine.runtime.workspacesDir, ".trash")), name).toEqual([]);
-      const again = t.engine.createSession("same-id");
-      expect((await t.engine.listFiles(again.id)).entries, name).toEqual([]);
-      await t.engine.stopSession(again.id);
+      const again = t.engine.sessions.create("same-id");
+      expect((await t.engine.files.list(again.id)).entries, name).toEqual([]);
+      await t.engine.sessions.stop(again.id);
     }
   });
 
@@ -245,17 +245,17 @@ describe("deleting workspaces and the inode quota", () => {
     if (user) execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, orphan]);
     const dead = spawnSync("true").pid;
     writeFileSync(join(root, ".owners", "orphan-0123456789ab"), String(dead));
-    const live = t.engine.createSession("still-here");
-    await t.engine.writeFile(live.id, "kept.txt", "mine");
+    const live = t.engine.sessions.create("still-here");
+    await t.engine.files.write(live.id, "kept.txt", "mine");
     const second = createTestEngine({ SANDBOX_DIR: shm }, { python: 0, javascript: 0, bash: 0 });
     try {
       expect(await waitFor(() => !existsSync(orphan), 10_000)).toBe(true);
-      await second.engine.sessions.reaper.settled();
+      await second.engine.sessions.manager.reaper.settled();
       expect(readdirSync(join(root, ".trash"))).toEqual([]);
-      expect((await t.engine.readFile(live.id, "kept.txt")).content).toBe("mine");
+      expect((await t.engine.files.read(live.id, "kept.txt")).content).toBe("mine");
     } finally {
       await second.close();
-      await t.engine.stopSession(live.id);
+      await t.engine.sessions.stop(live.id);
     }
   });
 
@@ -263,14 +263,14 @@ describe("deleting workspaces and the inode quota", () => {
     // A workspace with its own filesystem refuses the 50,001st inode itself (test/workspace-filesystem.test.ts).
     const small = createTestEngine({ SANDBOX_DIR: join(shm, "small"), MAX_EXECUTION_TIME: "120", SANDGATE_WORKSPACE_FS: "directory" }, { python: 0, javascript: 0, bash: 0 });
     try {
-      const s = small.engine.createSession();
+      const s = small.engine.sessions.create();
       const code = "import os\nfor i in range(150000):\n    os.mkdir(f'/workspace/d{i}')";
       const r = await small.engine.execute({ code, language: "python", sessionId: s.id });
       expect(r.status).toBe("error");
       expect(r.error?.type).toBe("WorkspaceLimit");
       expect(r.error?.message).toMatch(/more than 50000 files and directories; its limits are 256 MB and 50000 files and directories/);
-      await small.engine.stopSession(s.id);
-      await small.engine.sessions.reaper.settled();
+      await small.engine.sessions.stop(s.id);
+      await small.engine.sessions.manager.reaper.settled();
       expect(readdirSync(small.engine.runtime.workspacesDir).filter((n) => !n.startsWith("."))).toEqual([]);
     } finally {
       await small.close();

@@ -108,7 +108,7 @@ describe("bash", () => {
 
 describe("sessions", () => {
   it("keep Python globals, JavaScript bindings and Bash shell state between calls", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     await t.engine.execute({ language: "python", sessionId: s.id, code: "counter = 41\ndef bump():\n    global counter\n    counter += 1\n    return counter" });
     expect((await t.engine.execute({ language: "python", sessionId: s.id, code: "bump()" })).value).toBe(42);
 
@@ -120,52 +120,52 @@ describe("sessions", () => {
     await t.engine.execute({ language: "bash", sessionId: s.id, code: "cd /tmp && GREETING=hello && greet() { echo \"$GREETING $1\"; }" });
     const b = await t.engine.execute({ language: "bash", sessionId: s.id, code: "pwd; greet world" });
     expect(b.stdout).toBe("/tmp\nhello world\n");
-    await t.engine.stopSession(s.id);
+    await t.engine.sessions.stop(s.id);
   });
 
   it("share a workspace between languages, and it persists while the session lives", async () => {
-    const s = t.engine.createSession("shared-ws");
+    const s = t.engine.sessions.create("shared-ws");
     await t.engine.execute({ language: "bash", sessionId: s.id, code: "echo from-bash > /workspace/note.txt" });
     const r = await t.engine.execute({ language: "python", sessionId: s.id, code: "open('/workspace/note.txt').read().strip()" });
     expect(r.value).toBe("from-bash");
-    await t.engine.stopSession(s.id);
+    await t.engine.sessions.stop(s.id);
   });
 
   it("leak nothing into a new session or the next stateless call", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     await t.engine.execute({ language: "python", sessionId: s.id, code: "leak = 'secret'\nopen('/workspace/leak.txt', 'w').write('x')\nopen('/tmp/leak.txt', 'w').write('x')" });
-    const other = t.engine.createSession();
+    const other = t.engine.sessions.create();
     const probe = "import os\n[('leak' in globals()), os.path.exists('/workspace/leak.txt'), os.path.exists('/tmp/leak.txt')]";
     expect((await t.engine.execute({ language: "python", sessionId: other.id, code: probe })).value).toEqual([false, false, false]);
     await t.engine.execute({ language: "python", code: "stateless_leak = 1\nopen('/workspace/s.txt', 'w').write('x')" });
     const next = await t.engine.execute({ language: "python", code: "import os\n['stateless_leak' in globals(), os.path.exists('/workspace/s.txt'), os.listdir('/workspace')]" });
     expect(next.value).toEqual([false, false, []]);
-    await t.engine.stopSession(s.id);
-    await t.engine.stopSession(other.id);
+    await t.engine.sessions.stop(s.id);
+    await t.engine.sessions.stop(other.id);
   });
 
   it("lose interpreter state but keep files after a timeout, and say so", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     await t.engine.execute({ language: "python", sessionId: s.id, code: "v = 1\nopen('/workspace/kept.txt', 'w').write('k')" });
     const slow = await t.engine.execute({ language: "python", sessionId: s.id, timeoutS: 1, code: "while True: pass" });
     expect(slow.status).toBe("timeout");
     expect(slow.stateReset).toBe(true);
     const after = await t.engine.execute({ language: "python", sessionId: s.id, code: "['v' in globals(), open('/workspace/kept.txt').read()]" });
     expect(after.value).toEqual([false, "k"]);
-    await t.engine.stopSession(s.id);
+    await t.engine.sessions.stop(s.id);
   });
 
   it("run concurrent calls to one session one after another, in order", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     await t.engine.execute({ language: "python", sessionId: s.id, code: "log = []" });
     const calls = [1, 2, 3].map((n) => t.engine.execute({ language: "python", sessionId: s.id, code: `import time\ntime.sleep(0.05)\nlog.append(${n})\nlist(log)` }));
     const results = await Promise.all(calls);
     expect(results.map((r) => r.value)).toEqual([[1], [1, 2], [1, 2, 3]]);
-    await t.engine.stopSession(s.id);
+    await t.engine.sessions.stop(s.id);
   });
 
   it("stop the running code when the caller aborts, and start afresh on the next call", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     await t.engine.execute({ language: "bash", sessionId: s.id, code: "echo kept > /workspace/f" });
     const controller = new AbortController();
     const started = Date.now();
@@ -175,14 +175,14 @@ describe("sessions", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     const next = await t.engine.execute({ language: "bash", sessionId: s.id, code: "cat /workspace/f" });
     expect(next).toMatchObject({ status: "ok", stdout: "kept\n" });
-    await t.engine.stopSession(s.id);
+    await t.engine.sessions.stop(s.id);
   });
 
   it("are listed, stopped, and unknown or ended ids give typed errors", async () => {
-    const s = t.engine.createSession("listed-one");
-    expect(t.engine.listSessions().map((x) => x.id)).toContain("listed-one");
-    await t.engine.stopSession(s.id);
-    expect(t.engine.listSessions().map((x) => x.id)).not.toContain("listed-one");
+    const s = t.engine.sessions.create("listed-one");
+    expect(t.engine.sessions.list().map((x) => x.id)).toContain("listed-one");
+    await t.engine.sessions.stop(s.id);
+    expect(t.engine.sessions.list().map((x) => x.id)).not.toContain("listed-one");
     await expect(t.engine.execute({ language: "python", code: "1", sessionId: "listed-one" })).rejects.toMatchObject({ code: "SESSION_EXPIRED" });
     await expect(t.engine.execute({ language: "python", code: "1", sessionId: "never-was" })).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
   });

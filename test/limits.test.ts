@@ -110,13 +110,13 @@ describe("nothing outlives a call", () => {
   });
 
   it("a daemon in a session is gone after the call, while the session lives on", async () => {
-    const session = t.engine.createSession();
+    const session = t.engine.sessions.create();
     const tag = `sgsessdaemon${Date.now()}`;
     await t.engine.execute({ language: "python", sessionId: session.id, code: `import subprocess\np = subprocess.Popen(['bash', '-c', 'exec -a ${tag} sleep 300'], start_new_session=True)\nx = 41` });
     expect(await waitFor(() => hostProcessesMatching(tag).length === 0)).toBe(true);
     const r = await t.engine.execute({ language: "python", sessionId: session.id, code: "x + 1" });
     expect(r.value).toBe(42);
-    await t.engine.stopSession(session.id);
+    await t.engine.sessions.stop(session.id);
   });
 
   it("a process that ignores SIGTERM is killed", async () => {

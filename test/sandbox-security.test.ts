@@ -167,11 +167,11 @@ describe("host identity", () => {
   });
 
   it("files a session writes belong on the host to that unprivileged user", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     await t.engine.execute({ language: "python", sessionId: s.id, code: "open('/workspace/owned.txt', 'w').write('x')" });
-    const owner = statSync(join(t.engine.sessions.get(s.owner, s.id).workspaceDir, "owned.txt")).uid;
+    const owner = statSync(join(t.engine.sessions.manager.get(s.owner, s.id).workspaceDir, "owned.txt")).uid;
     if (process.getuid?.() === 0) expect(owner).not.toBe(0);
-    await t.engine.stopSession(s.id);
+    await t.engine.sessions.stop(s.id);
   });
 });
 

@@ -11,22 +11,22 @@ afterEach(async () => {
 
 it("refuses sessions beyond the maximum with TOO_MANY_SESSIONS", () => {
   t = createTestEngine({ SANDGATE_MAX_SESSIONS: "2" }, { python: 0, javascript: 0, bash: 0 });
-  t.engine.createSession("a");
-  t.engine.createSession("b");
-  expect(() => t!.engine.createSession("c")).toThrowError(expect.objectContaining({ code: "TOO_MANY_SESSIONS" }) as Error);
-  expect(t.engine.createSession("a").id).toBe("a");
+  t.engine.sessions.create("a");
+  t.engine.sessions.create("b");
+  expect(() => t!.engine.sessions.create("c")).toThrowError(expect.objectContaining({ code: "TOO_MANY_SESSIONS" }) as Error);
+  expect(t.engine.sessions.create("a").id).toBe("a");
 });
 
 it("scopes session ids per owner, caps each owner's sessions, and hides other owners' sessions", async () => {
   t = createTestEngine({ SANDGATE_MAX_SESSIONS: "4", SANDGATE_SESSIONS_PER_CALLER: "2" }, { python: 0, javascript: 0, bash: 0 });
-  const a = t.engine.createSession("default", "owner-a");
-  const b = t.engine.createSession("default", "owner-b");
-  expect(t.engine.sessions.get("owner-a", "default").workspaceDir).not.toBe(t.engine.sessions.get("owner-b", "default").workspaceDir);
+  const a = t.engine.sessions.create("default", "owner-a");
+  const b = t.engine.sessions.create("default", "owner-b");
+  expect(t.engine.sessions.manager.get("owner-a", "default").workspaceDir).not.toBe(t.engine.sessions.manager.get("owner-b", "default").workspaceDir);
   expect([a.workspace, b.workspace]).toEqual(["/workspace", "/workspace"]);
-  t.engine.createSession("second", "owner-a");
+  t.engine.sessions.create("second", "owner-a");
   const over = (() => {
     try {
-      t.engine.createSession("third", "owner-a");
+      t.engine.sessions.create("third", "owner-a");
     } catch (error) {
       return error as { code: string; message: string; data: { retry_after: number } };
     }
@@ -34,21 +34,21 @@ it("scopes session ids per owner, caps each owner's sessions, and hides other ow
   })();
   expect(over).toMatchObject({ code: "TOO_MANY_SESSIONS", message: expect.stringMatching(/stop one/) as string });
   expect(over?.data.retry_after).toBeGreaterThan(0);
-  expect(t.engine.listSessions("owner-b").map((x) => x.id)).toEqual(["default"]);
-  expect(() => t!.engine.getSession("second", "owner-b")).toThrowError(expect.objectContaining({ code: "SESSION_NOT_FOUND" }) as Error);
-  await expect(t.engine.stopSession("second", "owner-b")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
-  await t.engine.stopSession("second", "owner-a");
+  expect(t.engine.sessions.list("owner-b").map((x) => x.id)).toEqual(["default"]);
+  expect(() => t!.engine.sessions.get("second", "owner-b")).toThrowError(expect.objectContaining({ code: "SESSION_NOT_FOUND" }) as Error);
+  await expect(t.engine.sessions.stop("second", "owner-b")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+  await t.engine.sessions.stop("second", "owner-a");
   // An ended session is "expired" to its owner and unknown to everyone else.
-  expect(() => t!.engine.getSession("second", "owner-a")).toThrowError(expect.objectContaining({ code: "SESSION_EXPIRED" }) as Error);
-  expect(() => t!.engine.getSession("second", "owner-b")).toThrowError(expect.objectContaining({ code: "SESSION_NOT_FOUND" }) as Error);
-  await t.engine.stopSessionsOf("owner-a", "test");
+  expect(() => t!.engine.sessions.get("second", "owner-a")).toThrowError(expect.objectContaining({ code: "SESSION_EXPIRED" }) as Error);
+  expect(() => t!.engine.sessions.get("second", "owner-b")).toThrowError(expect.objectContaining({ code: "SESSION_NOT_FOUND" }) as Error);
+  await t.engine.sessions.stopOwnedBy("owner-a", "test");
   expect(t.engine.sessions.listAll().map((x) => `${x.owner}/${x.id}`)).toEqual(["owner-b/default"]);
 });
 
 it("expires idle sessions and removes their workspace", async () => {
   t = createTestEngine({ SANDGATE_SESSION_TTL: "0.5" }, { python: 0, javascript: 0, bash: 0 });
-  const s = t.engine.createSession();
-  const workspaceDir = t.engine.sessions.get(s.owner, s.id).workspaceDir;
+  const s = t.engine.sessions.create();
+  const workspaceDir = t.engine.sessions.manager.get(s.owner, s.id).workspaceDir;
   await t.engine.execute({ language: "python", sessionId: s.id, code: "x = 1" });
   const { existsSync } = await import("node:fs");
   expect(existsSync(workspaceDir)).toBe(true);
@@ -65,7 +65,7 @@ it("caps the workspace: a full tmpfs for stateless calls, a WorkspaceLimit error
   expect(stateless.status).toBe("error");
   expect(stateless.error?.message).toMatch(/No space left/);
 
-  const s = t.engine.createSession();
+  const s = t.engine.sessions.create();
   expect((await t.engine.execute({ language: "python", sessionId: s.id, code: write(20, "a") })).status).toBe("ok");
   const over = await t.engine.execute({ language: "python", sessionId: s.id, code: write(20, "b") });
   expect(over.status).toBe("error");
@@ -87,9 +87,9 @@ it("serves a burst of stateless calls larger than the pool, each in a fresh sand
 
 it("a call cancelled while its session's sandbox starts leaves no dead runner behind", async () => {
   t = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
-  const s = t.engine.createSession();
+  const s = t.engine.sessions.create();
   await t.engine.execute({ language: "python", sessionId: s.id, signal: AbortSignal.abort(), code: "import time; time.sleep(30)" }).catch(() => undefined);
-  expect(t.engine.getSession(s.id).runners).toEqual([]);
+  expect(t.engine.sessions.get(s.id).runners).toEqual([]);
   const next = await t.engine.execute({ language: "python", sessionId: s.id, code: "6 * 7" });
   expect(next.value).toBe(42);
 });

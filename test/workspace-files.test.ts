@@ -271,7 +271,7 @@ describe("list", () => {
 
 describe("with a real sandbox", () => {
   it("refuses what sandbox code planted: symlinks out and a FIFO; files written for the sandbox are its own", async () => {
-    const s = t.engine.createSession();
+    const s = t.engine.sessions.create();
     try {
       const code = [
         "import os",
@@ -282,18 +282,18 @@ describe("with a real sandbox", () => {
         "open('note.txt', 'w').write('from the sandbox')",
       ].join("\n");
       expect(await t.engine.execute({ code, language: "python", sessionId: s.id })).toMatchObject({ status: "ok" });
-      await expectCode(() => t.engine.readFile(s.id, "leak"), "PATH_INVALID", /resolves outside/);
-      await expectCode(() => t.engine.readFile(s.id, "rootdir/etc/passwd"), "PATH_INVALID", /resolves outside/);
-      await expectCode(() => t.engine.readFile(s.id, "pipe"), "NOT_A_FILE");
-      expect((await t.engine.readFile(s.id, "note.txt")).content).toBe("from the sandbox");
-      const types = Object.fromEntries((await t.engine.listFiles(s.id)).entries.map((e) => [e.name, e.type]));
+      await expectCode(() => t.engine.files.read(s.id, "leak"), "PATH_INVALID", /resolves outside/);
+      await expectCode(() => t.engine.files.read(s.id, "rootdir/etc/passwd"), "PATH_INVALID", /resolves outside/);
+      await expectCode(() => t.engine.files.read(s.id, "pipe"), "NOT_A_FILE");
+      expect((await t.engine.files.read(s.id, "note.txt")).content).toBe("from the sandbox");
+      const types = Object.fromEntries((await t.engine.files.list(s.id)).entries.map((e) => [e.name, e.type]));
       expect(types).toMatchObject({ leak: "symlink", rootdir: "symlink", pipe: "other", "note.txt": "file" });
 
-      await t.engine.writeFile(s.id, "in/data.txt", "from the host");
+      await t.engine.files.write(s.id, "in/data.txt", "from the host");
       const back = await t.engine.execute({ code: "p = '/workspace/in/data.txt'\nopen(p, 'a').write('!')\nopen(p).read()", language: "python", sessionId: s.id });
       expect(back).toMatchObject({ status: "ok", value: "from the host!" });
     } finally {
-      await t.engine.stopSession(s.id);
+      await t.engine.sessions.stop(s.id);
     }
   });
 });

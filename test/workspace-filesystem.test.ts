@@ -30,7 +30,7 @@ function mounts(): string[] {
 }
 
 function workspaceOf(f: TestEngine, id: string): { dir: string; image: string } {
-  const dir = f.engine.sessions.get(LOCAL_OWNER, id).workspaceDir;
+  const dir = f.engine.sessions.manager.get(LOCAL_OWNER, id).workspaceDir;
   return { dir, image: join(f.engine.runtime.workspacesDir, ".images", `${dir.split("/").pop()!}.img`) };
 }
 
@@ -50,7 +50,7 @@ ${then}
 
 it.runIf(asRoot)("a session that writes past its workspace size gets ENOSPC inside and the host keeps no more than the limit", async () => {
   const f = engineWith({});
-  f.engine.createSession("big");
+  f.engine.sessions.create("big");
   const result = await f.engine.execute({ sessionId: "big", language: "python", code: FILL("/workspace/big.bin", 40) });
   expect(result.stdout).toContain("errno 28");
   const { image, dir } = workspaceOf(f, "big");
@@ -61,7 +61,7 @@ it.runIf(asRoot)("a session that writes past its workspace size gets ENOSPC insi
 
 it.runIf(asRoot)("a session cannot create more files and directories than its inode limit (ENOSPC)", async () => {
   const f = engineWith({ SANDGATE_MAX_WORKSPACE_INODES: "100" });
-  f.engine.createSession("many");
+  f.engine.sessions.create("many");
   const code = `
 import os
 made, err = 0, None
@@ -83,7 +83,7 @@ print("made", made, "errno", err)
 
 it.runIf(asRoot)("a call that fails after writing leaves no more than the workspace limit", async () => {
   const f = engineWith({});
-  f.engine.createSession("fail");
+  f.engine.sessions.create("fail");
   const result = await f.engine.execute({ sessionId: "fail", language: "python", code: FILL("/workspace/a.bin", 40, "raise SystemExit(3)") });
   expect(result.status).not.toBe("ok");
   expect(statSync(workspaceOf(f, "fail").image).blocks * 512).toBeLessThanOrEqual(10 * MB);
@@ -91,15 +91,15 @@ it.runIf(asRoot)("a call that fails after writing leaves no more than the worksp
 
 it.runIf(asRoot)("stopping a session unmounts its filesystem and deletes its image; close() leaves no mount", async () => {
   const f = engineWith({});
-  f.engine.createSession("a");
-  f.engine.createSession("b");
+  f.engine.sessions.create("a");
+  f.engine.sessions.create("b");
   await f.engine.execute({ sessionId: "a", language: "python", code: "open('/workspace/x', 'w').write('hi')" });
   await f.engine.execute({ sessionId: "b", language: "bash", code: "echo hi > /workspace/y" });
   const a = workspaceOf(f, "a");
   const b = workspaceOf(f, "b");
-  expect(await f.engine.readFile("a", "x")).toMatchObject({ content: "hi" });
+  expect(await f.engine.files.read("a", "x")).toMatchObject({ content: "hi" });
   expect(mounts()).toContain(a.dir);
-  await f.engine.stopSession("a");
+  await f.engine.sessions.stop("a");
   expect(mounts()).not.toContain(a.dir);
   expect(existsSync(a.image)).toBe(false);
   expect(mounts()).toContain(b.dir);
@@ -110,7 +110,7 @@ it.runIf(asRoot)("stopping a session unmounts its filesystem and deletes its ima
 
 it.runIf(asRoot)("filesystems left mounted by a crashed sandgate are unmounted and their images deleted at start-up", async () => {
   const first = engineWith({});
-  first.engine.createSession("left");
+  first.engine.sessions.create("left");
   await first.engine.execute({ sessionId: "left", language: "python", code: "open('/workspace/x', 'w').write('hi')" });
   const left = workspaceOf(first, "left");
   // The first engine "crashed": its owner mark names a process that is gone.
@@ -127,7 +127,7 @@ it.runIf(asRoot)("filesystems left mounted by a crashed sandgate are unmounted a
 
   const second = createTestEngine({ SANDBOX_DIR: first.dir, SANDGATE_MAX_WORKSPACE_MB: "8" }, { python: 0, javascript: 0, bash: 0 });
   try {
-    await second.engine.sessions.reaper.orphansSwept;
+    await second.engine.sessions.manager.reaper.orphansSwept;
     expect(mounts()).not.toContain(left.dir);
     expect(mounts()).not.toContain(byHand);
     expect(existsSync(left.image)).toBe(false);
@@ -139,23 +139,23 @@ it.runIf(asRoot)("filesystems left mounted by a crashed sandgate are unmounted a
 
 it("without a filesystem, a call that writes past the limit and then fails is reported as WorkspaceLimit and file_write is refused", async () => {
   const f = engineWith({ SANDGATE_WORKSPACE_FS: "directory" });
-  f.engine.createSession("s");
+  f.engine.sessions.create("s");
   const result = await f.engine.execute({ sessionId: "s", language: "python", code: FILL("/workspace/a.bin", 12, "raise SystemExit(3)") });
   expect(result.error?.type).toBe("WorkspaceLimit");
-  await expect(f.engine.writeFile("s", "more.txt", "x")).rejects.toMatchObject({ code: "FILE_TOO_LARGE" });
+  await expect(f.engine.files.write("s", "more.txt", "x")).rejects.toMatchObject({ code: "FILE_TOO_LARGE" });
   // Every later call says so too, until files are deleted.
   const next = await f.engine.execute({ sessionId: "s", language: "python", code: "1" });
   expect(next.error?.type).toBe("WorkspaceLimit");
   const cleaned = await f.engine.execute({ sessionId: "s", language: "python", code: "import os; os.remove('/workspace/a.bin')" });
   expect(cleaned.status).toBe("ok");
-  await expect(f.engine.writeFile("s", "more.txt", "x")).resolves.toBeDefined();
+  await expect(f.engine.files.write("s", "more.txt", "x")).resolves.toBeDefined();
 });
 
 it("without a filesystem, data hidden in a directory made unreadable (chmod 000) still counts against the limit", async () => {
   const f = engineWith({ SANDGATE_WORKSPACE_FS: "directory" });
-  f.engine.createSession("s");
+  f.engine.sessions.create("s");
   const code = `import os\nos.makedirs("/workspace/d/e")\n${FILL("/workspace/d/e/a.bin", 12)}\nos.chmod("/workspace/d/e", 0)\nos.chmod("/workspace/d", 0)`;
   const result = await f.engine.execute({ sessionId: "s", language: "python", code });
   expect(result.error?.type).toBe("WorkspaceLimit");
-  await expect(f.engine.writeFile("s", "more.txt", "x")).rejects.toMatchObject({ code: "FILE_TOO_LARGE" });
+  await expect(f.engine.files.write("s", "more.txt", "x")).rejects.toMatchObject({ code: "FILE_TOO_LARGE" });
 });

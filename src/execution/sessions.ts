@@ -51,16 +51,20 @@ export interface SessionManagerOptions {
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 const REMEMBER_ENDED = 1000;
 
+/**
+ * One session's state. Only its own methods change it: the engine marks calls, drops dead or
+ * evicted sandboxes and records the workspace check; the manager adopts started sandboxes.
+ */
 export class Session {
   readonly createdAt = Date.now();
-  lastUsedAt = Date.now();
-  calls = 0;
-  busy = false;
-  readonly sandboxes = new Map<RunnerKind, Sandbox>();
-  /** Whether the workspace is its own filesystem (kernel-enforced limits), known once `ready` settles. */
-  filesystem = false;
-  /** Over its limits after the last call (plain-directory workspaces): file_write is refused until it is not. */
-  overLimit: string | undefined;
+  private lastUsed = Date.now();
+  private callCount = 0;
+  private running = false;
+  private readonly sandboxes = new Map<RunnerKind, Sandbox>();
+  /** Runner kinds whose sandbox was evicted; the next call there reports state_reset. */
+  private readonly evicted = new Set<RunnerKind>();
+  private ownFilesystem = false;
+  private overLimitReason: string | undefined;
   private queue: Promise<unknown>;
 
   constructor(
@@ -78,6 +82,83 @@ export class Session {
     return sessionKey(this.owner, this.id);
   }
 
+  get lastUsedAt(): number {
+    return this.lastUsed;
+  }
+
+  /** Calls that ran code (a sandbox started and the run ended). */
+  get calls(): number {
+    return this.callCount;
+  }
+
+  /** A call runs in one of the session's sandboxes now. */
+  get busy(): boolean {
+    return this.running;
+  }
+
+  /** Whether the workspace is its own filesystem (kernel-enforced limits), known once `ready` settles. */
+  get filesystem(): boolean {
+    return this.ownFilesystem;
+  }
+
+  /** Why the workspace is over its limits after the last call (plain-directory workspaces): file_write is refused until it is not. */
+  get overLimit(): string | undefined {
+    return this.overLimitReason;
+  }
+
+  /** Runner kinds with a resident sandbox, in the order they started. */
+  get runners(): RunnerKind[] {
+    return [...this.sandboxes.keys()];
+  }
+
+  /** The resident sandbox for `kind`, alive or not. */
+  sandbox(kind: RunnerKind): Sandbox | undefined {
+    return this.sandboxes.get(kind);
+  }
+
+  /** Marks the session used now (a call ended, a file was written): idle expiry counts from here. */
+  touch(): void {
+    this.lastUsed = Date.now();
+  }
+
+  /** A call starts running code; until endCall() the session is busy and never expires or gives way. */
+  beginCall(): void {
+    this.running = true;
+  }
+
+  /** The call's code ran to an outcome. */
+  countCall(): void {
+    this.callCount++;
+    this.touch();
+  }
+
+  endCall(): void {
+    this.running = false;
+    this.touch();
+  }
+
+  /** Records the workspace check after a call: a reason while it is over its limits, undefined once within. */
+  setOverLimit(reason: string | undefined): void {
+    this.overLimitReason = reason;
+  }
+
+  /** Forgets `sandbox` as the resident sandbox for `kind` (it died); the caller disposes of it. */
+  dropSandbox(kind: RunnerKind, sandbox: Sandbox): void {
+    if (this.sandboxes.get(kind) === sandbox) this.sandboxes.delete(kind);
+  }
+
+  /** Gives up `sandbox` for `kind` to make room elsewhere: the next call in `kind` reports state_reset. */
+  evict(kind: RunnerKind, sandbox: Sandbox): void {
+    if (this.sandboxes.get(kind) !== sandbox) return;
+    this.sandboxes.delete(kind);
+    this.evicted.add(kind);
+  }
+
+  /** Whether `kind`'s sandbox was evicted since the last call in `kind` asked; asking clears it. */
+  takeEviction(kind: RunnerKind): boolean {
+    return this.evicted.delete(kind);
+  }
+
   /** Runs `task` after every earlier call of this session has finished. */
   serialize<T>(task: () => Promise<T>): Promise<T> {
     const next = this.queue.then(async () => {
@@ -86,6 +167,23 @@ export class Session {
     });
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /** The manager's part: a sandbox it started for `kind` becomes resident. */
+  adoptSandbox(kind: RunnerKind, sandbox: Sandbox): void {
+    this.sandboxes.set(kind, sandbox);
+  }
+
+  /** The manager's part: every resident sandbox, handed over for disposal as the session ends. */
+  releaseSandboxes(): Sandbox[] {
+    const all = [...this.sandboxes.values()];
+    this.sandboxes.clear();
+    return all;
+  }
+
+  /** The manager's part: whether the workspace got its own filesystem. */
+  setFilesystem(mounted: boolean): void {
+    this.ownFilesystem = mounted;
   }
 }
 
@@ -180,7 +278,7 @@ export class SessionManager {
       workspaceDir,
       mounting.then(
         (mounted) => {
-          session.filesystem = mounted;
+          session.setFilesystem(mounted);
         },
         (error: unknown) => {
           throw new SandgateError("SANDBOX_FAILED", `session ${sessionId}'s workspace could not be prepared; stop it and start a new one`, { cause: error });
@@ -296,7 +394,7 @@ export class SessionManager {
       lastUsedAt: new Date(session.lastUsedAt).toISOString(),
       expiresAt: new Date(session.lastUsedAt + this.options.idleTtlMs).toISOString(),
       calls: session.calls,
-      runners: [...session.sandboxes.keys()],
+      runners: session.runners,
       busy: session.busy,
       workspace: "/workspace",
     };
@@ -304,7 +402,7 @@ export class SessionManager {
 
   /** The session's resident sandbox for `kind`, started on first use or after it died. */
   async sandboxFor(session: Session, kind: RunnerKind, limits: ResolvedLimits = this.options.limits): Promise<Sandbox> {
-    const current = session.sandboxes.get(kind);
+    const current = session.sandbox(kind);
     if (current?.alive) {
       if (sandboxShapeKey(current.limits) !== sandboxShapeKey(limits)) {
         throw new SandgateError(
@@ -322,7 +420,7 @@ export class SessionManager {
       await sandbox.dispose();
       throw new SandgateError("SESSION_EXPIRED", `session ${session.id} ended while starting`, { data: { sessionId: session.id } });
     }
-    session.sandboxes.set(kind, sandbox);
+    session.adoptSandbox(kind, sandbox);
     return sandbox;
   }
 
@@ -340,8 +438,7 @@ export class SessionManager {
     if (this.sessions.get(session.key) !== session) return;
     this.sessions.delete(session.key);
     this.remember(session.key, why);
-    await Promise.all([...session.sandboxes.values()].map((s) => s.dispose()));
-    session.sandboxes.clear();
+    await Promise.all(session.releaseSandboxes().map((s) => s.dispose()));
     await this.options.onEnd?.(session).catch(() => undefined);
     // Nothing uses the workspace any more: its filesystem (if any) is unmounted and its image deleted.
     await session.ready.catch(() => undefined);

@@ -78,7 +78,7 @@ const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
  */
 function sessionFor(ctx: ServerContext, sessionId: string | undefined, owner: string): { sessionId?: string; note?: string; created?: boolean } {
   if (sessionId === undefined) return {};
-  const opened = ctx.engine.ensureSession(sessionId, owner);
+  const opened = ctx.engine.sessions.ensure(sessionId, owner);
   return {
     sessionId,
     created: opened.created,
@@ -141,7 +141,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     annotations: { title: "List sessions", readOnlyHint: true, openWorldHint: false },
     async run(args, call) {
       const owner = ownerOf(call);
-      const sessions = (args.session_id === undefined ? engine.listSessions(owner) : [engine.getSession(args.session_id, owner)]).map(toWireSession);
+      const sessions = (args.session_id === undefined ? engine.sessions.list(owner) : [engine.sessions.get(args.session_id, owner)]).map(toWireSession);
       const text = sessions.length === 0 ? "No live sessions. Pass a new session_id to execute_code to start one." : json({ sessions });
       return { structured: { sessions }, text };
     },
@@ -155,7 +155,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     output: stopSessionOutput,
     annotations: { title: "Stop a session", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async run(args, call) {
-      await engine.stopSession(args.session_id, ownerOf(call));
+      await engine.sessions.stop(args.session_id, ownerOf(call));
       return { structured: { session_id: args.session_id, stopped: true }, text: `Session ${args.session_id} stopped; its workspace was deleted.` };
     },
   });
@@ -176,7 +176,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
           data: { sessionId: args.session_id },
         });
       }
-      const file = await engine.readFile(args.session_id, args.path, args.encoding ?? "utf8", owner);
+      const file = await engine.files.read(args.session_id, args.path, args.encoding ?? "utf8", owner);
       return { structured: file, text: file.content };
     },
   });
@@ -191,7 +191,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     async run(args, call) {
       const owner = ownerOf(call);
       const { note } = sessionFor(ctx, args.session_id, owner);
-      const written = await engine.writeFile(args.session_id, args.path, args.content, args.encoding ?? "utf8", owner);
+      const written = await engine.files.write(args.session_id, args.path, args.content, args.encoding ?? "utf8", owner);
       return { structured: written, text: `${note ? `Note: ${note}.\n` : ""}Wrote ${written.size} bytes to ${written.path}.` };
     },
   });
@@ -206,7 +206,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     async run(args, call) {
       const owner = ownerOf(call);
       const { note } = sessionFor(ctx, args.session_id, owner);
-      const listing = await engine.listFiles(args.session_id, args.path, owner);
+      const listing = await engine.files.list(args.session_id, args.path, owner);
       const structured = {
         path: listing.path,
         truncated: listing.truncated,

@@ -211,7 +211,7 @@ export class McpHttpSessions {
     if (session.closed) return;
     session.closed = true;
     if (!session.caller.keyed) {
-      this.track(this.ctx.engine.stopSessionsOf(session.caller.id, "its MCP session ended").catch(() => undefined));
+      this.track(this.ctx.engine.sessions.stopOwnedBy(session.caller.id, "its MCP session ended").catch(() => undefined));
     }
   }
 

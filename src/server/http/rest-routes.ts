@@ -268,7 +268,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       successStatus: 201,
       handle: async ({ body, owner }) => {
         const id = typeof body.session_id === "string" ? body.session_id : undefined;
-        return toWireSession(id === undefined ? engine.createSession(undefined, owner) : engine.ensureSession(id, owner).info);
+        return toWireSession(id === undefined ? engine.sessions.create(undefined, owner) : engine.sessions.ensure(id, owner).info);
       },
     },
     {
@@ -277,7 +277,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       tag: "sessions",
       summary: "Describe one session",
       response: sessionSchema,
-      handle: async ({ params, owner }) => toWireSession(engine.getSession(params.session_id ?? "", owner)),
+      handle: async ({ params, owner }) => toWireSession(engine.sessions.get(params.session_id ?? "", owner)),
     },
     {
       method: "delete",

@@ -1,0 +1,135 @@
+// engine.files: reading, writing and listing a session's workspace files for its owner, through
+// a file helper kept per session, and the check of a workspace against its limits after a call.
+
+import { SandgateError } from "../errors/index.js";
+import { FsHelper, type SandboxRuntime } from "../sandbox/index.js";
+import { LOCAL_OWNER, type Session, type SessionManager } from "./sessions.js";
+import {
+  listWorkspaceFiles,
+  readWorkspaceFile,
+  workspaceUsage,
+  writeWorkspaceFile,
+  type FileEncoding,
+  type WorkspaceEntry,
+  type WorkspaceFileLimits,
+  type WorkspaceTarget,
+} from "./workspace-files.js";
+
+/** How long a session's file helper waits for the next request before it leaves. */
+const FILE_HELPER_IDLE_MS = 30_000;
+
+export interface WorkspaceFile {
+  /** Where code sees the file (under /workspace). */
+  path: string;
+  content: string;
+  encoding: FileEncoding;
+  size: number;
+}
+
+export interface WrittenFile {
+  path: string;
+  size: number;
+  created: boolean;
+}
+
+export interface WorkspaceListing {
+  path: string;
+  entries: WorkspaceEntry[];
+  truncated: boolean;
+}
+
+/** Workspace files of sessions; every method waits for the session's running call to end first. */
+export class EngineFiles {
+  /** Each session's file helper while it is in use (see target()). */
+  private readonly helpers = new Map<Session, FsHelper>();
+
+  /** @internal Built by the Engine. */
+  constructor(
+    private readonly runtime: SandboxRuntime,
+    private readonly sessions: SessionManager,
+    private readonly limits: WorkspaceFileLimits,
+  ) {}
+
+  /** Reads a file of `owner`'s session `sessionId`. */
+  read(sessionId: string, path: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<WorkspaceFile> {
+    const session = this.sessions.get(owner, sessionId);
+    return session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
+  }
+
+  /** Writes a file, creating missing parents; refused (FILE_TOO_LARGE) while the workspace is over its limits. */
+  write(sessionId: string, path: string, content: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<WrittenFile> {
+    const session = this.sessions.get(owner, sessionId);
+    return session.serialize(async () => {
+      if (session.overLimit !== undefined) {
+        throw new SandgateError("FILE_TOO_LARGE", `${session.overLimit} (file_write is refused until it is within them)`, {
+          data: { path, limit: this.limits.workspaceBytes },
+        });
+      }
+      const written = await writeWorkspaceFile(this.target(session), path, content, encoding, this.limits);
+      session.touch();
+      return written;
+    });
+  }
+
+  /** One directory level of the workspace (its root when `path` is omitted). */
+  list(sessionId: string, path?: string, owner: string = LOCAL_OWNER): Promise<WorkspaceListing> {
+    const session = this.sessions.get(owner, sessionId);
+    return session.serialize(() => listWorkspaceFiles(this.target(session), path));
+  }
+
+  /**
+   * Why the session's workspace is over its limits after a call (bytes, directory blocks
+   * included, and files plus directories), or undefined when it is within them.
+   * @internal The engine asks after every session call.
+   */
+  async overLimit(session: Session, workspaceBytes: number): Promise<string | undefined> {
+    // Its own filesystem: the kernel already refused every write past the limits (ENOSPC).
+    if (session.filesystem) return undefined;
+    const inodes = this.limits.workspaceInodes;
+    const both = `${Math.round(workspaceBytes / 1048576)} MB and ${inodes} files and directories`;
+    try {
+      const usage = await workspaceUsage(this.target(session), { workspaceBytes, workspaceInodes: inodes });
+      if (!usage.over) return undefined;
+      const what = usage.inodes > inodes ? `more than ${inodes} files and directories` : `more than ${Math.round(workspaceBytes / 1048576)} MB`;
+      return `the workspace holds ${what}; its limits are ${both}; delete files before writing more`;
+    } catch {
+      return `the workspace could not be measured against its limits (${both}); delete files before writing more`;
+    }
+  }
+
+  /**
+   * Closes the session's file helper (the session ended; it goes before the workspace is unmounted).
+   * @internal
+   */
+  async forget(session: Session): Promise<void> {
+    const helper = this.helpers.get(session);
+    this.helpers.delete(session);
+    await helper?.close();
+  }
+
+  /** @internal Closes every file helper. */
+  async close(): Promise<void> {
+    const helpers = [...this.helpers.values()];
+    this.helpers.clear();
+    await Promise.all(helpers.map((helper) => helper.close()));
+  }
+
+  /**
+   * The session's workspace with its own file helper, kept for FILE_HELPER_IDLE_MS between
+   * requests: the check after every call then costs a request, not a helper start (about 20 ms).
+   */
+  private target(session: Session): WorkspaceTarget {
+    let helper = this.helpers.get(session);
+    if (!helper) {
+      for (const [other, old] of this.helpers) {
+        if (!this.sessions.isCurrent(other)) {
+          void old.close();
+          this.helpers.delete(other);
+        }
+      }
+      helper = new FsHelper(this.runtime, session.workspaceDir, FILE_HELPER_IDLE_MS);
+      this.helpers.set(session, helper);
+    }
+    return { runtime: this.runtime, dir: session.workspaceDir, helper };
+  }
+}

@@ -1,0 +1,73 @@
+// engine.sessions: starting, finding, listing and stopping sessions for their owner; a caller
+// never sees another owner's sessions, and a closing engine starts none.
+
+import { LOCAL_OWNER, type SessionInfo, type SessionManager } from "./sessions.js";
+import type { WorkspaceFilesystems } from "../sandbox/index.js";
+
+export interface EnsuredSession {
+  info: SessionInfo;
+  /** No live session had this id: this call started it. */
+  created: boolean;
+  /** Why an earlier session with this id ended, so callers can tell the user its state is gone. */
+  endedBefore?: string;
+}
+
+/** Sessions of every owner; `owner` defaults to LOCAL_OWNER for library callers. */
+export class EngineSessions {
+  /** @internal Built by the Engine; `assertOpen` throws SHUTTING_DOWN once it closes. */
+  constructor(
+    /** @internal The manager itself, for tests and diagnostics that look at one session's host state. */
+    readonly manager: SessionManager,
+    private readonly assertOpen: () => void,
+  ) {}
+
+  /** Starts a session of `owner` (or returns its live one with this id). */
+  create(id?: string, owner: string = LOCAL_OWNER): SessionInfo {
+    this.assertOpen();
+    return this.manager.info(this.manager.open(owner, id));
+  }
+
+  /** The live session `id`, started when there is none. */
+  ensure(id: string, owner: string = LOCAL_OWNER): EnsuredSession {
+    this.assertOpen();
+    const created = !this.manager.has(owner, id);
+    const endedBefore = created ? this.manager.endedReason(owner, id) : undefined;
+    const info = this.manager.info(this.manager.open(owner, id));
+    return { info, created, ...(endedBefore !== undefined ? { endedBefore } : {}) };
+  }
+
+  /** `owner`'s live session `id`: SESSION_EXPIRED when it ended, SESSION_NOT_FOUND when it never existed or is another owner's. */
+  get(id: string, owner: string = LOCAL_OWNER): SessionInfo {
+    return this.manager.info(this.manager.get(owner, id));
+  }
+
+  /** `owner`'s live sessions; nobody sees another owner's. */
+  list(owner: string = LOCAL_OWNER): SessionInfo[] {
+    return this.manager.list(owner);
+  }
+
+  /** Every live session of every owner (admin views and tests; callers see only their own). */
+  listAll(): SessionInfo[] {
+    return this.manager.listAll();
+  }
+
+  /** Live sessions of all owners. */
+  get count(): number {
+    return this.manager.count;
+  }
+
+  /** Stops `owner`'s session `id`; another owner's id is SESSION_NOT_FOUND like one no one uses. */
+  stop(id: string, owner: string = LOCAL_OWNER): Promise<void> {
+    return this.manager.stop(owner, id);
+  }
+
+  /** Stops every session of `owner` (an anonymous caller that is gone for good). */
+  stopOwnedBy(owner: string, why: string): Promise<void> {
+    return this.manager.stopOwnedBy(owner, why);
+  }
+
+  /** Whether each workspace gets its own size- and inode-limited filesystem (probed once, at start). */
+  get filesystems(): WorkspaceFilesystems {
+    return this.manager.filesystems;
+  }
+}
