@@ -123,11 +123,11 @@ async function engineBench() {
         warm.push(await time(async () => check(await pooled.execute({ language, code }), language)));
       }
       // session reuse
-      const s = pooled.createSession();
+      const s = pooled.sessions.create();
       for (let i = 0; i < 20; i++) await pooled.execute({ language, code, sessionId: s.id });
       const sess = [];
       for (let i = 0; i < N_SESSION; i++) sess.push(await time(async () => check(await pooled.execute({ language, code, sessionId: s.id }), language)));
-      await pooled.stopSession(s.id);
+      await pooled.sessions.stop(s.id);
       // cold sandbox per call
       const coldT = [];
       for (let i = 0; i < N_COLD; i++) coldT.push(await time(async () => check(await cold.execute({ language, code }), language)));
@@ -144,8 +144,8 @@ async function engineBench() {
     }
 
     // session-reuse throughput (Python): one session, and two sessions with 2 callers
-    const s1 = pooled.createSession();
-    const s2 = pooled.createSession();
+    const s1 = pooled.sessions.create();
+    const s2 = pooled.sessions.create();
     await pooled.execute({ language: "python", code: "0", sessionId: s1.id });
     await pooled.execute({ language: "python", code: "0", sessionId: s2.id });
     let n = 0;
@@ -163,9 +163,9 @@ async function engineBench() {
     });
 
     // idle Python session memory: the session's runner and the two bwrap processes above it
-    await pooled.stopSession(s1.id);
-    await pooled.stopSession(s2.id);
-    const idle = pooled.createSession();
+    await pooled.sessions.stop(s1.id);
+    await pooled.sessions.stop(s2.id);
+    const idle = pooled.sessions.create();
     await pooled.execute({ language: "python", code: "x = 1", sessionId: idle.id });
     await sleep(300);
     const parentOf = (pid) => {
