@@ -24,6 +24,9 @@ export const ERROR_CODES = {
   NOT_A_FILE: { jsonRpc: -32602, http: 400, tool: "result", summary: "the path names a directory or special file where a regular file was expected" },
   UNKNOWN_TOOL: { jsonRpc: -32602, http: 404, tool: "protocol", summary: "no tool has this name" },
   NOT_FOUND: { jsonRpc: -32601, http: 404, tool: "protocol", summary: "no route or method has this name" },
+  METHOD_NOT_ALLOWED: { jsonRpc: -32600, http: 405, tool: "protocol", summary: "the route exists but does not answer this HTTP method" },
+  MCP_SESSION_REQUIRED: { jsonRpc: -32000, http: 400, tool: "protocol", summary: "an MCP request other than initialize came without the Mcp-Session-Id header initialize returned" },
+  MCP_SESSION_NOT_FOUND: { jsonRpc: -32001, http: 404, tool: "protocol", summary: "no open MCP session has this Mcp-Session-Id (it ended or the server restarted); initialize a new one" },
   UNAUTHORIZED: { jsonRpc: -32008, http: 401, tool: "protocol", summary: "a valid API key is required" },
   FORBIDDEN_ORIGIN: { jsonRpc: -32009, http: 403, tool: "protocol", summary: "the Host or Origin header is not allowed (DNS rebinding protection)" },
   BODY_TOO_LARGE: { jsonRpc: -32600, http: 413, tool: "protocol", summary: "the request body is larger than the configured maximum" },
@@ -46,6 +49,24 @@ export function jsonRpcCodeOf(code: ErrorCode): number {
 
 export function httpStatusOf(code: ErrorCode): number {
   return ERROR_CODES[code].http;
+}
+
+/**
+ * The code for a JSON-RPC error that did not come from sandgate (the MCP SDK's own parse,
+ * request, method and params errors), so that its HTTP status too comes from this table.
+ */
+export function codeOfJsonRpc(jsonRpc: number): ErrorCode {
+  switch (jsonRpc) {
+    case -32700:
+      return "MALFORMED_REQUEST";
+    case -32600:
+    case -32602:
+      return "INVALID_INPUT";
+    case -32601:
+      return "NOT_FOUND";
+    default:
+      return "INTERNAL";
+  }
 }
 
 /** True when an MCP tool reports this code as a result with isError rather than a JSON-RPC error. */

@@ -3,16 +3,15 @@
 
 import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { allApiKeys } from "../../config/index.js";
-import { SandgateError } from "../../errors/index.js";
+import { isSandgateError, SandgateError } from "../../errors/index.js";
 import { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { OutputForwarder } from "../output-forwarder.js";
 import { createTools, runTool, type ToolDefinition } from "../tools.js";
 import { bodyGuard } from "./body-guard.js";
 import { renderDocsPage } from "./docs-page.js";
-import { asSandgateError, errorBody, errorResponse, readJsonBody } from "./errors.js";
+import { asSandgateError, errorBody, errorResponse } from "./errors.js";
 import { callerOf } from "./caller.js";
 import { authGuard, corsGuard, originGuard } from "./guard.js";
 import { McpHttpSessions } from "./mcp-route.js";
@@ -25,17 +24,13 @@ export interface HttpApp {
   close(): Promise<void>;
 }
 
-function queryObject(c: Context): Record<string, string> {
-  return Object.fromEntries(Object.entries(c.req.queries()).map(([k, v]) => [k, v[v.length - 1] ?? ""]));
-}
-
 export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = createTools(ctx)): HttpApp {
   const { config, log } = ctx;
   const limiter = new ClientLimiter(config.server.maxConcurrentPerClient);
   const mcp = new McpHttpSessions(ctx, tools, limiter);
   const app = new Hono();
 
-  const streamTool = (c: Context, tool: string, args: unknown, signal: AbortSignal, done: () => void, owner: string): Response =>
+  const streamTool = (c: Context, tool: string, args: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string): Response =>
     streamSSE(c, async (stream) => {
       const controller = new AbortController();
       stream.onAbort(() => controller.abort());
@@ -54,7 +49,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
       }
     });
 
-  const routes = restRoutes({ ctx, tools, mcpSessionCount: () => mcp.count, streamTool });
+  const routes = restRoutes({ ctx, tools, limiter, mcpSessionCount: () => mcp.count, streamTool });
   const document = openApiDocument(routes, { version: ctx.version, secured: allApiKeys(config.server).length > 0 });
 
   app.use("*", bodyGuard({ maxBytes: config.server.maxBodyBytes, timeoutMs: config.server.bodyTimeoutS * 1000 }));
@@ -68,23 +63,12 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
 
   const register = (route: RestRoute): void => {
     app.on(route.method.toUpperCase(), route.path, async (c) => {
-      let body: Record<string, unknown> = {};
-      let rawBody = "";
-      if (route.ownsBody) rawBody = await c.req.text();
-      else if (route.body) {
-        const raw = await readJsonBody(c);
-        if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new SandgateError("INVALID_INPUT", "the request body must be a JSON object");
-        body = raw as Record<string, unknown>;
-      }
-      const query = queryObject(c);
-      if (route.query) {
-        const parsed = route.query.safeParse(query);
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0];
-          throw new SandgateError("INVALID_INPUT", `query parameter ${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}`, {
-            data: { field: issue?.path.join(".") ?? "" },
-          });
-        }
+      let handle: Awaited<ReturnType<RestRoute["prepare"]>>;
+      try {
+        handle = await route.prepare(c);
+      } catch (error) {
+        if (route.refuse && isSandgateError(error)) return route.refuse(error, c);
+        throw error;
       }
       const owner = callerOf(c).id;
       const release = route.runsCode ? limiter.acquire(owner) : (): void => undefined;
@@ -94,8 +78,8 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         return release;
       };
       try {
-        const result = await route.handle({ body, rawBody, query, params: c.req.param(), c, signal: c.req.raw.signal, keepSlot, owner });
-        return result instanceof Response ? result : c.json(result, (route.successStatus ?? 200) as ContentfulStatusCode);
+        const result = await handle({ c, signal: c.req.raw.signal, keepSlot, owner });
+        return result instanceof Response ? result : c.json(result, route.successStatus);
       } finally {
         if (!kept) release();
       }

@@ -1,9 +1,10 @@
-// HTTP error responses: every failure is a JSON body {error: {code, message, data}} with the
-// status the error table gives its code, host paths scrubbed, and Retry-After on a 429.
+// HTTP error responses: every failure is a JSON body with the status the error table gives its
+// code, host paths scrubbed and Retry-After on a 429; REST as {error}, JSON-RPC routes as {jsonrpc, error}.
 
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { httpStatusOf, publicError, SandgateError, type ErrorCode } from "../../errors/index.js";
+import { httpStatusOf, jsonRpcCodeOf, publicError, SandgateError, type ErrorCode } from "../../errors/index.js";
 import type { Logger } from "../../util/logger.js";
 import { retryAfterOf, wireErrorData } from "../retry-after.js";
 
@@ -17,6 +18,26 @@ export function errorResponse(c: Context, error: SandgateError): Response {
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) c.header("retry-after", String(retryAfter));
   return c.json(errorBody(error), httpStatusOf(error.code) as ContentfulStatusCode);
+}
+
+export interface JsonRpcErrorBody {
+  jsonrpc: "2.0";
+  id: RequestId | null;
+  error: { code: number; message: string; data: Record<string, unknown> };
+}
+
+/** The JSON-RPC error object of a SandgateError: the table's number, and the string code in data. */
+export function jsonRpcErrorBody(error: SandgateError, id: RequestId | null = null): JsonRpcErrorBody {
+  const shown = publicError(error);
+  return { jsonrpc: "2.0", id, error: { code: jsonRpcCodeOf(shown.code), message: shown.message, data: { code: shown.code, ...wireErrorData(shown) } } };
+}
+
+/** A JSON-RPC error as an HTTP answer, with the status of its code (and Retry-After on a 429). */
+export function jsonRpcErrorResponse(error: SandgateError, id: RequestId | null = null): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
+  return new Response(JSON.stringify(jsonRpcErrorBody(error, id)), { status: httpStatusOf(error.code), headers });
 }
 
 /** Any thrown value as a SandgateError a client may see; an unexpected one is logged and becomes INTERNAL. */

@@ -1,73 +1,48 @@
-// The REST API as one table of routes: each names its method, path, input and response
-// schemas and handler. The app registers the table and /openapi.json is generated from it.
+// The REST API as one table of typed routes (define-route.ts): each names its method, path, input
+// and response schemas and handler. The app registers the table and /openapi.json is generated from it.
 
 import { execFileSync } from "node:child_process";
 import type { Context } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
-import { allApiKeys, LANGUAGES } from "../../config/index.js";
-import { httpStatusOf, isSandgateError, jsonRpcCodeOf, publicError, SandgateError } from "../../errors/index.js";
+import { allApiKeys } from "../../config/index.js";
+import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS } from "../../languages/index.js";
+import { SandgateError } from "../../errors/index.js";
 import type { AdmissionState } from "../../execution/index.js";
+import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { securityPolicy } from "../policy.js";
 import { isSavedStream } from "../output-resources.js";
-import { retryAfterOf, wireErrorData } from "../retry-after.js";
 import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
-import { callTool, codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
+import { codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
 import {
   executeCodeInput,
   executionResultSchema,
+  fileListInput,
   fileListOutput,
+  fileReadInput,
   fileReadOutput,
+  fileWriteInput,
   fileWriteOutput,
+  getSessionsOutput,
   getVolumePathOutput,
   sessionSchema,
   stopSessionOutput,
   toWireSession,
 } from "../wire.js";
+import { defineRoute, type RestRoute } from "./define-route.js";
+import { jsonRpcErrorResponse } from "./errors.js";
+import { answerJsonRpc, jsonRpcRequest, jsonRpcResponse } from "./mcp-execute.js";
 
-export type HttpMethod = "get" | "post" | "put" | "delete";
-
-export interface RouteInput {
-  body: Record<string, unknown>;
-  query: Record<string, unknown>;
-  params: Record<string, string>;
-  c: Context;
-  /** Aborted when the client disconnects. */
-  signal: AbortSignal;
-  /** The body's text, for routes that parse it themselves (ownsBody). */
-  rawBody: string;
-  /** For answers that outlive the handler (streams): the caller releases the concurrency slot. */
-  keepSlot: () => () => void;
-  /** The verified caller (server/http/caller.ts): sessions and files are looked up among its own. */
-  owner: string;
-}
-
-export interface RestRoute {
-  method: HttpMethod;
-  path: string;
-  summary: string;
-  description?: string;
-  tag: string;
-  body?: z.AnyZodObject;
-  query?: z.AnyZodObject;
-  response: z.ZodType;
-  successStatus?: 200 | 201;
-  /** Counted against the per-client concurrency cap (it runs code). */
-  runsCode?: boolean;
-  /** The handler validates the body itself (the schema is only documented). */
-  ownsBody?: boolean;
-  /** Also answers with server-sent events (documented in OpenAPI). */
-  streams?: boolean;
-  handle(input: RouteInput): Promise<unknown>;
-}
+export type { RestRoute } from "./define-route.js";
 
 export interface RestDeps {
   ctx: ServerContext;
   tools: ToolDefinition[];
+  /** The per-caller concurrency cap (MCP tools/call on /mcp/execute takes its slot per call). */
+  limiter: ClientLimiter;
   mcpSessionCount: () => number;
   /** Server-sent-events variant of a tool call (POST /execute?stream=1). */
-  streamTool: (c: Context, tool: string, args: unknown, signal: AbortSignal, done: () => void, owner: string) => Response;
+  streamTool: (c: Context, tool: string, args: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string) => Response;
 }
 
 const rootResponse = z.object({ name: z.string(), version: z.string(), status: z.string(), mcp: z.string(), docs: z.string(), openapi: z.string() });
@@ -94,25 +69,11 @@ function capacityOf(state: AdmissionState): z.infer<typeof healthResponse>["capa
   };
 }
 const languagesResponse = z.object({
-  languages: z.array(z.object({ name: z.string(), runner: z.string(), version: z.string().nullable(), file_extensions: z.array(z.string()) })),
+  languages: z.array(
+    z.object({ name: z.string(), aliases: z.array(z.string()), runner: z.string(), version: z.string().nullable(), file_extensions: z.array(z.string()) }),
+  ),
 });
 const toolsResponse = z.object({ tools: z.array(z.record(z.unknown())) });
-const jsonRpcRequest = z
-  .object({
-    jsonrpc: z.literal("2.0"),
-    id: z.union([z.string(), z.number()]).optional(),
-    method: z.string().describe('"tools/call" with params {name, arguments}, or a tool name with the arguments as params'),
-    params: z.record(z.unknown()).optional(),
-  })
-  .strict();
-const jsonRpcResponse = z.object({
-  jsonrpc: z.literal("2.0"),
-  id: z.union([z.string(), z.number(), z.null()]),
-  result: z.record(z.unknown()).optional(),
-  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
-});
-
-const EXTENSIONS: Record<string, string[]> = { python: [".py"], javascript: [".js", ".mjs", ".cjs"], typescript: [".ts"], bash: [".sh"] };
 
 function interpreterVersion(path: string): string | null {
   try {
@@ -123,24 +84,29 @@ function interpreterVersion(path: string): string | null {
 }
 
 export function restRoutes(deps: RestDeps): RestRoute[] {
-  const { ctx, tools } = deps;
+  const { ctx, tools, limiter } = deps;
   const { engine, config } = ctx;
-  const call = (tool: string, args: unknown, owner: string, signal?: AbortSignal): Promise<Record<string, unknown>> => {
+  /**
+   * Runs a tool with arguments the route's schemas already parsed (they are the tool's own input
+   * schemas, so nothing is parsed twice). The tool's output schema is the route's response schema
+   * `_output`, which types the reply; test/rest-contract.test.ts checks that they agree.
+   */
+  const run = async <S extends z.ZodType>(_output: S, tool: string, args: Record<string, unknown>, owner: string, signal?: AbortSignal): Promise<z.input<S>> => {
     const context: ToolCallContext = signal ? { signal, owner } : { owner };
-    return runTool(tools, tool, args, context).then((reply) => reply.structured);
+    return (await findTool(tools, tool).run(args, context)).structured;
   };
   let languages: z.infer<typeof languagesResponse> | undefined;
 
   return [
-    {
+    defineRoute({
       method: "get",
       path: "/",
       tag: "status",
       summary: "Basic status (no API key needed)",
       response: rootResponse,
       handle: async () => ({ name: "sandgate", version: ctx.version, status: "ok", mcp: "/mcp", docs: "/docs", openapi: "/openapi.json" }),
-    },
-    {
+    }),
+    defineRoute({
       method: "get",
       path: "/health",
       tag: "status",
@@ -152,8 +118,9 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         const upstream = ctx.codeMode.status().map((s) => ({ name: s.name, state: s.state, tool_count: s.toolCount }));
         const degraded =
           Object.values(pool).some((kind) => kind.target > 0 && kind.ready === 0 && kind.failures > 0) || upstream.some((s) => s.state === "failed");
+        const status: z.infer<typeof healthResponse>["status"] = degraded ? "degraded" : "ok";
         return {
-          status: degraded ? "degraded" : "ok",
+          status,
           version: ctx.version,
           uptime_s: Math.round((Date.now() - ctx.startedAt) / 100) / 10,
           sandbox: {
@@ -173,34 +140,33 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
           upstream,
         };
       },
-    },
-    {
+    }),
+    defineRoute({
       method: "get",
       path: "/languages",
       tag: "execution",
       summary: "Languages sandgate runs, with their interpreters",
       response: languagesResponse,
       handle: async () => {
-        const paths = engine.runtime.interpreters;
-        const runners: Record<string, string> = { python: paths.python, javascript: paths.node, typescript: paths.node, bash: paths.bash };
         languages ??= {
           languages: LANGUAGES.map((name) => {
-            const runner = runners[name] ?? "";
-            return { name, runner, version: interpreterVersion(runner), file_extensions: EXTENSIONS[name] ?? [] };
+            const spec = LANGUAGE_SPECS[name];
+            const runner = engine.runtime.interpreters[RUNNER_SPECS[spec.runner].interpreter];
+            return { name, aliases: [...spec.aliases], runner, version: interpreterVersion(runner), file_extensions: [...spec.extensions] };
           }),
         };
         return languages;
       },
-    },
-    {
+    }),
+    defineRoute({
       method: "get",
       path: "/security/policy",
       tag: "status",
       summary: "The effective security policy: limits, flavors, isolation active on this host",
       response: z.record(z.unknown()),
       handle: async () => securityPolicy(ctx),
-    },
-    {
+    }),
+    defineRoute({
       method: "post",
       path: "/execute",
       tag: "execution",
@@ -209,6 +175,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         "Runs code and returns the result object; a failing program is a normal result (status error, timeout, memory_limit, output_limit). " +
         "With ?stream=1 the answer is a text/event-stream: `stdout` and `stderr` events ({text}) while the code runs, then one `result` event (or `error`).",
       body: executeCodeInput,
+      parseBody: (value) => parseToolArguments(findTool(tools, "execute_code"), value) as z.infer<typeof executeCodeInput>,
       query: z.object({ stream: z.enum(["0", "1", "true", "false"]).optional().describe("1 for server-sent events") }),
       response: executionResultSchema,
       runsCode: true,
@@ -216,21 +183,21 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       handle: async ({ body, query, c, signal, keepSlot, owner }) => {
         if (query.stream === "1" || query.stream === "true") {
           // Everything that would refuse the request is checked before the 200 of a stream goes out.
-          engine.validate(codeRequest(parseToolArguments(findTool(tools, "execute_code"), body) as z.infer<typeof executeCodeInput>));
+          engine.validate(codeRequest(body));
           return deps.streamTool(c, "execute_code", body, signal, keepSlot(), owner);
         }
-        return call("execute_code", body, owner, signal);
+        return run(executionResultSchema, "execute_code", body, owner, signal);
       },
-    },
-    {
+    }),
+    defineRoute({
       method: "get",
       path: "/servers",
       tag: "code mode",
       summary: "Upstream MCP servers: state, tool count, module names, why one is down",
       response: listServersOutput,
-      handle: ({ owner }) => call("list_servers", {}, owner),
-    },
-    {
+      handle: ({ owner }) => run(listServersOutput, "list_servers", {}, owner),
+    }),
+    defineRoute({
       method: "get",
       path: "/tools/search",
       tag: "code mode",
@@ -242,79 +209,80 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         server: z.string().optional(),
       }),
       response: searchToolsOutput,
-      handle: ({ query, owner }) =>
-        call("search_tools", {
-          query: query.q,
-          ...(query.detail ? { detail: query.detail } : {}),
-          ...(query.limit ? { limit: Number(query.limit) } : {}),
-          ...(query.server ? { server: query.server } : {}),
-        }, owner),
-    },
-    {
+      // The query's strings become the tool's arguments, which the tool's own schema then checks (limit's range).
+      handle: async ({ query, owner }) =>
+        (
+          await runTool(tools, "search_tools", {
+            query: query.q,
+            ...(query.detail ? { detail: query.detail } : {}),
+            ...(query.limit ? { limit: Number(query.limit) } : {}),
+            ...(query.server ? { server: query.server } : {}),
+          }, { owner })
+        ).structured as z.input<typeof searchToolsOutput>,
+    }),
+    defineRoute({
       method: "get",
       path: "/sessions",
       tag: "sessions",
       summary: "List your live sessions (each caller sees only its own)",
-      response: z.object({ sessions: z.array(sessionSchema) }),
-      handle: ({ owner }) => call("get_sessions", {}, owner),
-    },
-    {
+      response: getSessionsOutput,
+      handle: ({ owner }) => run(getSessionsOutput, "get_sessions", {}, owner),
+    }),
+    defineRoute({
       method: "post",
       path: "/sessions",
       tag: "sessions",
       summary: "Start a session (or return the live one with this id)",
-      body: z.object({ session_id: z.string().min(1).max(128).optional().describe("Id to use; a random one when omitted") }).strict(),
+      body: z.object({ session_id: z.string().min(1).max(128).optional().describe("Id to use; a random one when omitted") }),
       response: sessionSchema,
       successStatus: 201,
-      handle: async ({ body, owner }) => {
-        const id = typeof body.session_id === "string" ? body.session_id : undefined;
-        return toWireSession(id === undefined ? engine.sessions.create(undefined, owner) : engine.sessions.ensure(id, owner).info);
-      },
-    },
-    {
+      handle: async ({ body, owner }) =>
+        toWireSession(body.session_id === undefined ? engine.sessions.create(undefined, owner) : engine.sessions.ensure(body.session_id, owner).info),
+    }),
+    defineRoute({
       method: "get",
       path: "/sessions/:session_id",
       tag: "sessions",
       summary: "Describe one session",
       response: sessionSchema,
-      handle: async ({ params, owner }) => toWireSession(engine.sessions.get(params.session_id ?? "", owner)),
-    },
-    {
+      handle: async ({ params, owner }) => toWireSession(engine.sessions.get(params.session_id, owner)),
+    }),
+    defineRoute({
       method: "delete",
       path: "/sessions/:session_id",
       tag: "sessions",
       summary: "Stop a session and delete its workspace",
       response: stopSessionOutput,
-      handle: ({ params, owner }) => call("stop_session", { session_id: params.session_id }, owner),
-    },
-    {
+      handle: ({ params, owner }) => run(stopSessionOutput, "stop_session", { session_id: params.session_id }, owner),
+    }),
+    defineRoute({
       method: "get",
       path: "/sessions/:session_id/files",
       tag: "files",
       summary: "List a directory of the session's workspace",
-      query: z.object({ path: z.string().optional().describe("Directory relative to /workspace; default the workspace itself") }),
+      query: fileListInput.omit({ session_id: true }),
       response: fileListOutput,
-      handle: ({ params, query, owner }) => call("file_list", { session_id: params.session_id, ...query }, owner),
-    },
-    {
+      handle: ({ params, query, owner }) => run(fileListOutput, "file_list", { ...query, session_id: params.session_id }, owner),
+    }),
+    defineRoute({
       method: "get",
       path: "/sessions/:session_id/files/content",
       tag: "files",
       summary: "Read a workspace file",
-      query: z.object({ path: z.string().describe("File relative to /workspace"), encoding: z.enum(["utf8", "base64"]).optional() }),
+      query: fileReadInput.omit({ session_id: true }),
       response: fileReadOutput,
-      handle: ({ params, query, owner }) => call("file_read", { session_id: params.session_id, ...query }, owner),
-    },
-    {
+      handle: ({ params, query, owner }) => run(fileReadOutput, "file_read", { ...query, session_id: params.session_id }, owner),
+    }),
+    defineRoute({
       method: "put",
       path: "/sessions/:session_id/files/content",
       tag: "files",
       summary: "Create or replace a workspace file",
-      body: z.object({ path: z.string(), content: z.string(), encoding: z.enum(["utf8", "base64"]).optional() }).strict(),
+      body: fileWriteInput.omit({ session_id: true }),
       response: fileWriteOutput,
-      handle: ({ params, body, owner }) => call("file_write", { ...body, session_id: params.session_id }, owner),
-    },
-    {
+      handle: ({ params, body, owner }) => run(fileWriteOutput, "file_write", { ...body, session_id: params.session_id }, owner),
+    }),
+    defineRoute({
       method: "get",
       path: "/outputs/:id/:stream",
       tag: "execution",
@@ -326,39 +294,42 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       handle: async ({ params, owner, c }) => {
         const stream = params.stream;
         if (!isSavedStream(stream)) throw new SandgateError("OUTPUT_NOT_FOUND", `no saved output stream ${JSON.stringify(stream)}; use stdout or stderr`);
-        const data = await engine.readSavedOutput(params.id ?? "", stream, owner);
+        const data = await engine.readSavedOutput(params.id, stream, owner);
         return c.body(new Uint8Array(data), 200, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" });
       },
-    },
-    {
+    }),
+    defineRoute({
       method: "get",
       path: "/volumes",
       tag: "files",
       summary: "Volumes the admin mounted into every sandbox",
       response: getVolumePathOutput,
-      handle: ({ owner }) => call("get_volume_path", {}, owner),
-    },
-    {
+      handle: ({ owner }) => run(getVolumePathOutput, "get_volume_path", {}, owner),
+    }),
+    defineRoute({
       method: "get",
       path: "/mcp/tools",
       tag: "mcp",
       summary: "The MCP tools with their input and output schemas, as tools/list returns them",
       response: toolsResponse,
       handle: async () => ({ tools: tools.map(toMcpTool) }),
-    },
-    {
+    }),
+    defineRoute({
       method: "post",
       path: "/mcp/execute",
       tag: "mcp",
-      summary: "Call one MCP tool with a single JSON-RPC 2.0 request, without an MCP session",
-      description: 'Body: {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code","arguments":{...}}}, or the tool name as method.',
+      summary: "MCP without an MCP session: one JSON-RPC 2.0 request per HTTP request",
+      description:
+        'Body: {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code","arguments":{...}}}, or the tool name as method. ' +
+        "Also answers initialize, ping, tools/list, resources/list, resources/templates/list, resources/read, prompts/list and prompts/get, " +
+        "so an MCP client can use it as a stateless Streamable HTTP endpoint (no Mcp-Session-Id, no server-sent events); notifications get 202. " +
+        "Errors are JSON-RPC errors with the HTTP status of their code.",
       body: jsonRpcRequest,
       response: jsonRpcResponse,
-      runsCode: true,
-      ownsBody: true,
-      handle: ({ rawBody, c, signal, owner }) => jsonRpcToolCall(c, tools, rawBody, signal, owner),
-    },
-    {
+      refuse: (error) => jsonRpcErrorResponse(error),
+      handle: ({ body, signal, owner }) => answerJsonRpc(body, { ctx, tools, limiter, owner, signal }),
+    }),
+    defineRoute({
       method: "get",
       path: "/mcp/protocol-info",
       tag: "mcp",
@@ -373,45 +344,6 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         tools: tools.map((t) => t.name),
         authentication: allApiKeys(config.server).length === 0 ? "none" : "Authorization: Bearer <API key>",
       }),
-    },
+    }),
   ];
-}
-
-/**
- * POST /mcp/execute: one JSON-RPC 2.0 tools/call without an MCP session. Errors keep the
- * JSON-RPC shape and take the HTTP status of their code, so plain HTTP clients see a 4xx.
- */
-async function jsonRpcToolCall(c: Context, tools: ToolDefinition[], text: string, signal: AbortSignal, owner: string): Promise<Response> {
-  let body: unknown;
-  let id: string | number | null = null;
-  const fail = (thrown: SandgateError): Response => {
-    const error = publicError(thrown);
-    const retryAfter = retryAfterOf(error);
-    if (retryAfter !== undefined) c.header("retry-after", String(retryAfter));
-    return c.json(
-      { jsonrpc: "2.0", id, error: { code: jsonRpcCodeOf(error.code), message: error.message, data: { code: error.code, ...wireErrorData(error) } } },
-      httpStatusOf(error.code) as ContentfulStatusCode,
-    );
-  };
-  try {
-    body = JSON.parse(text);
-  } catch (error) {
-    return fail(new SandgateError("MALFORMED_REQUEST", `the request body is not valid JSON: ${(error as Error).message}`));
-  }
-  const parsed = jsonRpcRequest.safeParse(body);
-  id = parsed.success ? (parsed.data.id ?? null) : null;
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return fail(new SandgateError("INVALID_INPUT", `not a JSON-RPC 2.0 request: ${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`));
-  }
-  const { method, params = {} } = parsed.data;
-  const name = method === "tools/call" ? params.name : method;
-  const args = method === "tools/call" ? params.arguments : params;
-  if (typeof name !== "string") return fail(new SandgateError("INVALID_INPUT", "tools/call needs params.name, the tool to call"));
-  try {
-    return c.json({ jsonrpc: "2.0", id, result: await callTool(tools, name, args ?? {}, { signal, owner }) });
-  } catch (error) {
-    if (isSandgateError(error)) return fail(error);
-    throw error;
-  }
 }
