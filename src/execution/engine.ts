@@ -28,6 +28,7 @@ import { LOCAL_OWNER, SessionManager, type Session } from "./sessions.js";
 import { EngineSessions } from "./engine-sessions.js";
 import { EngineFiles } from "./engine-files.js";
 import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type ExecutionResult, type SaveOutput } from "./result-builder.js";
+import { Room } from "./room.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 
 /** Code mode as the engine sees it: a read-only tree to mount and an upstream-call scope per run. */
@@ -59,13 +60,11 @@ export class Engine {
   readonly outputs: SavedOutputs;
   private readonly admission: Admission;
   private readonly forgetHostPaths: () => void;
-  /** Sandboxes sessions hold, for eviction under pressure; each leaves this map when it closes. */
-  private readonly sessionSandboxes = new Map<Sandbox, { session: Session; kind: RunnerKind }>();
+  /** Session sandboxes and running calls: who gives way when the server is full. */
+  private readonly room: Room;
   private readonly pool: WarmPool;
   private readonly defaultLimits: ResolvedLimits;
   private readonly retiring = new Set<Promise<void>>();
-  /** Sandboxes running a call, with the caller and the time the call is stopped at the latest. */
-  private readonly running = new Map<Sandbox, { owner: string; deadline: number }>();
   private closing = false;
 
   private constructor(
@@ -82,11 +81,18 @@ export class Engine {
       maxCommittedMb: config.limits.maxCommittedMemoryMb,
       waitMs: config.limits.queueWaitS * 1000,
       maxPerOwner: config.limits.maxSandboxesPerIdentity ?? defaultSandboxesPerOwner(config.limits.maxSandboxes),
-      expectedWaitS: (owner) => this.expectedWaitS(owner),
+      expectedWaitS: (owner) => this.room.expectedWaitS(owner),
     });
     this.pool = new WarmPool(runtime, poolSizes, this.defaultLimits, log, this.admission);
+    this.room = new Room({
+      admission: this.admission,
+      shrinkPool: () => this.pool.shrink(),
+      retire: (sandbox) => this.retire(sandbox),
+      evictIdleAfterMs: config.sessions.evictIdleAfterS * 1000,
+      queueWaitMs: config.limits.queueWaitS * 1000,
+    });
     // Spares give way to waiting callers, and come back once room is free and nobody waits.
-    this.admission.onPressure((owner) => this.makeRoomFor(owner));
+    this.admission.onPressure((owner) => this.room.makeRoomFor(owner));
     this.admission.onRoom(() => this.pool.fill());
     // Errors that leave the server name these directories as the sandbox sees them, or not at all.
     this.forgetHostPaths = registerHostPaths([
@@ -273,9 +279,9 @@ export class Engine {
       return result;
     } finally {
       session.endCall();
-      // A call waiting for room may be owed this now idle sandbox (see makeRoomFor).
+      // A call waiting for room may be owed this now idle sandbox (see Room.makeRoomFor).
       const waiting = this.admission.nextWaiting();
-      if (waiting !== undefined) this.makeRoomFor(waiting);
+      if (waiting !== undefined) this.room.makeRoomFor(waiting);
     }
   }
 
@@ -285,89 +291,20 @@ export class Engine {
     // Calls to one session run one at a time, so nothing else starts this sandbox meanwhile.
     const lease = await this.admission.acquire(limits.memoryMb, request.owner ?? LOCAL_OWNER, request.signal);
     const sandbox = await this.startLeased(lease, () => this.sessions.manager.sandboxFor(session, kind, limits));
-    this.sessionSandboxes.set(sandbox, { session, kind });
-    void sandbox.whenClosed().then(() => this.sessionSandboxes.delete(sandbox));
+    this.room.holdForSession(sandbox, session, kind);
     return sandbox;
-  }
-
-  /**
-   * Makes room for a waiting call of `owner`. An owner at its share of the sandboxes only gets
-   * room from its own sandboxes. Otherwise: a pool spare gives way first; then, at once, the
-   * idle session sandbox (least recently used) of the owner holding the most sandboxes, when
-   * that owner must give way to `owner` (admission's mustGiveWay); else any session's sandbox
-   * idle at least sessions.evictIdleAfterS. A session that loses its sandbox keeps its files;
-   * its next call in that language starts a fresh interpreter and says so (state_reset).
-   * Running calls are never stopped.
-   */
-  private makeRoomFor(owner: string): void {
-    if (this.admission.atCap(owner)) {
-      this.evictIdleSessionSandbox((session) => session.owner === owner);
-      return;
-    }
-    if (this.pool.shrink()) return;
-    if (this.evictIdleSessionSandbox((session) => this.admission.mustGiveWay(session.owner, owner), true)) return;
-    this.evictIdleSessionSandbox(() => true);
-  }
-
-  /**
-   * Stops the idle sandbox of a session `eligible` accepts: the one of the owner holding the most
-   * sandboxes when `greedyFirst` (then the least recently used of its own; idle any time), else
-   * the least recently used idle at least sessions.evictIdleAfterS. False when none qualifies.
-   */
-  private evictIdleSessionSandbox(eligible: (session: Session) => boolean, greedyFirst = false): boolean {
-    const oldestAllowed = greedyFirst ? Infinity : Date.now() - this.config.sessions.evictIdleAfterS * 1000;
-    const rank = (session: Session): number => (greedyFirst ? this.admission.heldBy(session.owner) : 0);
-    let victim: { sandbox: Sandbox; session: Session; kind: RunnerKind } | undefined;
-    for (const [sandbox, { session, kind }] of this.sessionSandboxes) {
-      if (session.busy || session.sandbox(kind) !== sandbox || session.lastUsedAt > oldestAllowed || !eligible(session)) continue;
-      const better =
-        !victim ||
-        rank(session) > rank(victim.session) ||
-        (rank(session) === rank(victim.session) && session.lastUsedAt < victim.session.lastUsedAt);
-      if (better) victim = { sandbox, session, kind };
-    }
-    if (!victim) return false;
-    victim.session.evict(victim.kind, victim.sandbox);
-    this.sessionSandboxes.delete(victim.sandbox);
-    this.retire(victim.sandbox);
-    return true;
-  }
-
-  /**
-   * Seconds until room is expected for `owner` (the Retry-After of a refusal): the soonest a
-   * running call is expected to end (its deadline, or the queue wait if sooner: it may end any
-   * time), plus, for a session's sandbox that will not give way at once, the idle time before
-   * eviction; or an idle session sandbox becomes evictable. Only `owner`'s own count when it is
-   * at its share. Undefined when nothing is known to free up.
-   */
-  private expectedWaitS(owner: string): number | undefined {
-    const now = Date.now();
-    const evictMs = this.config.sessions.evictIdleAfterS * 1000;
-    const capped = this.admission.atCap(owner);
-    const givesWayAtOnce = (other: string): boolean => !capped && this.admission.mustGiveWay(other, owner);
-    let soonest = Infinity;
-    for (const [sandbox, { owner: holder, deadline }] of this.running) {
-      if (capped && holder !== owner) continue;
-      const stays = this.sessionSandboxes.has(sandbox) && !givesWayAtOnce(holder);
-      soonest = Math.min(soonest, Math.min(deadline, now + this.config.limits.queueWaitS * 1000) + (stays ? evictMs : 0));
-    }
-    for (const [sandbox, { session }] of this.sessionSandboxes) {
-      if (this.running.has(sandbox) || (capped && session.owner !== owner)) continue;
-      soonest = Math.min(soonest, givesWayAtOnce(session.owner) ? now : session.lastUsedAt + evictMs);
-    }
-    return soonest === Infinity ? undefined : Math.max(1, Math.ceil((soonest - now) / 1000));
   }
 
   private async runWatched(sandbox: Sandbox, runRequest: Parameters<Sandbox["run"]>[0], signal: AbortSignal | undefined, owner: string): Promise<RunOutcome> {
     if (signal?.aborted) sandbox.terminate("killed");
     const onAbort = (): void => sandbox.terminate("killed");
     signal?.addEventListener("abort", onAbort, { once: true });
-    this.running.set(sandbox, { owner, deadline: Date.now() + runRequest.timeoutMs });
+    const ended = this.room.markRunning(sandbox, owner, Date.now() + runRequest.timeoutMs);
     try {
       if (!sandbox.alive) throw new SandgateError("SANDBOX_FAILED", "the sandbox stopped before the code could run");
       return await sandbox.run(runRequest);
     } finally {
-      this.running.delete(sandbox);
+      ended();
       signal?.removeEventListener("abort", onAbort);
     }
   }
@@ -411,7 +348,7 @@ export class Engine {
   async close(): Promise<void> {
     this.closing = true;
     this.admission.close();
-    for (const sandbox of this.running.keys()) sandbox.terminate("killed");
+    for (const sandbox of this.room.busySandboxes) sandbox.terminate("killed");
     await Promise.all([this.pool.close(), this.sessions.manager.close(), this.files.close()]);
     while (this.retiring.size > 0) await Promise.all([...this.retiring]);
     await this.outputs.close();
