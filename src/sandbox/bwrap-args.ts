@@ -58,7 +58,7 @@ export const SANDBOX_UID = 1000;
 export const SANDBOX_GID = 1000;
 export const SANDBOX_HOSTNAME = "sandgate";
 // $1..$5 = rlimits ("-" = leave as is), then bwrap's argv. dash's `ulimit -f` counts 512-byte
-// blocks, `-v` KiB. (Joining cgroups is the host's job: see Sandbox.joinCgroup.)
+// blocks, `-v` KiB. (Joining cgroups is the host's job: see joinEarly in containment.ts.)
 const LAUNCHER_SCRIPT = [
   'ulimit -c 0; ulimit -f "$1"; ulimit -n "$2"',
   '[ "$3" = - ] || ulimit -v "$3"',

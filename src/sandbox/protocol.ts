@@ -75,14 +75,6 @@ export function encodeFrame(frame: ExecuteFrame | ToolResultFrame): Buffer {
   return out;
 }
 
-/**
- * The Bash runner cannot parse JSON, so it gets a header line `<id> <marker>` and then the code,
- * NUL-terminated (bash code never contains NUL; the request check refuses it).
- */
-export function encodeBashRequest(id: string, marker: string, code: string): Buffer {
-  return Buffer.from(`${id} ${marker}\n${code}\u0000`, "utf8");
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }

@@ -1,7 +1,7 @@
 // What one sandbox may cost the host through its runner pipes: frames and bytes it may send per
 // second (a flood is slowed down by not reading it), and replies it may leave unread.
 
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 
 /** Frames a runner may send per second, and in one burst (a tight loop of quick upstream calls). */
 export const FRAMES_PER_SECOND = 5000;
@@ -34,6 +34,38 @@ export class TokenBucket {
     this.last = now;
     this.tokens -= amount;
     return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / this.perSecond) * 1000);
+  }
+}
+
+/**
+ * The send budget of one sandbox, shared by every pipe the runner writes requests on: what a pipe
+ * just delivered is charged, and over budget the pipe is not read for a while, so the runner
+ * blocks on its own writes instead of the host buffering.
+ */
+export class PipeThrottle {
+  private readonly frames = new TokenBucket(FRAMES_PER_SECOND);
+  private readonly bytes = new TokenBucket(FRAME_BYTES_PER_SECOND);
+  private readonly paused = new Set<NodeJS.Timeout>();
+
+  /** `exited`: the runner's process is gone; what is still in its pipes is read at full speed. */
+  constructor(private readonly exited: () => boolean) {}
+
+  /** Charges `bytes` and `frames` (messages) read from `pipe`; pauses it while in debt. */
+  charge(pipe: Readable, bytes: number, frames: number): void {
+    const wait = Math.max(this.bytes.spend(bytes), this.frames.spend(frames));
+    if (wait <= 0 || pipe.isPaused() || this.exited()) return;
+    pipe.pause();
+    const timer = setTimeout(() => {
+      this.paused.delete(timer);
+      pipe.resume();
+    }, wait);
+    this.paused.add(timer);
+  }
+
+  /** The pipes have closed: pending resumes are dropped. */
+  end(): void {
+    for (const timer of this.paused) clearTimeout(timer);
+    this.paused.clear();
   }
 }
 

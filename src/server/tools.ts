@@ -3,7 +3,8 @@
 
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import { LOCAL_OWNER, type ExecuteRequest, type ExecutionResult } from "../execution/index.js";
+import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult } from "../execution/index.js";
+import { languageTitles, upstreamCallExamples } from "../languages/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
@@ -35,6 +36,7 @@ import {
 } from "./wire.js";
 
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
+const orList = (items: string[]): string => (items.length > 1 ? `${items.slice(0, -1).join(", ")} or ${items.at(-1)}` : (items[0] ?? ""));
 
 /** The engine request for execute_code arguments (REST validates the same request before streaming). */
 export function codeRequest(args: z.infer<typeof executeCodeInput>): ExecuteRequest {
@@ -94,14 +96,13 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     name: "execute_code",
     title: "Run code in a sandbox",
     description:
-      `Run Python, JavaScript, TypeScript or Bash in an isolated Linux sandbox with no network. ` +
+      `Run ${languageTitles("or")} in an isolated Linux sandbox with no network. ` +
       `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use). ` +
-      `Returns stdout, stderr, the value of the last expression (Python, JavaScript) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
+      `Returns stdout, stderr, the value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
       `Limits: ${maxTimeout} s per call by default, ${config.limits.maxMemoryMb} MB memory at most. Print summaries rather than huge data; long output is shortened and saved to a file.` +
       (Object.keys(config.mcpServers).length > 0
         ? ` Code can call the tools of the upstream MCP servers (${Object.keys(config.mcpServers).join(", ")}): find them with search_tools, then ` +
-          `\`await callMCPTool("server.tool", {...})\` (JavaScript/TypeScript), \`await call_mcp_tool("server.tool", {...})\` (Python) or ` +
-          `\`sandgate-tool server tool '{...}'\` (Bash); tool results stay in the sandbox unless printed.`
+          `${orList(upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`))}; tool results stay in the sandbox unless printed.`
         : ""),
     input: executeCodeInput,
     output: executionResultSchema,
@@ -264,6 +265,11 @@ export function toMcpTool(tool: ToolDefinition): Tool {
 export function parseToolArguments(tool: ToolDefinition, args: unknown): Record<string, unknown> {
   const parsed = tool.input.safeParse(args ?? {});
   if (parsed.success) return parsed.data;
+  // A language that is not one of the enum's names and aliases is refused as the engine refuses it.
+  const [only] = parsed.error.issues;
+  if (parsed.error.issues.length === 1 && only?.code === "invalid_enum_value" && only.path.join(".") === "language") {
+    throw unknownLanguageError(String((args as { language: unknown }).language));
+  }
   const problems = parsed.error.issues.map((issue) => {
     const field = issue.path.join(".");
     if (issue.code === "unrecognized_keys") return `unknown argument ${issue.keys.map((k) => `"${k}"`).join(", ")}`;

@@ -1,0 +1,28 @@
+// Reading fd 4, where every runner sends its frames (ready, results, and on the frames channel
+// upstream calls): decoded, schema-checked, and charged to the sandbox's send budget.
+
+import type { Readable } from "node:stream";
+import { FrameDecoder, type ToolCallFrame } from "../protocol.js";
+import type { PipeThrottle } from "../runner-budget.js";
+import type { ChannelEvents } from "./channel.js";
+
+/** Feeds every frame read from `pipe` to `events`; `tool_call` frames go to `onCall`. */
+export function readRunnerFrames(pipe: Readable, throttle: PipeThrottle, events: ChannelEvents, onCall: (frame: ToolCallFrame) => void): void {
+  const decoder = new FrameDecoder();
+  pipe.on("data", (chunk: Buffer) => {
+    let frames;
+    try {
+      frames = decoder.push(chunk);
+    } catch (error) {
+      events.protocolError((error as Error).message);
+      throttle.charge(pipe, chunk.length, 0);
+      return;
+    }
+    for (const frame of frames) {
+      if (frame.type === "ready") events.ready();
+      else if (frame.type === "tool_call") onCall(frame);
+      else events.result(frame);
+    }
+    throttle.charge(pipe, chunk.length, frames.length);
+  });
+}

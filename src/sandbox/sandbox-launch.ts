@@ -1,0 +1,85 @@
+// Launching one sandbox: the bubblewrap command for a runner with its limits and mounts, spawned
+// with the pipes its runner channel needs, and bubblewrap's own options written to it on fd 8.
+
+import type { ChildProcess } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { RUNNER_SPECS, type RunnerKind } from "../languages/index.js";
+import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
+import type { ChannelVariant } from "./channel/index.js";
+import type { ResolvedLimits } from "./limits.js";
+import { spawnBwrap } from "./process-group.js";
+import { runnerCommand, SANDBOX_ENV } from "./runner-command.js";
+import type { SandboxRuntime } from "./runtime.js";
+
+/** The fd on which bubblewrap reads its arguments (after 5, seccomp, and 6-7, the Bash tool pipes). */
+const BWRAP_ARGS_FD = 8;
+/** The fd the launcher hands the seccomp program on. */
+const SECCOMP_FD = 5;
+
+export interface SandboxLaunchOptions {
+  kind: RunnerKind;
+  limits: ResolvedLimits;
+  /** Host directory bound at /workspace; a size-capped tmpfs when absent. */
+  workspaceDir?: string;
+  channel: ChannelVariant;
+}
+
+export interface LaunchedSandbox {
+  child: ChildProcess;
+  stdout: Readable;
+  stderr: Readable;
+  /** The child's pipes by fd number, for the runner channel. */
+  fds: ReadonlyArray<Readable | Writable | null | undefined>;
+}
+
+/** Spawns bubblewrap for one sandbox; the caller owns the process (kill it with killGroup). */
+export function launchSandbox(runtime: SandboxRuntime, options: SandboxLaunchOptions): LaunchedSandbox {
+  const { limits } = options;
+  const hasMemoryCgroup = runtime.cgroups.controllers.includes("memory");
+  const hasPidsCgroup = runtime.cgroups.controllers.includes("pids");
+  const scratch = scratchSizes(limits.memoryMb * 1024 * 1024);
+  const launch = buildSandboxLaunch(
+    {
+      bwrapPath: runtime.bwrapPath,
+      mounts: {
+        ...(options.workspaceDir === undefined ? {} : { workspaceDir: options.workspaceDir }),
+        workspaceBytes: limits.workspaceBytes,
+        runnersDir: runtime.runnersDir,
+        etcDir: runtime.etcDir,
+        readOnlyPaths: runtime.readOnlyPaths,
+        volumes: runtime.volumes,
+        ...(runtime.toolsDir ? { toolsDir: runtime.toolsDir } : {}),
+        tmpBytes: scratch.tmpBytes,
+        shmBytes: scratch.shmBytes,
+      },
+      env: { ...SANDBOX_ENV },
+      command: runnerCommand(runtime, options.kind, limits),
+      rlimits: {
+        fileSizeBytes: limits.fileSizeBytes,
+        openFiles: limits.openFiles,
+        // Without a memory cgroup, cap the address space where the runner allows it (V8 reserves far more than it uses, so Node gets only its heap flag).
+        ...(hasMemoryCgroup || !RUNNER_SPECS[options.kind].limitAddressSpace ? {} : { addressSpaceBytes: limits.memoryMb * 1024 * 1024 + 64 * 1024 * 1024 }),
+        ...(hasPidsCgroup ? {} : { processes: limits.processes }),
+      },
+      ...(runtime.seccompFile ? { seccompFd: SECCOMP_FD } : {}),
+    },
+    BWRAP_ARGS_FD,
+  );
+  // fds 0-4: nothing, stdout, stderr, to the runner, from the runner; then what the channel needs.
+  const stdio: Array<"pipe" | "ignore"> = ["ignore", "pipe", "pipe", "pipe", "pipe"];
+  for (let fd = stdio.length; fd < BWRAP_ARGS_FD; fd++) stdio.push(options.channel.extraFds.includes(fd) ? "pipe" : "ignore");
+  stdio.push("pipe");
+  const child = spawnBwrap({
+    argv: launch.argv,
+    stdio,
+    seccomp: runtime.seccompFile ? { file: runtime.seccompFile, fd: SECCOMP_FD } : undefined,
+    hostUser: runtime.hostUser,
+  });
+  const fds = child.stdio as unknown as ReadonlyArray<Readable | Writable | null | undefined>;
+  const argsPipe = fds[BWRAP_ARGS_FD] as Writable;
+  argsPipe.on("error", () => {
+    // bubblewrap failed before reading its arguments; the sandbox's exit handler reports it
+  });
+  argsPipe.end(launch.args);
+  return { child, stdout: child.stdout!, stderr: child.stderr!, fds };
+}
