@@ -6,6 +6,7 @@ import { allApiKeys, isLoopbackHost, type SandgateConfig } from "../config/index
 import { isSandgateError } from "../errors/index.js";
 import { createLogger } from "../util/logger.js";
 import { Engine } from "../execution/index.js";
+import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS } from "../languages/index.js";
 import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
 import { withCodeMode } from "./tools.js";
 
@@ -122,15 +123,12 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
       required: false,
       detail: p.seccomp === "2" ? `filter active (${SECCOMP_DENIED_SYSCALLS.length} syscalls denied), no_new_privs=${p.noNewPrivs}` : `not active (Seccomp: ${p.seccomp})`,
     });
-    for (const [language, code, expect] of [
-      ["python", "1+1", 2],
-      ["javascript", "1+1", 2],
-      ["typescript", "const n: number = 1; n + 1", 2],
-      ["bash", "echo $((1+1))", "2\n"],
-    ] as const) {
+    for (const language of LANGUAGES) {
+      const spec = LANGUAGE_SPECS[language];
+      const { code, expect, from } = spec.doctorProbe;
       const result = await engine.execute({ code, language, timeoutS: Math.min(20, config.limits.maxExecutionTimeS) });
-      const got = language === "bash" ? result.stdout : result.value;
-      const interpreter = language === "python" ? rt.interpreters.python : language === "bash" ? rt.interpreters.bash : rt.interpreters.node;
+      const got = from === "stdout" ? result.stdout : result.value;
+      const interpreter = rt.interpreters[RUNNER_SPECS[spec.runner].interpreter];
       checks.push({
         name: `${language} runner`,
         ok: result.status === "ok" && got === expect,

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
+import { describeLanguages, languageForFile, RUNNER_KINDS, type RunnerKind } from "../languages/index.js";
 import { createLogger } from "../util/logger.js";
 import { CodeMode } from "../code-mode/index.js";
 import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
@@ -29,8 +30,6 @@ export const EXIT_FOR_STATUS: Record<ExecutionResult["status"], number | undefin
   killed: 137,
 };
 
-const EXTENSIONS: Record<string, string> = { ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".ts": "typescript", ".sh": "bash" };
-
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -50,14 +49,19 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
   else if (args.code !== undefined) code = args.code;
   else if (!process.stdin.isTTY) code = await readStdin();
   else throw new SandgateError("CODE_EMPTY", "no code given: pass it as an argument, with -f FILE, or on standard input");
-  const extension = args.file?.match(/\.[a-z]+$/)?.[0];
-  const language = args.language ?? (extension ? EXTENSIONS[extension] : undefined);
-  if (!language) throw new SandgateError("INVALID_INPUT", "say which language with --language (python, javascript, typescript or bash)");
+  // An unknown --language is refused by the engine, naming the languages and their aliases.
+  const language = args.language ?? (args.file !== undefined ? languageForFile(args.file) : undefined);
+  if (!language) {
+    throw new SandgateError(
+      "INVALID_INPUT",
+      `say which language with --language: ${describeLanguages()}${args.file !== undefined ? ` (the extension of ${args.file} names none)` : ""}`,
+    );
+  }
 
   const log = createLogger(config.logLevel);
   // Upstream servers are connected only when configured: plain runs pay nothing for code mode.
   const codeMode = Object.keys(config.mcpServers).length > 0 ? new CodeMode(config, { log }) : undefined;
-  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log, ...(codeMode ? { tools: codeMode } : {}) });
+  const engine = Engine.create(config, { pool: Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, 0])) as Record<RunnerKind, number>, log, ...(codeMode ? { tools: codeMode } : {}) });
   const closeAll = (): Promise<unknown> => Promise.all([engine.close(), codeMode?.close()]);
   const stop = (): void => void closeAll().finally(() => process.exit(130));
   process.once("SIGINT", stop);

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { configPathFrom, loadConfig, type SandgateConfig } from "../config/index.js";
 import { isSandgateError, SandgateError } from "../errors/index.js";
+import { describeLanguages } from "../languages/index.js";
 import { runConfig } from "./config.js";
 import { runDoctor } from "./doctor.js";
 import { runExec } from "./exec.js";
@@ -30,7 +31,7 @@ Usage:
 Every command takes --config FILE (default: $SANDGATE_CONFIG, else ./sandgate.json if present).
 
 exec options:
-  -l, --language LANG   python, javascript, typescript or bash
+  -l, --language LANG   ${describeLanguages()}
   -f, --file FILE       read the code from FILE
   -t, --timeout SECONDS wall-clock limit (default and maximum: MAX_EXECUTION_TIME)
   -m, --memory MB       memory limit (maximum: MAX_MEMORY_MB)

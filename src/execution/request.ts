@@ -4,12 +4,13 @@
 import { z } from "zod";
 import { FLAVOR_NAMES, LANGUAGES, type Language, type SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
+import { describeLanguages, resolveLanguage } from "../languages/index.js";
 import type { OutputStream } from "../sandbox/index.js";
 
 export const executeRequestSchema = z
   .object({
     code: z.string().describe("Source code to run"),
-    language: z.string().describe(`One of ${LANGUAGES.join(", ")}`),
+    language: z.string().describe(`One of ${describeLanguages()}; names are matched case-insensitively`),
     sessionId: z.string().optional().describe("Run in this session (state and workspace persist); omit for a fresh sandbox"),
     timeoutS: z.number().positive().optional().describe("Wall-clock limit in seconds, at most MAX_EXECUTION_TIME"),
     memoryMb: z.number().int().positive().optional().describe("Memory limit in MB, at most MAX_MEMORY_MB"),
@@ -20,7 +21,7 @@ export const executeRequestSchema = z
 export type ExecuteInput = z.infer<typeof executeRequestSchema>;
 
 export interface ExecuteRequest extends Omit<ExecuteInput, "language"> {
-  /** Any string: an unknown one is refused with UNKNOWN_LANGUAGE, not a type error at the edge. */
+  /** A language's name or alias in any case; an unknown one is refused with UNKNOWN_LANGUAGE, not a type error at the edge. */
   language: string;
   /** Receives stdout/stderr text while the code runs. */
   onOutput?: (stream: OutputStream, text: string) => void;
@@ -37,7 +38,14 @@ export function isLanguage(value: string): value is Language {
   return (LANGUAGES as readonly string[]).includes(value);
 }
 
-/** Validates a request; returns its language narrowed. Throws SandgateError with a precise code. */
+/** The UNKNOWN_LANGUAGE error for `language`, listing the names and aliases accepted. */
+export function unknownLanguageError(language: string): SandgateError {
+  return new SandgateError("UNKNOWN_LANGUAGE", `unknown language ${JSON.stringify(language)}; use one of ${describeLanguages()}`, {
+    data: { language, supported: [...LANGUAGES] },
+  });
+}
+
+/** Validates a request; returns its language (a name or alias resolved). Throws SandgateError with a precise code. */
 export function checkRequest(request: ExecuteRequest, config: SandgateConfig): Language {
   const parsed = executeRequestSchema.safeParse({
     code: request.code,
@@ -52,12 +60,9 @@ export function checkRequest(request: ExecuteRequest, config: SandgateConfig): L
     const field = issue?.path.join(".") ?? "";
     throw new SandgateError("INVALID_INPUT", `${field || "request"}: ${issue?.message ?? "invalid"}`, { data: { field } });
   }
-  const { language, code } = parsed.data;
-  if (!isLanguage(language)) {
-    throw new SandgateError("UNKNOWN_LANGUAGE", `unknown language ${JSON.stringify(language)}; use one of ${LANGUAGES.join(", ")}`, {
-      data: { language, supported: [...LANGUAGES] },
-    });
-  }
+  const { code } = parsed.data;
+  const language = resolveLanguage(parsed.data.language);
+  if (!language) throw unknownLanguageError(parsed.data.language);
   if (code.trim() === "") throw new SandgateError("CODE_EMPTY", "code is empty; send the program to run");
   const bytes = Buffer.byteLength(code, "utf8");
   if (bytes > config.limits.maxCodeBytes) {

@@ -2,7 +2,17 @@
 
 export { INTERPRETER_SPECS, INTERPRETERS, LANGUAGES, RUNNER_KINDS } from "./names.js";
 export type { ChannelKind, Interpreter, InterpreterSpec, Language, RunnerKind } from "./names.js";
-export { describeLanguages, LANGUAGE_NAMES_AND_ALIASES, LANGUAGE_SPECS, languageForFile, prepareCode, resolveLanguage, RUNNER_SPECS } from "./registry.js";
+export {
+  describeLanguages,
+  LANGUAGE_NAMES_AND_ALIASES,
+  LANGUAGE_SPECS,
+  languageForFile,
+  languageTitles,
+  prepareCode,
+  resolveLanguage,
+  RUNNER_SPECS,
+  upstreamCallExamples,
+} from "./registry.js";
 export type { LanguageSpec, RunnerLaunch, RunnerSpec, UpstreamCallExample } from "./spec.js";
 export type { PreparedCode, PrepareOutcome } from "./prepare-code.js";
 export { prepareJavaScript } from "./js-transform.js";

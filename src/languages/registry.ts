@@ -7,7 +7,7 @@ import { JAVASCRIPT, JAVASCRIPT_RUNNER } from "./javascript.js";
 import { LANGUAGES, type Language, type RunnerKind } from "./names.js";
 import type { PrepareOutcome } from "./prepare-code.js";
 import { PYTHON, PYTHON_RUNNER } from "./python.js";
-import type { LanguageSpec, RunnerSpec } from "./spec.js";
+import type { LanguageSpec, RunnerSpec, UpstreamCallExample } from "./spec.js";
 import { TYPESCRIPT } from "./typescript.js";
 
 export const LANGUAGE_SPECS: Record<Language, LanguageSpec> = { python: PYTHON, javascript: JAVASCRIPT, typescript: TYPESCRIPT, bash: BASH };
@@ -43,6 +43,27 @@ export function describeLanguages(): string {
     const { aliases } = LANGUAGE_SPECS[language];
     return aliases.length > 0 ? `${language} (${aliases.join(", ")})` : language;
   }).join(", ");
+}
+
+/** The titles of the languages `pick` keeps, for prose: "Python, JavaScript, TypeScript or Bash". */
+export function languageTitles(conjunction: "and" | "or", pick: (spec: LanguageSpec) => boolean = () => true): string {
+  const titles = LANGUAGES.map((language) => LANGUAGE_SPECS[language]).filter(pick).map((spec) => spec.title);
+  return titles.length > 1 ? `${titles.slice(0, -1).join(", ")} ${conjunction} ${titles.at(-1)}` : (titles[0] ?? "");
+}
+
+/**
+ * Each distinct way of calling an upstream tool with the titles of the languages that share it
+ * ("JavaScript/TypeScript"), the most shared first, for tool descriptions and the usage prompt.
+ */
+export function upstreamCallExamples(): Array<{ titles: string; example: UpstreamCallExample }> {
+  const groups = new Map<string, { titles: string[]; example: UpstreamCallExample }>();
+  for (const language of LANGUAGES) {
+    const { title, upstreamCall } = LANGUAGE_SPECS[language];
+    const group = groups.get(upstreamCall.call);
+    if (group) group.titles.push(title);
+    else groups.set(upstreamCall.call, { titles: [title], example: upstreamCall });
+  }
+  return [...groups.values()].sort((a, b) => b.titles.length - a.titles.length).map((g) => ({ titles: g.titles.join("/"), example: g.example }));
 }
 
 /** The code a runner executes for a request in `language`, or the syntax error found on the host. */

@@ -3,6 +3,7 @@
 
 import { z } from "zod";
 import type { SearchHit } from "../catalog/index.js";
+import { upstreamCallExamples } from "../languages/index.js";
 import type { ServerContext } from "./context.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
@@ -45,6 +46,11 @@ export const listServersOutput = z.object({
   ),
 });
 
+/** How sandboxed code calls these tools, in each language (from the language specs). */
+const IN_CODE =
+  `In code: ${upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`).join(", ")}, ` +
+  `or the generated modules ${upstreamCallExamples().flatMap(({ example }) => (example.module ? [`\`${example.module}\``] : [])).join(" and ")}.`;
+
 function renderHits(hits: SearchHit[], detail: string): string {
   if (detail === "name") return hits.map((h) => h.id).join("\n");
   if (detail === "summary") return hits.map((h) => `${h.id}${h.summary ? ` — ${h.summary}` : ""}`).join("\n");
@@ -60,8 +66,7 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
     description:
       "Find tools of the connected MCP servers that code run by execute_code can call. Ranked by relevance to the query. " +
       "Start with detail \"summary\"; ask for detail \"full\" on the few tools you will use to get their TypeScript signatures. " +
-      "In code: `await callMCPTool(\"server.tool\", {...})` (JavaScript/TypeScript), `await call_mcp_tool(\"server.tool\", {...})` (Python), " +
-      "`sandgate-tool server tool '{...}'` (Bash), or the generated modules `sandgate:servers/<server>` and `servers.<server>`.",
+      IN_CODE,
     input: searchToolsInput,
     output: searchToolsOutput,
     annotations: { title: "Search upstream tools", readOnlyHint: true, openWorldHint: false },

@@ -1,6 +1,7 @@
 // The usage prompt: how an agent gets the most out of sandgate's tools, with this host's limits.
 
 import type { Prompt } from "@modelcontextprotocol/sdk/types.js";
+import { describeLanguages, languageTitles, upstreamCallExamples } from "../languages/index.js";
 import type { ServerContext } from "./context.js";
 
 export const GUIDE_PROMPT: Prompt = {
@@ -15,16 +16,17 @@ export function guideText(ctx: ServerContext, task?: string): string {
   const lines = [
     "You can run code in isolated Linux sandboxes through sandgate. There is no network inside a sandbox.",
     "",
-    "- execute_code runs python, javascript, typescript or bash. The value of the last expression comes back as `value` (Python, JavaScript).",
+    `- execute_code runs ${describeLanguages()} (the language argument takes a name or an alias). The value of the last expression comes back as \`value\` (${languageTitles("and", (spec) => spec.returnsValue)}).`,
     "- execute_command runs one shell line (pipes and redirections work), e.g. `ls -la /workspace | head`.",
     "- Pass the same session_id to keep variables, imports and /workspace files between calls. Without it, every call starts from scratch.",
     "- file_read, file_write and file_list move files in and out of a session's /workspace without writing code; use encoding base64 for binary files.",
     "- get_volume_path shows read-only data the admin mounted under /mnt.",
     "- stop_session frees a session when the task is done.",
     "- Upstream MCP tools are called from code, not directly: search_tools finds them (detail \"full\" gives TypeScript signatures), list_servers shows the servers.",
-    "  JavaScript/TypeScript: `const r = await callMCPTool(\"server.tool\", {...})` or `import { toolName } from \"sandgate:servers/<server>\"`.",
-    "  Python: `r = await call_mcp_tool(\"server.tool\", {...})` or `from servers.<server> import tool_name`; asyncio.gather runs calls in parallel.",
-    "  Bash: `sandgate-tool <server> <tool> '{...}' | jq .` A failed call raises an error naming the tool; results stay in the sandbox unless you print them.",
+    ...upstreamCallExamples().map(
+      ({ titles, example }) => `  ${titles}: \`${example.call}\`${example.importLine ? ` or \`${example.importLine}\`` : ""}${example.hint ? `; ${example.hint}` : ""}.`,
+    ),
+    "  A failed call raises an error naming the tool; results stay in the sandbox unless you print them.",
     "",
     `Limits: ${limits.maxExecutionTimeS} s per call, ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text kept as a resource (sandgate://outputs/{id}/{stream}, named in the result).`,
     "Good habits: process large data inside the sandbox and print only summaries; write big results to files; when a call fails, read the error and traceback, fix the code and retry.",

@@ -2,20 +2,29 @@
 // the REST routes and the OpenAPI document, so the three can never disagree.
 
 import { z } from "zod";
-import { FLAVOR_NAMES, LANGUAGES } from "../config/index.js";
+import { FLAVOR_NAMES } from "../config/index.js";
 import type { ExecutionResult, SessionInfo } from "../execution/index.js";
+import { describeLanguages, LANGUAGE_NAMES_AND_ALIASES, languageTitles } from "../languages/index.js";
 
 const sessionId = z
   .string()
   .min(1)
   .max(128)
   .describe("Session to run in: state, files and installed packages persist across calls. Created on first use; omit for a fresh, throwaway sandbox");
+/**
+ * A language by name or alias, in any case: an enum, so that tool listings show every accepted
+ * name. Lower-cased before the check; an unknown one is UNKNOWN_LANGUAGE (see parseToolArguments).
+ */
+const languageName = z
+  .preprocess((value) => (typeof value === "string" ? value.toLowerCase() : value), z.enum(LANGUAGE_NAMES_AND_ALIASES))
+  .describe(`One of ${describeLanguages()}, in any case`);
+
 const timeout = z.number().positive().describe("Wall-clock limit in seconds; default and maximum are set by the admin (see the security policy)");
 
 export const executeCodeInput = z
   .object({
-    code: z.string().describe("The program to run. In Python and JavaScript the value of the last expression is returned as `value`"),
-    language: z.string().describe(`One of: ${LANGUAGES.join(", ")}`),
+    code: z.string().describe(`The program to run. In ${languageTitles("and", (spec) => spec.returnsValue)} the value of the last expression is returned as \`value\``),
+    language: languageName,
     session_id: sessionId.optional(),
     timeout: timeout.optional(),
     flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset (CPU, memory, processes): small, medium or large"),
@@ -45,7 +54,7 @@ export const executionResultSchema = z.object({
   exit_code: z.number().int().nullable().describe("Exit status of the program; null when it was killed"),
   stdout: z.string().describe("Standard output, head and tail kept when longer than the display limit"),
   stderr: z.string(),
-  value: z.unknown().optional().describe("Value of the last expression (Python, JavaScript, TypeScript), when JSON-serializable"),
+  value: z.unknown().optional().describe(`Value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}), when JSON-serializable`),
   error: errorInfo.optional().describe("What went wrong, when status is not ok"),
   duration_ms: z.number(),
   truncated: z.boolean().describe("Output was cut; full_output names where the whole text can be read"),
