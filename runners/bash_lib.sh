@@ -1,5 +1,5 @@
-# Functions of the Bash runner (docs/runner-protocol.md); its main loop is BASH_RUNNER_LOOP in
-# src/sandbox/sandbox.ts, run as `bash -c`. User code runs in this same shell (eval in the main loop, not in
+# Functions of the Bash runner (docs/runner-protocol.md); its main loop is the command of
+# BASH_RUNNER in src/languages/bash.ts, run as `bash -c`. User code runs in this same shell (eval in the main loop, not in
 # a function, so `declare` and `local` behave as at top level) and may redefine almost anything;
 # the runner calls builtins through `builtin` so user functions named printf or kill do not
 # hijack it.
