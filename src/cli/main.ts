@@ -2,9 +2,9 @@
 // The `sandgate` command: parses argv and dispatches to exec and doctor. Errors become one
 // clear line on stderr and a non-zero exit, never a stack trace.
 
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { configPathFrom, loadConfig, type SandgateConfig } from "../config/index.js";
+import { loadConfig, locateConfigFile, type SandgateConfig } from "../config/index.js";
 import { isSandgateError, SandgateError } from "../errors/index.js";
 import { describeLanguages } from "../languages/index.js";
 import { runConfig } from "./config.js";
@@ -47,7 +47,7 @@ function packageVersion(): string {
   return pkg.version;
 }
 
-/** Pulls --config FILE out of argv; falls back to SANDGATE_CONFIG, then ./sandgate.json. */
+/** Pulls --config FILE out of argv; locateConfigFile falls back to SANDGATE_CONFIG, then ./sandgate.json. */
 function takeConfigFlag(argv: string[]): { configPath: string | undefined; args: string[] } {
   const args: string[] = [];
   let configPath: string | undefined;
@@ -59,8 +59,7 @@ function takeConfigFlag(argv: string[]): { configPath: string | undefined; args:
     } else if (arg.startsWith("--config=")) configPath = arg.slice("--config=".length);
     else args.push(arg);
   }
-  configPath ??= configPathFrom() ?? (existsSync("sandgate.json") ? "sandgate.json" : undefined);
-  return { configPath, args };
+  return { configPath: locateConfigFile(configPath === undefined ? {} : { configPath }), args };
 }
 
 async function main(argv: string[]): Promise<number> {

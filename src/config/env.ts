@@ -5,6 +5,7 @@ import { availableParallelism, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import { readConfigFile } from "./file.js";
+import { locateConfigFile } from "./locate.js";
 import type { SandgateConfig } from "./schema.js";
 import { validateConfig } from "./validate.js";
 
@@ -216,8 +217,10 @@ export function applyEnv(base: SandgateConfig, env: Env): SandgateConfig {
 }
 
 export interface LoadConfigOptions {
-  /** A sandgate.json to read; SANDGATE_CONFIG names one otherwise. */
+  /** A sandgate.json to read; else SANDGATE_CONFIG names one, else ./sandgate.json when it exists. */
   configPath?: string;
+  /** The directory whose sandgate.json applies when no file is named; the working directory by default. */
+  cwd?: string;
 }
 
 /**
@@ -225,12 +228,7 @@ export interface LoadConfigOptions {
  * Errors name the offending key and where it came from.
  */
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): SandgateConfig {
-  const path = options.configPath ?? configPathFrom(env);
+  const path = locateConfigFile({ ...options, env });
   const base = path === undefined ? defaultConfig() : readConfigFile(path, defaultConfig());
   return validateConfig(applyEnv(base, env), path === undefined ? "environment" : `environment over ${path}`);
-}
-
-/** The config file SANDGATE_CONFIG names, if any. */
-export function configPathFrom(env: Env = process.env): string | undefined {
-  return env.SANDGATE_CONFIG?.trim() || undefined;
 }

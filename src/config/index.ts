@@ -1,6 +1,8 @@
 // Public surface of the config module.
-export { loadConfig, configPathFrom } from "./env.js";
+export { loadConfig } from "./env.js";
 export type { LoadConfigOptions } from "./env.js";
+export { locateConfigFile, CONFIG_FILE_NAME } from "./locate.js";
+export type { ConfigLocation } from "./locate.js";
 export { validateConfig } from "./validate.js";
 export { maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamSecretValues, SECRET_MASK } from "./mask.js";
 export { configSchema, flavorSchema, limitsSchema, serverSchema, volumeSchema, isLoopbackHost, allApiKeys, upstreamServerSchema, codeModeSchema, LANGUAGES, FLAVOR_NAMES } from "./schema.js";

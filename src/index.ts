@@ -1,0 +1,47 @@
+// The library surface: everything `import { ... } from "sandgate"` offers, named one by one.
+// The rest of src/ is internal and may change; test/public-api.test.ts guards this list.
+
+// Configuration: the defaults, then the config file (the one named, else $SANDGATE_CONFIG, else
+// ./sandgate.json), then the environment: the same steps as the `sandgate` command.
+export { loadConfig, locateConfigFile, validateConfig } from "./config/index.js";
+export type {
+  CodeModeConfig,
+  ConfigLocation,
+  Flavor,
+  FlavorName,
+  Limits,
+  LoadConfigOptions,
+  SandgateConfig,
+  ServerConfig,
+  UpstreamServerConfig,
+  VolumeConfig,
+} from "./config/index.js";
+
+// The engine: sandboxes, sessions and their workspace files.
+export { Engine } from "./execution/index.js";
+export type {
+  CommandRequest,
+  EngineOptions,
+  ErrorInfo,
+  ExecuteRequest,
+  ExecutionResult,
+  FileEncoding,
+  SessionInfo,
+  TokenCounts,
+  ToolProvider,
+  UpstreamCallSummary,
+  WorkspaceEntry,
+} from "./execution/index.js";
+
+// Code mode: upstream MCP servers, their tool catalog, and sandboxed code's calls to them.
+export { CodeMode } from "./code-mode/index.js";
+export type { CodeModeOptions } from "./code-mode/index.js";
+export type { UpstreamState, UpstreamStatus } from "./upstream/index.js";
+
+// Errors: one class with stable string codes, and the table mapping them to HTTP and JSON-RPC.
+export { ERROR_CODES, httpStatusOf, isSandgateError, jsonRpcCodeOf, SandgateError } from "./errors/index.js";
+export type { ErrorCode, SandgateErrorOptions } from "./errors/index.js";
+
+// Languages sandboxed code may be written in.
+export { LANGUAGES } from "./languages/index.js";
+export type { Language } from "./languages/index.js";

@@ -1,0 +1,137 @@
+// The library surface as an installed package sees it: `import ... from "sandgate"` resolved through
+// package.json "exports" to the build (run `npm run build` first). A change to the list fails here.
+
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "..");
+
+/** Values a program can import (classes, functions, constants). */
+const RUNTIME_EXPORTS = [
+  "CodeMode",
+  "ERROR_CODES",
+  "Engine",
+  "LANGUAGES",
+  "SandgateError",
+  "httpStatusOf",
+  "isSandgateError",
+  "jsonRpcCodeOf",
+  "loadConfig",
+  "locateConfigFile",
+  "validateConfig",
+];
+
+/** Types only (interfaces and type aliases); classes are in the list above. */
+const TYPE_EXPORTS = [
+  "CodeModeConfig",
+  "CodeModeOptions",
+  "CommandRequest",
+  "ConfigLocation",
+  "EngineOptions",
+  "ErrorCode",
+  "ErrorInfo",
+  "ExecuteRequest",
+  "ExecutionResult",
+  "FileEncoding",
+  "Flavor",
+  "FlavorName",
+  "Language",
+  "Limits",
+  "LoadConfigOptions",
+  "SandgateConfig",
+  "SandgateErrorOptions",
+  "ServerConfig",
+  "SessionInfo",
+  "TokenCounts",
+  "ToolProvider",
+  "UpstreamCallSummary",
+  "UpstreamServerConfig",
+  "UpstreamState",
+  "UpstreamStatus",
+  "VolumeConfig",
+  "WorkspaceEntry",
+];
+
+/** Runs an ES module snippet with node from the package root, where "sandgate" names this package. */
+function runModule(code: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, timeout: 30_000 }, (error, stdout, stderr) => {
+      done({ status: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The names "sandgate" exports as TypeScript resolves it for a consumer (through "exports" and "types"). */
+function typeScriptView(): { values: string[]; types: string[]; diagnostics: string[] } {
+  // The probe must sit inside the package for the self-reference to resolve; a hidden dir keeps it out of the project.
+  const dir = mkdtempSync(join(ROOT, ".public-api-"));
+  try {
+    const probe = join(dir, "probe.ts");
+    writeFileSync(probe, 'import * as api from "sandgate";\nexport { api };\n');
+    const program = ts.createProgram([probe], {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: ["node"],
+    });
+    const source = program.getSourceFile(probe)!;
+    const diagnostics = ts.getPreEmitDiagnostics(program, source).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    const checker = program.getTypeChecker();
+    const declaration = source.statements.find(ts.isImportDeclaration)!;
+    const module = checker.getSymbolAtLocation(declaration.moduleSpecifier);
+    const values: string[] = [];
+    const types: string[] = [];
+    for (const symbol of module ? checker.getExportsOfModule(module) : []) {
+      const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+      (target.flags & ts.SymbolFlags.Value ? values : types).push(symbol.getName());
+    }
+    return { values: values.sort(), types: types.sort(), diagnostics };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("the sandgate package", () => {
+  it("exports exactly the curated names at run time", async () => {
+    const run = await runModule('const api = await import("sandgate"); console.log(JSON.stringify(Object.keys(api).sort()));');
+    expect(run.stderr, "is the package built? run `npm run build`").toBe("");
+    expect(JSON.parse(run.stdout)).toEqual([...RUNTIME_EXPORTS].sort());
+  });
+
+  it("declares the same values and exactly the curated types for TypeScript consumers", () => {
+    const view = typeScriptView();
+    expect(view.diagnostics).toEqual([]);
+    expect(view.values).toEqual([...RUNTIME_EXPORTS].sort());
+    expect(view.types).toEqual([...TYPE_EXPORTS].sort());
+  });
+
+  it("refuses deep imports of its internals but lends out its package.json", async () => {
+    const run = await runModule(
+      [
+        'import { createRequire } from "node:module";',
+        'const require = createRequire(process.cwd() + "/");',
+        'console.log(require("sandgate/package.json").name);',
+        'try { await import("sandgate/dist/execution/engine.js"); console.log("imported"); } catch (e) { console.log(e.code); }',
+        'try { await import("sandgate/dist/config/index.js"); console.log("imported"); } catch (e) { console.log(e.code); }',
+      ].join("\n"),
+    );
+    expect(run.stderr).toBe("");
+    expect(run.stdout.trim().split("\n")).toEqual(["sandgate", "ERR_PACKAGE_PATH_NOT_EXPORTED", "ERR_PACKAGE_PATH_NOT_EXPORTED"]);
+  });
+
+  it("keeps its command working: the bin file runs and reports the package version", async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; bin: Record<string, string> };
+    const bin = join(ROOT, pkg.bin.sandgate!);
+    expect(readFileSync(bin, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+    const version = await new Promise<string>((done) => {
+      execFile(process.execPath, [bin, "--version"], { cwd: ROOT }, (error, stdout, stderr) => done(error ? `failed: ${stderr}` : stdout.trim()));
+    });
+    expect(version).toBe(pkg.version);
+  });
+});
