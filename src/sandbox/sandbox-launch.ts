@@ -5,7 +5,7 @@ import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { RUNNER_SPECS, type RunnerKind } from "../languages/index.js";
 import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
-import type { ChannelVariant } from "./channel/index.js";
+import type { ChannelFds, ChannelVariant } from "./channel/index.js";
 import type { ResolvedLimits } from "./limits.js";
 import { spawnBwrap } from "./process-group.js";
 import { runnerCommand, SANDBOX_ENV } from "./runner-command.js";
@@ -29,7 +29,7 @@ export interface LaunchedSandbox {
   stdout: Readable;
   stderr: Readable;
   /** The child's pipes by fd number, for the runner channel. */
-  fds: ReadonlyArray<Readable | Writable | null | undefined>;
+  fds: ChannelFds;
 }
 
 /** Spawns bubblewrap for one sandbox; the caller owns the process (kill it with killGroup). */
@@ -75,7 +75,7 @@ export function launchSandbox(runtime: SandboxRuntime, options: SandboxLaunchOpt
     seccomp: runtime.seccompFile ? { file: runtime.seccompFile, fd: SECCOMP_FD } : undefined,
     hostUser: runtime.hostUser,
   });
-  const fds = child.stdio as unknown as ReadonlyArray<Readable | Writable | null | undefined>;
+  const fds = child.stdio as unknown as ChannelFds;
   const argsPipe = fds[BWRAP_ARGS_FD] as Writable;
   argsPipe.on("error", () => {
     // bubblewrap failed before reading its arguments; the sandbox's exit handler reports it

@@ -11,4 +11,4 @@ export const CHANNELS: Record<ChannelKind, ChannelVariant> = {
 };
 
 export { FROM_RUNNER_FD, TO_RUNNER_FD } from "./channel.js";
-export type { ChannelCall, ChannelEvents, ChannelKind, ChannelVariant, RunMessage, RunnerChannel } from "./channel.js";
+export type { ChannelCall, ChannelEvents, ChannelFds, ChannelKind, ChannelVariant, RunMessage, RunnerChannel } from "./channel.js";
