@@ -1,12 +1,11 @@
 // `sandgate config`: the effective configuration with secrets masked, or the JSON Schema of
 // sandgate.json (for editors: put its path in the file's "$schema").
 
-import { configSchema, maskSecrets, type SandgateConfig } from "../config/index.js";
-import { toJsonSchema } from "../server/json-schema.js";
+import { configJsonSchema, maskSecrets, type SandgateConfig } from "../config/index.js";
 
 export function runConfig(mode: "print" | "schema", config: SandgateConfig | undefined, source: string | undefined): number {
   if (mode === "schema") {
-    process.stdout.write(`${JSON.stringify({ $schema: "http://json-schema.org/draft-07/schema#", title: "sandgate.json", ...toJsonSchema(configSchema) }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
     return 0;
   }
   if (!config) return 2;

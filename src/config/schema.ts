@@ -1,7 +1,12 @@
-// The configuration schema: every setting sandgate reads, with its default and meaning.
-// Types come from this schema; security rules live in its refinements.
+// The configuration schema: every setting sandgate reads, each declared once with setting()
+// (type, default, environment variable, meaning). Types come from it; security rules live in its refinements.
 
+import { availableParallelism, homedir, totalmem } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
+import { INTERPRETER_SPECS, INTERPRETERS, RUNNER_KINDS, type Interpreter, type RunnerKind } from "../languages/names.js";
+import { apiKeysCodec, poolCodec } from "./env-codecs.js";
+import { setting } from "./setting.js";
 
 export { LANGUAGES, type Language } from "../languages/names.js";
 
@@ -17,42 +22,56 @@ export const flavorSchema = z
   .strict();
 export type Flavor = z.infer<typeof flavorSchema>;
 
+const MIB = 1024 * 1024;
+
 export const limitsSchema = z
   .object({
-    maxExecutionTimeS: z.number().positive().describe("Default and maximum wall-clock time of one call, seconds (MAX_EXECUTION_TIME)"),
-    maxMemoryMb: z.number().int().min(16).describe("Maximum memory of one sandbox, MiB (MAX_MEMORY_MB)"),
-    maxOutputSize: z.number().int().min(256).describe("Bytes of stdout and of stderr shown to the caller; the full output is kept in a file (MAX_OUTPUT_SIZE)"),
-    outputCapBytes: z.number().int().min(1024).describe("Output after which the run is stopped as a flood, bytes (SANDGATE_OUTPUT_CAP)"),
-    maxCodeBytes: z.number().int().min(1).describe("Largest accepted code, bytes (SANDGATE_MAX_CODE_BYTES)"),
-    maxProcesses: z.number().int().min(8).describe("Maximum processes per sandbox (SANDGATE_MAX_PROCESSES)"),
-    maxCpus: z.number().positive().describe("Maximum CPU share per sandbox, cores (SANDGATE_MAX_CPUS)"),
-    maxFileSizeMb: z.number().int().min(1).describe("Largest file code may write, MiB (SANDGATE_MAX_FILE_MB)"),
-    maxWorkspaceMb: z.number().int().min(1).describe("Largest workspace of a sandbox, MiB (SANDGATE_MAX_WORKSPACE_MB)"),
-    maxWorkspaceInodes: z.number().int().min(16).describe("Most files, directories and links a session workspace may hold (SANDGATE_MAX_WORKSPACE_INODES)"),
-    savedOutputsMb: z.number().int().min(1).describe("Total size of the saved full outputs of all calls, MiB; the oldest of the caller keeping the most go first (SANDGATE_SAVED_OUTPUTS_MB)"),
-    maxOpenFiles: z.number().int().min(64).describe("Open file descriptors per process (SANDGATE_MAX_OPEN_FILES)"),
-    maxSandboxes: z
-      .number()
-      .int()
-      .min(1)
-      .describe("Live sandboxes at once on this server: running, idle in sessions and warm in the pool (SANDGATE_MAX_SANDBOXES; default 4 per CPU, at least 8)"),
-    maxSandboxesPerIdentity: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe(
-        "Live sandboxes one caller (API key name, MCP session or REST peer) may hold at once, so others keep room; beyond it the caller waits for one of its own (SANDGATE_SANDBOXES_PER_CALLER; default 3/4 of maxSandboxes, at least 1)",
-      ),
-    maxCommittedMemoryMb: z
-      .number()
-      .int()
-      .min(16)
-      .describe("Sum of the memory limits of all live sandboxes, MiB (SANDGATE_MAX_COMMITTED_MB; default 60% of the host's memory)"),
-    queueWaitS: z
-      .number()
-      .min(0)
-      .describe("How long a call waits for room under maxSandboxes/maxCommittedMemoryMb before it gets 429, seconds (SANDGATE_QUEUE_WAIT)"),
+    maxExecutionTimeS: setting(z.number().positive(), { default: 30, env: "MAX_EXECUTION_TIME", doc: "Default and maximum wall-clock time of one call, seconds" }),
+    maxMemoryMb: setting(z.number().int().min(16), { default: 256, env: "MAX_MEMORY_MB", doc: "Maximum memory of one sandbox, MiB" }),
+    maxOutputSize: setting(z.number().int().min(256), {
+      default: 65536,
+      env: "MAX_OUTPUT_SIZE",
+      doc: "Bytes of stdout and of stderr shown to the caller; the full output is kept in a file",
+    }),
+    outputCapBytes: setting(z.number().int().min(1024), { default: 10 * MIB, env: "SANDGATE_OUTPUT_CAP", doc: "Output after which the run is stopped as a flood, bytes" }),
+    maxCodeBytes: setting(z.number().int().min(1), { default: MIB, env: "SANDGATE_MAX_CODE_BYTES", doc: "Largest accepted code, bytes" }),
+    maxProcesses: setting(z.number().int().min(8), { default: 256, env: "SANDGATE_MAX_PROCESSES", doc: "Maximum processes per sandbox; caps every flavor's count" }),
+    maxCpus: setting(z.number().positive(), { default: 2, env: "SANDGATE_MAX_CPUS", doc: "Maximum CPU share per sandbox, cores; caps every flavor's share" }),
+    maxFileSizeMb: setting(z.number().int().min(1), { default: 64, env: "SANDGATE_MAX_FILE_MB", doc: "Largest file code may write, MiB" }),
+    maxWorkspaceMb: setting(z.number().int().min(1), { default: 256, env: "SANDGATE_MAX_WORKSPACE_MB", doc: "Largest workspace of a sandbox, MiB" }),
+    maxWorkspaceInodes: setting(z.number().int().min(16), {
+      default: 50_000,
+      env: "SANDGATE_MAX_WORKSPACE_INODES",
+      doc: "Most files, directories and links a session workspace may hold",
+    }),
+    savedOutputsMb: setting(z.number().int().min(1), {
+      default: 256,
+      env: "SANDGATE_SAVED_OUTPUTS_MB",
+      doc: "Total size of the saved full outputs of all calls, MiB; the oldest of the caller keeping the most go first",
+    }),
+    maxOpenFiles: setting(z.number().int().min(64), { default: 1024, env: "SANDGATE_MAX_OPEN_FILES", doc: "Open file descriptors per process" }),
+    maxSandboxes: setting(z.number().int().min(1), {
+      default: () => Math.max(8, 4 * availableParallelism()),
+      defaultDoc: "4 per CPU, at least 8",
+      env: "SANDGATE_MAX_SANDBOXES",
+      doc: "Live sandboxes at once on this server: running, idle in sessions and warm in the pool",
+    }),
+    maxSandboxesPerIdentity: setting(z.number().int().min(1).optional(), {
+      defaultDoc: "3/4 of maxSandboxes, at least 1",
+      env: "SANDGATE_SANDBOXES_PER_CALLER",
+      doc: "Live sandboxes one caller (API key name, MCP session or REST peer) may hold at once, so others keep room; beyond it the caller waits for one of its own",
+    }),
+    maxCommittedMemoryMb: setting(z.number().int().min(16), {
+      default: () => Math.max(256, Math.floor((totalmem() * 0.6) / MIB)),
+      defaultDoc: "60% of the host's memory, at least 256",
+      env: "SANDGATE_MAX_COMMITTED_MB",
+      doc: "Sum of the memory limits of all live sandboxes, MiB",
+    }),
+    queueWaitS: setting(z.number().min(0), {
+      default: 5,
+      env: "SANDGATE_QUEUE_WAIT",
+      doc: "How long a call waits for room under maxSandboxes/maxCommittedMemoryMb before it gets 429, seconds",
+    }),
   })
   .strict();
 export type Limits = z.infer<typeof limitsSchema>;
@@ -73,24 +92,29 @@ export function isLoopbackHost(host: string): boolean {
 
 export const serverSchema = z
   .object({
-    host: z.string().min(1).describe("Address `sandgate serve` binds to (SANDGATE_HOST); anything but loopback requires apiKey"),
-    port: z.number().int().min(0).max(65535).describe("TCP port of `sandgate serve`, 0 for any free port (SANDGATE_PORT)"),
-    apiKey: z
-      .string()
-      .min(16, "use at least 16 characters")
-      .optional()
-      .describe("Bearer token required on every HTTP route except / and /health (SANDGATE_API_KEY); its caller is named \"default\"; secret, masked in `config --print`"),
-    apiKeys: z
-      .record(z.string().regex(KEY_NAME, "key names use letters, digits, '.', '_' and '-'"), z.string().min(16, "use at least 16 characters"))
-      .describe(
-        "Named API keys, name -> key (SANDGATE_API_KEYS=\"alice:key1,bob:key2\"). The name is the caller's identity: sessions, MCP sessions and concurrency caps belong to it; secret, masked in `config --print`",
-      ),
+    host: setting(z.string().min(1), { default: "127.0.0.1", env: "SANDGATE_HOST", doc: "Address `sandgate serve` binds to; anything but loopback requires an API key" }),
+    port: setting(z.number().int().min(0).max(65535), { default: 7860, env: "SANDGATE_PORT", doc: "TCP port of `sandgate serve`, 0 for any free port" }),
+    apiKey: setting(z.string().min(16, "use at least 16 characters").optional(), {
+      env: "SANDGATE_API_KEY",
+      doc: "Bearer token required on every HTTP route except / and /health; its caller is named \"default\"; secret, masked in `config --print`",
+    }),
+    apiKeys: setting(
+      z.record(z.string().regex(KEY_NAME, "key names use letters, digits, '.', '_' and '-'"), z.string().min(16, "use at least 16 characters")),
+      {
+        default: {},
+        env: "SANDGATE_API_KEYS",
+        codec: apiKeysCodec,
+        doc: "Named API keys, name -> key, each at least 16 characters. The name is the caller's identity: sessions, MCP sessions and concurrency caps belong to it; secret, masked in `config --print`",
+      },
+    ),
     cors: z
       .object({
-        enabled: z.boolean().describe("Answer CORS preflights and add CORS headers (MCP_ENABLE_CORS)"),
-        origins: z
-          .array(z.string().url())
-          .describe("Origins allowed by CORS and by the Origin check (SANDGATE_CORS_ORIGINS, comma-separated); required when CORS is enabled"),
+        enabled: setting(z.boolean(), { default: false, env: "MCP_ENABLE_CORS", doc: "Answer CORS preflights and add CORS headers" }),
+        origins: setting(z.array(z.string().url()), {
+          default: [],
+          env: "SANDGATE_CORS_ORIGINS",
+          doc: "Origins allowed by CORS and by the Origin check; required when CORS is enabled",
+        }),
       })
       .strict()
       .refine((cors) => !cors.enabled || cors.origins.length > 0, {
@@ -99,40 +123,39 @@ export const serverSchema = z
         path: ["origins"],
       })
       .describe("Cross-origin access for browser clients; off by default"),
-    allowedHosts: z
-      .array(z.string().min(1))
-      .describe("Host header values accepted besides the bind address and localhost names (DNS rebinding protection; SANDGATE_ALLOWED_HOSTS, comma-separated)"),
-    allowedOrigins: z
-      .array(z.string().url())
-      .describe("Origin header values accepted besides the server's own (SANDGATE_ALLOWED_ORIGINS, comma-separated)"),
-    maxBodyBytes: z.number().int().min(1024).describe("Largest HTTP request body, bytes (SANDGATE_MAX_BODY_BYTES)"),
-    bodyTimeoutS: z
-      .number()
-      .positive()
-      .max(300)
-      .describe("Time a client has to send a request's headers and whole body, seconds; slower ones get 408 and are disconnected (SANDGATE_BODY_TIMEOUT)"),
-    maxConcurrentPerClient: z
-      .number()
-      .int()
-      .min(1)
-      .describe("Executions one caller (API key name; without keys the MCP session or the REST peer address) may have running at once; more get 429 (SANDGATE_MAX_CONCURRENT)"),
-    mcpSessionIdleS: z.number().positive().describe("An MCP Streamable HTTP session idle this long is closed, seconds"),
-    mcpUnusedSessionS: z
-      .number()
-      .positive()
-      .describe("An MCP Streamable HTTP session that has made no tools/call this long after initialize, and whose client holds no open GET stream, is closed, seconds (SANDGATE_MCP_UNUSED_TTL)"),
-    maxMcpSessions: z
-      .number()
-      .int()
-      .min(1)
-      .describe(
-        "MCP Streamable HTTP sessions open at once; at the cap a new initialize closes the least recently used idle session, and gets 429 only when all are busy (SANDGATE_MAX_MCP_SESSIONS)",
-      ),
-    maxMcpSessionsPerIdentity: z
-      .number()
-      .int()
-      .min(1)
-      .describe("MCP sessions one API key may hold; beyond it the key's own least recently used idle session is closed (SANDGATE_MAX_MCP_SESSIONS_PER_KEY)"),
+    allowedHosts: setting(z.array(z.string().min(1)), {
+      default: [],
+      env: "SANDGATE_ALLOWED_HOSTS",
+      doc: "Host header values accepted besides the bind address and localhost names, against DNS rebinding",
+    }),
+    allowedOrigins: setting(z.array(z.string().url()), { default: [], env: "SANDGATE_ALLOWED_ORIGINS", doc: "Origin header values accepted besides the server's own" }),
+    maxBodyBytes: setting(z.number().int().min(1024), { default: 2 * MIB, env: "SANDGATE_MAX_BODY_BYTES", doc: "Largest HTTP request body, bytes" }),
+    bodyTimeoutS: setting(z.number().positive().max(300), {
+      default: 10,
+      env: "SANDGATE_BODY_TIMEOUT",
+      doc: "Time a client has to send a request's headers and whole body, seconds; slower ones get 408 and are disconnected",
+    }),
+    maxConcurrentPerClient: setting(z.number().int().min(1), {
+      default: 8,
+      env: "SANDGATE_MAX_CONCURRENT",
+      doc: "Executions one caller (API key name; without keys the MCP session or the REST peer address) may have running at once; more get 429",
+    }),
+    mcpSessionIdleS: setting(z.number().positive(), { default: 3600, doc: "An MCP Streamable HTTP session idle this long is closed, seconds" }),
+    mcpUnusedSessionS: setting(z.number().positive(), {
+      default: 60,
+      env: "SANDGATE_MCP_UNUSED_TTL",
+      doc: "An MCP Streamable HTTP session that has made no tools/call this long after initialize, and whose client holds no open GET stream, is closed, seconds",
+    }),
+    maxMcpSessions: setting(z.number().int().min(1), {
+      default: 256,
+      env: "SANDGATE_MAX_MCP_SESSIONS",
+      doc: "MCP Streamable HTTP sessions open at once; at the cap a new initialize closes the least recently used idle session, and gets 429 only when all are busy",
+    }),
+    maxMcpSessionsPerIdentity: setting(z.number().int().min(1), {
+      default: 32,
+      env: "SANDGATE_MAX_MCP_SESSIONS_PER_KEY",
+      doc: "MCP sessions one API key may hold; beyond it the key's own least recently used idle session is closed",
+    }),
   })
   .strict()
   .refine((server) => server.apiKey === undefined || !("default" in server.apiKeys), {
@@ -206,97 +229,157 @@ export type HttpServerConfig = z.infer<typeof httpServerSchema>;
 
 export const codeModeSchema = z
   .object({
-    toolCallTimeoutS: z.number().positive().describe("Default timeout of one upstream tool call made by sandboxed code, seconds (SANDGATE_TOOL_TIMEOUT)"),
-    maxToolCallsPerExecution: z.number().int().min(1).describe("Tool calls one execution may make; later calls fail (SANDGATE_MAX_TOOL_CALLS)"),
-    outputTokenBudget: z
-      .number()
-      .int()
-      .min(100)
-      .describe("Tokens of output returned to the agent per call; beyond it output is shortened structurally and the full text stays in the workspace (SANDGATE_OUTPUT_TOKENS)"),
-    connectTimeoutS: z.number().positive().describe("Time an upstream server has to connect and list its tools at start-up, seconds"),
-    maxRestarts: z.number().int().min(0).describe("Restarts in a row of a crashed upstream server before it is given up; backoff doubles from 0.5 s to 30 s, and a server up for 10 minutes counts afresh"),
-    maxUpstreamMessageBytes: z
-      .number()
-      .int()
-      .min(64 * 1024)
-      .describe("Largest JSON-RPC message (stdio line, JSON body, SSE event) an upstream server may send, bytes; one HTTP response may carry 4 times this; beyond it the call fails and the connection is reset (SANDGATE_UPSTREAM_MAX_MESSAGE_BYTES)"),
-    maxToolsPerServer: z
-      .number()
-      .int()
-      .min(1)
-      .describe("Tools one upstream server may list; a server listing more (or more than 4 times maxUpstreamMessageBytes of tool definitions) is marked failed with a message naming this cap (SANDGATE_MAX_TOOLS_PER_SERVER)"),
-    persistInferredSchemas: z
-      .boolean()
-      .describe("Keep output schemas inferred from real tool results in SANDBOX_DIR/inferred-output-schemas.json across restarts; false neither reads nor writes it (SANDGATE_PERSIST_INFERRED_SCHEMAS)"),
+    toolCallTimeoutS: setting(z.number().positive(), {
+      default: 60,
+      env: "SANDGATE_TOOL_TIMEOUT",
+      doc: "Default timeout of one upstream tool call made by sandboxed code, seconds; a server's own timeoutS wins",
+    }),
+    maxToolCallsPerExecution: setting(z.number().int().min(1), { default: 500, env: "SANDGATE_MAX_TOOL_CALLS", doc: "Tool calls one execution may make; later calls fail" }),
+    outputTokenBudget: setting(z.number().int().min(100), {
+      default: 4000,
+      env: "SANDGATE_OUTPUT_TOKENS",
+      doc: "Tokens of output returned to the agent per call; beyond it output is shortened structurally and the full text stays in the workspace",
+    }),
+    connectTimeoutS: setting(z.number().positive(), { default: 30, doc: "Time an upstream server has to connect and list its tools at start-up, seconds" }),
+    maxRestarts: setting(z.number().int().min(0), {
+      default: 5,
+      doc: "Restarts in a row of a crashed upstream server before it is given up; backoff doubles from 0.5 s to 30 s, and a server up for 10 minutes counts afresh",
+    }),
+    maxUpstreamMessageBytes: setting(z.number().int().min(64 * 1024), {
+      default: 10 * MIB,
+      env: "SANDGATE_UPSTREAM_MAX_MESSAGE_BYTES",
+      doc: "Largest JSON-RPC message (stdio line, JSON body, SSE event) an upstream server may send, bytes; one HTTP response may carry 4 times this; beyond it the call fails and the connection is reset",
+    }),
+    maxToolsPerServer: setting(z.number().int().min(1), {
+      default: 1000,
+      env: "SANDGATE_MAX_TOOLS_PER_SERVER",
+      doc: "Tools one upstream server may list; a server listing more (or more than 4 times maxUpstreamMessageBytes of tool definitions) is marked failed with a message naming this cap",
+    }),
+    persistInferredSchemas: setting(z.boolean(), {
+      default: true,
+      env: "SANDGATE_PERSIST_INFERRED_SCHEMAS",
+      doc: "Keep output schemas inferred from real tool results in SANDBOX_DIR/inferred-output-schemas.json across restarts; false neither reads nor writes it",
+    }),
   })
   .strict()
   .describe("Code mode: upstream tools called from sandboxed code");
 export type CodeModeConfig = z.infer<typeof codeModeSchema>;
 
+/** What the pool's count for each runner means; a runner without a line here fails to compile. */
+const POOL_DOCS: Record<RunnerKind, string> = {
+  python: "Warm Python sandboxes",
+  javascript: "Warm JavaScript sandboxes; also serve TypeScript",
+  bash: "Warm Bash sandboxes",
+};
+
+const poolSchema = z
+  .object(
+    Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, z.number().int().min(0).max(64).describe(POOL_DOCS[kind])])) as Record<RunnerKind, z.ZodNumber>,
+  )
+  .strict();
+
+const DEFAULT_FLAVORS: Record<FlavorName, Flavor> = {
+  small: { cpus: 0.5, memoryMb: 128, processes: 32 },
+  medium: { cpus: 1, memoryMb: 256, processes: 64 },
+  large: { cpus: 2, memoryMb: 1024, processes: 256 },
+};
+
+const DEFAULT_POOL: Record<RunnerKind, number> = { python: 2, javascript: 1, bash: 1 };
+
+/** One `paths` entry per interpreter, with the variable and meaning its language spec gives. */
+const interpreterPaths = Object.fromEntries(
+  INTERPRETERS.map((name) => {
+    const spec = INTERPRETER_SPECS[name];
+    // The spec's one line ends with where the interpreter is looked for: that is the default column.
+    const [what = spec.description, where = spec.candidates[0] ?? "found on the PATH"] = spec.description.split("; default: ");
+    return [name, setting(z.string().optional(), { env: spec.env, defaultDoc: where, doc: `${what}; installed outside /usr, its prefix is bound read-only` })];
+  }),
+) as Record<Interpreter, z.ZodOptional<z.ZodString>>;
+
 export const configSchema = z
   .object({
-    sandboxDir: z.string().min(1).describe("Directory for workspaces, saved outputs and runtime files (SANDBOX_DIR)"),
+    sandboxDir: setting(z.string().min(1), {
+      // Root's home is closed to the unprivileged user sandboxes run as, so root keeps state in /var/lib.
+      default: () => (process.getuid?.() === 0 ? "/var/lib/sandgate" : join(homedir(), ".sandgate")),
+      defaultDoc: "~/.sandgate; /var/lib/sandgate for root",
+      env: "SANDBOX_DIR",
+      doc: "Directory for workspaces, saved outputs and runtime files",
+    }),
     limits: limitsSchema.describe("Hard limits for every call and sandbox; requests may ask for less, never more"),
-    flavors: z.record(z.enum(FLAVOR_NAMES), flavorSchema).describe("Named resource presets; a call picks one with `flavor`"),
-    defaultFlavor: z.enum(FLAVOR_NAMES).describe("Flavor used when a call names none (SANDGATE_DEFAULT_FLAVOR)"),
+    flavors: setting(z.record(z.enum(FLAVOR_NAMES), flavorSchema), {
+      default: DEFAULT_FLAVORS,
+      defaultDoc: Object.entries(DEFAULT_FLAVORS)
+        .map(([name, f]) => `${name}: ${f.cpus} CPU, ${f.memoryMb} MiB, ${f.processes} processes`)
+        .join("; "),
+      doc: "Named resource presets (cpus, memoryMb, processes); a call picks one with `flavor`",
+    }),
+    defaultFlavor: setting(z.enum(FLAVOR_NAMES), { default: "medium", env: "SANDGATE_DEFAULT_FLAVOR", doc: "Flavor used when a call names none" }),
     sessions: z
       .object({
-        max: z.number().int().min(1).describe("Maximum live sessions (SANDGATE_MAX_SESSIONS)"),
-        idleTtlS: z.number().positive().describe("A session idle this long is stopped, seconds (SANDGATE_SESSION_TTL)"),
-        maxPerIdentity: z
-          .number()
-          .int()
-          .min(1)
-          .describe("Live sessions one caller (API key name, MCP session or REST peer) may hold, so no one can take every slot (SANDGATE_SESSIONS_PER_CALLER)"),
-        evictIdleAfterS: z
-          .number()
-          .min(0)
-          .describe(
-            "When calls wait for room under the server-wide caps, a session's sandbox unused this long is stopped to make room; its files stay and its next call starts a fresh interpreter (state_reset), seconds (SANDGATE_EVICT_IDLE_AFTER)",
-          ),
-        workspaceFilesystem: z
-          .enum(["auto", "directory"])
-          .describe(
-            "\"auto\": each session workspace is its own loop-mounted ext4 filesystem of maxWorkspaceMb and maxWorkspaceInodes, so the kernel refuses writes past them (needs root, mkfs.ext4 and loop devices; probed once, else plain directories); \"directory\": plain directories, checked after each call, which only a filesystem bounds hard (SANDGATE_WORKSPACE_FS)",
-          ),
+        max: setting(z.number().int().min(1), { default: 32, env: "SANDGATE_MAX_SESSIONS", doc: "Maximum live sessions" }),
+        idleTtlS: setting(z.number().positive(), { default: 900, env: "SANDGATE_SESSION_TTL", doc: "A session idle this long is stopped, seconds" }),
+        maxPerIdentity: setting(z.number().int().min(1), {
+          default: 8,
+          env: "SANDGATE_SESSIONS_PER_CALLER",
+          doc: "Live sessions one caller (API key name, MCP session or REST peer) may hold, so no one can take every slot",
+        }),
+        evictIdleAfterS: setting(z.number().min(0), {
+          default: 60,
+          env: "SANDGATE_EVICT_IDLE_AFTER",
+          doc: "When calls wait for room under the server-wide caps, a session's sandbox unused this long is stopped to make room (one of a caller holding two more sandboxes than the waiting one goes at once); its files stay and its next call starts a fresh interpreter (state_reset). At the session maximum, a caller holding two more sessions gives up one idle this long. Seconds",
+        }),
+        workspaceFilesystem: setting(z.enum(["auto", "directory"]), {
+          default: "auto",
+          env: "SANDGATE_WORKSPACE_FS",
+          doc: "\"auto\": each session workspace is its own loop-mounted ext4 filesystem of maxWorkspaceMb and maxWorkspaceInodes, so the kernel refuses writes past them (needs root, mkfs.ext4 and loop devices; probed once, else plain directories); \"directory\": plain directories, checked after each call, which only a filesystem bounds hard",
+        }),
       })
       .strict()
       .describe("Sessions: sandboxes and workspaces kept between calls"),
-    pool: z
-      .object({
-        python: z.number().int().min(0).max(64).describe("Warm Python sandboxes"),
-        javascript: z.number().int().min(0).max(64).describe("Also serves TypeScript"),
-        bash: z.number().int().min(0).max(64).describe("Warm Bash sandboxes"),
-      })
-      .strict()
-      .describe("Pre-started sandboxes per runner kind for stateless calls (SANDGATE_POOL, e.g. python=2,javascript=1,bash=1)"),
+    pool: setting(poolSchema, {
+      default: DEFAULT_POOL,
+      env: "SANDGATE_POOL",
+      codec: poolCodec,
+      doc: "Pre-started sandboxes per runner kind for stateless calls; a variable naming some runners leaves the others at their count",
+    }),
     sandboxUser: z
       .object({
-        uid: z.number().int().min(1).max(4294967294).describe("Host uid (SANDGATE_SANDBOX_UID)"),
-        gid: z.number().int().min(1).max(4294967294).describe("Host gid (SANDGATE_SANDBOX_GID)"),
+        uid: setting(z.number().int().min(1).max(4294967294), {
+          default: 65534,
+          env: "SANDGATE_SANDBOX_UID",
+          doc: "Host uid sandboxes run as when sandgate runs as root; never 0, a dedicated unused uid is best",
+        }),
+        gid: setting(z.number().int().min(1).max(4294967294), { default: 65534, env: "SANDGATE_SANDBOX_GID", doc: "Host gid sandboxes run as when sandgate runs as root; never 0" }),
       })
       .strict()
-      .describe("Host uid/gid that sandboxes run as when sandgate runs as root, never 0 (SANDGATE_SANDBOX_UID, SANDGATE_SANDBOX_GID)"),
-    logLevel: z.enum(["debug", "info", "warn", "error", "silent"]).describe("Log level of the JSON lines sandgate writes to stderr (SANDGATE_LOG_LEVEL)"),
-    outputTtlS: z.number().positive().describe("How long saved full outputs (sandgate://outputs/{id}/{stream}) are kept, seconds (SANDGATE_OUTPUT_TTL)"),
-    cgroups: z.enum(["auto", "off"]).describe("Use cgroups for limits when the host allows (SANDGATE_CGROUPS)"),
+      .describe("Host uid/gid that sandboxes run as when sandgate runs as root, never 0"),
+    logLevel: setting(z.enum(["debug", "info", "warn", "error", "silent"]), {
+      default: "warn",
+      env: "SANDGATE_LOG_LEVEL",
+      doc: "Log level of the JSON lines sandgate writes to stderr",
+    }),
+    outputTtlS: setting(z.number().positive(), {
+      default: 24 * 3600,
+      env: "SANDGATE_OUTPUT_TTL",
+      doc: "How long saved full outputs (sandgate://outputs/{id}/{stream}) are kept, seconds",
+    }),
+    cgroups: setting(z.enum(["auto", "off"]), { default: "auto", env: "SANDGATE_CGROUPS", doc: "Use cgroups for limits when the host allows; \"off\": rlimits only" }),
     paths: z
       .object({
-        bwrap: z.string().optional().describe("bubblewrap binary (SANDGATE_BWRAP); default: /usr/bin/bwrap"),
-        python: z.string().optional().describe("Python interpreter run in sandboxes (SANDGATE_PYTHON); default: /usr/bin/python3"),
-        node: z.string().optional().describe("Node.js binary run in sandboxes (SANDGATE_NODE); default: /usr/bin/node, else the one running sandgate"),
-        bash: z.string().optional().describe("bash run in sandboxes (SANDGATE_BASH); default: /usr/bin/bash"),
+        bwrap: setting(z.string().optional(), { env: "SANDGATE_BWRAP", defaultDoc: "/usr/bin/bwrap", doc: "bubblewrap binary" }),
+        ...interpreterPaths,
       })
       .strict()
       .describe("Where the programs sandgate runs are; absolute paths"),
     server: serverSchema.describe("The HTTP server of `sandgate serve`"),
-    volumes: z
-      .array(volumeSchema)
-      .refine((list) => new Set(list.map((v) => v.name)).size === list.length, "volume names must be unique")
-      .describe("Host directories mounted into every sandbox at /mnt/<name>, listed to agents by get_volume_path"),
-    mcpServers: z
-      .record(z.string().regex(SERVER_NAME, "server names use letters, digits, '_' and '-' (no dots)"), upstreamServerSchema)
-      .describe("Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)"),
+    volumes: setting(
+      z.array(volumeSchema).refine((list) => new Set(list.map((v) => v.name)).size === list.length, "volume names must be unique"),
+      { default: [], doc: "Host directories mounted into every sandbox at /mnt/<name>, listed to agents by get_volume_path" },
+    ),
+    mcpServers: setting(z.record(z.string().regex(SERVER_NAME, "server names use letters, digits, '_' and '-' (no dots)"), upstreamServerSchema), {
+      default: {},
+      doc: "Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)",
+    }),
     codeMode: codeModeSchema,
   })
   .strict()
