@@ -27,7 +27,7 @@ const ERROR_KIND: Record<string, string> = {
 };
 
 /** The value code receives: structuredContent, else JSON parsed from the text, else the text. */
-export function toolResultValue(result: CallToolResult): unknown {
+function toolResultValue(result: CallToolResult): unknown {
   if (result.structuredContent !== undefined) return result.structuredContent;
   const content = result.content ?? [];
   const texts = content.filter((c): c is { type: "text"; text: string } => c.type === "text").map((c) => c.text);
