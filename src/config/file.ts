@@ -1,5 +1,5 @@
 // The config file (sandgate.json): read, parse and merge over the defaults, with errors that
-// name the file and the key. Environment variables are applied on top by env.ts.
+// name the file and the key. loadConfig (env.ts) applies the environment on top.
 
 import { readFileSync } from "node:fs";
 import { SandgateError } from "../errors/index.js";
