@@ -3,16 +3,27 @@
 
 import type { SandgateError } from "../errors/index.js";
 
-/** Whole seconds a refused caller should wait, when the error says so (retry_after, or retryAfterS). */
-export function retryAfterOf(error: SandgateError): number | undefined {
-  const value = error.data.retry_after ?? error.data.retryAfterS;
+/**
+ * The field of an error's data that says how long to wait, in seconds: the one name on the wire
+ * (REST and JSON-RPC error data). `retryAfterS`, the admission queue's older name, is still read.
+ */
+export const RETRY_AFTER_FIELD = "retry_after";
+
+/** Whole seconds to wait, when `data` says so (at least 1). */
+export function retryAfterSeconds(data: Record<string, unknown> | undefined): number | undefined {
+  const value = data?.[RETRY_AFTER_FIELD] ?? data?.retryAfterS;
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.max(1, Math.ceil(value)) : undefined;
+}
+
+/** Whole seconds a refused caller should wait, when the error says so. */
+export function retryAfterOf(error: SandgateError): number | undefined {
+  return retryAfterSeconds(error.data);
 }
 
 /** The error's data as clients see it: a retry time is always named retry_after, in whole seconds. */
 export function wireErrorData(error: SandgateError): Record<string, unknown> {
   const retry = retryAfterOf(error);
   if (retry === undefined) return error.data;
-  const { retryAfterS: _internal, ...data } = error.data;
-  return { ...data, retry_after: retry };
+  const { retryAfterS: _older, ...data } = error.data;
+  return { ...data, [RETRY_AFTER_FIELD]: retry };
 }

@@ -3,6 +3,7 @@
 
 import { z } from "zod";
 import { FLAVOR_NAMES } from "../config/index.js";
+import { ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { ExecutionResult, SessionInfo } from "../execution/index.js";
 import { describeLanguages, LANGUAGE_NAMES_AND_ALIASES, languageTitles } from "../languages/index.js";
 
@@ -137,11 +138,13 @@ export const getVolumePathOutput = z.object({
   workspace: z.string().describe("The writable working directory of every sandbox"),
 });
 
+const ERROR_CODE_NAMES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+
 export const errorBodySchema = z.object({
   error: z.object({
-    code: z.string().describe("Stable machine-readable code, e.g. UNKNOWN_LANGUAGE"),
+    code: z.enum(ERROR_CODE_NAMES).describe("Stable machine-readable code, e.g. UNKNOWN_LANGUAGE (the table under Errors in the README)"),
     message: z.string().describe("What went wrong and what to do"),
-    data: z.record(z.unknown()).optional(),
+    data: z.record(z.unknown()).optional().describe("Details; retry_after (seconds) on a 429, as the Retry-After header"),
   }),
 });
 

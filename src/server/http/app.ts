@@ -58,6 +58,11 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   app.use("*", authGuard({ server: config.server }));
 
   app.all("/mcp", (c) => mcp.handle(c));
+  // /mcp/execute is sessionless: no server-to-client stream to GET and no session to DELETE.
+  app.on(["GET", "DELETE"], "/mcp/execute", (c) => {
+    c.header("allow", "POST");
+    return errorResponse(c, new SandgateError("METHOD_NOT_ALLOWED", `${c.req.method} /mcp/execute: this endpoint keeps no MCP session and sends no event stream; POST one JSON-RPC request at a time`));
+  });
   app.get("/openapi.json", (c) => c.json(document));
   app.get("/docs", (c) => c.html(renderDocsPage(document)));
 

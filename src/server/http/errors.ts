@@ -14,10 +14,15 @@ export function errorBody(error: SandgateError): { error: { code: ErrorCode; mes
   return { error: { code: shown.code, message: shown.message, ...(Object.keys(data).length > 0 ? { data } : {}) } };
 }
 
+/** Routes that speak JSON-RPC: what the door refuses there is a JSON-RPC error, which MCP clients can read. */
+const JSON_RPC_PATHS = new Set(["/mcp", "/mcp/execute"]);
+
+/** The error as this request's answer: a JSON-RPC error on the MCP routes, the REST error body elsewhere. */
 export function errorResponse(c: Context, error: SandgateError): Response {
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) c.header("retry-after", String(retryAfter));
-  return c.json(errorBody(error), httpStatusOf(error.code) as ContentfulStatusCode);
+  const status = httpStatusOf(error.code) as ContentfulStatusCode;
+  return JSON_RPC_PATHS.has(c.req.path) ? c.json(jsonRpcErrorBody(error), status) : c.json(errorBody(error), status);
 }
 
 export interface JsonRpcErrorBody {

@@ -8,6 +8,7 @@ import { codeOfJsonRpc, ERROR_CODES, httpStatusOf, type ErrorCode } from "../../
 import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { createMcpServer } from "../mcp-server.js";
+import { retryAfterSeconds } from "../retry-after.js";
 import type { ToolDefinition } from "../tools.js";
 
 export const jsonRpcRequest = z
@@ -99,8 +100,8 @@ export async function answerJsonRpc(request: z.infer<typeof jsonRpcRequest>, opt
   const reply = await dispatch(message, wireId, options);
   const id = request.id ?? null;
   if (reply && "error" in reply) {
-    const seconds = (reply.error.data as { retry_after?: unknown } | undefined)?.retry_after;
-    return json({ jsonrpc: "2.0", id, error: reply.error }, statusOf(reply.error), typeof seconds === "number" ? { "retry-after": String(seconds) } : {});
+    const seconds = retryAfterSeconds(reply.error.data as Record<string, unknown> | undefined);
+    return json({ jsonrpc: "2.0", id, error: reply.error }, statusOf(reply.error), seconds === undefined ? {} : { "retry-after": String(seconds) });
   }
   return json({ jsonrpc: "2.0", id, result: reply && "result" in reply ? reply.result : {} }, 200);
 }

@@ -11,7 +11,9 @@ import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { createMcpServer } from "../mcp-server.js";
 import type { ToolDefinition } from "../tools.js";
+import { SandgateError } from "../../errors/index.js";
 import { callerOf, type Caller } from "./caller.js";
+import { jsonRpcErrorResponse } from "./errors.js";
 
 interface McpHttpSession {
   transport: WebStandardStreamableHTTPServerTransport;
@@ -36,12 +38,6 @@ interface McpHttpSession {
 
 /** Seconds a client refused because every session is busy is told to wait. */
 const BUSY_RETRY_AFTER_S = 5;
-
-function jsonRpcError(status: number, code: number, message: string, extra: { data?: Record<string, unknown>; retryAfterS?: number } = {}): Response {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (extra.retryAfterS !== undefined) headers["retry-after"] = String(extra.retryAfterS);
-  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message, ...(extra.data ? { data: extra.data } : {}) }, id: null }), { status, headers });
-}
 
 type JsonRpcLike = { method?: unknown; id?: unknown };
 
@@ -75,7 +71,7 @@ export class McpHttpSessions {
       try {
         body = JSON.parse(await c.req.text());
       } catch (error) {
-        return jsonRpcError(400, -32700, `Parse error: the body is not valid JSON (${(error as Error).message})`);
+        return jsonRpcErrorResponse(new SandgateError("MALFORMED_REQUEST", `Parse error: the body is not valid JSON (${(error as Error).message})`));
       }
     }
     const messages = (Array.isArray(body) ? body : [body]) as JsonRpcLike[];
@@ -84,11 +80,11 @@ export class McpHttpSessions {
     // Another key's session is answered like one that does not exist.
     if (session && session.caller.keyed && session.caller.id !== caller.id) session = undefined;
     if (sessionId !== undefined && !session) {
-      return jsonRpcError(404, -32001, `MCP session ${sessionId} not found (it ended or the server restarted); initialize a new one`);
+      return jsonRpcErrorResponse(new SandgateError("MCP_SESSION_NOT_FOUND", `MCP session ${sessionId} not found (it ended or the server restarted); initialize a new one`));
     }
     if (!session) {
       if (request.method !== "POST" || !messages.some((m) => isInitializeRequest(m))) {
-        return jsonRpcError(400, -32000, "Bad Request: send initialize first; other requests need the Mcp-Session-Id header it returns");
+        return jsonRpcErrorResponse(new SandgateError("MCP_SESSION_REQUIRED", "Bad Request: send initialize first; other requests need the Mcp-Session-Id header it returns"));
       }
       const refused = this.makeRoom(caller);
       if (refused) return refused;
@@ -131,20 +127,20 @@ export class McpHttpSessions {
       const perKey = Math.min(maxMcpSessionsPerIdentity, maxMcpSessions);
       const own = [...this.sessions.entries()].filter(([, s]) => s.caller.id === caller.id);
       if (own.length >= perKey && !this.evictIdle(own, "its API key opened more sessions than server.maxMcpSessionsPerIdentity")) {
-        return jsonRpcError(
-          429,
-          -32010,
-          `all ${own.length} MCP sessions of this API key are running tool calls (the most one key may hold); end unused ones (DELETE /mcp) or retry when a call has finished`,
-          { data: { code: "TOO_MANY_REQUESTS", limit: perKey, retry_after: BUSY_RETRY_AFTER_S }, retryAfterS: BUSY_RETRY_AFTER_S },
+        return jsonRpcErrorResponse(
+          new SandgateError(
+            "TOO_MANY_REQUESTS",
+            `all ${own.length} MCP sessions of this API key are running tool calls (the most one key may hold); end unused ones (DELETE /mcp) or retry when a call has finished`,
+            { data: { limit: perKey, retry_after: BUSY_RETRY_AFTER_S } },
+          ),
         );
       }
     }
     if (this.sessions.size >= maxMcpSessions && !this.evictIdle([...this.sessions.entries()], "sandgate reached server.maxMcpSessions")) {
-      return jsonRpcError(
-        429,
-        -32010,
-        `all ${this.sessions.size} MCP sessions (server.maxMcpSessions) are running tool calls; retry when a call has finished`,
-        { data: { code: "TOO_MANY_REQUESTS", limit: maxMcpSessions, retry_after: BUSY_RETRY_AFTER_S }, retryAfterS: BUSY_RETRY_AFTER_S },
+      return jsonRpcErrorResponse(
+        new SandgateError("TOO_MANY_REQUESTS", `all ${this.sessions.size} MCP sessions (server.maxMcpSessions) are running tool calls; retry when a call has finished`, {
+          data: { limit: maxMcpSessions, retry_after: BUSY_RETRY_AFTER_S },
+        }),
       );
     }
     return undefined;
