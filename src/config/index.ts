@@ -1,10 +1,10 @@
 // Public surface of the config module.
 export { loadConfig } from "./env.js";
 export type { LoadConfigOptions } from "./env.js";
-export { applyEnv, defaultConfig, declaredSettings, envSettings, CONFIG_FILE_VARIABLE } from "./settings.js";
+export { defaultConfig, declaredSettings, envSettings, CONFIG_FILE_VARIABLE } from "./settings.js";
 export type { DeclaredSetting, EnvSetting } from "./settings.js";
 export { configJsonSchema } from "./json-schema.js";
-export { settingsTable, withSettingsTable } from "./settings-table.js";
+export { settingsTable } from "./settings-table.js";
 export { locateConfigFile, CONFIG_FILE_NAME } from "./locate.js";
 export type { ConfigLocation } from "./locate.js";
 export { validateConfig } from "./validate.js";
