@@ -1,4 +1,4 @@
-// Test fixtures: an engine on a throwaway sandbox directory, and host process/fd counters.
+// Test fixtures: an engine on a throwaway sandbox directory, host process/fd counters, waiting.
 
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -78,6 +78,8 @@ export function hostProcessesMatching(needle: string): number[] {
   }
   return found;
 }
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<boolean> {
   const end = Date.now() + timeoutMs;

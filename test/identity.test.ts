@@ -4,15 +4,13 @@
 
 import { createServer, type Server as NodeHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, maskSecrets, type ServerConfig } from "../src/config/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import type { WireExecutionResult } from "../src/server/wire.js";
 import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
-import { expectError, jsonApi, rawRequest, serverContext, type Api, type Reply } from "./server-helpers.js";
+import { callTool, connectMcp, toolText, type HttpClient } from "./fixtures/mcp-client.js";
+import { bearer, expectError, rawRequest, startTestServer, withServer as withTestServer, type Api, type Reply } from "./server-helpers.js";
 
 const ALICE = "alice-key-0123456789";
 const BOB = "bob-key-0123456789ab";
@@ -26,32 +24,13 @@ afterAll(async () => {
   await fx?.close();
 });
 
-async function withServer(overrides: Partial<ServerConfig>, fn: (s: RunningServer, api: Api) => Promise<void>): Promise<void> {
-  const s = await startHttpServer(serverContext(fx.engine, fx.config, overrides));
-  try {
-    await fn(s, jsonApi(() => s.url));
-  } finally {
-    await s.close();
-  }
-}
-
-const as = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
+const withServer = (overrides: Partial<ServerConfig>, fn: Parameters<typeof withTestServer>[2]): Promise<void> => withTestServer(fx, overrides, fn);
 
 function run(api: Api, key: string | undefined, args: Record<string, unknown>): Promise<Reply<WireExecutionResult>> {
-  return api<WireExecutionResult>("/execute", { json: args, ...(key ? { headers: as(key) } : {}) });
+  return api<WireExecutionResult>("/execute", { json: args, ...(key ? { headers: bearer(key) } : {}) });
 }
 
-async function mcpClient(url: string, key?: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), key ? { requestInit: { headers: as(key) } } : undefined);
-  const client = new Client({ name: "identity-test", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, transport };
-}
-
-const callTool = async (client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
-  (await client.callTool({ name, arguments: args })) as CallToolResult;
-
-const toolText = (result: CallToolResult): string => result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+const mcpClient = (url: string, key?: string): Promise<HttpClient> => connectMcp(url, { name: "identity-test", ...(key ? { headers: bearer(key) } : {}) });
 
 describe("the caller's identity", () => {
   it("does not give invented Authorization headers extra concurrency: without keys the peer is one caller", async () => {
@@ -76,7 +55,7 @@ describe("the caller's identity", () => {
 
   it("with API keys refuses invented keys with 401 and caps each key's concurrency on its own", async () => {
     await withServer({ apiKeys: KEYS, maxConcurrentPerClient: 1 }, async (_s, api) => {
-      expectError(await api("/execute", { json: { language: "bash", code: "echo x" }, headers: as("invented-key-0123456789") }), 401, "UNAUTHORIZED");
+      expectError(await api("/execute", { json: { language: "bash", code: "echo x" }, headers: bearer("invented-key-0123456789") }), 401, "UNAUTHORIZED");
       const slow = run(api, ALICE, { language: "python", code: "import time\ntime.sleep(3)\n'slept'", session_id: "alice-slow" });
       try {
         expect(await waitFor(() => fx.engine.sessions.listAll().some((x) => x.id === "alice-slow" && x.busy), 10_000)).toBe(true);
@@ -86,7 +65,7 @@ describe("the caller's identity", () => {
         expect((await slow).body).toMatchObject({ status: "ok", value: "slept" });
       } finally {
         await slow.catch(() => undefined);
-        await api("/sessions/alice-slow", { method: "DELETE", headers: as(ALICE) });
+        await api("/sessions/alice-slow", { method: "DELETE", headers: bearer(ALICE) });
       }
     });
   });
@@ -99,11 +78,11 @@ describe("the caller's identity", () => {
         expect(bob.body).toMatchObject({ status: "ok", value: [false, []] });
         await run(api, BOB, { language: "python", session_id: "default", code: "x = 'bob'" });
         expect((await run(api, ALICE, { language: "python", session_id: "default", code: "x" })).body.value).toBe("alice");
-        const file = await api<{ content: string }>("/sessions/default/files/content?path=who.txt", { headers: as(ALICE) });
+        const file = await api<{ content: string }>("/sessions/default/files/content?path=who.txt", { headers: bearer(ALICE) });
         expect(file.body.content).toBe("alice");
-        expectError(await api("/sessions/default/files/content?path=who.txt", { headers: as(BOB) }), 404, "FILE_NOT_FOUND");
+        expectError(await api("/sessions/default/files/content?path=who.txt", { headers: bearer(BOB) }), 404, "FILE_NOT_FOUND");
       } finally {
-        for (const key of [ALICE, BOB]) await api("/sessions/default", { method: "DELETE", headers: as(key) });
+        for (const key of [ALICE, BOB]) await api("/sessions/default", { method: "DELETE", headers: bearer(key) });
       }
     });
   });
@@ -120,12 +99,12 @@ describe("the caller's identity", () => {
         // Bob cannot take over an MCP session of Alice's by its id.
         const hijack = await rawRequest(`${s.url}/mcp`, {
           method: "POST",
-          headers: { ...as(BOB), "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": first.transport.sessionId ?? "" },
+          headers: { ...bearer(BOB), "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": first.transport.sessionId ?? "" },
           body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
         });
         expect(hijack.status).toBe(404);
       } finally {
-        await api("/sessions/shared", { method: "DELETE", headers: as(ALICE) });
+        await api("/sessions/shared", { method: "DELETE", headers: bearer(ALICE) });
         await Promise.all([first.client.close(), second.client.close()]);
       }
     });
@@ -138,21 +117,21 @@ describe("sessions belong to their caller", () => {
       try {
         await run(api, ALICE, { language: "python", session_id: "secret", code: "token = 's3cr3t'\nopen('/workspace/plan.txt', 'w').write('the plan')" });
         await run(api, ALICE, { language: "bash", session_id: "stopped-one", code: "true" });
-        expect((await api("/sessions/stopped-one", { method: "DELETE", headers: as(ALICE) })).status).toBe(200);
+        expect((await api("/sessions/stopped-one", { method: "DELETE", headers: bearer(ALICE) })).status).toBe(200);
 
-        const list = await api<{ sessions: { session_id: string }[] }>("/sessions", { headers: as(BOB) });
+        const list = await api<{ sessions: { session_id: string }[] }>("/sessions", { headers: bearer(BOB) });
         expect(list.body.sessions.map((x) => x.session_id)).not.toContain("secret");
         // Alice's live and ended sessions look exactly like ids no one ever used.
         for (const id of ["secret", "stopped-one", "never-used"]) {
-          const one = expectError(await api(`/sessions/${id}`, { headers: as(BOB) }), 404, "SESSION_NOT_FOUND");
+          const one = expectError(await api(`/sessions/${id}`, { headers: bearer(BOB) }), 404, "SESSION_NOT_FOUND");
           expect(one.message).toBe(`no session with id ${id}; create one first or omit session_id for a stateless call`);
-          expectError(await api(`/sessions/${id}`, { method: "DELETE", headers: as(BOB) }), 404, "SESSION_NOT_FOUND");
+          expectError(await api(`/sessions/${id}`, { method: "DELETE", headers: bearer(BOB) }), 404, "SESSION_NOT_FOUND");
         }
-        const read = expectError(await api("/sessions/secret/files/content?path=plan.txt", { headers: as(BOB) }), 404, "FILE_NOT_FOUND");
+        const read = expectError(await api("/sessions/secret/files/content?path=plan.txt", { headers: bearer(BOB) }), 404, "FILE_NOT_FOUND");
         expect(read.message).not.toContain("the plan");
-        const listing = await api<{ entries: unknown[] }>("/sessions/secret/files", { headers: as(BOB) });
+        const listing = await api<{ entries: unknown[] }>("/sessions/secret/files", { headers: bearer(BOB) });
         expect(listing.body.entries).toEqual([]);
-        await api("/sessions/secret/files/content", { method: "PUT", headers: as(BOB), json: { path: "plan.txt", content: "bob's plan" } });
+        await api("/sessions/secret/files/content", { method: "PUT", headers: bearer(BOB), json: { path: "plan.txt", content: "bob's plan" } });
         const ran = await run(api, BOB, { language: "python", session_id: "secret", code: "[globals().get('token'), open('/workspace/plan.txt').read()]" });
         expect(ran.body).toMatchObject({ status: "ok", value: [null, "bob's plan"] });
 
@@ -169,10 +148,10 @@ describe("sessions belong to their caller", () => {
         // Alice's session is untouched by all of it.
         const mine = await run(api, ALICE, { language: "python", session_id: "secret", code: "[token, open('/workspace/plan.txt').read()]" });
         expect(mine.body).toMatchObject({ status: "ok", value: ["s3cr3t", "the plan"] });
-        const aliceList = await api<{ sessions: { session_id: string }[] }>("/sessions", { headers: as(ALICE) });
+        const aliceList = await api<{ sessions: { session_id: string }[] }>("/sessions", { headers: bearer(ALICE) });
         expect(aliceList.body.sessions.map((x) => x.session_id)).toEqual(["secret"]);
       } finally {
-        for (const key of [ALICE, BOB]) await api("/sessions/secret", { method: "DELETE", headers: as(key) });
+        for (const key of [ALICE, BOB]) await api("/sessions/secret", { method: "DELETE", headers: bearer(key) });
       }
     });
   });
@@ -181,8 +160,8 @@ describe("sessions belong to their caller", () => {
     await withServer({ apiKeys: KEYS }, async (_s, api) => {
       const ids = ["q1", "q2", "q3"];
       try {
-        for (const id of ids) expect((await api("/sessions", { json: { session_id: id }, headers: as(ALICE) })).status).toBe(201);
-        const over = await api("/sessions", { json: { session_id: "q4" }, headers: as(ALICE) });
+        for (const id of ids) expect((await api("/sessions", { json: { session_id: id }, headers: bearer(ALICE) })).status).toBe(201);
+        const over = await api("/sessions", { json: { session_id: "q4" }, headers: bearer(ALICE) });
         const err = expectError(over, 429, "TOO_MANY_SESSIONS");
         expect(err.message).toMatch(/stop one/);
         expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -191,11 +170,11 @@ describe("sessions belong to their caller", () => {
         // Bob still gets a session.
         expect((await run(api, BOB, { language: "bash", session_id: "q1", code: "echo bob" })).body).toMatchObject({ status: "ok", stdout: "bob\n" });
         // Stopping one frees Alice's slot.
-        expect((await api("/sessions/q1", { method: "DELETE", headers: as(ALICE) })).status).toBe(200);
-        expect((await api("/sessions", { json: { session_id: "q4" }, headers: as(ALICE) })).status).toBe(201);
+        expect((await api("/sessions/q1", { method: "DELETE", headers: bearer(ALICE) })).status).toBe(200);
+        expect((await api("/sessions", { json: { session_id: "q4" }, headers: bearer(ALICE) })).status).toBe(201);
       } finally {
-        for (const id of [...ids, "q4"]) await api(`/sessions/${id}`, { method: "DELETE", headers: as(ALICE) });
-        await api("/sessions/q1", { method: "DELETE", headers: as(BOB) });
+        for (const id of [...ids, "q4"]) await api(`/sessions/${id}`, { method: "DELETE", headers: bearer(ALICE) });
+        await api("/sessions/q1", { method: "DELETE", headers: bearer(BOB) });
       }
     });
   });
@@ -319,7 +298,7 @@ describe("CORS", () => {
     expect(() => loadConfig({ SANDBOX_DIR: fx.dir, MCP_ENABLE_CORS: "true" })).toThrow(/server\.cors\.origins[\s\S]*SANDGATE_CORS_ORIGINS/);
     const listed = loadConfig({ SANDBOX_DIR: fx.dir, MCP_ENABLE_CORS: "true", SANDGATE_CORS_ORIGINS: "http://app.example" });
     expect(listed.server.cors).toEqual({ enabled: true, origins: ["http://app.example"] });
-    await expect(startHttpServer(serverContext(fx.engine, fx.config, { cors: { enabled: true, origins: [] } }))).rejects.toMatchObject({
+    await expect(startTestServer(fx.engine, fx.config, { cors: { enabled: true, origins: [] } })).rejects.toMatchObject({
       code: "CONFIG_INVALID",
       message: expect.stringMatching(/server\.cors\.origins/),
     });

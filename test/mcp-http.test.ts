@@ -2,31 +2,22 @@
 // server on port 0 with real sandboxes: tools, sessions, files, errors, logs, cancellation.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createMcpServer, startHttpServer, type RunningServer } from "../src/server/index.js";
 import { serverContext } from "./server-helpers.js";
 import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
+import { callTool as call, connectMcp, toolText as text } from "./fixtures/mcp-client.js";
 
 let harness: TestEngine;
 let server: RunningServer;
 const clients: Client[] = [];
 
 async function connect(): Promise<Client> {
-  const client = new Client({ name: "sandgate-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  const { client } = await connectMcp(server.url);
   clients.push(client);
   return client;
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult;
-}
-
-function text(result: CallToolResult): string {
-  return result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 }
 
 beforeAll(async () => {
@@ -250,12 +241,7 @@ describe("MCP over Streamable HTTP", () => {
 
   it("at the MCP session cap closes the least recently used idle session instead of refusing a new client", async () => {
     const small = await startHttpServer(serverContext(harness.engine, harness.config, { maxMcpSessions: 2 }));
-    const open = async (): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
-      const transport = new StreamableHTTPClientTransport(new URL(`${small.url}/mcp`));
-      const client = new Client({ name: "cap-test", version: "1.0.0" });
-      await client.connect(transport);
-      return { client, transport };
-    };
+    const open = () => connectMcp(small.url, { name: "cap-test" });
     try {
       const first = await open();
       const second = await open();

@@ -7,7 +7,7 @@ import type { ServerConfig } from "../src/config/index.js";
 import { assertSafeToServe, startHttpServer, type RunningServer } from "../src/server/index.js";
 import type { WireExecutionResult } from "../src/server/wire.js";
 import { descendantPids, waitFor } from "./helpers.js";
-import { expectError, useRestServer, listeningPorts, rawRequest, serverContext, startTestServer, type ErrorBody, type Reply } from "./server-helpers.js";
+import { expectError, useRestServer, listeningPorts, rawRequest, serverContext, withServer as withTestServer, type ErrorBody, type Reply } from "./server-helpers.js";
 
 const MAX_CODE_BYTES = 4096;
 const MAX_BODY_BYTES = 64 * 1024;
@@ -17,14 +17,7 @@ const { api } = rest;
 
 const execute = (args: Record<string, unknown>): Promise<Reply<WireExecutionResult>> => api<WireExecutionResult>("/execute", { json: args });
 
-async function withServer(overrides: Partial<ServerConfig>, fn: (s: RunningServer) => Promise<void>): Promise<void> {
-  const s = await startTestServer(rest.fx.engine, rest.fx.config, overrides);
-  try {
-    await fn(s);
-  } finally {
-    await s.close();
-  }
-}
+const withServer = (overrides: Partial<ServerConfig>, fn: (s: RunningServer) => Promise<void>): Promise<void> => withTestServer(rest.fx, overrides, fn);
 
 describe("safety at the door", () => {
   it("requires the API key on everything but / and /health", async () => {

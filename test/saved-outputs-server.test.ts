@@ -1,17 +1,15 @@
 // Saved full outputs through the real server on port 0: the caller that ran the code reads them
 // by REST path and MCP resource (stateless and session calls alike); another caller cannot.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server/index.js";
 import type { WireExecutionResult } from "../src/server/wire.js";
 import { createTestEngine, type TestEngine } from "./helpers.js";
-import { expectError, jsonApi, startTestServer, type Api } from "./server-helpers.js";
+import { connectMcp } from "./fixtures/mcp-client.js";
+import { bearer, expectError, jsonApi, startTestServer, type Api } from "./server-helpers.js";
 
 const ALICE = "alice-key-0123456789";
 const BOB = "bob-key-0123456789ab";
-const as = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
 
 let fx: TestEngine;
 let server: RunningServer;
@@ -26,11 +24,7 @@ afterAll(async () => {
   await fx?.close();
 });
 
-async function mcpClient(key: string): Promise<Client> {
-  const client = new Client({ name: "saved-outputs-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: as(key) } }));
-  return client;
-}
+const mcpClient = async (key: string) => (await connectMcp(server.url, { name: "saved-outputs-test", headers: bearer(key) })).client;
 
 const FLOOD = "import sys\nsys.stdout.write('s' * 150000 + 'TAIL')\nsys.stderr.write('e' * 100000)";
 
@@ -39,7 +33,7 @@ describe("saved full outputs over REST and MCP", () => {
     for (const sessionId of [undefined, "outputs-session"]) {
       const run = await api<WireExecutionResult>("/execute", {
         json: { language: "python", code: FLOOD, ...(sessionId ? { session_id: sessionId } : {}) },
-        headers: as(ALICE),
+        headers: bearer(ALICE),
       });
       expect(run.status).toBe(200);
       const uri = run.body.full_output?.stdout ?? "";
@@ -50,15 +44,15 @@ describe("saved full outputs over REST and MCP", () => {
       expect(JSON.stringify(run.body)).not.toContain(fx.dir);
       expect(JSON.stringify(run.body)).not.toContain(".sandgate");
 
-      const mine = await fetch(`${server.url}/outputs/${id}/stdout`, { headers: as(ALICE) });
+      const mine = await fetch(`${server.url}/outputs/${id}/stdout`, { headers: bearer(ALICE) });
       expect(mine.status).toBe(200);
       expect(mine.headers.get("content-type")).toMatch(/^text\/plain/);
       const text = await mine.text();
       expect(text).toHaveLength(150004);
       expect(text.endsWith("TAIL")).toBe(true);
-      expectError(await api(`/outputs/${id}/stdout`, { headers: as(BOB) }), 404, "OUTPUT_NOT_FOUND");
-      expectError(await api(`/outputs/${id}/other`, { headers: as(ALICE) }), 404, "OUTPUT_NOT_FOUND");
-      expectError(await api(`/outputs/${"A".repeat(24)}/stdout`, { headers: as(ALICE) }), 404, "OUTPUT_NOT_FOUND");
+      expectError(await api(`/outputs/${id}/stdout`, { headers: bearer(BOB) }), 404, "OUTPUT_NOT_FOUND");
+      expectError(await api(`/outputs/${id}/other`, { headers: bearer(ALICE) }), 404, "OUTPUT_NOT_FOUND");
+      expectError(await api(`/outputs/${"A".repeat(24)}/stdout`, { headers: bearer(ALICE) }), 404, "OUTPUT_NOT_FOUND");
       expect((await api(`/outputs/${id}/stdout`)).status).toBe(401);
 
       const alice = await mcpClient(ALICE);

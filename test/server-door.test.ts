@@ -5,14 +5,13 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import type { Logger } from "../src/util/logger.js";
 import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
+import { connectMcp } from "./fixtures/mcp-client.js";
 import { jsonApi, parseSse, serverContext, startTestServer } from "./server-helpers.js";
 
 interface RawExchange {
@@ -152,8 +151,7 @@ describe("no host details in errors", () => {
     expect(errorEvent, sseText).toBeDefined();
     expect(JSON.parse(errorEvent!.data)).toMatchObject({ error: { code: "INTERNAL" } });
 
-    const client = new Client({ name: "door-test", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    const { client } = await connectMcp(server.url, { name: "door-test" });
     try {
       const reply = await client.callTool({ name: "execute_code", arguments: { language: "bash", code: "echo hi", session_id: "s3" } }).then(
         (r) => JSON.stringify(r),

@@ -1,5 +1,5 @@
-// Fixtures for HTTP tests: a real sandgate server on port 0 over a test engine, raw requests
-// that may set any header (Host included), server-sent-event parsing and listening-port probes.
+// Fixtures for HTTP tests: a real sandgate server on port 0 over a test engine (for a file or one
+// test), JSON and raw requests (any header, Host included), server-sent events, listening ports.
 
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, expect } from "vitest";
@@ -26,6 +26,21 @@ export function serverContext(engine: Engine, config: SandgateConfig, overrides:
 
 export function startTestServer(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}): Promise<RunningServer> {
   return startHttpServer(serverContext(engine, config, overrides));
+}
+
+/** A server over `fx`'s engine with `overrides` (port 0) for the length of `fn`, closed after it. */
+export async function withServer(fx: Pick<TestEngine, "engine" | "config">, overrides: Partial<ServerConfig>, fn: (server: RunningServer, api: Api) => Promise<void>): Promise<void> {
+  const server = await startTestServer(fx.engine, fx.config, overrides);
+  try {
+    await fn(server, jsonApi(() => server.url));
+  } finally {
+    await server.close();
+  }
+}
+
+/** The Authorization header of the caller holding API key `key`. */
+export function bearer(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}` };
 }
 
 export interface RawResponse {
