@@ -9,8 +9,8 @@ export type { UpstreamCallRecord, UpstreamCallScope, UpstreamCallSummary } from 
 export { countTokens, countJsonTokens, estimateJsonTokens, warmTokenizer } from "./tokens.js";
 export { executeRequestSchema, checkRequest, isLanguage, unknownLanguageError } from "./request.js";
 export type { ExecuteRequest, ExecuteInput } from "./request.js";
-export { SessionManager, LOCAL_OWNER } from "./sessions.js";
-export type { SessionInfo } from "./sessions.js";
+export { LOCAL_OWNER } from "./sessions.js";
+export type { Session, SessionInfo, SessionManager } from "./sessions.js";
 export { shapeOutput } from "./output.js";
 export { parseSavedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
 export type { SavedStream } from "./saved-outputs.js";

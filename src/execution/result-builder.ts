@@ -26,7 +26,7 @@ export interface ExecutionResult {
   sessionId: string | null;
   /**
    * Resource URIs (sandgate://outputs/{id}/{stream}) of the full stdout/stderr when they were
-   * longer than shown; read them with engine.outputs.read, GET /outputs/{id}/{stream} or resources/read.
+   * longer than shown; read them with engine.readSavedOutput, GET /outputs/{id}/{stream} or resources/read.
    */
   fullOutput?: { stdout?: string; stderr?: string };
   /** The session's interpreter state was lost in this call (timeout, crash, shell exit); files remain. */
