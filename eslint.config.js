@@ -4,7 +4,7 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   // test/fixtures/**/*.mjs: upstream servers run by node as separate programs, outside the TS project.
-  { ignores: ["dist/**", "node_modules/**", "runners/**", "bench/**", "scripts/**", "coverage/**", "test/fixtures/**/*.mjs"] },
+  { ignores: ["dist/**", "node_modules/**", "runners/**", "bench/**", "scripts/**", "coverage/**", "test/fixtures/**/*.mjs", ".readme-blocks-*/**", ".public-api-*/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
