@@ -1,7 +1,7 @@
 // How a runner is started inside bubblewrap: its command line (declared by its spec in
 // src/languages/) and the environment every sandbox gets (nothing of the host's reaches it).
 
-import { RUNNER_KINDS, RUNNER_SPECS, type RunnerKind } from "../languages/index.js";
+import { RUNNER_SPECS, type RunnerKind } from "../languages/index.js";
 import type { ResolvedLimits } from "./limits.js";
 import type { SandboxRuntime } from "./runtime.js";
 
@@ -10,11 +10,6 @@ export function runnerCommand(runtime: SandboxRuntime, kind: RunnerKind, limits:
   const spec = RUNNER_SPECS[kind];
   return spec.command({ interpreter: runtime.interpreters[spec.interpreter], entry: runtime.runnerEntries[kind], memoryMb: limits.memoryMb });
 }
-
-/** runnerCommand() as a table by kind. */
-export const RUNNER_COMMAND = Object.fromEntries(
-  RUNNER_KINDS.map((kind) => [kind, (runtime: SandboxRuntime, limits: ResolvedLimits) => runnerCommand(runtime, kind, limits)]),
-) as Record<RunnerKind, (runtime: SandboxRuntime, limits: ResolvedLimits) => string[]>;
 
 export const SANDBOX_ENV = {
   // sandgate-tool lives in /sandgate/runners/bin.
