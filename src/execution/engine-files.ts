@@ -38,7 +38,10 @@ export interface WorkspaceListing {
   truncated: boolean;
 }
 
-/** Workspace files of sessions; every method waits for the session's running call to end first. */
+/**
+ * Workspace files of sessions; every method waits for the session's running call to end first,
+ * and rejects (never throws) with SESSION_NOT_FOUND or SESSION_EXPIRED for a session it cannot use.
+ */
 export class EngineFiles {
   /** Each session's file helper while it is in use (see target()). */
   private readonly helpers = new Map<Session, FsHelper>();
@@ -51,13 +54,13 @@ export class EngineFiles {
   ) {}
 
   /** Reads a file of `owner`'s session `sessionId`. */
-  read(sessionId: string, path: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<WorkspaceFile> {
+  async read(sessionId: string, path: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<WorkspaceFile> {
     const session = this.sessions.get(owner, sessionId);
     return session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
   }
 
   /** Writes a file, creating missing parents; refused (FILE_TOO_LARGE) while the workspace is over its limits. */
-  write(sessionId: string, path: string, content: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<WrittenFile> {
+  async write(sessionId: string, path: string, content: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<WrittenFile> {
     const session = this.sessions.get(owner, sessionId);
     return session.serialize(async () => {
       if (session.overLimit !== undefined) {
@@ -72,7 +75,7 @@ export class EngineFiles {
   }
 
   /** One directory level of the workspace (its root when `path` is omitted). */
-  list(sessionId: string, path?: string, owner: string = LOCAL_OWNER): Promise<WorkspaceListing> {
+  async list(sessionId: string, path?: string, owner: string = LOCAL_OWNER): Promise<WorkspaceListing> {
     const session = this.sessions.get(owner, sessionId);
     return session.serialize(() => listWorkspaceFiles(this.target(session), path));
   }
