@@ -4,7 +4,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
-  ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -16,7 +15,7 @@ import {
   type LoggingLevel,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import { jsonRpcCodeOf, publicError, scrubHostPaths, type ErrorLog } from "../errors/index.js";
+import { jsonRpcCodeOf, publicError, SandgateError, scrubHostPaths, type ErrorLog } from "../errors/index.js";
 import type { ClientLimiter } from "./client-limiter.js";
 import type { ServerContext } from "./context.js";
 import { OutputForwarder } from "./output-forwarder.js";
@@ -49,7 +48,7 @@ export interface McpServerOptions {
 
 /**
  * A JSON-RPC error as the SDK sends it (it copies `code`, `message` and `data` of what a
- * handler throws). Unlike McpError, the message is not prefixed with "MCP error -32602:".
+ * handler throws). Unlike McpError, the message is not prefixed with "MCP error <number>:".
  */
 export class JsonRpcError extends Error {
   constructor(
@@ -170,14 +169,14 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
     if (uri === POLICY_URI) return { contents: [{ uri: POLICY_URI, mimeType: "application/json", text: JSON.stringify(securityPolicy(ctx), null, 2) }] };
     const file = readTreeResource(ctx.codeMode.catalog, uri);
     if (file) return { contents: [file] };
-    throw new JsonRpcError(ErrorCode.InvalidParams, `unknown resource ${JSON.stringify(uri)}; resources/list names them (${POLICY_URI}, ${TREE_PREFIX}servers/<server>/index.ts, ...)`);
+    throw toMcpError(new SandgateError("INVALID_INPUT", `unknown resource ${JSON.stringify(uri)}; resources/list names them (${POLICY_URI}, ${TREE_PREFIX}servers/<server>/index.ts, ...)`));
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [GUIDE_PROMPT] }));
 
   server.setRequestHandler(GetPromptRequestSchema, (request) => {
     if (request.params.name !== GUIDE_PROMPT.name) {
-      throw new JsonRpcError(ErrorCode.InvalidParams, `unknown prompt ${JSON.stringify(request.params.name)}; the prompts are ${GUIDE_PROMPT.name}`);
+      throw toMcpError(new SandgateError("INVALID_INPUT", `unknown prompt ${JSON.stringify(request.params.name)}; the prompts are ${GUIDE_PROMPT.name}`));
     }
     return {
       description: GUIDE_PROMPT.description,
