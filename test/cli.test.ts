@@ -1,24 +1,17 @@
 // The `sandgate` command as a user runs it: exec from an argument, a file and stdin, exit
 // codes that mirror the result, doctor's report, and one-line errors for bad input.
 
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCli, type CliResult } from "./fixtures/cli.js";
 
-const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function sandgate(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const fullEnv = { PATH: process.env.PATH ?? "", SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env };
-    const child = execFile(process.execPath, [CLI, ...args], { env: fullEnv }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-    child.stdin!.end(input ?? "");
-  });
+function sandgate(args: string[], input?: string, env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, { input: input ?? "", env: { SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env } });
 }
 
 describe("sandgate exec", () => {

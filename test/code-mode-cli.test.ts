@@ -1,17 +1,14 @@
 // Code mode from the command line and over stdio: `sandgate tools`, `exec` and `doctor` with
 // upstream servers configured, secrets masked, and `sandgate stdio` leaving no upstream behind.
 
-import { execFile, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { descendantPids, waitFor } from "./helpers.js";
+import { connectStdio, runCli, startServe, type CliResult } from "./fixtures/cli.js";
 
-const CLI = resolve(import.meta.dirname, "..", "dist", "cli", "main.js");
 const MEMORY = resolve(import.meta.dirname, "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const SECRET = "sg-cli-canary-93e1f0a2";
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cm-cli-"));
@@ -30,14 +27,8 @@ writeFileSync(
   }),
 );
 
-function sandgate(args: string[], input = ""): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const env = { PATH: process.env.PATH ?? "", SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", SANDGATE_CONFIG: configPath };
-    const child = execFile(process.execPath, [CLI, ...args], { env }, (error, stdout, stderr) => {
-      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-    child.stdin!.end(input);
-  });
+function sandgate(args: string[], input = ""): Promise<CliResult> {
+  return runCli(args, { input, env: { SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", SANDGATE_CONFIG: configPath } });
 }
 
 describe("sandgate tools", () => {
@@ -89,14 +80,7 @@ describe("sandgate exec and doctor with upstream servers", () => {
 
 describe("sandgate stdio with upstream servers", () => {
   it("answers search_tools and runs code that calls upstream, then leaves nothing behind", async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "stdio"],
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir, SANDGATE_CONFIG: configPath, SANDGATE_POOL: "python=1,javascript=0,bash=0" },
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "cm-stdio", version: "1" });
-    await client.connect(transport);
+    const { client } = await connectStdio({ SANDBOX_DIR: dir, SANDGATE_CONFIG: configPath, SANDGATE_POOL: "python=1,javascript=0,bash=0" }, { name: "cm-stdio" });
     try {
       const search = (await client.callTool({ name: "search_tools", arguments: { query: "read the whole graph", limit: 1 } })) as CallToolResult;
       expect((search.structuredContent as { tools: { id: string }[] }).tools[0]?.id).toBe("memory.read_graph");
@@ -115,22 +99,14 @@ describe("sandgate stdio with upstream servers", () => {
 
 describe("sandgate serve with upstream servers", () => {
   it("reports them at start and in /health, and stops them with itself", async () => {
-    const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
-      env: { PATH: process.env.PATH ?? "", SANDBOX_DIR: dir, SANDGATE_CONFIG: configPath, SANDGATE_POOL: "python=0,javascript=0,bash=0" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
-    expect(await waitFor(() => out.includes("Upstream MCP servers:"), 20_000), out).toBe(true);
-    expect(out).toContain("Upstream MCP servers: memory (9 tools), broken (failed), remote (disabled)");
-    const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    const serve = await startServe({ SANDBOX_DIR: dir, SANDGATE_CONFIG: configPath, SANDGATE_POOL: "python=0,javascript=0,bash=0" }, (out) => out.includes("Upstream MCP servers:"));
+    expect(serve.stdout()).toContain("Upstream MCP servers: memory (9 tools), broken (failed), remote (disabled)");
+    const { url } = serve;
     const health = (await (await fetch(`${url}/health`)).json()) as { status: string; upstream: { name: string; state: string }[] };
     expect(health.status).toBe("degraded");
     expect(health.upstream).toContainEqual({ name: "broken", state: "failed", tool_count: 0 });
     expect(JSON.stringify(health)).not.toContain(SECRET);
-    child.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    expect(await serve.stop()).toBe(0);
     expect(await waitFor(() => descendantPids().length === 0, 10_000)).toBe(true);
   }, 60_000);
 });

@@ -2,7 +2,6 @@
 // errors naming key and file, `config --print` with secrets masked, admin volumes inside the
 // sandbox, and `sandgate serve` started, refused and stopped as a user would.
 
-import { execFile, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,8 +11,8 @@ import { startHttpServer } from "../src/server/index.js";
 import { serverContext } from "./server-helpers.js";
 import { Engine } from "../src/execution/index.js";
 import { descendantPids, waitFor } from "./helpers.js";
+import { runCli, startServe, type CliResult } from "./fixtures/cli.js";
 
-const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 const dir = mkdtempSync(join(tmpdir(), "sandgate-config-"));
 // Sandboxes run as an unprivileged host user when tests run as root; it must reach the state dirs.
 chmodSync(dir, 0o755);
@@ -25,12 +24,8 @@ function writeConfig(name: string, value: unknown): string {
   return path;
 }
 
-function sandgate(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", SANDBOX_DIR: join(dir, "state"), ...env }, cwd: dir }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+function sandgate(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, { env: { SANDBOX_DIR: join(dir, "state"), ...env }, cwd: dir });
 }
 
 describe("sandgate.json", () => {
@@ -142,23 +137,12 @@ describe("volumes", () => {
 
 describe("sandgate serve", () => {
   it("serves until SIGTERM, then exits 0 and leaves nothing running", async () => {
-    const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
-      env: { PATH: process.env.PATH ?? "", SANDBOX_DIR: join(dir, "serve-state"), SANDGATE_POOL: "python=1,javascript=0,bash=0" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    expect(await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), 15_000), err).toBe(true);
-    const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    const { url, stop } = await startServe({ SANDBOX_DIR: join(dir, "serve-state"), SANDGATE_POOL: "python=1,javascript=0,bash=0" });
     const health = (await (await fetch(`${url}/health`)).json()) as { status: string };
     expect(health.status).toBe("ok");
     const result = (await (await fetch(`${url}/execute`, { method: "POST", body: JSON.stringify({ code: "print('served')", language: "python" }) })).json()) as { stdout: string };
     expect(result.stdout).toBe("served\n");
-    child.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    expect(await stop()).toBe(0);
     expect(await waitFor(() => descendantPids().length === 0, 10_000)).toBe(true);
     await expect(fetch(`${url}/health`)).rejects.toThrow();
   });

@@ -3,14 +3,13 @@
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { descendantPids, waitFor } from "./helpers.js";
-
-const CLI = resolve(import.meta.dirname, "..", "dist", "cli", "main.js");
+import { connectStdio } from "./fixtures/cli.js";
 
 let dir: string;
 let client: Client;
@@ -20,16 +19,10 @@ let stderr = "";
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "sandgate-stdio-"));
-  transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, "stdio"],
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir, SANDGATE_POOL: "python=1,javascript=0,bash=0", SANDGATE_LOG_LEVEL: "info" },
-    stderr: "pipe",
-  });
-  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  client = new Client({ name: "stdio-test", version: "1.0.0" });
-  client.onerror = (error) => transportErrors.push(error);
-  await client.connect(transport);
+  ({ client, transport } = await connectStdio(
+    { SANDBOX_DIR: dir, SANDGATE_POOL: "python=1,javascript=0,bash=0", SANDGATE_LOG_LEVEL: "info" },
+    { name: "stdio-test", onError: (error) => transportErrors.push(error), onStderr: (text) => (stderr += text) },
+  ));
 });
 
 afterAll(async () => {
