@@ -10,7 +10,7 @@ import type { RunningServer } from "../src/server/index.js";
 import { createTools } from "../src/server/tools.js";
 import { errorBodySchema, type WireExecutionResult } from "../src/server/wire.js";
 import { createTestEngine, type TestEngine } from "./helpers.js";
-import { expectError, jsonApi, parseSse, serverContext, startTestServer, type Api, type ErrorBody, type Reply } from "./server-helpers.js";
+import { expectError, jsonApi, parseSse, serverContext, startTestServer, type Api, type Reply } from "./server-helpers.js";
 
 let fx: TestEngine;
 let server: RunningServer;
@@ -174,7 +174,7 @@ describe("params, query and body are parsed with the route's schemas", () => {
   it("a query parameter of the wrong form is 400 INVALID_INPUT naming it", async () => {
     const err = expectError(await api("/tools/search?q=x&limit=ten"), 400, "INVALID_INPUT");
     expect(err.message).toContain("limit");
-    expect((err as ErrorBody["error"]).data).toMatchObject({ field: "limit", location: "query parameter" });
+    expect(err.data).toMatchObject({ field: "limit", location: "query parameter" });
     expectError(await api("/sessions/q/files/content?path=a.txt&encoding=latin1"), 400, "INVALID_INPUT");
   });
 
