@@ -220,7 +220,7 @@ function createCodeMode({ sendText, scriptOptions, safeString }) {
     filename: 'node_runner.cjs:import',
   });
 
-  /** Every import() and static import of user code comes here (the host rewrites them; js-transform.ts). */
+  /** Every import() and static import of user code comes here (the host rewrites them; src/languages/js-transform.ts). */
   function sandgateImport(specifier, options) {
     if (typeof specifier === 'string' && specifier.startsWith('sandgate:')) {
       try {

@@ -7,7 +7,7 @@ export type { ExecutionResult, ErrorInfo, TokenCounts } from "./result-builder.j
 export type { AdmissionState } from "./admission.js";
 export type { UpstreamCallRecord, UpstreamCallScope, UpstreamCallSummary } from "./upstream-call-scope.js";
 export { countTokens, countJsonTokens, estimateJsonTokens, warmTokenizer } from "./tokens.js";
-export { executeRequestSchema, checkRequest, isLanguage, unknownLanguageError } from "./request.js";
+export { executeRequestSchema, checkRequest, unknownLanguageError } from "./request.js";
 export type { ExecuteRequest, ExecuteInput } from "./request.js";
 export { LOCAL_OWNER } from "./sessions.js";
 export type { Session, SessionInfo, SessionManager } from "./sessions.js";

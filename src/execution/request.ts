@@ -2,9 +2,9 @@
 // (unknown language, empty or oversize code) before any sandbox is touched.
 
 import { z } from "zod";
-import { FLAVOR_NAMES, LANGUAGES, type Language, type SandgateConfig } from "../config/index.js";
+import { FLAVOR_NAMES, type SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import { describeLanguages, resolveLanguage } from "../languages/index.js";
+import { describeLanguages, LANGUAGES, resolveLanguage, type Language } from "../languages/index.js";
 import type { OutputStream } from "../sandbox/index.js";
 
 export const executeRequestSchema = z
@@ -32,10 +32,6 @@ export interface ExecuteRequest extends Omit<ExecuteInput, "language"> {
    * Sessions and saved outputs belong to it; library callers may leave it out ("local").
    */
   owner?: string;
-}
-
-export function isLanguage(value: string): value is Language {
-  return (LANGUAGES as readonly string[]).includes(value);
 }
 
 /** The UNKNOWN_LANGUAGE error for `language`, listing the names and aliases accepted. */
