@@ -21,7 +21,10 @@ export type {
 export { Engine } from "./execution/index.js";
 export type {
   CommandRequest,
+  EngineFiles,
   EngineOptions,
+  EngineSessions,
+  EnsuredSession,
   ErrorInfo,
   ExecuteRequest,
   ExecutionResult,
@@ -31,6 +34,9 @@ export type {
   ToolProvider,
   UpstreamCallSummary,
   WorkspaceEntry,
+  WorkspaceFile,
+  WorkspaceListing,
+  WrittenFile,
 } from "./execution/index.js";
 
 // Code mode: upstream MCP servers, their tool catalog, and sandboxed code's calls to them.

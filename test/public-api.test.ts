@@ -30,7 +30,10 @@ const TYPE_EXPORTS = [
   "CodeModeOptions",
   "CommandRequest",
   "ConfigLocation",
+  "EngineFiles",
   "EngineOptions",
+  "EngineSessions",
+  "EnsuredSession",
   "ErrorCode",
   "ErrorInfo",
   "ExecuteRequest",
@@ -53,6 +56,9 @@ const TYPE_EXPORTS = [
   "UpstreamStatus",
   "VolumeConfig",
   "WorkspaceEntry",
+  "WorkspaceFile",
+  "WorkspaceListing",
+  "WrittenFile",
 ];
 
 /** Runs an ES module snippet with node from the package root, where "sandgate" names this package. */
@@ -89,7 +95,10 @@ function typeScriptView(): { values: string[]; types: string[]; diagnostics: str
     const types: string[] = [];
     for (const symbol of module ? checker.getExportsOfModule(module) : []) {
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-      (target.flags & ts.SymbolFlags.Value ? values : types).push(symbol.getName());
+      // `export type { SomeClass }` hands out the class's type but no value a program could import.
+      const specifier = symbol.declarations?.find(ts.isExportSpecifier);
+      const typeOnly = specifier !== undefined && (specifier.isTypeOnly || specifier.parent.parent.isTypeOnly);
+      (target.flags & ts.SymbolFlags.Value && !typeOnly ? values : types).push(symbol.getName());
     }
     return { values: values.sort(), types: types.sort(), diagnostics };
   } finally {
