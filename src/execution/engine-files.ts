@@ -3,7 +3,8 @@
 
 import { SandgateError } from "../errors/index.js";
 import { FsHelper, type SandboxRuntime } from "../sandbox/index.js";
-import { LOCAL_OWNER, type Session, type SessionManager } from "./sessions.js";
+import type { Session } from "./session.js";
+import { LOCAL_OWNER, type SessionManager } from "./sessions.js";
 import {
   listWorkspaceFiles,
   readWorkspaceFile,

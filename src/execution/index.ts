@@ -10,7 +10,8 @@ export { countTokens, countJsonTokens, estimateJsonTokens, warmTokenizer } from 
 export { executeRequestSchema, checkRequest, unknownLanguageError } from "./request.js";
 export type { ExecuteRequest, ExecuteInput } from "./request.js";
 export { LOCAL_OWNER } from "./sessions.js";
-export type { Session, SessionInfo, SessionManager } from "./sessions.js";
+export type { Session } from "./session.js";
+export type { SessionInfo, SessionManager } from "./sessions.js";
 export { shapeOutput } from "./output.js";
 export { parseSavedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
 export type { SavedStream } from "./saved-outputs.js";

@@ -3,7 +3,7 @@
 
 import type { RunnerKind, Sandbox } from "../sandbox/index.js";
 import type { Admission } from "./admission.js";
-import type { Session } from "./sessions.js";
+import type { Session } from "./session.js";
 
 export interface RoomOptions {
   admission: Admission;

@@ -1,0 +1,145 @@
+// One session's state: its resident sandboxes, call count and last use, whether a call runs,
+// the workspace's limits check, and the queue that runs its calls one at a time.
+
+import type { RunnerKind, Sandbox } from "../sandbox/index.js";
+
+/**
+ * One session's state. Only its own methods change it: the engine marks calls, drops dead or
+ * evicted sandboxes and records the workspace check; the manager adopts started sandboxes.
+ */
+export class Session {
+  readonly createdAt = Date.now();
+  private lastUsed = Date.now();
+  private callCount = 0;
+  private running = false;
+  private readonly sandboxes = new Map<RunnerKind, Sandbox>();
+  /** Runner kinds whose sandbox was evicted; the next call there reports state_reset. */
+  private readonly evicted = new Set<RunnerKind>();
+  private ownFilesystem = false;
+  private overLimitReason: string | undefined;
+  private queue: Promise<unknown>;
+
+  constructor(
+    readonly owner: string,
+    readonly id: string,
+    readonly workspaceDir: string,
+    /** Settles when the workspace is ready (its filesystem mounted); rejects when that failed. */
+    readonly ready: Promise<void> = Promise.resolve(),
+  ) {
+    this.queue = ready.catch(() => undefined);
+  }
+
+  /** The key of this session among all owners' sessions. */
+  get key(): string {
+    return sessionKey(this.owner, this.id);
+  }
+
+  get lastUsedAt(): number {
+    return this.lastUsed;
+  }
+
+  /** Calls that ran code (a sandbox started and the run ended). */
+  get calls(): number {
+    return this.callCount;
+  }
+
+  /** A call runs in one of the session's sandboxes now. */
+  get busy(): boolean {
+    return this.running;
+  }
+
+  /** Whether the workspace is its own filesystem (kernel-enforced limits), known once `ready` settles. */
+  get filesystem(): boolean {
+    return this.ownFilesystem;
+  }
+
+  /** Why the workspace is over its limits after the last call (plain-directory workspaces): file_write is refused until it is not. */
+  get overLimit(): string | undefined {
+    return this.overLimitReason;
+  }
+
+  /** Runner kinds with a resident sandbox, in the order they started. */
+  get runners(): RunnerKind[] {
+    return [...this.sandboxes.keys()];
+  }
+
+  /** The resident sandbox for `kind`, alive or not. */
+  sandbox(kind: RunnerKind): Sandbox | undefined {
+    return this.sandboxes.get(kind);
+  }
+
+  /** Marks the session used now (a call ended, a file was written): idle expiry counts from here. */
+  touch(): void {
+    this.lastUsed = Date.now();
+  }
+
+  /** A call starts running code; until endCall() the session is busy and never expires or gives way. */
+  beginCall(): void {
+    this.running = true;
+  }
+
+  /** The call's code ran to an outcome. */
+  countCall(): void {
+    this.callCount++;
+    this.touch();
+  }
+
+  endCall(): void {
+    this.running = false;
+    this.touch();
+  }
+
+  /** Records the workspace check after a call: a reason while it is over its limits, undefined once within. */
+  setOverLimit(reason: string | undefined): void {
+    this.overLimitReason = reason;
+  }
+
+  /** Forgets `sandbox` as the resident sandbox for `kind` (it died); the caller disposes of it. */
+  dropSandbox(kind: RunnerKind, sandbox: Sandbox): void {
+    if (this.sandboxes.get(kind) === sandbox) this.sandboxes.delete(kind);
+  }
+
+  /** Gives up `sandbox` for `kind` to make room elsewhere: the next call in `kind` reports state_reset. */
+  evict(kind: RunnerKind, sandbox: Sandbox): void {
+    if (this.sandboxes.get(kind) !== sandbox) return;
+    this.sandboxes.delete(kind);
+    this.evicted.add(kind);
+  }
+
+  /** Whether `kind`'s sandbox was evicted since the last call in `kind` asked; asking clears it. */
+  takeEviction(kind: RunnerKind): boolean {
+    return this.evicted.delete(kind);
+  }
+
+  /** Runs `task` after every earlier call of this session has finished. */
+  serialize<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(async () => {
+      await this.ready;
+      return task();
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The manager's part: a sandbox it started for `kind` becomes resident. */
+  adoptSandbox(kind: RunnerKind, sandbox: Sandbox): void {
+    this.sandboxes.set(kind, sandbox);
+  }
+
+  /** The manager's part: every resident sandbox, handed over for disposal as the session ends. */
+  releaseSandboxes(): Sandbox[] {
+    const all = [...this.sandboxes.values()];
+    this.sandboxes.clear();
+    return all;
+  }
+
+  /** The manager's part: whether the workspace got its own filesystem. */
+  setFilesystem(mounted: boolean): void {
+    this.ownFilesystem = mounted;
+  }
+}
+
+/** Owner and id in one map key; ids are scoped per owner, so two owners' "default" never meet. */
+export function sessionKey(owner: string, id: string): string {
+  return `${owner}\n${id}`;
+}
