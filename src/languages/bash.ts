@@ -33,5 +33,5 @@ export const BASH: LanguageSpec = {
   returnsValue: false,
   prepare: (code) => prepareOnHost("bash", "main.sh", code, (source) => ({ code: source })),
   doctorProbe: { code: "echo $((1+1))", expect: "2\n", from: "stdout" },
-  upstreamCall: { call: "sandgate-tool server tool '{...}'", hint: "pipe it to jq" },
+  upstreamCall: { call: "sandgate-tool server tool '{...}'", hint: "it prints the result as JSON, ready for jq" },
 };

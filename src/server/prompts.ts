@@ -16,7 +16,7 @@ export function guideText(ctx: ServerContext, task?: string): string {
   const lines = [
     "You can run code in isolated Linux sandboxes through sandgate. There is no network inside a sandbox.",
     "",
-    `- execute_code runs ${describeLanguages()} (the language argument takes a name or an alias). The value of the last expression comes back as \`value\` (${languageTitles("and", (spec) => spec.returnsValue)}).`,
+    `- execute_code runs ${languageTitles("or")}; its language argument takes a name or an alias: ${describeLanguages()}. The value of the last expression comes back as \`value\` (${languageTitles("and", (spec) => spec.returnsValue)}).`,
     "- execute_command runs one shell line (pipes and redirections work), e.g. `ls -la /workspace | head`.",
     "- Pass the same session_id to keep variables, imports and /workspace files between calls. Without it, every call starts from scratch.",
     "- file_read, file_write and file_list move files in and out of a session's /workspace without writing code; use encoding base64 for binary files.",
