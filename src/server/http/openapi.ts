@@ -1,5 +1,5 @@
-// The OpenAPI 3.1 document of the REST API, generated from the route table and its zod
-// schemas (the same ones the handlers parse with), so docs and behaviour cannot drift.
+// The OpenAPI 3.1 document of the REST API, generated from the route table (define-route.ts) and
+// its zod schemas, the same ones each request is parsed with, so docs and behaviour cannot drift.
 
 import { toJsonSchema } from "../json-schema.js";
 import { errorBodySchema } from "../wire.js";
@@ -7,25 +7,22 @@ import type { RestRoute } from "./rest-routes.js";
 
 const PUBLIC = new Set(["/", "/health"]);
 
-function openApiPath(path: string): { path: string; params: string[] } {
-  const params: string[] = [];
-  const converted = path.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
-    params.push(name);
-    return `{${name}}`;
+/** "/sessions/:session_id" -> "/sessions/{session_id}". */
+function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_]+)/g, "{$1}");
+}
+
+/** The fields of an object schema as OpenAPI parameters `in` the path or query. */
+function parametersOf(schema: RestRoute["query"], where: "path" | "query"): unknown[] {
+  const json = toJsonSchema(schema) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, prop]) => {
+    const { description, ...rest } = prop;
+    return { name, in: where, required: where === "path" || (json.required?.includes(name) ?? false), schema: rest, ...(description ? { description } : {}) };
   });
-  return { path: converted, params };
 }
 
 function operation(route: RestRoute, secured: boolean): Record<string, unknown> {
-  const { params } = openApiPath(route.path);
-  const parameters: unknown[] = params.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
-  if (route.query) {
-    const schema = toJsonSchema(route.query) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
-    for (const [name, prop] of Object.entries(schema.properties ?? {})) {
-      const { description, ...rest } = prop;
-      parameters.push({ name, in: "query", required: schema.required?.includes(name) ?? false, schema: rest, ...(description ? { description } : {}) });
-    }
-  }
+  const parameters = [...parametersOf(route.params, "path"), ...parametersOf(route.query, "query")];
   const success: Record<string, unknown> = { "application/json": { schema: toJsonSchema(route.response) } };
   if (route.streams) success["text/event-stream"] = { schema: { type: "string", description: "server-sent events: stdout, stderr, then result or error" } };
   return {
@@ -36,8 +33,10 @@ function operation(route: RestRoute, secured: boolean): Record<string, unknown> 
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(route.body) } } } } : {}),
     responses: {
-      [String(route.successStatus ?? 200)]: { description: "success", content: success },
-      default: { description: "error: code, message and data; the status follows the code", content: { "application/json": { schema: toJsonSchema(errorBodySchema) } } },
+      [String(route.successStatus)]: { description: "success", content: success },
+      default: route.refuse
+        ? { description: "a JSON-RPC error; the status follows its data.code", content: { "application/json": { schema: toJsonSchema(route.response) } } }
+        : { description: "error: code, message and data; the status follows the code", content: { "application/json": { schema: toJsonSchema(errorBodySchema) } } },
     },
     ...(secured && !PUBLIC.has(route.path) ? { security: [{ bearerAuth: [] }] } : { security: [] }),
   };
@@ -46,7 +45,7 @@ function operation(route: RestRoute, secured: boolean): Record<string, unknown> 
 export function openApiDocument(routes: RestRoute[], options: { version: string; secured: boolean }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    const { path } = openApiPath(route.path);
+    const path = openApiPath(route.path);
     (paths[path] ??= {})[route.method] = operation(route, options.secured);
   }
   paths["/mcp"] = {
