@@ -15,5 +15,3 @@ export {
 } from "./registry.js";
 export type { LanguageSpec, RunnerLaunch, RunnerSpec, UpstreamCallExample } from "./spec.js";
 export type { PreparedCode, PrepareOutcome } from "./prepare-code.js";
-export { prepareJavaScript } from "./js-transform.js";
-export { transpileTypeScript, TypeScriptSyntaxError } from "./ts-transpile.js";
