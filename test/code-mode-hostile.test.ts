@@ -1,15 +1,12 @@
 // Code mode against hostile upstream servers, through the real server and real sandboxes: secrets
 // in args and URLs stay masked, inferred schemas carry no injected text, wrappers run on Python 3.9.
 
-import { execFile } from "node:child_process";
 import { existsSync, chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
 import { CodeMode } from "../src/code-mode/index.js";
@@ -18,10 +15,11 @@ import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import { startFloodServer, type FloodServer } from "./fixtures/upstream/flood-server.js";
 import { recordingLogger, waitFor } from "./fixtures/upstream/helpers.js";
 import { oldPythonPrelude } from "./fixtures/upstream/old-python.js";
+import { runCli, type CliResult } from "./fixtures/cli.js";
+import { callTool, connectMcp, type ToolResult } from "./fixtures/mcp-client.js";
 import { serverContext } from "./server-helpers.js";
 
 const NODE = process.execPath;
-const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 const HOSTILE = join(import.meta.dirname, "fixtures", "upstream", "hostile-stdio.mjs");
 /** Every canary secret contains this; nothing a caller sees may. */
 const CANARY = "sgcanary";
@@ -63,9 +61,7 @@ let server: RunningServer;
 let client: Client;
 const logged = recordingLogger();
 
-async function tool(name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { structuredContent: Record<string, unknown> }> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: Record<string, unknown> };
-}
+const tool = (name: string, args: Record<string, unknown> = {}): Promise<ToolResult> => callTool(client, name, args);
 
 async function run(language: string, code: string): Promise<{ status: string; stdout: string; stderr: string; error?: { message: string } }> {
   const result = await tool("execute_code", { language, code });
@@ -95,8 +91,7 @@ beforeAll(async () => {
   engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
   await codeMode.start();
   server = await startHttpServer(serverContext(engine, config, {}, codeMode));
-  client = new Client({ name: "hostile-test", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  ({ client } = await connectMcp(server.url, { name: "hostile-test" }));
 }, 60_000);
 
 afterAll(async () => {
@@ -140,13 +135,10 @@ describe("secrets in an upstream's args and URL", () => {
 });
 
 describe("secrets in an upstream's args and URL, from the command line", () => {
-  function sandgate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  function sandgate(args: string[]): Promise<CliResult> {
     const configPath = join(dir, "sandgate.json");
     writeFileSync(configPath, JSON.stringify({ mcpServers: hostileServers(echo.port), codeMode: { connectTimeoutS: 10, maxRestarts: 0 } }));
-    const env = { PATH: process.env.PATH ?? "", SANDBOX_DIR: join(dir, "cli"), SANDGATE_CONFIG: configPath, SANDGATE_LOG_LEVEL: "debug" };
-    return new Promise((done) => {
-      execFile(NODE, [CLI, ...args], { env }, (error, stdout, stderr) => done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
-    });
+    return runCli(args, { env: { SANDBOX_DIR: join(dir, "cli"), SANDGATE_CONFIG: configPath, SANDGATE_LOG_LEVEL: "debug" } });
   }
 
   it("config --print masks flag values, KEY=value args, tokens, URL credentials, query values and fragments", async () => {

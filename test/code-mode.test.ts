@@ -5,15 +5,15 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
 import { CodeMode } from "../src/code-mode/index.js";
 import { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import { freePort, isAlive, waitFor } from "./fixtures/upstream/helpers.js";
+import { callTool, connectMcp, type ToolResult } from "./fixtures/mcp-client.js";
 import { serverContext } from "./server-helpers.js";
 
 const NODE = process.execPath;
@@ -30,9 +30,7 @@ let server: RunningServer;
 let client: Client;
 let httpUpstream: ChildProcess;
 
-async function tool(name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { structuredContent: Record<string, unknown> }> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: Record<string, unknown> };
-}
+const tool = (name: string, args: Record<string, unknown> = {}): Promise<ToolResult> => callTool(client, name, args);
 
 interface WireResult {
   status: string;
@@ -78,8 +76,7 @@ beforeAll(async () => {
   engine = Engine.create(config, { pool: { python: 1, javascript: 1, bash: 1 }, tools: codeMode });
   await codeMode.start();
   server = await startHttpServer(serverContext(engine, config, {}, codeMode));
-  client = new Client({ name: "code-mode-test", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  ({ client } = await connectMcp(server.url, { name: "code-mode-test" }));
 }, 60_000);
 
 afterAll(async () => {

@@ -1,18 +1,15 @@
 // Fair sharing of the server-wide caps between callers, through the real server on port 0 with
 // real sandboxes: no caller holds every sandbox or every session slot, idle ones give way.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
-import { expectError, jsonApi, startTestServer, type Api, type Reply } from "./server-helpers.js";
+import { createTestEngine, sleep, waitFor, type TestEngine } from "./helpers.js";
+import { callTool as call, connectMcp, toolText as text } from "./fixtures/mcp-client.js";
+import { bearer, expectError, withServer as withTestServer, type Api, type Reply } from "./server-helpers.js";
 
 const KEYS = { alice: "alice-key-0123456789", bob: "bob-key-0123456789ab", carol: "carol-key-0123456789" };
 type Who = keyof typeof KEYS;
-const as = (who: Who): Record<string, string> => ({ authorization: `Bearer ${KEYS[who]}` });
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const as = (who: Who): Record<string, string> => bearer(KEYS[who]);
 
 let fx: TestEngine | undefined;
 afterEach(async () => {
@@ -22,12 +19,7 @@ afterEach(async () => {
 
 async function withServer(env: Record<string, string>, fn: (api: Api, url: string) => Promise<void>, keys: Record<string, string> = KEYS): Promise<void> {
   fx = createTestEngine(env, { python: 0, javascript: 0, bash: 0 });
-  const server = await startTestServer(fx.engine, fx.config, { apiKeys: keys, maxConcurrentPerClient: 16 });
-  try {
-    await fn(jsonApi(() => server.url), server.url);
-  } finally {
-    await server.close();
-  }
+  await withTestServer(fx, { apiKeys: keys, maxConcurrentPerClient: 16 }, (server, api) => fn(api, server.url));
 }
 
 function run(api: Api, who: Who, args: Record<string, unknown>): Promise<Reply<WireExecutionResult>> {
@@ -127,14 +119,7 @@ describe("fair sharing of session slots between callers", () => {
     await withServer(
       { SANDGATE_MAX_SESSIONS: "4", SANDGATE_SESSIONS_PER_CALLER: "4", SANDGATE_EVICT_IDLE_AFTER: "1", SANDGATE_MAX_SANDBOXES: "8" },
       async (_api, url) => {
-        const connect = async (): Promise<Client> => {
-          const client = new Client({ name: "fair-share-test", version: "1.0.0" });
-          await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-          return client;
-        };
-        const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
-          (await client.callTool({ name, arguments: args })) as CallToolResult;
-        const text = (result: CallToolResult): string => result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+        const connect = async () => (await connectMcp(url, { name: "fair-share-test" })).client;
         const greedy = await connect();
         const other = await connect();
         try {
