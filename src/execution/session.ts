@@ -12,6 +12,8 @@ export class Session {
   private lastUsed = Date.now();
   private callCount = 0;
   private running = false;
+  /** Tasks serialize() accepted that have not finished (queued or under way). */
+  private pending = 0;
   private readonly sandboxes = new Map<RunnerKind, Sandbox>();
   /** Runner kinds whose sandbox was evicted; the next call there reports state_reset. */
   private readonly evicted = new Set<RunnerKind>();
@@ -46,6 +48,14 @@ export class Session {
   /** A call runs in one of the session's sandboxes now. */
   get busy(): boolean {
     return this.running;
+  }
+
+  /**
+   * A call or file operation is queued or under way: the session must not expire or give way
+   * under it (a call may wait for its workspace or an earlier call before it runs).
+   */
+  get inUse(): boolean {
+    return this.running || this.pending > 0;
   }
 
   /** Whether the workspace is its own filesystem (kernel-enforced limits), known once `ready` settles. */
@@ -113,10 +123,15 @@ export class Session {
 
   /** Runs `task` after every earlier call of this session has finished. */
   serialize<T>(task: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(async () => {
-      await this.ready;
-      return task();
-    });
+    this.pending++;
+    const next = this.queue
+      .then(async () => {
+        await this.ready;
+        return task();
+      })
+      .finally(() => {
+        this.pending--;
+      });
     this.queue = next.catch(() => undefined);
     return next;
   }

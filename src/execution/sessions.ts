@@ -213,7 +213,7 @@ export class SessionManager {
     let victim: Session | undefined;
     for (const s of this.sessions.values()) {
       const count = counts.get(s.owner) ?? 0;
-      if (s.owner === owner || s.busy || s.lastUsedAt > idleSince || !mustGiveWay(count, own)) continue;
+      if (s.owner === owner || s.inUse || s.lastUsedAt > idleSince || !mustGiveWay(count, own)) continue;
       const best = victim ? (counts.get(victim.owner) ?? 0) : -1;
       if (count > best || (count === best && victim !== undefined && s.lastUsedAt < victim.lastUsedAt)) victim = s;
     }
@@ -223,7 +223,7 @@ export class SessionManager {
   /**
    * Seconds until a slot is expected at the global maximum for an owner holding `own`: the
    * soonest any session expires, or one of an owner that must give way (mustGiveWay) has been
-   * idle long enough to. A busy session counts as just used.
+   * idle long enough to. A session in use counts as just used.
    */
   private fullRetryAfterS(own: number): number {
     const now = Date.now();
@@ -231,17 +231,17 @@ export class SessionManager {
     const evictMs = this.options.evictIdleAfterMs ?? this.options.idleTtlMs;
     let soonest = Infinity;
     for (const s of this.sessions.values()) {
-      const since = s.busy ? now : s.lastUsedAt;
+      const since = s.inUse ? now : s.lastUsedAt;
       const gives = mustGiveWay(counts.get(s.owner) ?? 0, own) ? Math.min(evictMs, this.options.idleTtlMs) : this.options.idleTtlMs;
       soonest = Math.min(soonest, since + gives);
     }
     return Math.max(1, Math.ceil((soonest - now) / 1000));
   }
 
-  /** Seconds until the first of `sessions` expires when left idle; a few when all are busy. */
+  /** Seconds until the first of `sessions` expires when left idle; a few when all are in use. */
   private retryAfterS(sessions: Session[]): number {
     const now = Date.now();
-    const idle = sessions.filter((s) => !s.busy).map((s) => s.lastUsedAt + this.options.idleTtlMs - now);
+    const idle = sessions.filter((s) => !s.inUse).map((s) => s.lastUsedAt + this.options.idleTtlMs - now);
     if (idle.length === 0) return 5;
     return Math.max(1, Math.ceil(Math.min(...idle) / 1000));
   }
@@ -332,7 +332,7 @@ export class SessionManager {
 
   private async expireIdle(): Promise<void> {
     const now = Date.now();
-    const idle = [...this.sessions.values()].filter((s) => !s.busy && now - s.lastUsedAt > this.options.idleTtlMs);
+    const idle = [...this.sessions.values()].filter((s) => !s.inUse && now - s.lastUsedAt > this.options.idleTtlMs);
     await Promise.all(idle.map((s) => this.end(s, `idle for more than ${Math.round(this.options.idleTtlMs / 1000)} s`)));
   }
 }
