@@ -1,5 +1,5 @@
 // The HTTP application: the guards in order (body cap and deadline, Host/Origin, CORS, API key), then MCP
-// at /mcp, the REST route table, the OpenAPI document and docs, and JSON errors for the rest.
+// at /mcp, the typed REST route table, the OpenAPI document and docs, and JSON errors for the rest.
 
 import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
@@ -8,7 +8,7 @@ import { isSandgateError, SandgateError } from "../../errors/index.js";
 import { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { OutputForwarder } from "../output-forwarder.js";
-import { createTools, runTool, type ToolDefinition } from "../tools.js";
+import { createTools, findTool, type ToolDefinition } from "../tools.js";
 import { bodyGuard } from "./body-guard.js";
 import { renderDocsPage } from "./docs-page.js";
 import { asSandgateError, errorBody, errorResponse } from "./errors.js";
@@ -38,7 +38,8 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         send: (name, text) => void stream.writeSSE({ event: name, data: JSON.stringify({ text }) }).catch(() => undefined),
       });
       try {
-        const reply = await runTool(tools, tool, args, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push, owner });
+        // The route parsed the arguments with the tool's own schema already.
+        const reply = await findTool(tools, tool).run(args, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push, owner });
         forward.flush();
         await stream.writeSSE({ event: "result", data: JSON.stringify(reply.structured) });
       } catch (error) {

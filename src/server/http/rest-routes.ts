@@ -41,7 +41,7 @@ export interface RestDeps {
   /** The per-caller concurrency cap (MCP tools/call on /mcp/execute takes its slot per call). */
   limiter: ClientLimiter;
   mcpSessionCount: () => number;
-  /** Server-sent-events variant of a tool call (POST /execute?stream=1). */
+  /** Server-sent-events variant of a tool call (POST /execute?stream=1), with arguments the route parsed. */
   streamTool: (c: Context, tool: string, args: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string) => Response;
 }
 
