@@ -1,7 +1,6 @@
 // The language registry as users meet it: aliases in any case through the engine, MCP, REST and
 // the CLI; every spec's doctor probe and warm-up in real sandboxes; the tables keyed by it complete.
 
-import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +16,7 @@ import {
   RUNNER_KINDS,
   RUNNER_SPECS,
 } from "../src/languages/index.js";
+import { runCli } from "./fixtures/cli.js";
 import { callTool, connectMcp } from "./fixtures/mcp-client.js";
 import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
 import { expectError, withServer } from "./server-helpers.js";
@@ -179,20 +179,10 @@ describe("aliases over MCP and REST", () => {
   });
 });
 
-describe("the CLI", () => {
-  const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
+describe("the CLI (built: npm run build)", () => {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-lang-cli-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-  function sandgate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const env = { PATH: process.env.PATH ?? "", SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" };
-      const child = execFile(process.execPath, [CLI, ...args], { env }, (error, stdout, stderr) => {
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
-      child.stdin!.end("");
-    });
-  }
+  const sandgate = (args: string[]) => runCli(args, { env: { SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" } });
 
   it("takes the language from a .mjs or .SH file's extension", async () => {
     const mjs = join(dir, "prog.mjs");
