@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
 import type { ExecutionResult } from "../src/execution/index.js";
 import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
+import { samplePeak } from "./fixtures/samplers.js";
 import { jsonApi, startTestServer } from "./server-helpers.js";
 
 /** bubblewrap processes this test process started: one per live sandbox (a session's file helper is not a sandbox). */
@@ -25,20 +26,6 @@ function liveSandboxes(): number {
   return count;
 }
 
-/** Samples the live sandbox count until stop() and returns the highest seen. */
-function samplePeak(): { stop: () => number } {
-  let peak = liveSandboxes();
-  const timer = setInterval(() => {
-    peak = Math.max(peak, liveSandboxes());
-  }, 15);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return Math.max(peak, liveSandboxes());
-    },
-  };
-}
-
 let fx: TestEngine | undefined;
 afterEach(async () => {
   await fx?.close();
@@ -52,18 +39,15 @@ describe("global caps on sandboxes and committed memory", () => {
     const server = await startTestServer(fx.engine, fx.config, { maxConcurrentPerClient: 64 });
     const api = jsonApi(() => server.url);
     const engine = fx.engine;
-    let committedPeak = 0;
-    const committed = setInterval(() => {
-      committedPeak = Math.max(committedPeak, engine.admissionState().committedMb);
-    }, 15);
-    const peak = samplePeak();
+    const committed = samplePeak(() => engine.admissionState().committedMb, 15);
+    const peak = samplePeak(liveSandboxes, 15);
     try {
       const replies = await Promise.all(
         Array.from({ length: 40 }, (_, i) => api<ExecutionResult>("/execute", { json: { language: "python", code: `import time\ntime.sleep(0.4)\nprint(${i})` } })),
       );
       const sandboxesPeak = peak.stop();
       expect(sandboxesPeak * 256).toBeLessThanOrEqual(512);
-      expect(committedPeak).toBeLessThanOrEqual(512);
+      expect(committed.stop()).toBeLessThanOrEqual(512);
       const ok = replies.filter((r) => r.status === 200);
       const refused = replies.filter((r) => r.status === 429);
       expect(ok.length + refused.length).toBe(40);
@@ -80,7 +64,7 @@ describe("global caps on sandboxes and committed memory", () => {
       expect(health.body.capacity).toMatchObject({ max_committed_mb: 512, waiting: 0 });
       expect(health.body.capacity.committed_mb).toBeLessThanOrEqual(512);
     } finally {
-      clearInterval(committed);
+      committed.stop();
       peak.stop();
       await server.close();
     }
@@ -93,7 +77,7 @@ describe("global caps on sandboxes and committed memory", () => {
     fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "2", SANDGATE_QUEUE_WAIT: "120" }, { python: 0, javascript: 0, bash: 0 });
     const engine = fx.engine;
     const finished: string[] = [];
-    const peak = samplePeak();
+    const peak = samplePeak(liveSandboxes, 15);
     const run = (owner: string, i: number): Promise<ExecutionResult> =>
       engine.execute({ language: "bash", code: `echo ${owner}${i}`, owner }).then((r) => {
         finished.push(owner);
@@ -146,7 +130,7 @@ describe("global caps on sandboxes and committed memory", () => {
     fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "2", SANDGATE_QUEUE_WAIT: "30" }, { python: 2, javascript: 1, bash: 1 });
     const engine = fx.engine;
     expect(await waitFor(() => engine.admissionState().sandboxes === 2 && liveSandboxes() === 2, 20_000)).toBe(true);
-    const peak = samplePeak();
+    const peak = samplePeak(liveSandboxes, 15);
     // Bash has at most one spare; the second bash call needs a spare of another kind to give way.
     const results = await Promise.all([1, 2, 3].map((i) => engine.execute({ language: "bash", code: `sleep 0.3; echo ${i}` })));
     expect(results.map((r) => r.stdout)).toEqual(["1\n", "2\n", "3\n"]);

@@ -1,38 +1,18 @@
 // Host details a sandbox must not learn, read from inside real sandboxes: host paths in /proc,
 // sandgate's own frames in tracebacks; and deeply nested code, which is the code's syntax error.
 
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
+import { describe, expect, it } from "vitest";
 import { prepareCode } from "../src/languages/index.js";
-import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
-import { prepareRuntime, type SandboxRuntime } from "../src/sandbox/runtime.js";
-import { Sandbox, type RunOutcome, type UpstreamCallHandler } from "../src/sandbox/sandbox.js";
+import type { RunOutcome, UpstreamCallHandler } from "../src/sandbox/sandbox.js";
+import { useRawRuntime } from "./fixtures/runtime.js";
 
-let dir: string;
 let volumeDir: string;
-let runtime: SandboxRuntime;
-let limits: ResolvedLimits;
-const started: Sandbox[] = [];
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "sandgate-host-details-"));
-  chmodSync(dir, 0o711);
+const raw = useRawRuntime("host-details", (dir) => {
   volumeDir = join(dir, "volume-data");
   mkdirSync(volumeDir, { mode: 0o755 });
-  const config = loadConfig({ SANDBOX_DIR: join(dir, "sandbox") });
-  runtime = prepareRuntime({ sandboxDir: join(dir, "sandbox"), useCgroups: true, volumes: [{ name: "data", hostPath: volumeDir, readOnly: false }] });
-  limits = resolveLimits(config);
-});
-
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((sandbox) => sandbox.dispose()));
-});
-
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
+  return { volumes: [{ name: "data", hostPath: volumeDir, readOnly: false }] };
 });
 
 const failingTools: UpstreamCallHandler = async (call) =>
@@ -43,16 +23,13 @@ async function runCode(language: "python" | "javascript" | "typescript", code: s
   const prepared = prepareCode(language, code);
   if (!prepared.ok) throw new Error(`prepareCode refused: ${prepared.error.message}`);
   const { kind, filename, mode } = prepared.prepared;
-  const sandbox = await Sandbox.start(runtime, { kind, limits, ...(workspaceDir ? { workspaceDir } : {}) });
-  started.push(sandbox);
+  const sandbox = await raw.start(kind, workspaceDir ? { workspaceDir } : {});
   return sandbox.run({ code: prepared.prepared.code, filename, ...(mode ? { mode } : {}), timeoutMs: 20_000, outputCapBytes: 1 << 20, onUpstreamCall: failingTools });
 }
 
 describe("/proc inside a sandbox", () => {
   it("shows no host path of the sandbox directory, the session workspace, a volume or the server's working directory in any cmdline or environ", async () => {
-    const workspaceDir = join(runtime.workspacesDir, "session-with-a-name");
-    mkdirSync(workspaceDir, { mode: 0o700 });
-    if (process.getuid?.() === 0) chownSync(workspaceDir, 65534, 65534);
+    const workspaceDir = raw.workspace("session-with-a-name");
     const code = [
       "import os",
       "seen = {}",
@@ -71,7 +48,7 @@ describe("/proc inside a sandbox", () => {
     expect(Object.keys(seen)).toContain("1/cmdline");
     expect(seen["1/cmdline"]).toMatch(/bwrap/);
     for (const [where, text] of Object.entries(seen)) {
-      for (const hostPath of [dir, workspaceDir, volumeDir, runtime.runnersDir, runtime.etcDir, process.cwd()]) {
+      for (const hostPath of [raw.dir, workspaceDir, volumeDir, raw.runtime.runnersDir, raw.runtime.etcDir, process.cwd()]) {
         expect(text.includes(hostPath), `${where} shows ${hostPath}`).toBe(false);
       }
     }

@@ -1,52 +1,27 @@
 // Bounded memory and time per sandbox, attacked from inside real sandboxes: tool-call floods that
 // never read their replies, output between calls, idle CPU, partial frames, unsized tmpfs.
 
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
+import { readFileSync } from "node:fs";
+import { describe, expect, it, vi } from "vitest";
+import type { ResolvedLimits } from "../src/sandbox/limits.js";
 import { encodeFrame, FrameDecoder } from "../src/sandbox/protocol.js";
-import { prepareRuntime, type RunnerKind, type SandboxRuntime } from "../src/sandbox/runtime.js";
+import type { RunnerKind } from "../src/sandbox/runtime.js";
 import { BashUpstreamRequestDecoder } from "../src/sandbox/upstream-calls.js";
-import { Sandbox, type RunOutcome, type RunRequest } from "../src/sandbox/sandbox.js";
-import { descendantPids } from "./helpers.js";
+import type { RunOutcome, RunRequest, Sandbox } from "../src/sandbox/sandbox.js";
+import { descendantPids, sleep } from "./helpers.js";
+import { useRawRuntime, type RawRuntime } from "./fixtures/runtime.js";
+import { sampleRssGrowth } from "./fixtures/samplers.js";
 
-let dir: string;
-let withCgroups: SandboxRuntime;
-let withoutCgroups: SandboxRuntime;
-let limits: ResolvedLimits;
-const started: Sandbox[] = [];
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "sandgate-bounds-"));
-  chmodSync(dir, 0o711);
-  const config = loadConfig({ SANDBOX_DIR: dir });
-  withCgroups = prepareRuntime({ sandboxDir: join(dir, "cg"), useCgroups: true });
-  withoutCgroups = prepareRuntime({ sandboxDir: join(dir, "rl"), useCgroups: false });
-  limits = resolveLimits(config);
-});
-
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((sandbox) => sandbox.dispose()));
-});
-
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const withCgroups = useRawRuntime("bounds-cg");
+const withoutCgroups = useRawRuntime("bounds-rl", () => ({ useCgroups: false }));
 const FILENAME: Record<RunnerKind, string> = { python: "main.py", javascript: "main.js", bash: "main.sh" };
 
-async function start(runtime: SandboxRuntime, kind: RunnerKind, extra: { workspaceDir?: string; limits?: ResolvedLimits } = {}): Promise<Sandbox> {
-  let chosen = extra.limits ?? limits;
+async function start(raw: RawRuntime, kind: RunnerKind, extra: { workspaceDir?: string; limits?: ResolvedLimits } = {}): Promise<Sandbox> {
+  let chosen = extra.limits ?? raw.limits;
   // Without a pids cgroup, RLIMIT_NPROC counts every process of the host user all sandboxes run
   // as, other test files' included; the processes limit is not what these tests are about.
-  if (runtime.cgroups.mode === "none") chosen = { ...chosen, processes: 1 << 20 };
-  const sandbox = await Sandbox.start(runtime, { kind, limits: chosen, ...(extra.workspaceDir ? { workspaceDir: extra.workspaceDir } : {}) });
-  started.push(sandbox);
-  return sandbox;
+  if (raw.runtime.cgroups.mode === "none") chosen = { ...chosen, processes: 1 << 20 };
+  return raw.start(kind, { limits: chosen, ...(extra.workspaceDir ? { workspaceDir: extra.workspaceDir } : {}) });
 }
 
 function run(sandbox: Sandbox, code: string, extra: Partial<RunRequest> = {}): Promise<RunOutcome> {
@@ -54,25 +29,12 @@ function run(sandbox: Sandbox, code: string, extra: Partial<RunRequest> = {}): P
 }
 
 /** A session-like workspace the sandbox user owns. */
-function workspace(name: string): string {
-  const path = join(withCgroups.workspacesDir, name);
-  mkdirSync(path, { recursive: true, mode: 0o700 });
-  if (process.getuid?.() === 0) chownSync(path, 65534, 65534);
-  return path;
-}
+const workspace = (name: string): string => withCgroups.workspace(name);
 
-/** Samples this process's RSS until stopped; returns the largest growth seen, in MB. */
+/** Samples this process's RSS until called; returns the largest growth seen, in MB. */
 function watchRss(): () => number {
-  const base = process.memoryUsage().rss;
-  let peak = base;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 50);
-  return () => {
-    clearInterval(timer);
-    peak = Math.max(peak, process.memoryUsage().rss);
-    return (peak - base) / 1048576;
-  };
+  const rss = sampleRssGrowth(50);
+  return () => rss.stop() / 1048576;
 }
 
 /** CPU clock ticks used so far by every process this test process started (its sandboxes). */
@@ -168,7 +130,7 @@ describe("output between calls of a session", () => {
       }
       await sleep(1500);
       expect(rss()).toBeLessThan(200);
-      if (runtime().cgroups.freezer) expect(sandbox.isFrozen).toBe(true);
+      if (runtime().runtime.cgroups.freezer) expect(sandbox.isFrozen).toBe(true);
       else expect(sandbox.discardedOutputBytes).toBeGreaterThan(0);
       const second = await run(sandbox, "stop = True\nt.join()\nprint('clean')", { outputCapBytes: 8 << 20 });
       expect(second.status).toBe("ok");
@@ -181,7 +143,7 @@ describe("output between calls of a session", () => {
 
   it("is frozen, so a Node session whose timer keeps the CPU busy after its call uses none until the next call", async (context) => {
     // Asked of the host, not of sandgate: a host with a freezer must freeze.
-    const hostHasFreezer = withCgroups.cgroups.mode === "v2" || (withCgroups.cgroups.mode === "v1" && /\sfreezer\s|,freezer[\s,]/.test(readFileSync("/proc/self/mounts", "utf8")));
+    const hostHasFreezer = withCgroups.runtime.cgroups.mode === "v2" || (withCgroups.runtime.cgroups.mode === "v1" && /\sfreezer\s|,freezer[\s,]/.test(readFileSync("/proc/self/mounts", "utf8")));
     if (!hostHasFreezer) context.skip();
     const sandbox = await start(withCgroups, "javascript", { workspaceDir: workspace("busy-node") });
     const first = await run(sandbox, "globalThis.spin = setInterval(() => { const end = Date.now() + 50; while (Date.now() < end); }, 1); 'spinning'");
@@ -284,7 +246,7 @@ describe("frames from a runner", () => {
 
 describe("scratch space without cgroups (rlimit mode)", () => {
   it("sizes /tmp and /dev/shm from the memory limit and keeps /dev read-only", async () => {
-    const small = { ...limits, memoryMb: 64 };
+    const small = { ...withoutCgroups.limits, memoryMb: 64 };
     const sandbox = await start(withoutCgroups, "python", { limits: small });
     const code = [
       "import errno, os",
@@ -325,7 +287,7 @@ describe("scratch space without cgroups (rlimit mode)", () => {
 
 describe("a disposed sandbox's cgroup", () => {
   it("is never touched again by that sandbox once released, though the next sandbox may be using it", async (context) => {
-    if (withCgroups.cgroups.mode === "none") context.skip();
+    if (withCgroups.runtime.cgroups.mode === "none") context.skip();
     const first = await start(withCgroups, "bash");
     const firstCgroup = (await run(first, "cat /proc/self/cgroup")).stdout.toString();
     await first.dispose();

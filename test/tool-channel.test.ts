@@ -1,21 +1,17 @@
 // Code mode inside real sandboxes: tool calls from Python, JavaScript, TypeScript and Bash travel
 // over the runner's pipes to a host handler (standing in for the router) and back.
 
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
+import { describe, expect, it } from "vitest";
 import { prepareJavaScript } from "../src/languages/js-transform.js";
-import { resolveLimits, type ResolvedLimits } from "../src/sandbox/limits.js";
-import { prepareRuntime, type RunnerKind, type SandboxRuntime } from "../src/sandbox/runtime.js";
-import { Sandbox, type RunOutcome, type RunRequest, type UpstreamCall, type UpstreamCallReply } from "../src/sandbox/sandbox.js";
+import type { RunnerKind } from "../src/sandbox/runtime.js";
+import type { RunOutcome, RunRequest, Sandbox, UpstreamCall, UpstreamCallReply } from "../src/sandbox/sandbox.js";
 import { transpileTypeScript } from "../src/languages/ts-transpile.js";
+import { sleep } from "./helpers.js";
+import { useRawRuntime } from "./fixtures/runtime.js";
 
-let dir: string;
 let toolsDir: string;
-let runtime: SandboxRuntime;
-let limits: ResolvedLimits;
 
 const MANIFEST = {
   version: 1,
@@ -32,24 +28,14 @@ async def hello(**kwargs):
     return await call_mcp_tool("demo.hello", kwargs)
 `;
 
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "sandgate-tools-test-"));
-  chmodSync(dir, 0o755);
+const raw = useRawRuntime("tools-test", (dir) => {
   toolsDir = join(dir, "tools");
   mkdirSync(join(toolsDir, "python", "servers", "demo"), { recursive: true, mode: 0o755 });
   writeFileSync(join(toolsDir, "python", "servers", "__init__.py"), "");
   writeFileSync(join(toolsDir, "python", "servers", "demo", "__init__.py"), PY_PACKAGE);
   writeFileSync(join(toolsDir, "manifest.json"), JSON.stringify(MANIFEST));
-  const config = loadConfig({ SANDBOX_DIR: join(dir, "sandbox") });
-  runtime = prepareRuntime({ sandboxDir: join(dir, "sandbox"), useCgroups: true, toolsDir });
-  limits = resolveLimits(config);
+  return { toolsDir };
 });
-
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Recorder {
   calls: UpstreamCall[];
@@ -77,7 +63,7 @@ function recorder(): Recorder {
 }
 
 async function withSandbox<T>(kind: RunnerKind, body: (sandbox: Sandbox) => Promise<T>): Promise<T> {
-  const sandbox = await Sandbox.start(runtime, { kind, limits });
+  const sandbox = await raw.start(kind);
   try {
     return await body(sandbox);
   } finally {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandgateError } from "../src/errors/index.js";
 import { UpstreamManager } from "../src/upstream/index.js";
+import { sampleRssGrowth } from "./fixtures/samplers.js";
 import { recordingLogger, text, waitFor } from "./fixtures/upstream/helpers.js";
 import { startFloodServer, type FloodServer } from "./fixtures/upstream/flood-server.js";
 
@@ -92,18 +93,17 @@ describe("upstream servers that flood their responses", () => {
     it(`a ${server} server whose \`${tool}\` floods fails that call naming the server and the cap, with bounded memory`, async () => {
       expect(await ready(server)).toBe(true);
       gc();
-      const before = process.memoryUsage().rss;
-      let peak = before;
-      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+      const rss = sampleRssGrowth();
+      let growth: number;
       try {
         const error = await rejection(manager.callTool(server, tool, {}));
         expect(error.code).toBe("UPSTREAM_ERROR");
         expect(error.message).toContain(`upstream server \`${server}\` ${what}`);
         expect(error.message).toContain(`the call to \`${server}.${tool}\` failed`);
       } finally {
-        clearInterval(sampler);
+        growth = rss.stop();
       }
-      expect(peak - before).toBeLessThan(RSS_BOUND);
+      expect(growth).toBeLessThan(RSS_BOUND);
       // The connection was reset: the server comes back and answers again.
       expect(await ready(server)).toBe(true);
       if (server !== "stdio") expect(text(await manager.callTool(server, "hello", {}))).toBe("hello");

@@ -9,23 +9,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema } from "../src/config/index.js";
 import { CodeMode } from "../src/code-mode/index.js";
 import { UpstreamManager } from "../src/upstream/index.js";
+import { sampleRssGrowth } from "./fixtures/samplers.js";
 import { text, waitFor } from "./fixtures/upstream/helpers.js";
 import { startToolListServer, type ToolListServer } from "./fixtures/upstream/tool-list-server.js";
 
 /** RSS growth a bounded listing stays far below (the endless pages would grow it by gigabytes). */
 const RSS_BOUND = 300 * 1024 * 1024;
 const MiB = 1024 * 1024;
-
-/** Samples RSS every 20 ms until stopped; returns the largest growth over the start. */
-function rssPeak(): () => number {
-  const start = process.memoryUsage().rss;
-  let peak = start;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  return () => {
-    clearInterval(timer);
-    return Math.max(peak, process.memoryUsage().rss) - start;
-  };
-}
 
 describe("upstream servers whose tool lists break the caps", () => {
   const servers: Record<string, ToolListServer> = {};
@@ -49,9 +39,9 @@ describe("upstream servers whose tool lists break the caps", () => {
       backoffBaseMs: 50,
       servers: Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, upstreamServerSchema.parse({ url: s.url })])),
     });
-    const stop = rssPeak();
+    const rss = sampleRssGrowth();
     await manager.start();
-    startGrowth = stop();
+    startGrowth = rss.stop();
   });
 
   afterAll(async () => {
@@ -88,10 +78,10 @@ describe("upstream servers whose tool lists break the caps", () => {
 
   it("a tools/list_changed to endless 8 MB pages fails the server naming the cap; memory stays bounded and the others keep working", async () => {
     expect(manager.serverStatus("changesToBigPages")?.state).toBe("ready");
-    const stop = rssPeak();
+    const rss = sampleRssGrowth();
     expect(text(await manager.callTool("changesToBigPages", "change", {}))).toBe("changed");
     expect(await waitFor(() => manager.serverStatus("changesToBigPages")?.state === "failed", 60_000)).toBe(true);
-    const growth = stop();
+    const growth = rss.stop();
     const status = manager.serverStatus("changesToBigPages");
     expect(status?.error).toContain("refreshing its tools failed");
     expect(status?.error).toContain("4 times codeMode.maxUpstreamMessageBytes");
