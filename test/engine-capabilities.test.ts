@@ -88,3 +88,19 @@ describe("engine.files", () => {
     await expect(t.engine.files.read(s.id, "secret.txt", "utf8", "owner-a")).rejects.toMatchObject({ code: "SESSION_EXPIRED" });
   });
 });
+
+describe("engine.executeCommand", () => {
+  it("runs a shell line in the session's workspace without changing the session's shell, and rejects NUL bytes", async () => {
+    const s = t.engine.sessions.create("commands");
+    try {
+      await t.engine.files.write(s.id, "sub/data.txt", "one\ntwo\n");
+      const counted = await t.engine.executeCommand({ command: "cd sub && wc -l < data.txt | tr -d ' '", sessionId: s.id });
+      expect(counted).toMatchObject({ status: "ok", stdout: "2\n", sessionId: "commands" });
+      expect((await t.engine.executeCommand({ command: "pwd", sessionId: s.id })).stdout).toBe("/workspace\n");
+      expect((await t.engine.executeCommand({ command: "cat data.txt", workingDirectory: "sub", sessionId: s.id })).stdout).toBe("one\ntwo\n");
+      await expect(t.engine.executeCommand({ command: "echo \u0000", sessionId: s.id })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    } finally {
+      await t.engine.sessions.stop(s.id);
+    }
+  });
+});

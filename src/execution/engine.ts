@@ -57,6 +57,7 @@ export class Engine {
   readonly sessions: EngineSessions;
   /** Reading, writing and listing sessions' workspace files. */
   readonly files: EngineFiles;
+  private readonly sessionManager: SessionManager;
   /** Full outputs too long to show, kept for config.outputTtlS within config.limits.savedOutputsMb. */
   readonly outputs: SavedOutputs;
   private readonly admission: Admission;
@@ -105,7 +106,7 @@ export class Engine {
       ...config.volumes.map((v) => ({ hostPath: v.hostPath, shownAs: `/mnt/${v.name}` })),
       { hostPath: process.cwd(), shownAs: "<cwd>" },
     ]);
-    const sessions = new SessionManager(runtime, {
+    this.sessionManager = new SessionManager(runtime, {
       max: config.sessions.max,
       maxPerOwner: config.sessions.maxPerIdentity,
       idleTtlMs: config.sessions.idleTtlS * 1000,
@@ -116,14 +117,14 @@ export class Engine {
       // The file helper works in the workspace: it goes before the workspace is unmounted.
       onEnd: (session) => this.files.forget(session),
     });
-    this.sessions = new EngineSessions(sessions, () => this.assertOpen());
-    this.files = new EngineFiles(runtime, sessions, {
+    this.sessions = new EngineSessions(this.sessionManager, () => this.assertOpen());
+    this.files = new EngineFiles(runtime, this.sessionManager, {
       maxFileBytes: this.defaultLimits.fileSizeBytes,
       workspaceBytes: this.defaultLimits.workspaceBytes,
       workspaceInodes: config.limits.maxWorkspaceInodes,
     });
     // Probed once, at start: whether each workspace gets its own filesystem.
-    void sessions.filesystems.state();
+    void this.sessionManager.filesystems.state();
   }
 
   /** Prepares the sandbox runtime (throws SANDBOX_UNAVAILABLE when isolation is impossible) and fills the pool. */
@@ -153,7 +154,7 @@ export class Engine {
   }
 
   /** Runs a shell line with bash (pipes, redirections) in a subshell of the session's shell. */
-  executeCommand(request: CommandRequest): Promise<ExecutionResult> {
+  async executeCommand(request: CommandRequest): Promise<ExecutionResult> {
     if (request.command.includes("\u0000")) throw new SandgateError("INVALID_INPUT", "command must not contain NUL bytes", { data: { field: "command" } });
     if (request.workingDirectory?.includes("\u0000")) {
       throw new SandgateError("INVALID_INPUT", "working_directory must not contain NUL bytes", { data: { field: "working_directory" } });
@@ -182,7 +183,7 @@ export class Engine {
   async execute(request: ExecuteRequest): Promise<ExecutionResult> {
     const { language, limits } = this.checked(request);
     const owner = request.owner ?? LOCAL_OWNER;
-    const session = request.sessionId === undefined ? undefined : this.sessions.manager.get(owner, request.sessionId);
+    const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) return preparationFailedResult(prepared.error, session?.id ?? null);
     const scope = this.tools?.beginExecution();
@@ -288,10 +289,10 @@ export class Engine {
 
   /** The session's sandbox for `kind`; starting one (first use, or after it died) takes a lease of the caps. */
   private async sessionSandbox(session: Session, kind: RunnerKind, limits: ResolvedLimits, request: ExecuteRequest): Promise<Sandbox> {
-    if (session.sandbox(kind)?.alive) return this.sessions.manager.sandboxFor(session, kind, limits);
+    if (session.sandbox(kind)?.alive) return this.sessionManager.sandboxFor(session, kind, limits);
     // Calls to one session run one at a time, so nothing else starts this sandbox meanwhile.
     const lease = await this.admission.acquire(limits.memoryMb, request.owner ?? LOCAL_OWNER, request.signal);
-    const sandbox = await this.startLeased(lease, () => this.sessions.manager.sandboxFor(session, kind, limits));
+    const sandbox = await this.startLeased(lease, () => this.sessionManager.sandboxFor(session, kind, limits));
     this.room.holdForSession(sandbox, session, kind);
     return sandbox;
   }
@@ -350,7 +351,7 @@ export class Engine {
     this.closing = true;
     this.admission.close();
     for (const sandbox of this.room.busySandboxes) sandbox.terminate("killed");
-    await Promise.all([this.pool.close(), this.sessions.manager.close(), this.files.close()]);
+    await Promise.all([this.pool.close(), this.sessionManager.close(), this.files.close()]);
     while (this.retiring.size > 0) await Promise.all([...this.retiring]);
     await this.outputs.close();
     await removeIdleCgroups();
