@@ -1,7 +1,7 @@
 // The one table that maps SandgateError codes to JSON-RPC codes and HTTP statuses.
 
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES, httpStatusOf, isToolResultCode, jsonRpcCodeOf, SandgateError } from "../src/errors/index.js";
+import { codeOfJsonRpc, ERROR_CODES, httpStatusOf, isToolResultCode, jsonRpcCodeOf, SandgateError } from "../src/errors/index.js";
 
 describe("error table", () => {
   it("maps client mistakes to 4xx and invalid-params, host trouble to 5xx", () => {
@@ -51,5 +51,26 @@ describe("error table", () => {
     const error = new SandgateError("LIMIT_EXCEEDED", "timeout 99 s is above 30 s", { data: { field: "timeout" }, cause });
     expect(error.cause).toBe(cause);
     expect(JSON.parse(JSON.stringify(error))).toEqual({ code: "LIMIT_EXCEEDED", message: "timeout 99 s is above 30 s", data: { field: "timeout" } });
+  });
+
+  it("gives the MCP SDK's own JSON-RPC errors a code of the table, and so an HTTP status", () => {
+    const cases: [number, string, number][] = [
+      [-32700, "MALFORMED_REQUEST", 400],
+      [-32600, "INVALID_INPUT", 400],
+      [-32601, "NOT_FOUND", 404],
+      [-32602, "INVALID_INPUT", 400],
+      [-32603, "INTERNAL", 500],
+      [-32042, "INTERNAL", 500],
+    ];
+    for (const [rpc, code, status] of cases) {
+      expect(codeOfJsonRpc(rpc), String(rpc)).toBe(code);
+      expect(httpStatusOf(codeOfJsonRpc(rpc)), String(rpc)).toBe(status);
+    }
+  });
+
+  it("keeps the MCP transport's refusals at the numbers MCP clients know", () => {
+    expect([jsonRpcCodeOf("MCP_SESSION_REQUIRED"), httpStatusOf("MCP_SESSION_REQUIRED")]).toEqual([-32000, 400]);
+    expect([jsonRpcCodeOf("MCP_SESSION_NOT_FOUND"), httpStatusOf("MCP_SESSION_NOT_FOUND")]).toEqual([-32001, 404]);
+    expect(httpStatusOf("METHOD_NOT_ALLOWED")).toBe(405);
   });
 });
