@@ -101,6 +101,12 @@ function parsePart<S extends z.AnyZodObject>(schema: S, value: unknown, part: "b
   throw new SandgateError("INVALID_INPUT", `${where}: ${issue?.message ?? "invalid"}`, { data: { field, location: part } });
 }
 
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  return `a ${typeof value}`;
+}
+
 function queryObject(c: Context): Record<string, string> {
   return Object.fromEntries(Object.entries(c.req.queries()).map(([k, v]) => [k, v[v.length - 1] ?? ""]));
 }
@@ -118,7 +124,7 @@ export function defineRoute<Path extends string, R extends z.ZodType, B extends 
   const parseBody = async (c: Context): Promise<unknown> => {
     const value = await readJsonBody(c);
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw new SandgateError("INVALID_INPUT", `the request body must be a JSON object, not ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`);
+      throw new SandgateError("INVALID_INPUT", `the request body must be a JSON object, not ${kindOf(value)}`);
     }
     if (spec.parseBody) return spec.parseBody(value);
     return body ? parsePart(body, value, "body") : {};
