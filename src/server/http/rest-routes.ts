@@ -73,6 +73,15 @@ const languagesResponse = z.object({
     z.object({ name: z.string(), aliases: z.array(z.string()), runner: z.string(), version: z.string().nullable(), file_extensions: z.array(z.string()) }),
   ),
 });
+const protocolInfoResponse = z.object({
+  server: z.object({ name: z.string(), version: z.string() }),
+  endpoint: z.string(),
+  transports: z.object({ streamable_http: z.string(), stdio: z.string() }),
+  protocol_versions: z.array(z.string()),
+  capabilities: z.record(z.unknown()),
+  tools: z.array(z.string()),
+  authentication: z.string(),
+});
 const toolsResponse = z.object({ tools: z.array(z.record(z.unknown())) });
 
 function interpreterVersion(path: string): string | null {
@@ -334,7 +343,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       path: "/mcp/protocol-info",
       tag: "mcp",
       summary: "How to connect over MCP: endpoint, transports, protocol versions and capabilities",
-      response: z.record(z.unknown()),
+      response: protocolInfoResponse,
       handle: async () => ({
         server: { name: "sandgate", version: ctx.version },
         endpoint: "/mcp",
