@@ -8,16 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
+import type { SandgateConfig } from "../src/config/index.js";
 import { CodeMode } from "../src/code-mode/index.js";
-import { Engine } from "../src/execution/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import type { RunningServer } from "../src/server/index.js";
 import { startFloodServer, type FloodServer } from "./fixtures/upstream/flood-server.js";
 import { recordingLogger, waitFor } from "./fixtures/upstream/helpers.js";
 import { oldPythonPrelude } from "./fixtures/upstream/old-python.js";
 import { runCli, type CliResult } from "./fixtures/cli.js";
-import { callTool, connectMcp, type ToolResult } from "./fixtures/mcp-client.js";
-import { serverContext } from "./server-helpers.js";
+import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
+import { callTool, type ToolResult } from "./fixtures/mcp-client.js";
 
 const NODE = process.execPath;
 const HOSTILE = join(import.meta.dirname, "fixtures", "upstream", "hostile-stdio.mjs");
@@ -56,9 +55,9 @@ let echo: { port: number; server: HttpServer };
 let flood: FloodServer;
 let config: SandgateConfig;
 let codeMode: CodeMode;
-let engine: Engine;
 let server: RunningServer;
 let client: Client;
+let stack: CodeModeStack | undefined;
 const logged = recordingLogger();
 
 const tool = (name: string, args: Record<string, unknown> = {}): Promise<ToolResult> => callTool(client, name, args);
@@ -79,26 +78,18 @@ beforeAll(async () => {
   chmodSync(dir, 0o755);
   echo = await startEchoing404();
   flood = await startFloodServer();
-  const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-  config = {
-    ...base,
-    mcpServers: Object.fromEntries(
-      Object.entries({ ...hostileServers(echo.port), flood: { url: flood.url } }).map(([name, s]) => [name, upstreamServerSchema.parse(s)]),
-    ),
-    codeMode: { ...base.codeMode, connectTimeoutS: 10, maxRestarts: 0 },
-  };
-  codeMode = new CodeMode(config, { log: logged.log });
-  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
-  await codeMode.start();
-  server = await startHttpServer(serverContext(engine, config, {}, codeMode));
-  ({ client } = await connectMcp(server.url, { name: "hostile-test" }));
+  stack = await startCodeModeStack(dir, {
+    servers: { ...hostileServers(echo.port), flood: { url: flood.url } },
+    codeMode: { connectTimeoutS: 10, maxRestarts: 0 },
+    pool: { python: 1, javascript: 0, bash: 0 },
+    log: logged.log,
+    name: "hostile-test",
+  });
+  ({ config, codeMode, server, client } = stack);
 }, 60_000);
 
 afterAll(async () => {
-  await client?.close();
-  await server?.close();
-  await engine?.close();
-  await codeMode?.close();
+  await stack?.close();
   await new Promise((resolve) => echo?.server.close(resolve));
   await flood?.close();
   rmSync(dir, { recursive: true, force: true });

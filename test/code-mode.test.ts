@@ -8,13 +8,12 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
+import type { SandgateConfig } from "../src/config/index.js";
 import { CodeMode } from "../src/code-mode/index.js";
-import { Engine } from "../src/execution/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import type { RunningServer } from "../src/server/index.js";
 import { freePort, isAlive, waitFor } from "./fixtures/upstream/helpers.js";
-import { callTool, connectMcp, type ToolResult } from "./fixtures/mcp-client.js";
-import { serverContext } from "./server-helpers.js";
+import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
+import { callTool, type ToolResult } from "./fixtures/mcp-client.js";
 
 const NODE = process.execPath;
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
@@ -25,10 +24,10 @@ const HEADER_SECRET = "sg-canary-header-4b2d8e";
 let dir: string;
 let config: SandgateConfig;
 let codeMode: CodeMode;
-let engine: Engine;
 let server: RunningServer;
 let client: Client;
 let httpUpstream: ChildProcess;
+let stack: CodeModeStack | undefined;
 
 const tool = (name: string, args: Record<string, unknown> = {}): Promise<ToolResult> => callTool(client, name, args);
 
@@ -60,30 +59,23 @@ beforeAll(async () => {
   httpUpstream.stderr?.on("data", (chunk: Buffer) => (log += chunk.toString()));
   expect(await waitFor(() => log.includes("listening"), 15_000)).toBe(true);
 
-  const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
   const servers = {
     everything: { command: NODE, args: [EVERYTHING, "stdio"], env: { SANDGATE_TEST_SECRET: SECRET }, timeoutS: 3 },
     filesystem: { command: NODE, args: [join(PKG, "server-filesystem/dist/index.js"), files] },
     memory: { command: NODE, args: [join(PKG, "server-memory/dist/index.js")], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
     remote: { url: `http://127.0.0.1:${port}/mcp`, headers: { "X-Test-Token": HEADER_SECRET } },
   };
-  config = {
-    ...base,
-    mcpServers: Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, upstreamServerSchema.parse(s)])),
-    codeMode: { ...base.codeMode, maxToolCallsPerExecution: 40, outputTokenBudget: 1000 },
-  };
-  codeMode = new CodeMode(config);
-  engine = Engine.create(config, { pool: { python: 1, javascript: 1, bash: 1 }, tools: codeMode });
-  await codeMode.start();
-  server = await startHttpServer(serverContext(engine, config, {}, codeMode));
-  ({ client } = await connectMcp(server.url, { name: "code-mode-test" }));
+  stack = await startCodeModeStack(dir, {
+    servers,
+    codeMode: { maxToolCallsPerExecution: 40, outputTokenBudget: 1000 },
+    pool: { python: 1, javascript: 1, bash: 1 },
+    name: "code-mode-test",
+  });
+  ({ config, codeMode, server, client } = stack);
 }, 60_000);
 
 afterAll(async () => {
-  await client?.close();
-  await server?.close();
-  await engine?.close();
-  await codeMode?.close();
+  await stack?.close();
   httpUpstream?.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
 }, 30_000);

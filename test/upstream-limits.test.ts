@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandgateError } from "../src/errors/index.js";
 import { UpstreamManager } from "../src/upstream/index.js";
 import { sampleRssGrowth } from "./fixtures/samplers.js";
-import { recordingLogger, text, waitFor } from "./fixtures/upstream/helpers.js";
+import { recordingLogger, rejection, text, waitFor } from "./fixtures/upstream/helpers.js";
 import { startFloodServer, type FloodServer } from "./fixtures/upstream/flood-server.js";
 
 /** Growth of this process's RSS that a bounded reader stays far below (the floods are 200 MB or endless). */
@@ -32,15 +32,6 @@ process.stdin.on("data", (d) => {
   }
 });
 `;
-
-async function rejection(promise: Promise<unknown>): Promise<SandgateError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SandgateError);
-  return error as SandgateError;
-}
 
 function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();

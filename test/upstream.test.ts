@@ -8,11 +8,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandgateError } from "../src/errors/index.js";
 import { UpstreamManager, type UpstreamManagerOptions } from "../src/upstream/index.js";
 import { descendantsOf } from "../src/upstream/process-tree.js";
 import { StderrTail } from "../src/upstream/stderr-tail.js";
-import { descendantPids, freePort, isAlive, recordingLogger, text, waitFor } from "./fixtures/upstream/helpers.js";
+import { descendantPids, freePort, isAlive, recordingLogger, rejection, text, waitFor } from "./fixtures/upstream/helpers.js";
 import { startToyServer, type ToyServer } from "./fixtures/upstream/toy-server.js";
 
 const NODE = process.execPath;
@@ -24,15 +23,6 @@ const FILESYSTEM = pkg("server-filesystem/dist/index.js");
 const ENV_SECRET = "env-secret-value-7f3a9c";
 const HEADER_SECRET = "Bearer header-secret-value-51d2e8";
 const CANARY = "SANDGATE_TEST_CANARY_UPSTREAM";
-
-async function rejection(promise: Promise<unknown>): Promise<SandgateError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SandgateError);
-  return error as SandgateError;
-}
 
 const base: Omit<UpstreamManagerOptions, "servers"> = { connectTimeoutMs: 15_000, defaultCallTimeoutMs: 10_000, maxRestarts: 2 };
 
