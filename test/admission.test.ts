@@ -42,7 +42,7 @@ describe("admission", () => {
     b.release();
     const refused = new Admission({ maxSandboxes: 2, maxPerOwner: 1, maxCommittedMb: 1024, waitMs: 10, expectedWaitS: () => 42 });
     await refused.acquire(100, "A");
-    await expect(refused.acquire(100, "A")).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS", data: { retryAfterS: 42, maxSandboxesPerCaller: 1 } });
+    await expect(refused.acquire(100, "A")).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS", data: { retry_after: 42, maxSandboxesPerCaller: 1 } });
   });
 
   it("counts memory as well as sandboxes, and a release wakes the next waiter", async () => {
@@ -68,7 +68,7 @@ describe("admission", () => {
     const held = await admission.acquire(100, "A");
     const refused = admission.acquire(100, "B");
     expect(admission.tryReserve(100)).toBeUndefined();
-    await expect(refused).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS", data: { retryAfterS: 1, maxSandboxes: 1 } });
+    await expect(refused).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS", data: { retry_after: 1, maxSandboxes: 1 } });
     held.release();
     expect(admission.tryReserve(100)).toBeDefined();
   });

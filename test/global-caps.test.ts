@@ -55,10 +55,13 @@ describe("global caps on sandboxes and committed memory", () => {
       expect(refused.length).toBeGreaterThan(0);
       for (const r of ok) expect(r.body.status).toBe("ok");
       for (const r of refused) {
-        const body = r.body as unknown as { error: { code: string; message: string } };
+        const body = r.body as unknown as { error: { code: string; message: string; data: Record<string, unknown> } };
         expect(body.error.code).toBe("TOO_MANY_REQUESTS");
         expect(body.error.message).toMatch(/limit of \d+ sandboxes \/ 512 MB committed/);
         expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+        // One name for the retry time, in the body as in the header.
+        expect(body.error.data.retry_after).toBe(Number(r.headers.get("retry-after")));
+        expect(body.error.data).not.toHaveProperty("retryAfterS");
       }
       const health = await api<{ capacity: Record<string, number> }>("/health");
       expect(health.body.capacity).toMatchObject({ max_committed_mb: 512, waiting: 0 });
@@ -104,7 +107,7 @@ describe("global caps on sandboxes and committed memory", () => {
     const refused = await engine.execute({ language: "bash", code: "echo refused" }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: "TOO_MANY_REQUESTS", data: { maxSandboxes: 1 } });
     // Room comes only when the idle session's sandbox may be evicted (600 s), not after the 0.5 s queue wait.
-    expect((refused as { data: { retryAfterS: number } }).data.retryAfterS).toBeGreaterThan(590);
+    expect((refused as { data: { retry_after: number } }).data.retry_after).toBeGreaterThan(590);
     await engine.sessions.stop(session.id);
     const after = await engine.execute({ language: "bash", code: "echo room" });
     expect(after.stdout).toBe("room\n");

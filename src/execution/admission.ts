@@ -271,10 +271,11 @@ export class Admission {
     this.wake();
   }
 
-  private refusalData(owner: string): Record<string, unknown> {
+  /** What a refusal's data says: retry_after (seconds, the name every refusal for load uses) and the caps. */
+  private refusalData(owner: string): { retry_after: number } & Record<string, unknown> {
     const expected = this.options.expectedWaitS?.(owner);
     return {
-      retryAfterS: Math.max(1, Math.ceil(expected ?? this.options.waitMs / 1000)),
+      retry_after: Math.max(1, Math.ceil(expected ?? this.options.waitMs / 1000)),
       maxSandboxes: this.options.maxSandboxes,
       maxSandboxesPerCaller: this.maxPerOwner,
       maxCommittedMb: this.options.maxCommittedMb,
@@ -284,7 +285,7 @@ export class Admission {
   private refusal(owner: string): SandgateError {
     const { maxSandboxes, maxCommittedMb, waitMs } = this.options;
     const data = this.refusalData(owner);
-    const within = `within ${Math.round(waitMs / 100) / 10} s; retry in ${String(data.retryAfterS)} s`;
+    const within = `within ${Math.round(waitMs / 100) / 10} s; retry in ${data.retry_after} s`;
     const message = this.atCap(owner)
       ? `you hold ${this.heldBy(owner)} live sandboxes, the most one caller may hold of the server's ${maxSandboxes}, and none of yours ended ${within} (stop a session you no longer need to free one)`
       : `the server is at its limit of ${maxSandboxes} sandboxes / ${maxCommittedMb} MB committed and no room came free ${within}`;

@@ -4,14 +4,14 @@
 import type { SandgateError } from "../errors/index.js";
 
 /**
- * The field of an error's data that says how long to wait, in seconds: the one name on the wire
- * (REST and JSON-RPC error data). `retryAfterS`, the admission queue's older name, is still read.
+ * The field of an error's data that says how long to wait, in seconds: the one name every refusal
+ * for load uses (sessions, the admission queue, the server's own limits) and the wire carries.
  */
 export const RETRY_AFTER_FIELD = "retry_after";
 
 /** Whole seconds to wait, when `data` says so (at least 1). */
 export function retryAfterSeconds(data: Record<string, unknown> | undefined): number | undefined {
-  const value = data?.[RETRY_AFTER_FIELD] ?? data?.retryAfterS;
+  const value = data?.[RETRY_AFTER_FIELD];
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.max(1, Math.ceil(value)) : undefined;
 }
 
@@ -23,7 +23,5 @@ export function retryAfterOf(error: SandgateError): number | undefined {
 /** The error's data as clients see it: a retry time is always named retry_after, in whole seconds. */
 export function wireErrorData(error: SandgateError): Record<string, unknown> {
   const retry = retryAfterOf(error);
-  if (retry === undefined) return error.data;
-  const { retryAfterS: _older, ...data } = error.data;
-  return { ...data, [RETRY_AFTER_FIELD]: retry };
+  return retry === undefined ? error.data : { ...error.data, [RETRY_AFTER_FIELD]: retry };
 }
