@@ -3,12 +3,12 @@
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../src/errors/index.js";
 import type { RunningServer } from "../src/server/index.js";
 import { createTestEngine, type TestEngine } from "./helpers.js";
+import { connectMcp } from "./fixtures/mcp-client.js";
 import { bearer, rawRequest, startTestServer } from "./server-helpers.js";
 
 const KEY = "mcp-execute-key-0123456789";
@@ -25,11 +25,8 @@ afterAll(async () => {
 });
 
 async function executeClient(): Promise<{ client: Client; errors: Error[] }> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/execute`), { requestInit: { headers: bearer(KEY) } });
-  const client = new Client({ name: "mcp-execute-test", version: "1.0.0" });
   const errors: Error[] = [];
-  client.onerror = (error) => errors.push(error);
-  await client.connect(transport);
+  const { client } = await connectMcp(server.url, { path: "/mcp/execute", headers: bearer(KEY), name: "mcp-execute-test", onError: (error) => errors.push(error) });
   return { client, errors };
 }
 

@@ -2,7 +2,6 @@
 // configuration, the README names only declared variables and carries the generated table, the
 // JSON Schema describes every key, and a malformed or out-of-range value names its variable.
 
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,10 +17,10 @@ import {
   validateConfig,
 } from "../src/config/index.js";
 import { ERROR_CODES } from "../src/errors/index.js";
+import { runCli } from "./fixtures/cli.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
-const CLI = join(ROOT, "dist", "cli", "main.js");
 
 // An empty working directory, so no ./sandgate.json lying around changes what loadConfig sees.
 const cwd = mkdtempSync(join(tmpdir(), "sandgate-settings-"));
@@ -97,10 +96,9 @@ describe("settings declared once", () => {
   });
 
   it("sandgate config --schema prints that JSON Schema", async () => {
-    const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, [CLI, "config", "--schema"], { cwd, env: { PATH: process.env.PATH ?? "" } }, (error, out) => (error ? reject(new Error(error.message)) : resolve(out)));
-    });
-    expect(JSON.parse(stdout)).toEqual(configJsonSchema());
+    const printed = await runCli(["config", "--schema"], { cwd });
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(JSON.parse(printed.stdout)).toEqual(configJsonSchema());
   });
 
   it("a malformed or out-of-range value fails with CONFIG_INVALID naming the variable", () => {
