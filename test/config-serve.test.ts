@@ -7,8 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
-import { startHttpServer } from "../src/server/index.js";
-import { serverContext } from "./server-helpers.js";
+import { startTestServer } from "./server-helpers.js";
 import { Engine } from "../src/execution/index.js";
 import { descendantPids, waitFor } from "./helpers.js";
 import { runCli, startServe, type CliResult } from "./fixtures/cli.js";
@@ -111,7 +110,7 @@ describe("volumes", () => {
       ],
     };
     const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
-    const server = await startHttpServer(serverContext(engine, config));
+    const server = await startTestServer(engine, config);
     try {
       const run = async (command: string): Promise<{ status: string; stdout: string; stderr: string }> => {
         const response = await fetch(`${server.url}/execute`, { method: "POST", body: JSON.stringify({ code: command, language: "bash" }) });

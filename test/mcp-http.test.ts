@@ -5,8 +5,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { createMcpServer, startHttpServer, type RunningServer } from "../src/server/index.js";
-import { serverContext } from "./server-helpers.js";
+import { createMcpServer, type RunningServer } from "../src/server/index.js";
+import { serverContext, startTestServer } from "./server-helpers.js";
 import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
 import { callTool as call, connectMcp, toolText as text } from "./fixtures/mcp-client.js";
 
@@ -22,7 +22,7 @@ async function connect(): Promise<Client> {
 
 beforeAll(async () => {
   harness = createTestEngine({}, { python: 1, javascript: 1, bash: 1 });
-  server = await startHttpServer(serverContext(harness.engine, harness.config));
+  server = await startTestServer(harness.engine, harness.config);
 });
 
 afterAll(async () => {
@@ -240,7 +240,7 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   it("at the MCP session cap closes the least recently used idle session instead of refusing a new client", async () => {
-    const small = await startHttpServer(serverContext(harness.engine, harness.config, { maxMcpSessions: 2 }));
+    const small = await startTestServer(harness.engine, harness.config, { maxMcpSessions: 2 });
     const open = () => connectMcp(small.url, { name: "cap-test" });
     try {
       const first = await open();
