@@ -1,16 +1,10 @@
 // The engine's capability objects against real sandboxes: engine.sessions reports what calls did
 // to a session, engine.files works on the same workspace code sees, and both honour owners.
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { useTestEngine } from "./helpers.js";
 
-let t: TestEngine;
-beforeAll(() => {
-  t = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
 describe("engine.sessions", () => {
   it("reports a session's calls, runners and last use as calls run in it", async () => {

@@ -1,8 +1,10 @@
-// Test fixtures: an engine on a throwaway sandbox directory, host process/fd counters, waiting.
+// Test fixtures: an engine on a throwaway sandbox directory (for a file or one test), host
+// process/fd counters, waiting.
 
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 
@@ -25,6 +27,37 @@ export function createTestEngine(env: Record<string, string> = {}, pool = { pyth
       await engine.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * One test engine for a test file (or a describe block): created in beforeAll, closed in afterAll.
+ * Its fields may be read inside tests and hooks that run after that beforeAll.
+ */
+export function useTestEngine(...args: Parameters<typeof createTestEngine>): TestEngine {
+  let fx: TestEngine | undefined;
+  beforeAll(() => {
+    fx = createTestEngine(...args);
+  });
+  afterAll(async () => {
+    await fx?.close();
+    fx = undefined;
+  });
+  const ready = (): TestEngine => {
+    if (!fx) throw new Error("the test engine is used before beforeAll ran or after afterAll");
+    return fx;
+  };
+  return {
+    get engine() {
+      return ready().engine;
+    },
+    get config() {
+      return ready().config;
+    },
+    get dir() {
+      return ready().dir;
+    },
+    close: () => ready().close(),
   };
 }
 

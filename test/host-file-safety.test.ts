@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
+import { createTestEngine, useTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
 import { allowedStall, probeWhile, sampleLoopStall } from "./fixtures/samplers.js";
 import { jsonApi, startTestServer } from "./server-helpers.js";
 
@@ -40,13 +40,7 @@ function expectSecretUntouched(): void {
 const FLOOD = "import sys\nsys.stdout.write('o' * 200000 + 'END-OUT')\nsys.stderr.write('e' * 200000 + 'END-ERR')";
 
 describe("saved outputs never land in the workspace", () => {
-  let t: TestEngine;
-  beforeAll(() => {
-    t = createTestEngine({}, { python: 1, javascript: 0, bash: 0 });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestEngine({}, { python: 1, javascript: 0, bash: 0 });
 
   it("ignores symlinks planted at the old saved-output paths and keeps full output retrievable from the host store", async () => {
     const plants = {
@@ -111,13 +105,7 @@ describe("saved outputs never land in the workspace", () => {
 
 describe("file calls while sandbox code swaps a parent directory for a symlink", () => {
   // Without cgroups nothing freezes the session between calls, so its thread races every file call.
-  let t: TestEngine;
-  beforeAll(() => {
-    t = createTestEngine({ SANDGATE_CGROUPS: "off" }, { python: 0, javascript: 0, bash: 0 });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestEngine({ SANDGATE_CGROUPS: "off" }, { python: 0, javascript: 0, bash: 0 });
 
   it("never reads the root-only host file and never creates a file outside, over 300 calls or more", async () => {
     const s = t.engine.sessions.create();

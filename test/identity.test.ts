@@ -5,10 +5,10 @@
 import { createServer, type Server as NodeHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig, maskSecrets, type ServerConfig } from "../src/config/index.js";
 import type { WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
+import { useTestEngine, waitFor } from "./helpers.js";
 import { callTool, connectMcp, toolText, type HttpClient } from "./fixtures/mcp-client.js";
 import { bearer, expectError, rawRequest, startTestServer, withServer as withTestServer, type Api, type Reply } from "./server-helpers.js";
 
@@ -16,13 +16,7 @@ const ALICE = "alice-key-0123456789";
 const BOB = "bob-key-0123456789ab";
 const KEYS = { alice: ALICE, bob: BOB };
 
-let fx: TestEngine;
-beforeAll(() => {
-  fx = createTestEngine({ SANDGATE_SESSIONS_PER_CALLER: "3" }, { python: 1, javascript: 0, bash: 1 });
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useTestEngine({ SANDGATE_SESSIONS_PER_CALLER: "3" }, { python: 1, javascript: 0, bash: 1 });
 
 const withServer = (overrides: Partial<ServerConfig>, fn: Parameters<typeof withTestServer>[2]): Promise<void> => withTestServer(fx, overrides, fn);
 

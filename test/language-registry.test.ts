@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   LANGUAGE_NAMES_AND_ALIASES,
   LANGUAGE_SPECS,
@@ -18,16 +18,10 @@ import {
 } from "../src/languages/index.js";
 import { runCli } from "./fixtures/cli.js";
 import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
+import { useTestEngine, waitFor } from "./helpers.js";
 import { expectError, withServer } from "./server-helpers.js";
 
-let fx: TestEngine;
-beforeAll(() => {
-  fx = createTestEngine({}, { python: 1, javascript: 1, bash: 1 });
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useTestEngine({}, { python: 1, javascript: 1, bash: 1 });
 
 /** Code whose value says which interpreter ran it, per language. */
 const WHO_RUNS: Array<[string, string, unknown]> = [

@@ -1,16 +1,10 @@
 // What a user of each language sees: output, last-expression values, errors with their own
 // line numbers, top-level await, and state that persists inside a session only.
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { useTestEngine } from "./helpers.js";
 
-let t: TestEngine;
-beforeAll(() => {
-  t = createTestEngine();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = useTestEngine();
 
 describe("python", () => {
   it("prints, returns the last expression, and reports ok", async () => {

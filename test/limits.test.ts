@@ -1,18 +1,11 @@
 // Resource attacks inside real sandboxes: each is contained, reported with the right status,
 // and leaves nothing running on the host.
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestEngine, hostProcessesMatching, waitFor, type TestEngine } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { useTestEngine, hostProcessesMatching, waitFor } from "./helpers.js";
 import { probeWhile } from "./fixtures/samplers.js";
 
-let t: TestEngine;
-
-beforeAll(() => {
-  t = createTestEngine({ MAX_OUTPUT_SIZE: "4096", SANDGATE_OUTPUT_CAP: "1048576" });
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = useTestEngine({ MAX_OUTPUT_SIZE: "4096", SANDGATE_OUTPUT_CAP: "1048576" });
 
 describe("limits", () => {
   it("a memory bomb ends as memory_limit", async () => {

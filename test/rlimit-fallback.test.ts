@@ -1,20 +1,14 @@
 // Hosts without usable cgroups: the same attacks are held back by rlimits alone.
 
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { expect, it } from "vitest";
+import { useTestEngine } from "./helpers.js";
 
-let t: TestEngine;
-beforeAll(() => {
-  // Without cgroups, RLIMIT_NPROC counts every process of the host user that sandboxes run as
-  // (when tests run as root). A uid of its own keeps other test files' sandboxes out of the count.
-  t = createTestEngine(
-    { SANDGATE_CGROUPS: "off", SANDGATE_OUTPUT_CAP: "1048576", SANDGATE_SANDBOX_UID: "65533", SANDGATE_SANDBOX_GID: "65533" },
-    { python: 0, javascript: 0, bash: 0 },
-  );
-});
-afterAll(async () => {
-  await t.close();
-});
+// Without cgroups, RLIMIT_NPROC counts every process of the host user that sandboxes run as
+// (when tests run as root). A uid of its own keeps other test files' sandboxes out of the count.
+const t = useTestEngine(
+  { SANDGATE_CGROUPS: "off", SANDGATE_OUTPUT_CAP: "1048576", SANDGATE_SANDBOX_UID: "65533", SANDGATE_SANDBOX_GID: "65533" },
+  { python: 0, javascript: 0, bash: 0 },
+);
 
 it("runs without cgroups and says so", () => {
   expect(t.engine.runtime.cgroups.mode).toBe("none");

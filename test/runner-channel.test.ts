@@ -1,18 +1,10 @@
 // The runner channels through the engine, in real sandboxes: each runner's wire carries only its
 // own messages, and a message that belongs to the other channel cannot wreck a session.
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { useTestEngine } from "./helpers.js";
 
-let t: TestEngine;
-
-beforeAll(() => {
-  t = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
-});
-
-afterAll(async () => {
-  await t.close();
-});
+const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
 describe("the Bash pipe channel", () => {
   it("leaves a tool_call frame that Bash code writes on the runner's frame pipe unanswered, so the session's next call still runs", async () => {

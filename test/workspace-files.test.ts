@@ -5,25 +5,19 @@ import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ErrorCode } from "../src/errors/index.js";
 import { listWorkspaceFiles, readWorkspaceFile, resolveWorkspacePath, workspaceUsage, writeWorkspaceFile } from "../src/execution/workspace-files.js";
 import type { WorkspaceFileLimits, WorkspaceTarget } from "../src/execution/workspace-files.js";
 import { FsHelper } from "../src/sandbox/index.js";
-import { createTestEngine, hostProcessesMatching, type TestEngine } from "./helpers.js";
+import { hostProcessesMatching, useTestEngine } from "./helpers.js";
 
 const MB = 1024 * 1024;
 const limits: WorkspaceFileLimits = { maxFileBytes: MB, workspaceBytes: 8 * MB, workspaceInodes: 1000 };
 
-let t: TestEngine;
+const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 let root: string;
 let ws: WorkspaceTarget;
-beforeAll(() => {
-  t = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
-});
-afterAll(async () => {
-  await t.close();
-});
 beforeEach(() => {
   root = join(t.engine.runtime.workspacesDir, `test-${randomBytes(6).toString("hex")}`);
   mkdirSync(root, { mode: 0o700 });
