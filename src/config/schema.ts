@@ -290,9 +290,7 @@ const DEFAULT_POOL: Record<RunnerKind, number> = { python: 2, javascript: 1, bas
 const interpreterPaths = Object.fromEntries(
   INTERPRETERS.map((name) => {
     const spec = INTERPRETER_SPECS[name];
-    // The spec's one line ends with where the interpreter is looked for: that is the default column.
-    const [what = spec.description, where = spec.candidates[0] ?? "found on the PATH"] = spec.description.split("; default: ");
-    return [name, setting(z.string().optional(), { env: spec.env, defaultDoc: where, doc: `${what}; installed outside /usr, its prefix is bound read-only` })];
+    return [name, setting(z.string().optional(), { env: spec.env, defaultDoc: spec.defaultDoc, doc: `${spec.description}; installed outside /usr, its prefix is bound read-only` })];
   }),
 ) as Record<Interpreter, z.ZodOptional<z.ZodString>>;
 

@@ -2,7 +2,7 @@
 // Owns keeping top-level declarations global across calls, static `import` and the user's line numbers intact.
 import { parse } from "acorn";
 import type { AnyNode, ImportDeclaration, Node, Pattern, Program, VariableDeclaration } from "acorn";
-import { isStackOverflow, nestingError } from "../sandbox/nesting.js";
+import { isStackOverflow, nestingError } from "./nesting.js";
 
 export type JavaScriptMode = "script" | "async";
 

@@ -17,21 +17,24 @@ export interface InterpreterSpec {
   env: string;
   /** Where it is looked for when not configured, in order. */
   candidates: readonly string[];
-  /** One line for the settings table. */
+  /** What it is, for the settings table and the JSON Schema. */
   description: string;
+  /** Where it is found when not configured, as the settings table says it. */
+  defaultDoc: string;
   /** The Debian/Ubuntu package that installs it, named when it is missing. */
   package: string;
 }
 
 export const INTERPRETER_SPECS: Record<Interpreter, InterpreterSpec> = {
-  python: { env: "SANDGATE_PYTHON", candidates: ["/usr/bin/python3"], description: "Python interpreter run in sandboxes; default: /usr/bin/python3", package: "python3" },
+  python: { env: "SANDGATE_PYTHON", candidates: ["/usr/bin/python3"], description: "Python interpreter run in sandboxes", defaultDoc: "/usr/bin/python3", package: "python3" },
   node: {
     env: "SANDGATE_NODE",
     candidates: ["/usr/bin/node", process.execPath],
-    description: "Node.js binary run in sandboxes; default: /usr/bin/node, else the one running sandgate",
+    description: "Node.js binary run in sandboxes",
+    defaultDoc: "/usr/bin/node, else the one running sandgate",
     package: "nodejs",
   },
-  bash: { env: "SANDGATE_BASH", candidates: ["/usr/bin/bash", "/bin/bash"], description: "Bash run in sandboxes; default: /usr/bin/bash", package: "bash" },
+  bash: { env: "SANDGATE_BASH", candidates: ["/usr/bin/bash", "/bin/bash"], description: "Bash run in sandboxes", defaultDoc: "/usr/bin/bash", package: "bash" },
 };
 
 /** How the host and a runner talk: length-prefixed JSON frames (Python, Node), or Bash's tool pipe. */

@@ -1,7 +1,7 @@
 // Turns a request's code into what a runner executes: the runner kind, the file name shown in
 // tracebacks, and a syntax error found on the host shown the way the runner would show it.
 
-import { NestingTooDeepError } from "../sandbox/nesting.js";
+import { NestingTooDeepError } from "./nesting.js";
 import type { JavaScriptMode } from "./js-transform.js";
 import type { RunnerKind } from "./names.js";
 import { TypeScriptSyntaxError } from "./ts-transpile.js";

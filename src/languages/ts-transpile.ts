@@ -1,7 +1,7 @@
 // TypeScript to JavaScript on the host, before the Node runner sees the code: types are stripped
 // by sucrase, which keeps every line where it was, and parse errors carry the user's position.
 import { transform } from "sucrase";
-import { isStackOverflow, nestingError } from "../sandbox/nesting.js";
+import { isStackOverflow, nestingError } from "./nesting.js";
 
 export class TypeScriptSyntaxError extends Error {
   override readonly name = "TypeScriptSyntaxError";
