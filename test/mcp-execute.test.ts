@@ -4,29 +4,18 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../src/errors/index.js";
-import type { RunningServer } from "../src/server/index.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
 import { connectMcp } from "./fixtures/mcp-client.js";
-import { bearer, rawRequest, startTestServer } from "./server-helpers.js";
+import { bearer, rawRequest, useTestServer } from "./server-helpers.js";
 
 const KEY = "mcp-execute-key-0123456789";
 
-let fx: TestEngine;
-let server: RunningServer;
-beforeAll(async () => {
-  fx = createTestEngine({}, { python: 1, javascript: 0, bash: 1 });
-  server = await startTestServer(fx.engine, fx.config, { apiKeys: { tester: KEY } });
-});
-afterAll(async () => {
-  await server?.close();
-  await fx?.close();
-});
+const rest = useTestServer({ pool: { python: 1, javascript: 0, bash: 1 }, server: { apiKeys: { tester: KEY } } });
 
 async function executeClient(): Promise<{ client: Client; errors: Error[] }> {
   const errors: Error[] = [];
-  const { client } = await connectMcp(server.url, { path: "/mcp/execute", headers: bearer(KEY), name: "mcp-execute-test", onError: (error) => errors.push(error) });
+  const { client } = await connectMcp(rest.server.url, { path: "/mcp/execute", headers: bearer(KEY), name: "mcp-execute-test", onError: (error) => errors.push(error) });
   return { client, errors };
 }
 
@@ -64,7 +53,7 @@ describe("POST /mcp/execute with an MCP client", () => {
 
   it("GET and DELETE are 405 with Allow: POST and a JSON-RPC error", async () => {
     for (const method of ["GET", "DELETE"]) {
-      const reply = await rawRequest(`${server.url}/mcp/execute`, { method, headers: bearer(KEY) });
+      const reply = await rawRequest(`${rest.server.url}/mcp/execute`, { method, headers: bearer(KEY) });
       expect(reply.status, method).toBe(405);
       expect(reply.headers.allow).toBe("POST");
       expect(reply.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: ERROR_CODES.METHOD_NOT_ALLOWED.jsonRpc, data: { code: "METHOD_NOT_ALLOWED" } } });
@@ -72,7 +61,7 @@ describe("POST /mcp/execute with an MCP client", () => {
   });
 
   it("a notification is accepted with 202 and no body", async () => {
-    const reply = await rawRequest(`${server.url}/mcp/execute`, {
+    const reply = await rawRequest(`${rest.server.url}/mcp/execute`, {
       method: "POST",
       headers: { ...bearer(KEY), "content-type": "application/json" },
       body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
@@ -84,7 +73,7 @@ describe("POST /mcp/execute with an MCP client", () => {
 
 describe("the MCP routes' own refusals are JSON-RPC errors from the error table", () => {
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-    rawRequest(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body });
+    rawRequest(`${rest.server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body });
 
   it("an unknown Mcp-Session-Id is 404 MCP_SESSION_NOT_FOUND", async () => {
     const reply = await post("/mcp", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), { ...bearer(KEY), "mcp-session-id": "gone" });

@@ -1,30 +1,18 @@
 // Saved full outputs through the real server on port 0: the caller that ran the code reads them
 // by REST path and MCP resource (stateless and session calls alike); another caller cannot.
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../src/server/index.js";
+import { describe, expect, it } from "vitest";
 import type { WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
 import { connectMcp } from "./fixtures/mcp-client.js";
-import { bearer, expectError, jsonApi, startTestServer, type Api } from "./server-helpers.js";
+import { bearer, expectError, useTestServer } from "./server-helpers.js";
 
 const ALICE = "alice-key-0123456789";
 const BOB = "bob-key-0123456789ab";
 
-let fx: TestEngine;
-let server: RunningServer;
-let api: Api;
-beforeAll(async () => {
-  fx = createTestEngine({}, { python: 1, javascript: 0, bash: 0 });
-  server = await startTestServer(fx.engine, fx.config, { apiKeys: { alice: ALICE, bob: BOB } });
-  api = jsonApi(() => server.url);
-});
-afterAll(async () => {
-  await server?.close();
-  await fx?.close();
-});
+const rest = useTestServer({ pool: { python: 1, javascript: 0, bash: 0 }, server: { apiKeys: { alice: ALICE, bob: BOB } } });
+const { api } = rest;
 
-const mcpClient = async (key: string) => (await connectMcp(server.url, { name: "saved-outputs-test", headers: bearer(key) })).client;
+const mcpClient = async (key: string) => (await connectMcp(rest.server.url, { name: "saved-outputs-test", headers: bearer(key) })).client;
 
 const FLOOD = "import sys\nsys.stdout.write('s' * 150000 + 'TAIL')\nsys.stderr.write('e' * 100000)";
 
@@ -41,10 +29,10 @@ describe("saved full outputs over REST and MCP", () => {
       expect(run.body.full_output?.stderr).toBe(uri.replace(/stdout$/, "stderr"));
       const id = uri.split("/").at(-2)!;
       expect(run.body.stderr).toContain(`GET /outputs/${id}/stderr`);
-      expect(JSON.stringify(run.body)).not.toContain(fx.dir);
+      expect(JSON.stringify(run.body)).not.toContain(rest.fx.dir);
       expect(JSON.stringify(run.body)).not.toContain(".sandgate");
 
-      const mine = await fetch(`${server.url}/outputs/${id}/stdout`, { headers: bearer(ALICE) });
+      const mine = await fetch(`${rest.server.url}/outputs/${id}/stdout`, { headers: bearer(ALICE) });
       expect(mine.status).toBe(200);
       expect(mine.headers.get("content-type")).toMatch(/^text\/plain/);
       const text = await mine.text();

@@ -195,13 +195,22 @@ export interface RestFixture {
   readonly api: Api;
 }
 
-/** One engine and server on port 0 for a test file, torn down after it. */
-export function useRestServer(options: { maxCodeBytes: number; maxBodyBytes: number }): RestFixture {
+export interface TestServerOptions {
+  /** The engine's environment (over SANDBOX_DIR and a 20 s time limit). */
+  env?: Record<string, string>;
+  /** Warm sandboxes per runner; one of each unless given. */
+  pool?: Parameters<typeof createTestEngine>[1];
+  /** Server settings over the engine's config (port 0 always). */
+  server?: Partial<ServerConfig>;
+}
+
+/** One engine and server on port 0 for a test file (or describe block), torn down after it. */
+export function useTestServer(options: TestServerOptions = {}): RestFixture {
   let fx: TestEngine | undefined;
   let server: RunningServer | undefined;
   beforeAll(async () => {
-    fx = createTestEngine({ SANDGATE_MAX_CODE_BYTES: String(options.maxCodeBytes) }, { python: 1, javascript: 1, bash: 1 });
-    server = await startTestServer(fx.engine, fx.config, { maxBodyBytes: options.maxBodyBytes });
+    fx = createTestEngine(options.env ?? {}, options.pool ?? { python: 1, javascript: 1, bash: 1 });
+    server = await startTestServer(fx.engine, fx.config, options.server ?? {});
   });
   afterAll(async () => {
     await server?.close();
@@ -209,14 +218,19 @@ export function useRestServer(options: { maxCodeBytes: number; maxBodyBytes: num
   });
   const fixture: RestFixture = {
     get fx() {
-      if (!fx) throw new Error("the REST fixture is used before beforeAll ran");
+      if (!fx) throw new Error("the test server is used before beforeAll ran");
       return fx;
     },
     get server() {
-      if (!server) throw new Error("the REST fixture is used before beforeAll ran");
+      if (!server) throw new Error("the test server is used before beforeAll ran");
       return server;
     },
     api: jsonApi(() => fixture.server.url),
   };
   return fixture;
+}
+
+/** useTestServer with the REST size caps the REST tests attack. */
+export function useRestServer(options: { maxCodeBytes: number; maxBodyBytes: number }): RestFixture {
+  return useTestServer({ env: { SANDGATE_MAX_CODE_BYTES: String(options.maxCodeBytes) }, server: { maxBodyBytes: options.maxBodyBytes } });
 }
