@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
+import { descendantsOf } from "../src/upstream/process-tree.js";
 
 export interface TestEngine {
   engine: Engine;
@@ -63,28 +64,7 @@ export function useTestEngine(...args: Parameters<typeof createTestEngine>): Tes
 
 /** Host pids whose parent chain leads to this test process (bwrap, runners, anything they left). */
 export function descendantPids(root = process.pid): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const list = children.get(ppid) ?? [];
-      list.push(Number(entry));
-      children.set(ppid, list);
-    } catch {
-      // exited while we looked
-    }
-  }
-  const out: number[] = [];
-  const stack = [root];
-  while (stack.length > 0) {
-    for (const child of children.get(stack.pop()!) ?? []) {
-      out.push(child);
-      stack.push(child);
-    }
-  }
-  return out;
+  return descendantsOf(root).map((p) => p.pid);
 }
 
 /** Open fds of this process, excluding the ones the test runner itself churns. */
