@@ -154,6 +154,9 @@ describe("params, query and body are parsed with the route's schemas", () => {
     expect(err.message).toContain('"sesion_ttl"');
     expect(err.message).toContain("session_id");
     expectError(await api("/sessions/typo"), 404, "SESSION_NOT_FOUND");
+    const toolErr = expectError(await api("/execute", { json: { language: "python", code: "1", timeout: 5, extra: true } }), 400, "INVALID_INPUT");
+    expect(toolErr.message).toContain('unknown argument "extra"');
+    expect(toolErr.data).toMatchObject({ field: "extra" });
   });
 
   it("a body that is not a JSON object is 400 INVALID_INPUT", async () => {

@@ -275,8 +275,11 @@ export function parseToolArguments(tool: ToolDefinition, args: unknown): Record<
     if (issue.code === "unrecognized_keys") return `unknown argument ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
     return `${field || "arguments"}: ${issue.message}`;
   });
+  const first = parsed.error.issues[0];
+  // An unknown argument's issue sits on the object itself: the field is the key it names.
+  const field = first?.code === "unrecognized_keys" ? [...first.path, first.keys[0] ?? ""].join(".") : (first?.path.join(".") ?? "");
   throw new SandgateError("INVALID_INPUT", `invalid arguments for tool ${tool.name}: ${problems.join("; ")}`, {
-    data: { tool: tool.name, field: parsed.error.issues[0]?.path.join(".") ?? "" },
+    data: { tool: tool.name, field },
   });
 }
 
