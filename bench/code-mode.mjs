@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { loadConfig, upstreamServerSchema } from "../dist/config/index.js";
-import { CodeMode } from "../dist/code-mode/index.js";
+import { CodeMode } from "../dist/codemode/index.js";
 import { Engine, countTokens } from "../dist/execution/index.js";
 import { startHttpServer } from "../dist/server/index.js";
 import { silentLogger } from "../dist/util/logger.js";

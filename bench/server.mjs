@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { loadConfig } from "../dist/config/index.js";
-import { CodeMode } from "../dist/code-mode/index.js";
+import { CodeMode } from "../dist/codemode/index.js";
 import { Engine } from "../dist/execution/index.js";
 import { startHttpServer } from "../dist/server/index.js";
 import { silentLogger } from "../dist/util/logger.js";

@@ -40,8 +40,8 @@ export type {
 } from "./execution/index.js";
 
 // Code mode: upstream MCP servers, their tool catalog, and sandboxed code's calls to them.
-export { CodeMode } from "./code-mode/index.js";
-export type { CodeModeOptions } from "./code-mode/index.js";
+export { CodeMode } from "./codemode/index.js";
+export type { CodeModeOptions } from "./codemode/index.js";
 export type { UpstreamState, UpstreamStatus } from "./upstream/index.js";
 
 // Errors: one class with stable string codes, and the table mapping them to HTTP and JSON-RPC.

@@ -25,14 +25,14 @@ describe("code mode's place in the layers", () => {
   it.each(["sandbox", "execution", "upstream", "catalog", "languages"])("src/%s never imports code mode", (folder) => {
     const imports = importsOf(folder);
     expect(imports.length).toBeGreaterThan(0);
-    expect(imports.filter(({ from }) => from.includes("code-mode/"))).toEqual([]);
+    expect(imports.filter(({ from }) => from.includes("codemode/"))).toEqual([]);
   });
 
   it("other folders reach code mode only through its index", () => {
     const outside = readdirSync(SRC, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && entry.name !== "code-mode")
+      .filter((entry) => entry.isDirectory() && entry.name !== "codemode")
       .flatMap((entry) => importsOf(entry.name))
-      .filter(({ from }) => from.includes("code-mode/") && !from.endsWith("code-mode/index.js"));
+      .filter(({ from }) => from.includes("codemode/") && !from.endsWith("codemode/index.js"));
     expect(outside).toEqual([]);
   });
 });

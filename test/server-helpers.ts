@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, expect } from "vitest";
 import { request as httpRequest } from "node:http";
 import type { SandgateConfig, ServerConfig } from "../src/config/index.js";
-import { CodeMode } from "../src/code-mode/index.js";
+import { CodeMode } from "../src/codemode/index.js";
 import type { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer, type ServerContext } from "../src/server/index.js";
 import { silentLogger } from "../src/util/logger.js";

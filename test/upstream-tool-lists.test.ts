@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema } from "../src/config/index.js";
-import { CodeMode } from "../src/code-mode/index.js";
+import { CodeMode } from "../src/codemode/index.js";
 import { UpstreamManager } from "../src/upstream/index.js";
 import { sampleRssGrowth } from "./fixtures/samplers.js";
 import { text, waitFor } from "./fixtures/upstream/helpers.js";

@@ -7,7 +7,7 @@ import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
 import { describeLanguages, languageForFile, RUNNER_KINDS, type RunnerKind } from "../languages/index.js";
 import { createLogger } from "../util/logger.js";
-import { CodeMode } from "../code-mode/index.js";
+import { CodeMode } from "../codemode/index.js";
 import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
 import { toWireResult } from "../server/index.js";
 

@@ -2,7 +2,7 @@
 // stdio, until the client closes stdin), then stop every sandbox before exiting.
 
 import type { SandgateConfig } from "../config/index.js";
-import { CodeMode } from "../code-mode/index.js";
+import { CodeMode } from "../codemode/index.js";
 import { Engine, warmTokenizer } from "../execution/index.js";
 import { serveStdio, startHttpServer, assertSafeToServe, type ServerContext } from "../server/index.js";
 import { createLogger } from "../util/logger.js";

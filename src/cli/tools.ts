@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import { CodeMode } from "../code-mode/index.js";
+import { CodeMode } from "../codemode/index.js";
 import { createLogger } from "../util/logger.js";
 
 export interface ToolsCommandOptions {

@@ -1,7 +1,7 @@
 // What every server part shares: the engine, the effective config, the logger and start time.
 
 import type { SandgateConfig } from "../config/index.js";
-import type { CodeMode } from "../code-mode/index.js";
+import type { CodeMode } from "../codemode/index.js";
 import type { Engine } from "../execution/index.js";
 import type { Logger } from "../util/logger.js";
 
