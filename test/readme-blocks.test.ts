@@ -125,7 +125,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "sandgate-readme-"));
   chmodSync(dir, 0o755);
   const needsServer = shellBlocks.some((b) => b.code.match(README_ADDRESS));
-  await Promise.all([needsServer ? startServer() : undefined, scriptBlocks.length > 0 ? compileScripts() : undefined]);
+  // Both finish before a failure is reported, so afterAll never deletes a directory tsc is still writing.
+  const started = await Promise.allSettled([needsServer ? startServer() : undefined, scriptBlocks.length > 0 ? compileScripts() : undefined]);
+  for (const outcome of started) if (outcome.status === "rejected") throw outcome.reason;
 }, 150_000);
 
 afterAll(async () => {
