@@ -159,6 +159,14 @@ describe("params, query and body are parsed with the route's schemas", () => {
     expect(toolErr.data).toMatchObject({ field: "extra" });
   });
 
+  it("a body of many made-up fields is refused with a short message naming a few of them", async () => {
+    const json = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`${"k".repeat(200)}${i}`, 1]));
+    const err = expectError(await api("/sessions", { json }), 400, "INVALID_INPUT");
+    expect(err.message).toContain("and 4995 more");
+    expect(err.message.length).toBeLessThan(1000);
+    expect(String((err.data as { field: string }).field).length).toBeLessThan(100);
+  });
+
   it("a body that is not a JSON object is 400 INVALID_INPUT", async () => {
     for (const raw of ["[]", "5", "null", '"x"']) {
       const err = expectError(await api("/sessions", { raw }), 400, "INVALID_INPUT");
