@@ -165,6 +165,9 @@ describe("params, query and body are parsed with the route's schemas", () => {
     expect(err.message).toContain("and 4995 more");
     expect(err.message.length).toBeLessThan(1000);
     expect(String((err.data as { field: string }).field).length).toBeLessThan(100);
+    const tool = expectError(await api("/execute", { json: { language: "python", code: "1", ...json } }), 400, "INVALID_INPUT");
+    expect(tool.message).toContain("and 4995 more");
+    expect(tool.message.length).toBeLessThan(1000);
   });
 
   it("a body that is not a JSON object is 400 INVALID_INPUT", async () => {

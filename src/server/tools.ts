@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult } from "../execution/index.js";
 import { languageTitles, upstreamCallExamples } from "../languages/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
+import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
@@ -272,12 +273,12 @@ export function parseToolArguments(tool: ToolDefinition, args: unknown): Record<
   }
   const problems = parsed.error.issues.map((issue) => {
     const field = issue.path.join(".");
-    if (issue.code === "unrecognized_keys") return `unknown argument ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+    if (issue.code === "unrecognized_keys") return `unknown argument ${nameSome(issue.keys)}`;
     return `${field || "arguments"}: ${issue.message}`;
   });
   const first = parsed.error.issues[0];
   // An unknown argument's issue sits on the object itself: the field is the key it names.
-  const field = first?.code === "unrecognized_keys" ? [...first.path, first.keys[0] ?? ""].join(".") : (first?.path.join(".") ?? "");
+  const field = first?.code === "unrecognized_keys" ? [...first.path, cutName(first.keys[0] ?? "")].join(".") : (first?.path.join(".") ?? "");
   throw new SandgateError("INVALID_INPUT", `invalid arguments for tool ${tool.name}: ${problems.join("; ")}`, {
     data: { tool: tool.name, field },
   });

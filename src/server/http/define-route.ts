@@ -4,6 +4,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
+import { cutName, nameSome } from "../client-names.js";
 import { readJsonBody } from "./errors.js";
 
 export type HttpMethod = "get" | "post" | "put" | "delete";
@@ -83,13 +84,6 @@ function paramNames(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] ?? "");
 }
 
-const MAX_NAMED_KEYS = 5;
-const MAX_NAME_CHARS = 64;
-
-function cutName(name: string): string {
-  return name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}...` : name;
-}
-
 /** `schema.parse(value)` where a failure is INVALID_INPUT naming the part and field. */
 function parsePart<S extends z.AnyZodObject>(schema: S, value: unknown, part: "body" | "query parameter" | "path parameter"): z.infer<S> {
   const parsed = schema.safeParse(value);
@@ -97,10 +91,7 @@ function parsePart<S extends z.AnyZodObject>(schema: S, value: unknown, part: "b
   const issue = parsed.error.issues[0];
   if (issue?.code === "unrecognized_keys") {
     const known = Object.keys(schema.shape as Record<string, unknown>);
-    // Names come from the client: a few of them, each cut short, so a body of 100,000 made-up keys
-    // does not come back as a megabyte of error message.
-    const shown = issue.keys.slice(0, MAX_NAMED_KEYS).map((k) => JSON.stringify(cutName(k)));
-    const names = shown.join(", ") + (issue.keys.length > MAX_NAMED_KEYS ? ` and ${issue.keys.length - MAX_NAMED_KEYS} more` : "");
+    const names = nameSome(issue.keys);
     const what = part === "body" ? `unknown field${issue.keys.length > 1 ? "s" : ""} ${names} in the body` : `unknown ${part}${issue.keys.length > 1 ? "s" : ""} ${names}`;
     throw new SandgateError("INVALID_INPUT", `${what}; ${known.length > 0 ? `allowed: ${known.join(", ")}` : "this route takes none"}`, {
       data: { field: cutName(issue.keys[0] ?? ""), location: part },
