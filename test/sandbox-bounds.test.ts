@@ -52,23 +52,30 @@ function sandboxCpuTicks(): number {
   return ticks;
 }
 
+/** Runs `code` (a flood of tool calls whose replies it never reads) and expects the sandbox stopped for it, the host's memory bounded. */
+async function expectStoppedForUnreadReplies(kind: RunnerKind, code: string): Promise<void> {
+  const sandbox = await start(withCgroups, kind);
+  const rss = watchRss();
+  // No tool handler at all: every call is answered at once, the situation that reached 2.6 GB.
+  const outcome = await run(sandbox, code);
+  expect(rss()).toBeLessThan(300);
+  expect(outcome.status).toBe("killed");
+  expect(outcome.message).toMatch(/stopped reading tool-call replies/);
+  expect(sandbox.alive).toBe(false);
+}
+
 describe("tool-call replies a sandbox does not read", () => {
   it("stop a stateless Python run that floods raw tool_call frames on fd 4, without the host buffering the replies", async () => {
-    const sandbox = await start(withCgroups, "python");
-    const code = [
-      "import json, os",
-      'frame = json.dumps({"type": "tool_call", "callId": "c", "tool": "a.b", "args": {}}).encode()',
-      'batch = (len(frame).to_bytes(4, "big") + frame) * 1000',
-      "while True:",
-      "    os.write(4, batch)",
-    ].join("\n");
-    const rss = watchRss();
-    // No tool handler at all: every call is answered at once, the situation that reached 2.6 GB.
-    const outcome = await run(sandbox, code);
-    expect(rss()).toBeLessThan(300);
-    expect(outcome.status).toBe("killed");
-    expect(outcome.message).toMatch(/stopped reading tool-call replies/);
-    expect(sandbox.alive).toBe(false);
+    await expectStoppedForUnreadReplies(
+      "python",
+      [
+        "import json, os",
+        'frame = json.dumps({"type": "tool_call", "callId": "c", "tool": "a.b", "args": {}}).encode()',
+        'batch = (len(frame).to_bytes(4, "big") + frame) * 1000',
+        "while True:",
+        "    os.write(4, batch)",
+      ].join("\n"),
+    );
   });
 
   it("are no reason to stop a program that starts 5,000 calls at once and then awaits them all", async () => {
@@ -84,17 +91,10 @@ describe("tool-call replies a sandbox does not read", () => {
   });
 
   it("stop a Bash run that writes tool requests to its request pipe and never reads a reply", async () => {
-    const sandbox = await start(withCgroups, "bash");
-    const code = [
-      "out=${SANDGATE_TOOL_FDS#* }",
-      "req=$(printf 'c1 a.b\\n{}\\\\0%.0s' {1..500})",
-      'while :; do printf "$req" >&"$out"; done',
-    ].join("\n");
-    const rss = watchRss();
-    const outcome = await run(sandbox, code);
-    expect(rss()).toBeLessThan(300);
-    expect(outcome.status).toBe("killed");
-    expect(outcome.message).toMatch(/stopped reading tool-call replies/);
+    await expectStoppedForUnreadReplies(
+      "bash",
+      ["out=${SANDGATE_TOOL_FDS#* }", "req=$(printf 'c1 a.b\\n{}\\\\0%.0s' {1..500})", 'while :; do printf "$req" >&"$out"; done'].join("\n"),
+    );
   });
 });
 
