@@ -201,7 +201,7 @@ export class Engine {
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
-      const sandbox = await this.statelessSandbox(kind, limits, pooled, request);
+      const sandbox = await this.statelessSandbox(kind, limits, pooled, owner, request.signal);
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal, owner);
         return this.result(outcome, limits, null, scope, owner);
@@ -216,8 +216,7 @@ export class Engine {
    * A sandbox for one stateless call within the server-wide caps: a warm spare (its lease moves
    * with it) when nobody waits for room, else a lease (waiting fairly) and then a sandbox.
    */
-  private async statelessSandbox(kind: RunnerKind, limits: ResolvedLimits, pooled: boolean, request: ExecuteRequest): Promise<Sandbox> {
-    const owner = request.owner ?? LOCAL_OWNER;
+  private async statelessSandbox(kind: RunnerKind, limits: ResolvedLimits, pooled: boolean, owner: string, signal: AbortSignal | undefined): Promise<Sandbox> {
     if (pooled && !this.admission.queued && !this.admission.atCap(owner)) {
       const spare = this.pool.take(kind);
       if (spare) {
@@ -226,7 +225,7 @@ export class Engine {
         return spare;
       }
     }
-    const lease = await this.admission.acquire(limits.memoryMb, owner, request.signal);
+    const lease = await this.admission.acquire(limits.memoryMb, owner, signal);
     return this.startLeased(lease, () => (pooled ? this.pool.acquire(kind) : startSandbox(this.runtime, { kind, limits })));
   }
 
@@ -256,7 +255,7 @@ export class Engine {
   ): Promise<ExecutionResult> {
     session.beginCall();
     try {
-      const sandbox = await this.sessionSandbox(session, kind, limits, request);
+      const sandbox = await this.sessionSandbox(session, kind, limits, request.signal);
       const lostToEviction = session.takeEviction(kind);
       const outcome = await this.runWatched(sandbox, runRequest, request.signal, session.owner).catch((error: unknown) => {
         // Cancelled while the sandbox was starting: it was killed before the code ran, and a dead
@@ -272,7 +271,7 @@ export class Engine {
         session.dropSandbox(kind, sandbox);
         this.retire(sandbox);
       }
-      const result = this.result(outcome, limits, session.id, scope, request.owner ?? LOCAL_OWNER);
+      const result = this.result(outcome, limits, session.id, scope, session.owner);
       if (outcome.sandboxDied || outcome.result?.resetState || lostToEviction) result.stateReset = true;
       // Whatever the call's status: a call that wrote and then failed or timed out counts too.
       const over = await this.files.overLimit(session, limits.workspaceBytes);
@@ -288,10 +287,10 @@ export class Engine {
   }
 
   /** The session's sandbox for `kind`; starting one (first use, or after it died) takes a lease of the caps. */
-  private async sessionSandbox(session: Session, kind: RunnerKind, limits: ResolvedLimits, request: ExecuteRequest): Promise<Sandbox> {
+  private async sessionSandbox(session: Session, kind: RunnerKind, limits: ResolvedLimits, signal: AbortSignal | undefined): Promise<Sandbox> {
     if (session.sandbox(kind)?.alive) return this.sessionManager.sandboxFor(session, kind, limits);
     // Calls to one session run one at a time, so nothing else starts this sandbox meanwhile.
-    const lease = await this.admission.acquire(limits.memoryMb, request.owner ?? LOCAL_OWNER, request.signal);
+    const lease = await this.admission.acquire(limits.memoryMb, session.owner, signal);
     const sandbox = await this.startLeased(lease, () => this.sessionManager.sandboxFor(session, kind, limits));
     this.room.holdForSession(sandbox, session, kind);
     return sandbox;
