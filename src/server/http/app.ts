@@ -4,14 +4,14 @@
 import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { allApiKeys } from "../../config/index.js";
-import { isSandgateError, SandgateError } from "../../errors/index.js";
+import { isSandgateError, publicError, SandgateError } from "../../errors/index.js";
 import { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { OutputForwarder } from "../output-forwarder.js";
 import { createTools, findTool, type ToolDefinition } from "../tools.js";
 import { bodyGuard } from "./body-guard.js";
 import { renderDocsPage } from "./docs-page.js";
-import { asSandgateError, errorBody, errorResponse } from "./errors.js";
+import { errorBody, errorResponse } from "./errors.js";
 import { callerOf } from "./caller.js";
 import { authGuard, corsGuard, originGuard } from "./guard.js";
 import { McpHttpSessions } from "./mcp-route.js";
@@ -44,7 +44,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         await stream.writeSSE({ event: "result", data: JSON.stringify(reply.structured) });
       } catch (error) {
         forward.flush();
-        await stream.writeSSE({ event: "error", data: JSON.stringify(errorBody(asSandgateError(error, log))) });
+        await stream.writeSSE({ event: "error", data: JSON.stringify(errorBody(publicError(error, log))) });
       } finally {
         done();
       }
@@ -94,7 +94,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   routes.forEach(register);
 
   app.notFound((c) => errorResponse(c, new SandgateError("NOT_FOUND", `no route ${c.req.method} ${c.req.path}; see /docs for the API`)));
-  app.onError((error, c) => errorResponse(c, asSandgateError(error, log)));
+  app.onError((error, c) => errorResponse(c, publicError(error, log)));
 
   return { app, mcp, close: () => mcp.close() };
 }

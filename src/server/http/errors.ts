@@ -5,7 +5,6 @@ import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { httpStatusOf, jsonRpcCodeOf, publicError, SandgateError, type ErrorCode } from "../../errors/index.js";
-import type { Logger } from "../../util/logger.js";
 import { retryAfterOf, wireErrorData } from "../retry-after.js";
 
 export function errorBody(error: SandgateError): { error: { code: ErrorCode; message: string; data?: Record<string, unknown> } } {
@@ -43,11 +42,6 @@ export function jsonRpcErrorResponse(error: SandgateError, id: RequestId | null 
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
   return new Response(JSON.stringify(jsonRpcErrorBody(error, id)), { status: httpStatusOf(error.code), headers });
-}
-
-/** Any thrown value as a SandgateError a client may see; an unexpected one is logged and becomes INTERNAL. */
-export function asSandgateError(error: unknown, log: Logger): SandgateError {
-  return publicError(error, log);
 }
 
 /** Reads the body as JSON; a missing or malformed body is a MALFORMED_REQUEST naming the problem. */
