@@ -57,11 +57,11 @@ async function readWithin(body: ReadableStream<Uint8Array>, options: BodyGuardOp
   return { ok: true, body: out };
 }
 
-/** The socket behind a request served by @hono/node-server, when there is one. */
 function tooLarge(maxBytes: number): SandgateError {
   return new SandgateError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes (server.maxBodyBytes)`);
 }
 
+/** The socket behind a request served by @hono/node-server, when there is one. */
 function socketOf(env: unknown): Socket | undefined {
   return (env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket;
 }
