@@ -13,6 +13,6 @@ export { LOCAL_OWNER } from "./sessions.js";
 export type { Session } from "./session.js";
 export type { SessionInfo, SessionManager } from "./sessions.js";
 export { shapeOutput } from "./output.js";
-export { parseSavedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
+export { isSavedStream, parseSavedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
 export type { SavedStream } from "./saved-outputs.js";
 export type { FileEncoding, WorkspaceEntry, WorkspaceFileLimits } from "./workspace-files.js";

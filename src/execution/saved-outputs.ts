@@ -31,6 +31,11 @@ interface Entry {
   written: Promise<void>;
 }
 
+/** Whether `value` names a stream outputs are saved for (stdout or stderr). */
+export function isSavedStream(value: unknown): value is SavedStream {
+  return STREAMS.includes(value as SavedStream);
+}
+
 /** Where a saved stream is read back: an MCP resource URI and a REST path. */
 export function savedOutputUri(id: string, stream: SavedStream): string {
   return `${SAVED_OUTPUT_PREFIX}${id}/${stream}`;
@@ -44,8 +49,8 @@ export function savedOutputRestPath(id: string, stream: SavedStream): string {
 export function parseSavedOutputUri(uri: string): { id: string; stream: SavedStream } | undefined {
   if (!uri.startsWith(SAVED_OUTPUT_PREFIX)) return undefined;
   const [id, stream, ...rest] = uri.slice(SAVED_OUTPUT_PREFIX.length).split("/");
-  if (rest.length > 0 || id === undefined || !STREAMS.includes(stream as SavedStream)) return undefined;
-  return { id, stream: stream as SavedStream };
+  if (rest.length > 0 || id === undefined || !isSavedStream(stream)) return undefined;
+  return { id, stream };
 }
 
 export class SavedOutputs {
@@ -106,7 +111,7 @@ export class SavedOutputs {
       `no saved output ${savedOutputUri(id, stream)}: it never existed, belongs to another caller, or is older than ${Math.round(this.options.ttlMs / 1000)} s`,
       { data: { id, stream } },
     );
-    if (!ID.test(id) || !STREAMS.includes(stream)) throw missing;
+    if (!ID.test(id) || !isSavedStream(stream)) throw missing;
     await this.ready;
     const entry = this.entries.get(id);
     if (!entry || entry.owner !== owner || !entry.streams.has(stream) || this.expired(entry)) throw missing;

@@ -2,7 +2,9 @@
 // caller that ran the code reads what did not fit in the result; nobody else sees it.
 
 import type { ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
-import { parseSavedOutputUri, SAVED_OUTPUT_PREFIX, type Engine, type SavedStream } from "../execution/index.js";
+import { parseSavedOutputUri, SAVED_OUTPUT_PREFIX, type Engine } from "../execution/index.js";
+
+export { isSavedStream } from "../execution/index.js";
 
 export const OUTPUT_TEMPLATE: ResourceTemplate = {
   uriTemplate: `${SAVED_OUTPUT_PREFIX}{id}/{stream}`,
@@ -26,8 +28,4 @@ export async function readOutputResource(engine: Engine, uri: string, owner: str
   const parsed = parseSavedOutputUri(uri);
   if (!parsed) return undefined;
   return contentsOf(uri, await engine.readSavedOutput(parsed.id, parsed.stream, owner));
-}
-
-export function isSavedStream(value: string | undefined): value is SavedStream {
-  return value === "stdout" || value === "stderr";
 }
