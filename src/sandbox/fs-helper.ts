@@ -57,7 +57,8 @@ function helperArgv(runtime: SandboxRuntime, workspaceDir: string, seccompFd: nu
   argv.push("--ro-bind", runtime.runnersDir, "/sandgate/runners", "--bind", workspaceDir, "/workspace");
   argv.push("--remount-ro", "/", "--chdir", "/", "--clearenv", "--setenv", "LANG", "C.UTF-8");
   if (seccompFd !== undefined) argv.push("--seccomp", String(seccompFd));
-  const entry = runtime.pythonEntry.endsWith(".pyc") ? "/sandgate/runners/fs_helper.pyc" : "/sandgate/runners/fs_helper.py";
+  // The runners' copy is compiled as a whole: when the Python runner's entry is bytecode, so is the helper.
+  const entry = runtime.runnerEntries.python.endsWith(".pyc") ? "/sandgate/runners/fs_helper.pyc" : "/sandgate/runners/fs_helper.py";
   argv.push("--", runtime.interpreters.python, "-I", "-S", "-B", entry);
   return argv;
 }

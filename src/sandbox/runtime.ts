@@ -50,8 +50,6 @@ export interface SandboxRuntime {
   runnersDir: string;
   /** Each runner's entry file inside the sandbox: Python's is precompiled bytecode when it could be made. */
   runnerEntries: Record<RunnerKind, string>;
-  /** The Python runner's entry (runnerEntries.python): when it is bytecode, so is the file helper (see fs-helper.ts). */
-  pythonEntry: string;
   etcDir: string;
   seccompFile: string | undefined;
   readOnlyPaths: string[];
@@ -296,7 +294,6 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     runnersDir,
     hostUser,
     runnerEntries: entries,
-    pythonEntry: entries.python,
     etcDir,
     seccompFile,
     readOnlyPaths,
