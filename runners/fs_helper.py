@@ -91,6 +91,23 @@ def open_dir(real):
         raise
 
 
+# The walks below (usage_of, delete_tree) open directories through these two: a directory the
+# sandbox made unreadable is made usable first, as its owner could, and a link is never followed.
+def open_root():
+    try:
+        os.chmod(ROOT, 0o700)
+    except OSError:
+        pass
+    return os.open(ROOT, DIR_FLAGS)
+
+
+def open_child(name, mode, dir_fd):
+    """The fd of directory `name` in `dir_fd` (whose lstat mode is `mode`)."""
+    if mode & 0o700 != 0o700:
+        os.chmod(name, 0o700, dir_fd=dir_fd)
+    return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+
+
 def split_real(real):
     parent, _, name = real.rpartition("/")
     return parent, name
@@ -148,12 +165,8 @@ def usage_of(byte_limit, inode_limit):
     total = 0
     inodes = 0
     # Directories the sandbox made unreadable are counted as their owner would: made usable first
-    # (delete_tree does the same). What still cannot be walked, or is too deep to walk, counts as over.
-    try:
-        os.chmod(ROOT, 0o700)
-    except OSError:
-        pass
-    stack = [os.open(ROOT, DIR_FLAGS)]
+    # (open_root, open_child). What still cannot be walked, or is too deep to walk, counts as over.
+    stack = [open_root()]
     pending = [None]
     try:
         while stack:
@@ -185,9 +198,7 @@ def usage_of(byte_limit, inode_limit):
                 if len(stack) >= MAX_WALK_DEPTH:
                     return total, inodes, True
                 try:
-                    if st.st_mode & 0o700 != 0o700:
-                        os.chmod(entry.name, 0o700, dir_fd=fd)
-                    child = os.open(entry.name, DIR_FLAGS, dir_fd=fd)
+                    child = open_child(entry.name, st.st_mode, fd)
                 except FileNotFoundError:
                     continue
                 except OSError:
@@ -326,11 +337,7 @@ def listing(request):
 def delete_tree(_request):
     """Empties ROOT: iterative, by directory fds (any depth), making unreadable directories usable first."""
     removed = 0
-    try:
-        os.chmod(ROOT, 0o700)
-    except OSError:
-        pass
-    stack = [os.open(ROOT, DIR_FLAGS)]
+    stack = [open_root()]
     names = [None]
     try:
         while stack:
@@ -351,9 +358,7 @@ def delete_tree(_request):
                 names[-1].pop()
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if st.st_mode & 0o700 != 0o700:
-                    os.chmod(name, 0o700, dir_fd=fd)
-                stack.append(os.open(name, DIR_FLAGS, dir_fd=fd))
+                stack.append(open_child(name, st.st_mode, fd))
                 names.append(None)
                 continue
             os.unlink(name, dir_fd=fd)
