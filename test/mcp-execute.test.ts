@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../src/errors/index.js";
 import { connectMcp } from "./fixtures/mcp-client.js";
@@ -13,17 +14,19 @@ const KEY = "mcp-execute-key-0123456789";
 
 const rest = useTestServer({ pool: { python: 1, javascript: 0, bash: 1 }, server: { apiKeys: { tester: KEY } } });
 
-async function executeClient(): Promise<{ client: Client; errors: Error[] }> {
+async function executeClient(): Promise<{ client: Client; transport: StreamableHTTPClientTransport; errors: Error[] }> {
   const errors: Error[] = [];
-  const { client } = await connectMcp(rest.server.url, { path: "/mcp/execute", headers: bearer(KEY), name: "mcp-execute-test", onError: (error) => errors.push(error) });
-  return { client, errors };
+  const { client, transport } = await connectMcp(rest.server.url, { path: "/mcp/execute", headers: bearer(KEY), name: "mcp-execute-test", onError: (error) => errors.push(error) });
+  return { client, transport, errors };
 }
 
 describe("POST /mcp/execute with an MCP client", () => {
   it("initializes, pings, lists tools, resources, templates and prompts, and calls a tool, without a session", async () => {
-    const { client, errors } = await executeClient();
+    const { client, transport, errors } = await executeClient();
     try {
       expect(client.getServerVersion()).toMatchObject({ name: "sandgate", version: "test" });
+      // initialize handed out no Mcp-Session-Id, so no request of this client names a session.
+      expect(transport.sessionId).toBeUndefined();
       await client.ping();
       const tools = await client.listTools();
       expect(tools.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["execute_code", "execute_command", "file_read", "search_tools"]));
