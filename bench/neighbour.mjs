@@ -12,7 +12,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { descendants } from "./proc.mjs";
+import { descendants, rssKb } from "./proc.mjs";
 import { fmt, pct, sleep } from "./stats.mjs";
 
 const HERE = import.meta.dirname;
@@ -39,15 +39,6 @@ const PHASES = [
   { name: "all at once", workloads: ["output-in-call", "output-between", "tool-frames", "files"] },
   { name: "alone again, same server as all at once", workloads: [], sameServer: true },
 ];
-
-function rssMbOf(pid) {
-  try {
-    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 /** Resolves the first message of `type` from `child`, or undefined after `ms`. */
 function nextMessage(child, type, ms) {
@@ -281,11 +272,11 @@ export async function neighbourBench({ quick = false } = {}) {
 
       hostile = phase.workloads.length > 0 ? await startHostile(server.url, phase.workloads, (HOSTILE_PREPARE_MS + PHASE_LIMIT_MS) / 1000 + 30) : undefined;
       if (hostile && !hostile.prepared) notes.push(`"${phase.name}": the hostile workload was not prepared within ${HOSTILE_PREPARE_MS / 1000} s; measured anyway.`);
-      const rssStart = rssMbOf(server.child.pid);
+      const rssStart = rssKb(server.child.pid) / 1024;
       let rssPeak = rssStart;
       let aborted = false;
       sampler = setInterval(() => {
-        rssPeak = Math.max(rssPeak, rssMbOf(server.child.pid));
+        rssPeak = Math.max(rssPeak, rssKb(server.child.pid) / 1024);
         if (rssPeak > RSS_ABORT_MB && hostile && !aborted) {
           aborted = true;
           if (hostile.child.connected) hostile.child.send({ type: "stop" });

@@ -2,6 +2,16 @@
 
 import { readdirSync, readFileSync } from "node:fs";
 
+/** Resident memory of `pid` in KiB (VmRSS); 0 when the process is gone. */
+export function rssKb(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** Processes below `root` on the host, found through the ppid field of /proc/<pid>/stat. */
 export function descendants(root) {
   const kids = new Map();

@@ -14,7 +14,7 @@ import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
 import { codeModeBench } from "./code-mode.mjs";
 import { neighbourBench } from "./neighbour.mjs";
 import { serverBench } from "./server.mjs";
-import { descendants } from "./proc.mjs";
+import { descendants, rssKb } from "./proc.mjs";
 import { fmt, pct, sleep } from "./stats.mjs";
 
 const QUICK = process.argv.includes("--quick");
@@ -93,11 +93,6 @@ async function waitPoolReady(engine) {
     if (state.every((s) => s.ready >= s.target && s.starting === 0)) return;
     await sleep(2);
   }
-}
-
-function rssKb(pid) {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) : 0;
 }
 
 function comm(pid) {
