@@ -3,7 +3,7 @@
 
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { CONFIG_FILE_VARIABLE } from "./settings.js";
+import { CONFIG_FILE_VARIABLE, envText } from "./settings.js";
 
 /** The file name looked for in the working directory. */
 export const CONFIG_FILE_NAME = "sandgate.json";
@@ -20,7 +20,7 @@ export interface ConfigLocation {
 /** The config file that applies, or undefined when there is none (defaults and environment only). */
 export function locateConfigFile(location: ConfigLocation = {}): string | undefined {
   if (location.configPath !== undefined) return location.configPath;
-  const fromEnv = (location.env ?? process.env)[CONFIG_FILE_VARIABLE.env]?.trim();
+  const fromEnv = envText(location.env ?? process.env, CONFIG_FILE_VARIABLE.env);
   if (fromEnv) return fromEnv;
   // Relative when no cwd is given, so messages name the file as the user typed it.
   const candidate = location.cwd === undefined ? CONFIG_FILE_NAME : join(location.cwd, CONFIG_FILE_NAME);
