@@ -138,6 +138,7 @@ describe("no host details in errors", () => {
       json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "execute_code", arguments: { language: "bash", code: "echo hi", session_id: "s1" } } },
     });
     expect(rpc.status).toBe(500);
+    expect(rpc.body).toMatchObject({ error: { message: expect.stringMatching(/reference [0-9a-f]{8}/), data: { code: "INTERNAL" } } });
     leaks(JSON.stringify(rpc.body));
 
     const sse = await fetch(`${server.url}/execute?stream=1`, {
@@ -149,7 +150,7 @@ describe("no host details in errors", () => {
     leaks(sseText);
     const errorEvent = parseSse(sseText).find((e) => e.event === "error");
     expect(errorEvent, sseText).toBeDefined();
-    expect(JSON.parse(errorEvent!.data)).toMatchObject({ error: { code: "INTERNAL" } });
+    expect(JSON.parse(errorEvent!.data)).toMatchObject({ error: { code: "INTERNAL", message: expect.stringMatching(/reference [0-9a-f]{8}/) } });
 
     const { client } = await connectMcp(server.url, { name: "door-test" });
     try {
