@@ -276,7 +276,7 @@ export class SessionManager {
     if (current) await current.dispose();
     await session.ready;
     const sandbox = await startSandbox(this.runtime, { kind, limits, workspaceDir: session.workspaceDir });
-    if (this.sessions.get(session.key) !== session) {
+    if (!this.isCurrent(session)) {
       await sandbox.dispose();
       throw new SandgateError("SESSION_EXPIRED", `session ${session.id} ended while starting`, { data: { sessionId: session.id } });
     }
@@ -295,7 +295,7 @@ export class SessionManager {
   }
 
   private async end(session: Session, why: string): Promise<void> {
-    if (this.sessions.get(session.key) !== session) return;
+    if (!this.isCurrent(session)) return;
     this.sessions.delete(session.key);
     this.remember(session.key, why);
     await Promise.all(session.releaseSandboxes().map((s) => s.dispose()));
