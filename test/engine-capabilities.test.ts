@@ -2,7 +2,7 @@
 // to a session, engine.files works on the same workspace code sees, and both honour owners.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine, waitFor } from "./helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
@@ -38,12 +38,7 @@ describe("engine.sessions", () => {
     const s = t.engine.sessions.create("busy-one");
     try {
       const running = t.engine.execute({ language: "python", sessionId: s.id, code: "import time\ntime.sleep(1.5)" });
-      let sawBusy = false;
-      for (let i = 0; i < 100 && !sawBusy; i++) {
-        sawBusy = t.engine.sessions.get(s.id).busy;
-        if (!sawBusy) await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(sawBusy).toBe(true);
+      expect(await waitFor(() => t.engine.sessions.get(s.id).busy)).toBe(true);
       expect((await running).status).toBe("ok");
       expect(t.engine.sessions.get(s.id).busy).toBe(false);
     } finally {
@@ -78,6 +73,8 @@ describe("engine.files", () => {
     await expect(t.engine.files.read(s.id, "secret.txt", "utf8", "owner-b")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
     await expect(t.engine.files.write(s.id, "x.txt", "b's", "utf8", "owner-b")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
     await expect(t.engine.files.list(s.id, undefined, "owner-b")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+    // The refused write left nothing in the owner's workspace.
+    expect((await t.engine.files.list(s.id, undefined, "owner-a")).entries.map((e) => e.name)).toEqual(["secret.txt"]);
     await t.engine.sessions.stop(s.id, "owner-a");
     await expect(t.engine.files.read(s.id, "secret.txt", "utf8", "owner-a")).rejects.toMatchObject({ code: "SESSION_EXPIRED" });
   });
