@@ -38,8 +38,6 @@ VALUE_DEPTH_LIMIT = 100
 SAFE_INTEGER = 2**53 - 1  # beyond it JSON.parse on the host rounds; such ints go as repr
 # Functions from earlier calls whose source we keep for tracebacks.
 REMEMBERED_CODE_LIMIT = 20_000
-# Frames of files under this prefix are the runner's own and never shown in a traceback.
-RUNNER_FILES_PREFIX = "/sandgate/runners/"
 # Generated tool wrappers (`from servers.github import search_issues`), when the host mounts them.
 TOOLS_DIR = "/sandgate/tools"
 TOOLS_PYTHON = "/sandgate/tools/python"
@@ -220,13 +218,11 @@ class Session:
 
     def _loop_exception(self, loop, context):
         """asyncio's handler for errors nobody retrieved, with the call's traceback format."""
-        import re
-
         text = f"{context.get('message') or 'Unhandled exception in the event loop'}\n"
         for key in ("future", "task", "handle"):
             if key in context:
                 # A task's repr names where its coroutine was defined; call_mcp_tool is the runner's.
-                text += re.sub(r", defined at /sandgate/runners/[^>\s]*", "", f"{key}: {_safe_repr(context[key])}\n")
+                text += sandgate._hide_runner_paths(f"{key}: {_safe_repr(context[key])}\n")
         exc = context.get("exception")
         if exc is not None:
             text += self._format(exc)
@@ -352,7 +348,7 @@ class Session:
                     lineno = summary.lineno or 0
                     summary._line = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
             # After the source lines are attached (that walk pairs summaries with frames by position).
-            report.stack[:] = [summary for summary in report.stack if not summary.filename.startswith(RUNNER_FILES_PREFIX)]
+            report.stack[:] = [summary for summary in report.stack if not summary.filename.startswith(sandgate.RUNNER_FILES_PREFIX)]
             pending.append((report.__cause__, exc.__cause__))
             pending.append((report.__context__, exc.__context__))
             if getattr(report, "exceptions", None) and isinstance(exc, BaseExceptionGroup):

@@ -165,8 +165,16 @@ def _settle_in(loop, future, value, exc, cancel=False):
 
 _channel = _Channel()
 
+# Frames of files under this prefix are the runner's own (this module's too) and never shown in a traceback.
 RUNNER_FILES_PREFIX = "/sandgate/runners/"
 _asyncio_patched = False
+
+
+def _hide_runner_paths(text):
+    """`text` (a task's or future's repr) without where the runner's coroutines were defined."""
+    import re
+
+    return re.sub(r", defined at /sandgate/runners/[^>\s]*", "", text)
 
 
 def strip_runner_frames(exc):
@@ -215,8 +223,6 @@ def _patch_asyncio(asyncio):
     handler; it gets the same treatment as the runner's own loop, once a tool call is made."""
     global _asyncio_patched
     _asyncio_patched = True
-    import re
-
     base = asyncio.BaseEventLoop
     original = base.default_exception_handler
 
@@ -226,7 +232,7 @@ def _patch_asyncio(asyncio):
             strip_runner_frames(context.get("exception"))
             for key in ("future", "task", "handle"):
                 if key in context:
-                    context[key] = _Shown(re.sub(r", defined at /sandgate/runners/[^>\s]*", "", repr(context[key])))
+                    context[key] = _Shown(_hide_runner_paths(repr(context[key])))
         except Exception:
             pass
         return original(self, context)
