@@ -71,6 +71,14 @@ describe("admission", () => {
     await expect(refused).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS", data: { retry_after: 1, maxSandboxes: 1 } });
     held.release();
     expect(admission.tryReserve(100)).toBeDefined();
+    // Where a spare would fit beside a bigger call that waits, it still does not go first.
+    const roomy = new Admission({ maxSandboxes: 10, maxCommittedMb: 1024, waitMs: 50 });
+    const small = await roomy.acquire(200, "A");
+    const big = roomy.acquire(900, "B");
+    expect(roomy.tryReserve(100)).toBeUndefined();
+    await expect(big).rejects.toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    expect(roomy.tryReserve(100)).toBeDefined();
+    small.release();
   });
 
   it("a cancelled waiter leaves the queue and close() refuses everyone left", async () => {
