@@ -138,13 +138,14 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
     }
     const { server } = config;
     const exposed = !isLoopbackHost(server.host);
+    const keys = allApiKeys(server).length;
     checks.push({
       name: "http server",
-      ok: !exposed || allApiKeys(server).length > 0,
+      ok: !exposed || keys > 0,
       required: false,
       detail:
-        `serve listens on ${server.host}:${server.port}; API key ${allApiKeys(server).length > 0 ? `required (${allApiKeys(server).length} configured)` : "not set"}; CORS ${server.cors.enabled ? `on for ${server.cors.origins.join(", ")}` : "off"}` +
-        (exposed && allApiKeys(server).length === 0 ? "; serve will refuse to start: set server.apiKeys (SANDGATE_API_KEYS) or server.apiKey (SANDGATE_API_KEY), or bind to 127.0.0.1" : "") +
+        `serve listens on ${server.host}:${server.port}; API key ${keys > 0 ? `required (${keys} configured)` : "not set"}; CORS ${server.cors.enabled ? `on for ${server.cors.origins.join(", ")}` : "off"}` +
+        (exposed && keys === 0 ? "; serve will refuse to start: set server.apiKeys (SANDGATE_API_KEYS) or server.apiKey (SANDGATE_API_KEY), or bind to 127.0.0.1" : "") +
         (config.volumes.length > 0 ? `; volumes: ${config.volumes.map((v) => `/mnt/${v.name}${v.readOnly ? "" : " (writable)"}`).join(", ")}` : ""),
     });
   } finally {
