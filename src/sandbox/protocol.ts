@@ -68,7 +68,12 @@ export type ToolResultFrame =
   | { type: "tool_result"; callId: string; ok: false; error: { type: string; message: string } };
 
 export function encodeFrame(frame: ExecuteFrame | ToolResultFrame): Buffer {
-  const body = Buffer.from(JSON.stringify(frame), "utf8");
+  return frameOfJson(JSON.stringify(frame));
+}
+
+/** A frame of JSON text already made: its UTF-8 length as 4 bytes big-endian, then the text. */
+export function frameOfJson(json: string): Buffer {
+  const body = Buffer.from(json, "utf8");
   const out = Buffer.allocUnsafe(4 + body.length);
   out.writeUInt32BE(body.length, 0);
   body.copy(out, 4);

@@ -3,7 +3,7 @@
 
 import { setMaxListeners } from "node:events";
 import { z } from "zod";
-import { encodeFrame, MAX_FRAME_BYTES, MAX_RUNNER_FRAME_BYTES, type ToolResultFrame } from "./protocol.js";
+import { encodeFrame, frameOfJson, MAX_FRAME_BYTES, MAX_RUNNER_FRAME_BYTES, type ToolResultFrame } from "./protocol.js";
 
 /** A call as user code made it; `tool` is "server.name" as written (the host resolves aliases). */
 export interface UpstreamCall {
@@ -82,11 +82,7 @@ export function encodeToolResultFrame(callId: string, reply: UpstreamCallReply):
   if (!reply.ok) return encodeFrame(frame);
   // The value is already JSON text; splice it in rather than stringify it twice.
   const head = JSON.stringify(frame);
-  const body = Buffer.from(`${head.slice(0, -1)},"value":${encoded.json}}`, "utf8");
-  const out = Buffer.allocUnsafe(4 + body.length);
-  out.writeUInt32BE(body.length, 0);
-  body.copy(out, 4);
-  return out;
+  return frameOfJson(`${head.slice(0, -1)},"value":${encoded.json}}`);
 }
 
 // ---- the sandgate-tool pipe of Bash (docs/runner-protocol.md, "Tool calls from Bash") ----
