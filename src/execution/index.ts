@@ -6,13 +6,12 @@ export type { EngineFiles, WorkspaceFile, WorkspaceListing, WrittenFile } from "
 export type { ExecutionResult, ErrorInfo, TokenCounts } from "./result-builder.js";
 export type { AdmissionState } from "./admission.js";
 export type { UpstreamCallRecord, UpstreamCallScope, UpstreamCallSummary } from "./upstream-call-scope.js";
-export { countTokens, countJsonTokens, estimateJsonTokens, warmTokenizer } from "./tokens.js";
-export { executeRequestSchema, checkRequest, unknownLanguageError } from "./request.js";
-export type { ExecuteRequest, ExecuteInput } from "./request.js";
+export { countTokens, estimateJsonTokens, warmTokenizer } from "./tokens.js";
+export { unknownLanguageError } from "./request.js";
+export type { ExecuteRequest } from "./request.js";
 export { LOCAL_OWNER } from "./sessions.js";
-export type { Session } from "./session.js";
-export type { SessionInfo, SessionManager } from "./sessions.js";
+export type { SessionInfo } from "./sessions.js";
 export { shapeOutput } from "./output.js";
 export { isSavedStream, parseSavedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
 export type { SavedStream } from "./saved-outputs.js";
-export type { FileEncoding, WorkspaceEntry, WorkspaceFileLimits } from "./workspace-files.js";
+export type { FileEncoding, WorkspaceEntry } from "./workspace-files.js";
