@@ -2,12 +2,13 @@
 // TypeScript type-checked and run against the "sandgate" package, JSON parsed and validated) or
 // says why not in a `<!-- not run: reason -->` line right above it. Needs `npm run build`.
 
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
+import { startServe, type ServeProcess } from "./fixtures/cli.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const CLI = join(ROOT, "dist/cli/main.js");
@@ -57,7 +58,7 @@ const scriptBlocks = blocks.filter((b) => runnable(b) && (TYPESCRIPT.includes(b.
 const jsonBlocks = blocks.filter((b) => runnable(b) && b.lang === "json");
 
 let dir: string;
-let server: ChildProcess | undefined;
+let server: ServeProcess | undefined;
 let serverPort = 0;
 /** Inside the package, so that `import ... from "sandgate"` in a block resolves to this checkout. */
 let scriptDir: string | undefined;
@@ -87,21 +88,8 @@ function freshPlace(name: string): { cwd: string; env: Record<string, string> } 
 
 async function startServer(): Promise<void> {
   const { cwd, env } = freshPlace("server");
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-  server = child;
-  let out = "";
-  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && child.exitCode === null) {
-    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1];
-    if (port) {
-      serverPort = Number(port);
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`sandgate serve did not start: ${out}`);
+  server = await startServe(env, () => true, { cwd, timeoutMs: 30_000 });
+  serverPort = Number(new URL(server.url).port);
 }
 
 /** Type-checks every TypeScript block at once, as a program using the installed package would be. */
@@ -131,11 +119,7 @@ beforeAll(async () => {
 }, 150_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((done) => server!.once("exit", done));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  if (server && server.child.exitCode === null) await server.stop();
   if (scriptDir) rmSync(scriptDir, { recursive: true, force: true });
   rmSync(dir, { recursive: true, force: true });
 });
