@@ -91,7 +91,6 @@ export class Engine {
       shrinkPool: () => this.pool.shrink(),
       retire: (sandbox) => this.retire(sandbox),
       evictIdleAfterMs: config.sessions.evictIdleAfterS * 1000,
-      queueWaitMs: config.limits.queueWaitS * 1000,
     });
     // Spares give way to waiting callers, and come back once room is free and nobody waits.
     this.admission.onPressure((owner) => this.room.makeRoomFor(owner));

@@ -13,8 +13,6 @@ export interface RoomOptions {
   retire: (sandbox: Sandbox) => void;
   /** sessions.evictIdleAfterS: how long a session sandbox idles before anyone may take it. */
   evictIdleAfterMs: number;
-  /** limits.queueWaitS: a running call may end any time within it. */
-  queueWaitMs: number;
 }
 
 export class Room {
@@ -94,7 +92,8 @@ export class Room {
    * at its share. Undefined when nothing is known to free up.
    */
   expectedWaitS(owner: string): number | undefined {
-    const { admission, evictIdleAfterMs: evictMs, queueWaitMs } = this.options;
+    const { admission, evictIdleAfterMs: evictMs } = this.options;
+    const queueWaitMs = admission.options.waitMs;
     const now = Date.now();
     const capped = admission.atCap(owner);
     const givesWayAtOnce = (other: string): boolean => !capped && admission.mustGiveWay(other, owner);
