@@ -1,7 +1,6 @@
 // Bash: the language spec and its runner, a bash whose main loop (runners/bash_lib.sh) keeps the
 // shell's state between calls and reaches host tools through sandgate-tool on its own pipe.
 
-import { prepareOnHost } from "./prepare-code.js";
 import type { LanguageSpec, RunnerSpec } from "./spec.js";
 
 export const BASH_RUNNER: RunnerSpec = {
@@ -31,7 +30,7 @@ export const BASH: LanguageSpec = {
   extensions: [".sh", ".bash"],
   runner: "bash",
   returnsValue: false,
-  prepare: (code) => prepareOnHost("bash", "main.sh", code, (source) => ({ code: source })),
+  filename: "main.sh",
   doctorProbe: { code: "echo $((1+1))", expect: "2\n", from: "stdout" },
   upstreamCall: { call: "sandgate-tool server tool '{...}'", hint: "it prints the result as JSON, ready for jq" },
 };

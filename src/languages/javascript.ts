@@ -2,7 +2,6 @@
 // the Node runner (runners/node_runner.cjs) that also runs TypeScript after its transpile.
 
 import { prepareJavaScript } from "./js-transform.js";
-import { prepareOnHost } from "./prepare-code.js";
 import type { LanguageSpec, RunnerSpec } from "./spec.js";
 
 export const JAVASCRIPT_RUNNER: RunnerSpec = {
@@ -29,7 +28,8 @@ export const JAVASCRIPT: LanguageSpec = {
   extensions: [".js", ".mjs", ".cjs"],
   runner: "javascript",
   returnsValue: true,
-  prepare: (code) => prepareOnHost("javascript", "main.js", code, prepareJavaScript),
+  filename: "main.js",
+  prepare: prepareJavaScript,
   doctorProbe: { code: "1+1", expect: 2, from: "value" },
   upstreamCall: {
     call: 'await callMCPTool("server.tool", {...})',

@@ -1,7 +1,6 @@
 // Python: the language spec and the runner that runs it (runners/python_runner.py, a persistent
 // globals dict with top-level await, spoken to in frames).
 
-import { prepareOnHost } from "./prepare-code.js";
 import type { LanguageSpec, RunnerSpec } from "./spec.js";
 
 export const PYTHON_RUNNER: RunnerSpec = {
@@ -23,7 +22,7 @@ export const PYTHON: LanguageSpec = {
   extensions: [".py"],
   runner: "python",
   returnsValue: true,
-  prepare: (code) => prepareOnHost("python", "main.py", code, (source) => ({ code: source })),
+  filename: "main.py",
   doctorProbe: { code: "1+1", expect: 2, from: "value" },
   upstreamCall: {
     call: 'await call_mcp_tool("server.tool", {...})',

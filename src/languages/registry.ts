@@ -5,7 +5,7 @@ import { extname } from "node:path";
 import { BASH, BASH_RUNNER } from "./bash.js";
 import { JAVASCRIPT, JAVASCRIPT_RUNNER } from "./javascript.js";
 import { LANGUAGES, type Language, type RunnerKind } from "./names.js";
-import type { PrepareOutcome } from "./prepare-code.js";
+import { prepareOnHost, type PrepareOutcome } from "./prepare-code.js";
 import { PYTHON, PYTHON_RUNNER } from "./python.js";
 import type { LanguageSpec, RunnerSpec, UpstreamCallExample } from "./spec.js";
 import { TYPESCRIPT } from "./typescript.js";
@@ -66,7 +66,8 @@ export function upstreamCallExamples(): Array<{ titles: string; example: Upstrea
   return [...groups.values()].sort((a, b) => b.titles.length - a.titles.length).map((g) => ({ titles: g.titles.join("/"), example: g.example }));
 }
 
-/** The code a runner executes for a request in `language`, or the syntax error found on the host. */
+/** The code a runner executes for a request in `language` (run by its spec's runner), or the syntax error found on the host. */
 export function prepareCode(language: Language, code: string): PrepareOutcome {
-  return LANGUAGE_SPECS[language].prepare(code);
+  const { runner, filename, prepare } = LANGUAGE_SPECS[language];
+  return prepareOnHost(runner, filename, code, prepare ?? ((source) => ({ code: source })));
 }

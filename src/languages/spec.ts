@@ -2,7 +2,7 @@
 // that every per-language table (runner command, warm pool, CLI, doctor, REST, prompts) can derive from it.
 
 import type { ChannelKind, Interpreter, Language, RunnerKind } from "./names.js";
-import type { PrepareOutcome } from "./prepare-code.js";
+import type { PreparedCode } from "./prepare-code.js";
 
 /** What a runner's command line is built from when a sandbox starts. */
 export interface RunnerLaunch {
@@ -55,8 +55,10 @@ export interface LanguageSpec {
   runner: RunnerKind;
   /** Whether the value of the last expression comes back as the result's `value`. */
   returnsValue: boolean;
-  /** Host-side preparation: the code the runner executes, or a syntax error found on the host. */
-  prepare(code: string): PrepareOutcome;
+  /** The file name the user's code has in tracebacks, e.g. "main.py". */
+  filename: string;
+  /** The host-side step before the runner sees the code (a syntax error it finds is reported on the host); none runs it as written. */
+  prepare?: (code: string) => Omit<PreparedCode, "kind" | "filename">;
   /** The check `sandgate doctor` runs: `code` must produce `expect` as the result's `value` or `stdout`. */
   doctorProbe: { code: string; expect: unknown; from: "value" | "stdout" };
   upstreamCall: UpstreamCallExample;

@@ -3,7 +3,6 @@
 
 import { JAVASCRIPT } from "./javascript.js";
 import { prepareJavaScript } from "./js-transform.js";
-import { prepareOnHost } from "./prepare-code.js";
 import type { LanguageSpec } from "./spec.js";
 import { transpileTypeScript } from "./ts-transpile.js";
 
@@ -14,7 +13,8 @@ export const TYPESCRIPT: LanguageSpec = {
   extensions: [".ts", ".mts", ".cts"],
   runner: "javascript",
   returnsValue: true,
-  prepare: (code) => prepareOnHost("javascript", "main.ts", code, (source) => prepareJavaScript(transpileTypeScript(source))),
+  filename: "main.ts",
+  prepare: (source) => prepareJavaScript(transpileTypeScript(source)),
   doctorProbe: { code: "const n: number = 1; n + 1", expect: 2, from: "value" },
   upstreamCall: JAVASCRIPT.upstreamCall,
 };
