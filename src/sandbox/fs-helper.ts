@@ -9,6 +9,7 @@ import { SandgateError } from "../errors/index.js";
 import { isolationArguments } from "./bwrap-args.js";
 import { killGroup, spawnBwrap } from "./process-group.js";
 import type { SandboxRuntime } from "./runtime.js";
+import { Slots } from "./slots.js";
 
 export interface FsHelperOptions {
   /** Raw bytes after the request line (the content of a write). */
@@ -32,17 +33,7 @@ const DEFAULT_MAX_REPLY = 4 * 1024 * 1024;
 /** Requests worked on at once, server-wide; a burst of file calls waits rather than forking without bound. */
 const MAX_CONCURRENT = 8;
 
-let running = 0;
-const waiting: Array<() => void> = [];
-
-async function slot(): Promise<() => void> {
-  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
-  running++;
-  return () => {
-    running--;
-    waiting.shift()?.();
-  };
-}
+const slots = new Slots(MAX_CONCURRENT);
 
 /**
  * util-linux's setpriv gives bubblewrap a parent-death signal: a helper (a deletion can run for
@@ -107,7 +98,7 @@ export class FsHelper {
     const next = this.queue.then(async () => {
       // A deletion may take minutes on a slow disk and must not hold up file calls; there is at
       // most one per ended session.
-      const release = request.op === "delete" ? () => undefined : await slot();
+      const release = request.op === "delete" ? () => undefined : await slots.acquire();
       try {
         return await this.send(request, options);
       } finally {
