@@ -115,6 +115,7 @@ export class Engine {
       workspaceFilesystem: config.sessions.workspaceFilesystem,
       // The file helper works in the workspace: it goes before the workspace is unmounted.
       onEnd: (session) => this.files.forget(session),
+      log,
     });
     this.sessions = new EngineSessions(this.sessionManager, () => this.assertOpen());
     this.files = new EngineFiles(runtime, this.sessionManager, {

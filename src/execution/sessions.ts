@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import type { ResolvedLimits, RunnerKind, Sandbox, SandboxRuntime, WorkspaceFsMode } from "../sandbox/index.js";
 import { WorkspaceFilesystems, giveToSandbox, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
+import type { Logger } from "../util/logger.js";
 import { mustGiveWay } from "./admission.js";
 import { WorkspaceReaper } from "./workspace-reaper.js";
 import { Session, sessionKey } from "./session.js";
@@ -47,6 +48,8 @@ export interface SessionManagerOptions {
   workspaceFilesystem?: WorkspaceFsMode;
   /** Runs when a session ends, after its sandboxes are gone and before its workspace is released (closes its file helper). */
   onEnd?: (session: Session) => Promise<void>;
+  /** Where a workspace that could not be deleted is reported. */
+  log?: Logger;
 }
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -76,7 +79,7 @@ export class SessionManager {
       bytes: options.limits.workspaceBytes,
       inodes: options.workspaceInodes,
     });
-    this.reaper = new WorkspaceReaper(runtime, undefined, this.filesystems);
+    this.reaper = new WorkspaceReaper(runtime, options.log, this.filesystems);
     this.sweeper = setInterval(() => void this.expireIdle(), Math.min(30_000, Math.max(250, options.idleTtlMs / 4)));
     this.sweeper.unref();
   }
