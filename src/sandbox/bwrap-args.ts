@@ -1,6 +1,8 @@
 // Builds the argv that starts one sandbox: a tiny /bin/sh launcher that sets rlimits, then
 // execs bubblewrap with the namespaces, mounts and environment (passed on a pipe, not in argv).
 
+import { hostImageArguments, usrLocalArguments } from "./host-image.js";
+
 export interface MountPlan {
   /** Host directory bound read-write at /workspace; when absent, /workspace is a size-capped tmpfs. */
   workspaceDir?: string;
@@ -25,6 +27,8 @@ export interface MountPlan {
   tmpBytes?: number;
   /** Size of the /dev/shm tmpfs in bytes; /dev itself is read-only. Unset: 64 MiB. */
   shmBytes?: number;
+  /** The admin's package sets, each bound read-only at /sandgate/packages/<language> (see package-sets.ts). */
+  packages?: Array<{ language: string; hostPath: string }>;
 }
 
 export interface VolumeMount {
@@ -85,7 +89,7 @@ export function scratchSizes(memoryBytes: number): { tmpBytes: number; shmBytes:
 
 /**
  * What every bubblewrap process of sandgate shares (sandboxes and the file helper): new
- * namespaces, the unprivileged sandbox identity, no capabilities, and a read-only /usr.
+ * namespaces, the unprivileged sandbox identity, no capabilities, and a read-only /usr (see host-image.ts).
  */
 export function isolationArguments(): string[] {
   const args = [
@@ -103,9 +107,7 @@ export function isolationArguments(): string[] {
     "--cap-drop", "ALL",
     "--disable-userns",
     "--ro-bind", "/usr", "/usr",
-    // /usr/local holds host-installed tools that no interpreter needs; hide it.
-    "--tmpfs", "/usr/local",
-    "--remount-ro", "/usr/local",
+    ...usrLocalArguments(),
   ];
   for (const [target, link] of USR_SYMLINKS) args.push("--symlink", target, link);
   return args;
@@ -116,8 +118,7 @@ function bwrapArguments(options: SandboxArgvOptions): string[] {
   const { mounts } = options;
   const bwrap = isolationArguments();
   bwrap.push(
-    "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
-    "--ro-bind-try", "/etc/localtime", "/etc/localtime",
+    ...hostImageArguments(),
     "--ro-bind", `${mounts.etcDir}/passwd`, "/etc/passwd",
     "--ro-bind", `${mounts.etcDir}/group`, "/etc/group",
     "--ro-bind", `${mounts.etcDir}/hosts`, "/etc/hosts",
@@ -133,6 +134,11 @@ function bwrapArguments(options: SandboxArgvOptions): string[] {
   for (const path of mounts.readOnlyPaths) bwrap.push("--ro-bind", path, path);
   bwrap.push("--ro-bind", mounts.runnersDir, "/sandgate/runners");
   if (mounts.toolsDir) bwrap.push("--ro-bind", mounts.toolsDir, "/sandgate/tools");
+  for (const set of mounts.packages ?? []) {
+    bwrap.push("--ro-bind", set.hostPath, `/sandgate/packages/${set.language}`);
+    // ESM import() ignores NODE_PATH; it walks up from /workspace to /node_modules, so that is where the set appears too.
+    if (set.language === "node") bwrap.push("--symlink", "/sandgate/packages/node/node_modules", "/node_modules");
+  }
   for (const volume of mounts.volumes) bwrap.push(volume.readOnly ? "--ro-bind" : "--bind", volume.hostPath, `/mnt/${volume.name}`);
   if (mounts.workspaceDir) {
     bwrap.push("--bind", mounts.workspaceDir, "/workspace");

@@ -24,6 +24,7 @@ import { SandgateError } from "../errors/index.js";
 import { INTERPRETER_SPECS, INTERPRETERS, RUNNER_KINDS, RUNNER_SPECS, type Interpreter, type RunnerKind } from "../languages/index.js";
 import { SANDBOX_GID, SANDBOX_HOSTNAME, SANDBOX_UID, type VolumeMount } from "./bwrap-args.js";
 import { detectCgroups, removeStaleCgroups, type CgroupSupport } from "./cgroups.js";
+import { INSTALL_SHIM_FILES, packagesRoot } from "./package-sets.js";
 import { buildSeccompProgram } from "./seccomp.js";
 
 export type { RunnerKind };
@@ -59,6 +60,8 @@ export interface SandboxRuntime {
   cgroups: CgroupSupport;
   workspacesDir: string;
   outputsDir: string;
+  /** SANDBOX_DIR/packages: the admin's package sets; the active ones are looked up at each sandbox start. */
+  packagesDir: string;
 }
 
 export interface RuntimeOptions {
@@ -110,19 +113,19 @@ export function defaultInterpreters(overrides: Partial<InterpreterPaths> = {}): 
   return found;
 }
 
-/** Install prefixes that are not under /usr must be bound into the sandbox as well. */
+/** Install prefixes that are not under /usr (read-only with /usr/local, see host-image.ts) must be bound into the sandbox as well. */
 function prefixesOutsideUsr(paths: string[]): string[] {
   const prefixes = new Set<string>();
   for (const path of paths) {
     const real = realpathSync(path);
-    if (real.startsWith("/usr/") && !real.startsWith("/usr/local/")) continue;
+    if (real.startsWith("/usr/") && !real.startsWith("/usr/local/etc/")) continue;
     prefixes.add(dirname(dirname(real)));
   }
   return [...prefixes];
 }
 
 /** The runners' files, and the workspace file helper that every host runs (with Python; see fs-helper.ts). */
-const RUNNER_FILES = [...RUNNER_KINDS.flatMap((kind) => RUNNER_SPECS[kind].files), "fs_helper.py"];
+const RUNNER_FILES = [...RUNNER_KINDS.flatMap((kind) => RUNNER_SPECS[kind].files), "fs_helper.py", ...INSTALL_SHIM_FILES];
 /** Runner files under bin/ run as commands inside the sandbox (it is on PATH). */
 const isExecutableRunnerFile = (file: string): boolean => file.startsWith("bin/");
 
@@ -302,5 +305,6 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     cgroups,
     workspacesDir,
     outputsDir,
+    packagesDir: packagesRoot(root),
   };
 }

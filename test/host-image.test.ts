@@ -1,0 +1,188 @@
+// The host image inside real sandboxes: what a program finds under /usr works (alternatives,
+// shared libraries, CA certificates, zones, fonts, /usr/local), and nothing secret or writable comes with it.
+
+import { execFileSync } from "node:child_process";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { HOST_ETC_ENTRIES } from "../src/sandbox/host-image.js";
+import { useTestEngine } from "./helpers.js";
+
+const t = useTestEngine({}, { python: 1, javascript: 0, bash: 1 });
+
+const bash = (code: string) => t.engine.execute({ code, language: "bash" });
+const py = (code: string) => t.engine.execute({ code, language: "python" });
+
+/** True when a host command resolves to something executable on the host (alternatives included). */
+function onHost(path: string): boolean {
+  try {
+    realpathSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function hostPythonImports(modules: string): boolean {
+  try {
+    execFileSync("/usr/bin/python3", ["-c", `import ${modules}`], { stdio: "ignore", env: { PATH: "/usr/bin:/bin", MPLBACKEND: "Agg" } });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("programs under /usr", () => {
+  it("runs awk and which, which resolve through /etc/alternatives", async () => {
+    const r = await bash("awk 'BEGIN { print 6 * 7 }'; which sh; readlink /usr/bin/awk");
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe("ok");
+    const lines = r.stdout.trim().split("\n");
+    expect(lines[0]).toBe("42");
+    expect(lines[1]).toMatch(/\/sh$/);
+  });
+
+  it.runIf(onHost("/usr/bin/cc"))("runs the host's C compiler and builds a program with it", async () => {
+    const r = await bash("cc --version | head -1 && printf 'int main(void){return 7;}' > m.c && cc -o /tmp/m m.c && /tmp/m; echo \"exit $?\"");
+    expect(r.stderr).not.toContain("not found");
+    expect(r.stdout).toContain("exit 7");
+  });
+
+  it.runIf(onHost("/usr/bin/vi"))("runs vi, which is an alternative", async () => {
+    const r = await bash("vi --version | head -1");
+    expect(r.status).toBe("ok");
+    expect(r.stdout).toMatch(/vi|vim|nvi/i);
+  });
+
+  it.runIf(onHost("/usr/bin/nodejs"))("runs nodejs, which is an alternative", async () => {
+    const r = await bash("nodejs --version");
+    expect(r.stdout.trim()).toBe(execFileSync("/usr/bin/nodejs", ["--version"], { encoding: "utf8" }).trim());
+  });
+
+  it("sees the dynamic linker's configuration", async () => {
+    const r = await bash("/usr/sbin/ldconfig -p | head -1; cat /etc/ld.so.conf");
+    expect(r.stdout).toMatch(/libs found in cache/);
+    expect(r.stdout).toContain(readFileSync("/etc/ld.so.conf", "utf8").trim());
+  });
+
+  it("sees /usr/local read-only, with its configuration directory hidden", async () => {
+    const hostBin = existsSync("/usr/local/bin") ? readdirSync("/usr/local/bin").sort() : [];
+    const r = await py(`
+import os, json
+def ls(p):
+    try: return sorted(os.listdir(p))
+    except OSError as e: return type(e).__name__
+try:
+    open("/usr/local/bin/pwned", "w"); w = "WROTE"
+except OSError as e:
+    w = type(e).__name__
+json.dumps({"bin": ls("/usr/local/bin"), "etc": ls("/usr/local/etc"), "write": w})
+`);
+    const seen = JSON.parse(String(r.value)) as { bin: string[] | string; etc: string[] | string; write: string };
+    if (existsSync("/usr/local/bin")) expect(seen.bin).toEqual(hostBin);
+    expect(seen.write).not.toBe("WROTE");
+    if (existsSync("/usr/local/etc")) expect(seen.etc).toEqual([]);
+  });
+});
+
+describe("Python's data stack and the host's data", () => {
+  it.runIf(hostPythonImports("numpy, pandas, matplotlib"))("imports numpy, pandas and matplotlib and saves a figure with Agg", async () => {
+    const r = await py(`
+import matplotlib
+matplotlib.use("Agg")
+import numpy as np, pandas as pd
+import matplotlib.pyplot as plt
+df = pd.DataFrame({"x": np.arange(5), "y": np.arange(5) ** 2})
+fig, ax = plt.subplots()
+ax.plot(df.x, df.y)
+fig.savefig("/workspace/plot.png")
+plt.close(fig)
+[open("/workspace/plot.png", "rb").read(8).hex(), float(np.linalg.inv(np.eye(2) * 2)[0, 0])]
+`);
+    expect(r.error?.message ?? "").toBe("");
+    expect(r.status).toBe("ok");
+    expect(r.value).toEqual(["89504e470d0a1a0a", 0.5]);
+  });
+
+  it("loads the host's CA certificates in a default TLS context", async () => {
+    const r = await py(`
+import ssl
+ssl.create_default_context().cert_store_stats()["x509_ca"]
+`);
+    expect(r.status).toBe("ok");
+    expect(r.value).toBeGreaterThan(0);
+  });
+
+  it("knows the host's time zone, by link and by name", async () => {
+    const r = await py(`
+import os, time, zoneinfo
+def read(p):
+    try: return open(p).read().strip()
+    except OSError: return None
+def link(p):
+    try: return os.readlink(p)
+    except OSError as e: return type(e).__name__
+[time.tzname[0], link("/etc/localtime"), read("/etc/timezone"), str(zoneinfo.ZoneInfo("Europe/Paris"))]
+`);
+    expect(r.status).toBe("ok");
+    const [tzname, link, name, paris] = r.value as string[];
+    expect(tzname).toBe(execFileSync("/usr/bin/python3", ["-c", "import time; print(time.tzname[0])"], { encoding: "utf8" }).trim());
+    if (lstatSync("/etc/localtime").isSymbolicLink()) expect(link).toBe(readlinkSync("/etc/localtime"));
+    if (existsSync("/etc/timezone")) expect(name).toBe(readFileSync("/etc/timezone", "utf8").trim());
+    expect(paris).toBe("Europe/Paris");
+  });
+
+  it("has the host's locale aliases, fonts configuration and MIME types", async () => {
+    const r = await py(`
+import locale, mimetypes, os
+locale.setlocale(locale.LC_ALL, "C.UTF-8")
+[os.path.exists(p) for p in ["/etc/locale.alias", "/etc/fonts/fonts.conf", "/etc/mime.types"]] + [mimetypes.guess_type("x.parquet")[0] or ""]
+`);
+    expect(r.status).toBe("ok");
+    const [alias, fonts, mime] = r.value as boolean[];
+    expect(alias).toBe(existsSync("/etc/locale.alias"));
+    expect(fonts).toBe(existsSync("/etc/fonts/fonts.conf"));
+    expect(mime).toBe(existsSync("/etc/mime.types"));
+  });
+});
+
+describe("nothing secret, nothing writable", () => {
+  const allowed = new Set(["passwd", "group", "hosts", "hostname"]);
+  for (const entry of HOST_ETC_ENTRIES) {
+    if (typeof entry.path === "string") allowed.add(entry.path.split("/")[2] ?? "");
+    else for (const name of readdirSync("/etc")) if (entry.path.test(name)) allowed.add(name);
+  }
+
+  it("shows only the table's entries and the synthetic files in /etc, never shadow, keys or credentials", async () => {
+    const r = await py(`
+import os, json
+json.dumps({"etc": sorted(os.listdir("/etc")), "ssl": sorted(os.listdir("/etc/ssl")) if os.path.isdir("/etc/ssl") else [],
+  "present": [p for p in ["/etc/shadow", "/etc/gshadow", "/etc/ssl/private", "/usr/lib/ssl/private/.", "/etc/sudoers", "/etc/ssh",
+    "/etc/machine-id", "/etc/gitconfig", "/etc/npmrc", "/etc/pip.conf", "/etc/wgetrc", "/etc/resolv.conf"] if os.path.exists(p)]})
+`);
+    const seen = JSON.parse(String(r.value)) as { etc: string[]; ssl: string[]; present: string[] };
+    expect(seen.present).toEqual([]);
+    expect(seen.etc.filter((name) => !allowed.has(name))).toEqual([]);
+    expect(seen.ssl).not.toContain("private");
+  });
+
+  it("keeps the synthetic passwd, group and hosts instead of the host's", async () => {
+    const r = await bash("cat /etc/passwd; echo ---; cat /etc/group; echo ---; cat /etc/hosts; echo ---; id -un");
+    const [passwd, group, hosts, me] = r.stdout.split("---\n");
+    expect(passwd).not.toBe(readFileSync("/etc/passwd", "utf8"));
+    expect(group).not.toBe(readFileSync("/etc/group", "utf8"));
+    expect(hosts).not.toBe(readFileSync("/etc/hosts", "utf8"));
+    expect(passwd?.split("\n").filter(Boolean).length).toBeLessThanOrEqual(3);
+    expect(me?.trim()).not.toBe("");
+  });
+
+  it("cannot write to /etc or to any mounted host entry", async () => {
+    const r = await bash(
+      "for p in /etc/pwned /etc/alternatives/awk /etc/ssl/certs/pwned.pem /etc/fonts/pwned /etc/ld.so.cache; do " +
+        "if ( : > \"$p\" ) 2>/dev/null; then echo \"WROTE $p\"; fi; done; " +
+        "ln -sf /tmp/evil /etc/alternatives/awk 2>/dev/null && echo RELINKED; awk 'BEGIN { print \"awk ok\" }'",
+    );
+    expect(r.stdout).not.toContain("WROTE");
+    expect(r.stdout).not.toContain("RELINKED");
+    expect(r.stdout).toContain("awk ok");
+  });
+});
