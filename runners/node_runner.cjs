@@ -46,6 +46,8 @@ ExitSignal.prototype.name = 'ProcessExit';
 
 // callMCPTool, ToolError, `servers`, sandgate:servers/<server> modules and the import() loader.
 const codeMode = require('./node_code_mode.cjs').createCodeMode({ sendText, scriptOptions, safeString });
+// The global `sandgate`: sandgate.show() returns images to the agent.
+const images = require('./node_images.cjs').createImages({ sendText, runId: () => codeMode.runId });
 
 /** The call in progress: from the start of user code until its completion value settles. */
 let active = null;
@@ -167,6 +169,7 @@ async function handleExecute(frame) {
   } else {
     scriptOptions.filename = typeof filename === 'string' && filename ? filename : 'main.js';
     codeMode.runId = id;
+    images.setMaxBytes(frame.maxImageBytes);
     // The host wraps top-level await itself ("async" mode), so both modes run the same way.
     outcome = await runUserCode(code);
   }
@@ -523,6 +526,7 @@ function closeInheritedFds() {
 closeInheritedFds();
 
 codeMode.installGlobals();
+Object.defineProperty(globalThis, 'sandgate', { value: images.api, writable: true, configurable: true, enumerable: false });
 
 const input = new (require('net').Socket)({ fd: FRAMES_IN, readable: true, writable: false });
 input.on('data', onData);

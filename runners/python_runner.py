@@ -199,7 +199,7 @@ class Session:
         except BaseException as exc:
             return self._error_fields(exc)
         fields = {"ok": True, "exitCode": 0}
-        fields.update(_value_fields(value))
+        fields.update(_value_fields(_image_value(value)))
         if type(value) is CoroutineType:
             # Dropped by the runner, Python would warn with the runner's file and line.
             frames.flush_std_streams()
@@ -363,6 +363,86 @@ class Session:
             return None
 
 
+# Runner modules loaded on first use (images, the matplotlib backend): found here without
+# /sandgate/runners on sys.path, so user code's own module names never resolve to ours.
+RUNNER_DIR = os.path.dirname(__file__) or "."
+LAZY_RUNNER_MODULES = ("sandgate_images", "sandgate_mpl")
+
+
+class _RunnerModules:
+    """A meta path finder: the lazy runner modules, and pyplot set to draw headless with sandgate_mpl
+    (plt.show() returns figures as images) unless the user chose a backend."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "matplotlib.pyplot":
+            _use_sandgate_backend()
+            return None
+        if name not in LAZY_RUNNER_MODULES:
+            return None
+        import importlib.util
+
+        for suffix in (".pyc", ".py"):
+            file = os.path.join(RUNNER_DIR, name + suffix)
+            if os.path.exists(file):
+                return importlib.util.spec_from_file_location(name, file)
+        return None
+
+
+def _use_sandgate_backend():
+    mpl = sys.modules.get("matplotlib")
+    try:
+        params = mpl.rcParams
+        current = params._get("backend") if hasattr(params, "_get") else dict.__getitem__(params, "backend")
+        if current is mpl.rcsetup._auto_backend_sentinel:
+            params["backend"] = "module://sandgate_mpl"
+    except Exception:  # an unusual matplotlib: it picks its own (headless) backend
+        pass
+
+
+def _image_value(value):
+    """A last-expression value that is an image (PIL image, figure, PNG/JPEG/SVG bytes or text, an
+    MCP image item) goes to the host as an image, and a short text stands for it in `value`."""
+    kind = type(value)
+    if value is None or kind is int or kind is float or kind is bool or kind is list or kind is tuple:
+        return value
+    if kind is str and "<svg" not in value[:4096]:
+        return value
+    try:
+        import sandgate_images
+
+        shown = sandgate_images.value_image(value)
+    except Exception as exc:
+        frames.flush_std_streams()
+        frames.log_raw(f"sandgate: the value could not be returned as an image: {type(exc).__name__}: {_safe_str(exc)}\n")
+        return value
+    return value if shown is None else shown
+
+
+def _send_open_figures():
+    """Figures user code left open (pyplot loaded) are returned as images and closed."""
+    if "matplotlib._pylab_helpers" not in sys.modules:
+        return
+    try:
+        import sandgate_images
+
+        sandgate_images.flush_figures()
+    except Exception as exc:
+        _report_internal_error("returning open figures failed", exc)
+
+
+class _Interrupts:
+    """SIGINT from the host (a timeout or cancel, docs/runner-protocol.md): KeyboardInterrupt in
+    user code, so the call ends and the session's state stays; ignored in the runner's own code."""
+
+    armed = False
+
+    @staticmethod
+    def handler(signum, frame):
+        if _Interrupts.armed:
+            raise KeyboardInterrupt
+
+
 def _setup_interpreter():
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     sys.path.insert(0, "/workspace")
@@ -375,6 +455,7 @@ def _setup_interpreter():
     sys.argv = ["main.py"]
     builtins.exit = _Quitter("exit")
     builtins.quit = _Quitter("quit")
+    sys.meta_path.insert(0, _RunnerModules)
     # Output must reach the host while code runs, not when the call ends.
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=True)
@@ -390,7 +471,10 @@ def _run_call(session, request, marker_fds):
                 _limit_cpu(request.cpu_seconds)
             except Exception as exc:  # run anyway: the host still enforces wall time
                 _report_internal_error("could not set RLIMIT_CPU", exc)
+        frames.max_image_bytes = request.max_image_bytes
         result.update(session.execute(request))
+        if os.getpid() == RUNNER_PID:
+            _send_open_figures()
     except BaseException as exc:
         _report_internal_error(f"call {request.id!r} failed inside the runner", exc)
         error = {"type": "RunnerError", "message": f"the Python runner failed: {_safe_str(exc)}", "traceback": ""}

@@ -1,4 +1,4 @@
-# The `sandgate` module of sandboxed Python code: call_mcp_tool() and ToolError. A call goes to the
+# The `sandgate` module of sandboxed Python code: call_mcp_tool(), ToolError and show() (images). A call goes to the
 # host as a tool_call frame on fd 4; its reply comes back on fd 3 (docs/runner-protocol.md).
 
 import os
@@ -6,7 +6,7 @@ import _thread
 
 import sandgate_frames as _frames
 
-__all__ = ["call_mcp_tool", "ToolError"]
+__all__ = ["call_mcp_tool", "ToolError", "show"]
 
 
 class ToolError(Exception):
@@ -250,3 +250,11 @@ async def call_mcp_tool(tool, args=None):
     elif not isinstance(args, dict):
         raise TypeError(f"call_mcp_tool() needs args as a dict, not {type(args).__name__}")
     return await _channel.call(tool, args)
+
+def show(obj, mime=None):
+    """Returns an image to the agent now, besides the call's text: a matplotlib figure or axes, a PIL
+    image, PNG/JPEG/GIF/WebP/SVG bytes or SVG text, a path to an image file, or an MCP image content
+    item (or a tool result's content list: every image in it). `mime` overrides the detected type."""
+    import sandgate_images
+
+    sandgate_images.show(obj, mime)

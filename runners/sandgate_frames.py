@@ -15,6 +15,8 @@ except (ImportError, AttributeError, TypeError):  # not CPython 3.11-like: pay f
 FRAMES_IN = 3
 FRAMES_OUT = 4
 MAX_FRAME = 64 << 20
+# Largest image the host keeps, from the current call's execute frame (sandgate_images names a larger one instead of sending it).
+max_image_bytes = None
 SIGKILL = 9
 # How long end-of-call cleanup waits for killed processes to be gone.
 KILL_DEADLINE = 2.0
@@ -169,7 +171,7 @@ def send_frame(obj):
 
 
 class ExecuteRequest:
-    __slots__ = ("id", "code", "marker", "filename", "cpu_seconds")
+    __slots__ = ("id", "code", "marker", "filename", "cpu_seconds", "max_image_bytes")
 
     def __init__(self, frame, default_filename):
         if frame["type"] != "execute":
@@ -193,6 +195,8 @@ class ExecuteRequest:
         self.code = frame["code"]
         self.filename = filename
         self.cpu_seconds = cpu
+        images = frame.get("maxImageBytes")
+        self.max_image_bytes = images if type(images) is int and images > 0 else None
 
 
 def protect_fds():

@@ -35,6 +35,8 @@ export const limitsSchema = z
     }),
     outputCapBytes: setting(z.number().int().min(1024), { default: 10 * MIB, env: "SANDGATE_OUTPUT_CAP", doc: "Output after which the run is stopped as a flood, bytes" }),
     maxCodeBytes: setting(z.number().int().min(1), { default: MIB, env: "SANDGATE_MAX_CODE_BYTES", doc: "Largest accepted code, bytes" }),
+    maxImageBytes: setting(z.number().int().min(1024).max(12 * MIB), { default: 2 * MIB, env: "SANDGATE_MAX_IMAGE_BYTES", doc: "Largest image a call returns (plots, sandgate.show), bytes; larger ones are dropped with a note" }),
+    maxImagesPerCall: setting(z.number().int().min(0).max(64), { default: 8, env: "SANDGATE_MAX_IMAGES", doc: "Images one call returns at most; later ones are dropped with a note" }),
     maxProcesses: setting(z.number().int().min(8), { default: 256, env: "SANDGATE_MAX_PROCESSES", doc: "Maximum processes per sandbox; caps every flavor's count" }),
     maxCpus: setting(z.number().positive(), { default: 2, env: "SANDGATE_MAX_CPUS", doc: "Maximum CPU share per sandbox, cores; caps every flavor's share" }),
     maxFileSizeMb: setting(z.number().int().min(1), { default: 64, env: "SANDGATE_MAX_FILE_MB", doc: "Largest file code may write, MiB" }),

@@ -198,6 +198,7 @@ export class Engine {
       outputCapBytes: limits.outputCapBytes,
       ...(request.onOutput ? { onOutput: request.onOutput } : {}),
       ...(scope ? { onUpstreamCall: scope.onUpstreamCall } : {}),
+      images: { maxBytes: this.config.limits.maxImageBytes, maxCount: this.config.limits.maxImagesPerCall },
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);

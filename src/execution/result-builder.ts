@@ -1,7 +1,7 @@
 // Result building: turns a sandbox's raw run outcome into the ExecutionResult callers see
 // (stdout/stderr/value shaped to the budgets, token counts, saved full outputs, error fields).
 
-import type { RunOutcome, RunStatus } from "../sandbox/index.js";
+import type { RunImage, RunOutcome, RunStatus } from "../sandbox/index.js";
 import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./output.js";
 import type { SavedStream } from "./saved-outputs.js";
 import { shapeText, shapeValue } from "./shaping.js";
@@ -33,10 +33,17 @@ export interface ExecutionResult {
   stateReset?: boolean;
   /** What was cut from stdout to fit the token budget, and where the full text is. */
   outputNote?: string;
+  /** Images the code returned (plots, PIL images, image values, sandgate.show), in the order sent. */
+  images?: ImageOutput[];
+  /** Images dropped (over the size or count cap) or refused (not the type they claimed), and what to do instead. */
+  imagesNote?: string;
   /** Upstream tools the code called, in order. */
   toolCalls: UpstreamCallRecord[];
   tokens: TokenCounts;
 }
+
+/** One image of a result: its type and its bytes in base64. */
+export type ImageOutput = RunImage;
 
 /** Token accounting (o200k): what reaches the agent against what stayed in the sandbox. */
 export interface TokenCounts {
@@ -102,6 +109,8 @@ export function buildResult(outcome: RunOutcome, options: BuildResultOptions): E
     tokens: { returned: 0, output: 0, toolResults: summary?.tokensInSandbox ?? 0 },
   };
   if (stdout.note) result.outputNote = stdout.note;
+  if (outcome.images) result.images = outcome.images;
+  if (outcome.imagesNote) result.imagesNote = outcome.imagesNote;
   const value = frame?.value === undefined ? { shownTokens: 0, tokens: 0 } : setValue(frame.value, result, options.outputTokenBudget);
   const stderrShown = countTokens(stderr.text);
   result.tokens.returned = stdout.shownTokens + stderrShown + value.shownTokens;

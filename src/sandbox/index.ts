@@ -5,6 +5,8 @@ export { Sandbox } from "./sandbox.js";
 export { FsHelper, runFsHelper } from "./fs-helper.js";
 export type { FsHelperOptions, FsHelperReply } from "./fs-helper.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
+export { IMAGE_MIME_TYPES } from "./images.js";
+export type { RunImage, ImageCaps, ImageMime } from "./images.js";
 export type { UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
 export { WarmPool } from "./warm-pool.js";
 export type { PoolSizes, PoolKindState } from "./warm-pool.js";

@@ -20,6 +20,8 @@ export interface ExecuteFrame {
   filename: string;
   mode?: "script" | "async";
   cpuSeconds?: number;
+  /** Largest image the host keeps (decoded bytes): the runner names a larger one instead of sending it. */
+  maxImageBytes?: number;
 }
 
 const errorInfoSchema = z.object({
@@ -58,10 +60,24 @@ export const toolCallFrameSchema = z.object({
   args: z.unknown(),
 });
 
-export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema, toolCallFrameSchema]);
+/**
+ * An `image` frame: an image the run returns (a plot, sandgate.show). Checked further by the
+ * sandbox's ImageCollector (type, magic bytes, caps); without `data` it names an image the runner
+ * did not send because it was over `maxImageBytes`.
+ */
+export const imageFrameSchema = z.object({
+  type: z.literal("image"),
+  id: z.string().max(64).optional(),
+  mime: z.string().max(256),
+  data: z.string().optional(),
+  size: z.number().int().nonnegative().optional(),
+});
+
+export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema, toolCallFrameSchema, imageFrameSchema]);
 export type RunnerFrame = z.infer<typeof runnerFrameSchema>;
 export type ResultFrame = z.infer<typeof resultFrameSchema>;
 export type ToolCallFrame = z.infer<typeof toolCallFrameSchema>;
+export type ImageFrame = z.infer<typeof imageFrameSchema>;
 
 export type ToolResultFrame =
   | { type: "tool_result"; callId: string; ok: true; value?: unknown }

@@ -12,8 +12,9 @@ import { ensureInside, joinEarly } from "./containment.js";
 import { classifyExit, classifyResult, describeExit, STDERR_TAIL_BYTES, type CallVerdict, type ExitStatus, type KillReason, type RunStatus } from "./exit-classification.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
+import { ImageCollector, type ImageCaps, type RunImage } from "./images.js";
 import { killGroup } from "./process-group.js";
-import type { ResultFrame } from "./protocol.js";
+import type { ImageFrame, ResultFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 import { launchSandbox } from "./sandbox-launch.js";
 import { parseUpstreamCall, UpstreamCallBroker, upstreamCallError, type UpstreamCallHandler, type UpstreamCallReply } from "./upstream-calls.js";
@@ -44,6 +45,8 @@ export interface RunRequest {
    * that are dropped. Without a handler every call fails with "tool calls are not available here".
    */
   onUpstreamCall?: UpstreamCallHandler;
+  /** Caps of the images the run may return (plots, sandgate.show); without them images are refused. */
+  images?: ImageCaps;
 }
 
 export interface RunOutcome {
@@ -57,6 +60,10 @@ export interface RunOutcome {
   sandboxDied: boolean;
   /** Why the run ended when the runner did not say (timeout, flood, OOM, crash). */
   message?: string;
+  /** Images the run returned, checked and within the caps. */
+  images?: RunImage[];
+  /** What images were dropped or refused, and why. */
+  imagesNote?: string;
 }
 
 interface ActiveRun {
@@ -69,6 +76,7 @@ interface ActiveRun {
   resolve: (outcome: RunOutcome) => void;
   /** The run's upstream calls; ended with the run, which stops handlers and drops late replies. */
   upstreamCalls: UpstreamCallBroker;
+  images: ImageCollector;
 }
 
 let sandboxCounter = 0;
@@ -130,6 +138,7 @@ export class Sandbox {
       {
         ready: () => this.readyWaiter?.resolve(),
         result: (frame) => this.onResult(frame),
+        image: (frame) => this.onImage(frame),
         call: (call, reply) => this.onUpstreamCall(call, reply),
         protocolError: (message) => this.onProtocolError(message),
         unreadReplies: (bytes, count) => this.onUnreadReplies(bytes, count),
@@ -210,6 +219,7 @@ export class Sandbox {
         timer: setTimeout(() => this.terminate("timeout"), request.timeoutMs),
         resolve,
         upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall),
+        images: new ImageCollector(request.images ?? { maxBytes: 0, maxCount: 0 }),
       };
       const markerBytes = Buffer.from(marker, "utf8");
       this.out.stdout.begin(markerBytes);
@@ -222,6 +232,7 @@ export class Sandbox {
         filename: request.filename,
         ...(request.mode ? { mode: request.mode } : {}),
         ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
+        ...(request.images ? { maxImageBytes: request.images.maxBytes } : {}),
       });
     });
   }
@@ -305,6 +316,13 @@ export class Sandbox {
     this.maybeFinish();
   }
 
+  /** An image of the running call (one made by code an earlier call left running is dropped). */
+  private onImage(frame: ImageFrame): void {
+    const run = this.active;
+    if (!run || run.result || (frame.id !== undefined && frame.id !== run.id)) return;
+    run.images.add(frame);
+  }
+
   /** Checks a call from the sandbox and hands it to the running code's upstream calls; none run between calls. */
   private onUpstreamCall(call: ChannelCall, reply: (reply: UpstreamCallReply) => void): void {
     if (call.runId !== undefined && call.runId !== this.active?.id) {
@@ -329,6 +347,7 @@ export class Sandbox {
     this.active = undefined;
     run.upstreamCalls.end();
     run.output.end();
+    const imagesNote = run.images.note();
     // Nothing runs until the next call: threads, timers and busy loops a call left behind wait.
     if (!sandboxDied) this.freeze();
     run.resolve({
@@ -338,6 +357,8 @@ export class Sandbox {
       stdout: run.output.bytesOf("stdout"),
       stderr: run.output.bytesOf("stderr"),
       durationMs: performance.now() - run.started,
+      ...(run.images.images.length > 0 ? { images: run.images.images } : {}),
+      ...(imagesNote ? { imagesNote } : {}),
     });
   }
 

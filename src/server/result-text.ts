@@ -35,6 +35,8 @@ export function renderResultText(result: WireExecutionResult, summary: string, n
   if (result.error?.traceback && result.status === "error") parts.push(`[traceback]\n${result.error.traceback.trimEnd()}`);
   if (result.output_note) parts.push(`[${result.output_note}]`);
   else if (result.full_output) parts.push(`[output cut; full text in ${Object.values(result.full_output).join(" and ")}]`);
+  if (result.images?.length) parts.push(`[images] ${result.images.map((image) => `${image.mime} (${Math.ceil((image.data_base64.length * 3) / 4096)} KiB)`).join(", ")}`);
+  if (result.images_note) parts.push(`[images: ${result.images_note}]`);
   if (result.tool_calls.length > 0) parts.push(describeToolCalls(result.tool_calls));
   parts.push(`[${result.status}${result.exit_code === null ? "" : `, exit ${result.exit_code}`}] ${summary}`);
   return parts.join("\n\n");

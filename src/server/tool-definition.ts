@@ -22,6 +22,8 @@ export interface ToolReply {
   structured: Record<string, unknown>;
   text: string;
   isError?: boolean;
+  /** Images to send as MCP image content after the text; the structured result then leaves out its `images`. */
+  images?: Array<{ mimeType: string; data: string }>;
 }
 
 export interface ToolDefinition {
@@ -41,7 +43,7 @@ export function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(t
   input: I;
   output: O;
   annotations: ToolAnnotations;
-  run(args: z.infer<I>, call: ToolCallContext): Promise<{ structured: z.infer<O>; text: string; isError?: boolean }>;
+  run(args: z.infer<I>, call: ToolCallContext): Promise<{ structured: z.infer<O>; text: string; isError?: boolean; images?: ToolReply["images"] }>;
 }): ToolDefinition {
   return tool;
 }

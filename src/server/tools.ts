@@ -58,7 +58,7 @@ async function runExecution(
   sessionId: string | undefined,
   call: ToolCallContext,
   run: (common: Pick<ExecuteRequest, "sessionId" | "signal" | "onOutput" | "owner">) => Promise<ExecutionResult>,
-): Promise<{ structured: WireExecutionResult; text: string; isError: boolean }> {
+): Promise<{ structured: WireExecutionResult; text: string; isError: boolean; images?: ToolReply["images"] }> {
   const owner = ownerOf(call);
   const session = sessionFor(ctx, sessionId, owner);
   const result = await run({
@@ -69,7 +69,9 @@ async function runExecution(
   });
   if (session.note) result.stateReset = true;
   const wire = toWireResult(result);
-  return { structured: wire, text: renderResultText(wire, describeResult(wire, ctx.config), session.note), isError: wire.status !== "ok" };
+  const text = renderResultText(wire, describeResult(wire, ctx.config), session.note);
+  const images = wire.images?.map((image) => ({ mimeType: image.mime, data: image.data_base64 }));
+  return { structured: wire, text, isError: wire.status !== "ok", ...(images ? { images } : {}) };
 }
 
 const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
@@ -306,6 +308,12 @@ export async function runTool(tools: ToolDefinition[], name: string, args: unkno
 export async function callTool(tools: ToolDefinition[], name: string, args: unknown, call: ToolCallContext = {}): Promise<CallToolResult> {
   try {
     const reply = await runTool(tools, name, args, call);
+    if (reply.images) {
+      // The images go once, as image content; structuredContent without them stays small.
+      const { images: _sent, ...structured } = reply.structured;
+      const content = [{ type: "text" as const, text: reply.text }, ...reply.images.map((image) => ({ type: "image" as const, ...image }))];
+      return { content, structuredContent: structured, ...(reply.isError ? { isError: true } : {}) };
+    }
     return { content: [{ type: "text", text: reply.text }], structuredContent: reply.structured, ...(reply.isError ? { isError: true } : {}) };
   } catch (error) {
     if (isSandgateError(error) && isToolResultCode(error.code)) {

@@ -6,6 +6,7 @@ import { FLAVOR_NAMES } from "../config/index.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { ExecutionResult, SessionInfo } from "../execution/index.js";
 import { describeLanguages, LANGUAGE_NAMES_AND_ALIASES, languageTitles } from "../languages/index.js";
+import { IMAGE_MIME_TYPES } from "../sandbox/index.js";
 
 const sessionId = z
   .string()
@@ -66,6 +67,11 @@ export const executionResultSchema = z.object({
     .describe("MCP resource URIs of the complete output (sandgate://outputs/{id}/{stream}; over REST GET /outputs/{id}/{stream}), readable by this caller for SANDGATE_OUTPUT_TTL seconds"),
   state_reset: z.boolean().optional().describe("The session's interpreter state was lost (timeout, crash, exit, expiry, or its idle sandbox stopped to make room on a full server); files remain unless the session expired"),
   output_note: z.string().optional().describe("What was cut from stdout to fit the token budget, and where the full output is"),
+  images: z
+    .array(z.object({ mime: z.enum(IMAGE_MIME_TYPES), data_base64: z.string() }))
+    .optional()
+    .describe("Images the code returned: matplotlib figures shown or left open, a PIL image or PNG/JPEG/SVG value as the last expression, sandgate.show(); over MCP they are image content items"),
+  images_note: z.string().optional().describe("Images that were dropped (over the size or count limit) or refused, and what to do instead"),
   tool_calls: z
     .array(
       z.object({
@@ -162,6 +168,8 @@ export function toWireResult(result: ExecutionResult): WireExecutionResult {
     ...(result.fullOutput ? { full_output: result.fullOutput } : {}),
     ...(result.stateReset ? { state_reset: true } : {}),
     ...(result.outputNote ? { output_note: result.outputNote } : {}),
+    ...(result.images ? { images: result.images.map((image) => ({ mime: image.mime, data_base64: image.dataBase64 })) } : {}),
+    ...(result.imagesNote ? { images_note: result.imagesNote } : {}),
     tool_calls: result.toolCalls.map((c) => ({ tool: c.tool, ok: c.ok, duration_ms: c.durationMs, ...(c.error ? { error: c.error } : {}) })),
     tokens: { returned: result.tokens.returned, output: result.tokens.output, tool_results: result.tokens.toolResults },
   };

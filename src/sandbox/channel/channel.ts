@@ -2,7 +2,7 @@
 // from it (ready, results, upstream calls), whatever the wire. One file per variant beside this.
 
 import type { Readable, Writable } from "node:stream";
-import type { ExecuteFrame, ResultFrame } from "../protocol.js";
+import type { ExecuteFrame, ImageFrame, ResultFrame } from "../protocol.js";
 import type { UpstreamCallReply } from "../upstream-calls.js";
 
 export type { ChannelKind } from "../../languages/index.js";
@@ -29,6 +29,8 @@ export interface ChannelEvents {
   ready(): void;
   /** A run's result, as the runner said it; its id is checked by the receiver. */
   result(frame: ResultFrame): void;
+  /** An image the run returns, not yet checked; its run id is checked by the receiver. */
+  image(frame: ImageFrame): void;
   /** An upstream call made by code in the sandbox; `reply` answers it on the channel's own wire. */
   call(call: ChannelCall, reply: (reply: UpstreamCallReply) => void): void;
   /** The runner broke the protocol; `message` says how. The sandbox must be stopped. */

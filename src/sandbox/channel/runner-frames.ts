@@ -1,5 +1,5 @@
 // Reading fd 4, where every runner sends its frames (ready, results, and on the frames channel
-// upstream calls): decoded, schema-checked, and charged to the sandbox's send budget.
+// upstream calls; images): decoded, schema-checked, and charged to the sandbox's send budget.
 
 import type { Readable } from "node:stream";
 import { FrameDecoder, type ToolCallFrame } from "../protocol.js";
@@ -21,6 +21,7 @@ export function readRunnerFrames(pipe: Readable, throttle: PipeThrottle, events:
     for (const frame of frames) {
       if (frame.type === "ready") events.ready();
       else if (frame.type === "tool_call") onCall(frame);
+      else if (frame.type === "image") events.image(frame);
       else events.result(frame);
     }
     throttle.charge(pipe, chunk.length, frames.length);
