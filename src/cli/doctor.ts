@@ -8,6 +8,7 @@ import { createLogger } from "../util/logger.js";
 import { Engine } from "../execution/index.js";
 import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS } from "../languages/index.js";
 import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
+import { formatCapabilities, probeCapabilities, type Capabilities, type ExtraModules } from "./doctor-capabilities.js";
 import { withCodeMode } from "./tools.js";
 
 export interface Check {
@@ -53,7 +54,13 @@ function version(path: string, flag = "--version"): string {
   }
 }
 
-export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> {
+/** What the package sets add to the capability listing (filled by the packages part of doctor). */
+function packageSetModules(_config: SandgateConfig): ExtraModules {
+  return { python: [], node: [] };
+}
+
+/** The checks; `out.capabilities` receives what code can use when a sandbox could be started. */
+export async function runDoctorChecks(config: SandgateConfig, out: { capabilities?: Capabilities } = {}): Promise<Check[]> {
   const checks: Check[] = [];
   const bwrap = findBwrap(config.paths.bwrap);
   checks.push({
@@ -115,7 +122,12 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
     checks.push({ name: "pid namespace", ok: p.procs.length <= 4 && p.pid < 10, required: true, detail: `code sees ${p.procs.length} processes (pids ${p.procs.join(", ")})` });
     checks.push({ name: "network namespace", ok: p.ifaces.every((i) => i === "lo") && p.net !== "reachable", required: true, detail: `interfaces: ${p.ifaces.join(", ")}; outbound connect: ${p.net}` });
     checks.push({ name: "uts namespace", ok: p.hostname === "sandgate", required: true, detail: `hostname ${p.hostname}` });
-    checks.push({ name: "mount namespace", ok: !p.home, required: true, detail: p.home ? "host /root or /home is visible" : "only /usr, /workspace, /tmp and synthetic /etc are visible" });
+    checks.push({
+      name: "mount namespace",
+      ok: !p.home,
+      required: true,
+      detail: p.home ? "host /root or /home is visible" : "only /usr (read-only, /usr/local/etc hidden), the host image's public /etc entries, synthetic passwd/group/hosts, /workspace and /tmp are visible",
+    });
     checks.push({ name: "capabilities", ok: /^0+$/.test(p.capEff), required: true, detail: `effective capabilities ${p.capEff}` });
     checks.push({
       name: "seccomp",
@@ -136,6 +148,7 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
         detail: result.status === "ok" ? `${interpreter} (${version(interpreter)})` : `${result.status}: ${result.error?.message ?? result.stderr}`,
       });
     }
+    out.capabilities = await probeCapabilities(engine, Math.min(60, config.limits.maxExecutionTimeS), packageSetModules(config));
     const { server } = config;
     const exposed = !isLoopbackHost(server.host);
     const keys = allApiKeys(server).length;
@@ -167,13 +180,15 @@ export async function runDoctorChecks(config: SandgateConfig): Promise<Check[]> 
 }
 
 export async function runDoctor(config: SandgateConfig, json: boolean): Promise<number> {
-  const checks = await runDoctorChecks(config);
+  const out: { capabilities?: Capabilities } = {};
+  const checks = await runDoctorChecks(config, out);
   const isolated = checks.every((c) => c.ok || !c.required);
   if (json) {
-    process.stdout.write(`${JSON.stringify({ isolated, checks }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ isolated, checks, ...out }, null, 2)}\n`);
   } else {
     const width = Math.max(...checks.map((c) => c.name.length)) + 1;
     for (const c of checks) process.stdout.write(`${c.ok ? "✓" : c.required ? "✗" : "!"} ${c.name.padEnd(width)} ${c.detail}\n`);
+    if (out.capabilities) process.stdout.write(`\n${formatCapabilities(out.capabilities).join("\n")}\n`);
     process.stdout.write(isolated ? "\nCode can be isolated on this host.\n" : "\nCode CANNOT be isolated on this host; sandgate will refuse to run it. Fix the ✗ lines above.\n");
   }
   return isolated ? 0 : 1;

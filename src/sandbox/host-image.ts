@@ -92,12 +92,25 @@ function expand(etcDir: string): string[] {
   return paths;
 }
 
+let cached: { etcMtimeMs: number; args: string[] } | undefined;
+
 /**
  * bubblewrap's arguments that put the host image's /etc entries into a sandbox: `--ro-bind-try`
- * for files and directories, `--symlink` for links. Built from what the host has now, so an
- * entry that appears or goes later (a package installed) shows up in the next sandbox.
+ * for files and directories, `--symlink` for links. Rebuilt when /etc itself changes, so an entry
+ * that appears or goes later (a package installed) shows up in the next sandbox.
  */
 export function hostImageArguments(): string[] {
+  let etcMtimeMs = -1;
+  try {
+    etcMtimeMs = lstatSync("/etc").mtimeMs;
+  } catch {
+    // no /etc: nothing to mount
+  }
+  if (cached?.etcMtimeMs !== etcMtimeMs) cached = { etcMtimeMs, args: etcMtimeMs < 0 ? [] : scanHostImage() };
+  return cached.args;
+}
+
+function scanHostImage(): string[] {
   const binds: string[] = [];
   const links: Array<[string, string]> = [];
   for (const path of expand("/etc")) {
