@@ -10,6 +10,7 @@ import { describeLanguages } from "../languages/index.js";
 import { runConfig } from "./config.js";
 import { runDoctor } from "./doctor.js";
 import { runExec } from "./exec.js";
+import { runPackages } from "./packages.js";
 import { runServe, runStdio } from "./serve.js";
 import { runTools } from "./tools.js";
 
@@ -26,6 +27,9 @@ Usage:
   sandgate tools --search WORDS [--detail D]       search the tools (detail: name, summary, full)
   sandgate tools --tree | --show PATH              list or print the generated servers/ tree
   sandgate config --print | --schema               show the effective config (secrets masked) or its JSON Schema
+  sandgate packages sync [--apt] [--json]          install python.packages and node.packages for sandboxes
+                [--find-links DIR]... [--no-index]   (pip may install from DIR; --apt: Debian's python3-* as root)
+  sandgate packages list [--json]                  show the installed package sets and whether they match the config
   sandgate --version
 
 Every command takes --config FILE (default: $SANDGATE_CONFIG, else ./sandgate.json if present).
@@ -107,6 +111,17 @@ async function main(argv: string[]): Promise<number> {
     case "doctor": {
       const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
       return runDoctor(config(), values.json ?? false);
+    }
+    case "packages": {
+      const { values, positionals } = parseArgs({
+        args,
+        allowPositionals: true,
+        options: { json: { type: "boolean" }, apt: { type: "boolean" }, "find-links": { type: "string", multiple: true }, "no-index": { type: "boolean" } },
+      });
+      return runPackages(
+        { action: positionals[0], json: values.json ?? false, apt: values.apt ?? false, findLinks: values["find-links"] ?? [], noIndex: values["no-index"] ?? false },
+        config(),
+      );
     }
     case "tools": {
       const { values } = parseArgs({

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { INTERPRETER_SPECS, INTERPRETERS, RUNNER_KINDS, type Interpreter, type RunnerKind } from "../languages/names.js";
 import { apiKeysCodec, poolCodec } from "./env-codecs.js";
+import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPackagesSchema } from "./package-specs.js";
 import { setting } from "./setting.js";
 
 export { LANGUAGES, type Language } from "../languages/names.js";
@@ -393,3 +394,25 @@ export const configSchema = z
     path: ["limits", "maxCommittedMemoryMb"],
   });
 export type SandgateConfig = z.infer<typeof configSchema>;
+    python: z
+      .object({
+        packages: setting(pythonPackagesSchema, {
+          default: [],
+          env: "SANDGATE_PYTHON_PACKAGES",
+          codec: pythonPackagesCodec,
+          doc: "Python packages every sandbox can import, installed on the host by `sandgate packages sync` (Debian's python3-* packages when present, else pip) and mounted read-only",
+        }),
+      })
+      .strict()
+      .describe("The admin's Python package set"),
+    node: z
+      .object({
+        packages: setting(nodePackagesSchema, {
+          default: [],
+          env: "SANDGATE_NODE_PACKAGES",
+          codec: nodePackagesCodec,
+          doc: "npm packages every JavaScript and TypeScript sandbox can require or import, installed on the host by `sandgate packages sync` and mounted read-only",
+        }),
+      })
+      .strict()
+      .describe("The admin's Node package set"),

@@ -19,6 +19,8 @@ export { buildSeccompProgram, SECCOMP_DENIED_SYSCALLS } from "./seccomp.js";
 
 import type { SandboxRuntime } from "./runtime.js";
 import { Sandbox, type SandboxOptions } from "./sandbox.js";
+export { describePackageSets, installedPackageNames, PACKAGE_LANGUAGES } from "./package-sets.js";
+export type { PackageLanguage, PackageManifest } from "./package-sets.js";
 
 export function startSandbox(runtime: SandboxRuntime, options: SandboxOptions): Promise<Sandbox> {
   return Sandbox.start(runtime, options);

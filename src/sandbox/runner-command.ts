@@ -12,8 +12,12 @@ export function runnerCommand(runtime: SandboxRuntime, kind: RunnerKind, limits:
 }
 
 export const SANDBOX_ENV = {
-  // sandgate-tool lives in /sandgate/runners/bin.
-  PATH: "/sandgate/runners/bin:/usr/bin:/bin",
+  // sandgate-tool and the pip/npm shims live in /sandgate/runners/bin; then the admin's package
+  // sets (src/sandbox/package-sets.ts), whose directories are simply absent when none is synced.
+  PATH: "/sandgate/runners/bin:/sandgate/packages/python/bin:/sandgate/packages/node/node_modules/.bin:/usr/local/bin:/usr/bin:/bin",
+  // The shadow `pip` module (python -m pip) first, then the Python set for any python3 started by user code.
+  PYTHONPATH: "/sandgate/runners/pyshim:/sandgate/packages/python/site-packages",
+  NODE_PATH: "/sandgate/packages/node/node_modules",
   HOME: "/workspace",
   LANG: "C.UTF-8",
   LC_ALL: "C.UTF-8",

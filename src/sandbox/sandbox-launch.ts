@@ -7,6 +7,7 @@ import { RUNNER_SPECS, type RunnerKind } from "../languages/index.js";
 import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
 import type { ChannelFds, ChannelVariant } from "./channel/index.js";
 import type { ResolvedLimits } from "./limits.js";
+import { activePackageMounts } from "./package-sets.js";
 import { spawnBwrap } from "./process-group.js";
 import { runnerCommand, SANDBOX_ENV } from "./runner-command.js";
 import type { SandboxRuntime } from "./runtime.js";
@@ -51,6 +52,7 @@ export function launchSandbox(runtime: SandboxRuntime, options: SandboxLaunchOpt
         ...(runtime.toolsDir ? { toolsDir: runtime.toolsDir } : {}),
         tmpBytes: scratch.tmpBytes,
         shmBytes: scratch.shmBytes,
+        packages: activePackageMounts(runtime.packagesDir),
       },
       env: { ...SANDBOX_ENV },
       command: runnerCommand(runtime, options.kind, limits),

@@ -12,7 +12,7 @@ const sessionId = z
   .string()
   .min(1)
   .max(128)
-  .describe("Session to run in: state, files and installed packages persist across calls. Created on first use; omit for a fresh, throwaway sandbox");
+  .describe("Session to run in: variables, imports and files in /workspace persist across calls. Created on first use; omit for a fresh, throwaway sandbox");
 /**
  * A language by name or alias, in any case: an enum, so that tool listings show every accepted
  * name. Lower-cased before the check; an unknown one is UNKNOWN_LANGUAGE (see parseToolArguments).

@@ -5,7 +5,8 @@ import { execFileSync } from "node:child_process";
 import type { Context } from "hono";
 import { z } from "zod";
 import { allApiKeys } from "../../config/index.js";
-import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS } from "../../languages/index.js";
+import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS, type Language } from "../../languages/index.js";
+import { installedPackageNames } from "../../sandbox/index.js";
 import { SandgateError } from "../../errors/index.js";
 import type { AdmissionState } from "../../execution/index.js";
 import type { ClientLimiter } from "../client-limiter.js";
@@ -70,7 +71,14 @@ function capacityOf(state: AdmissionState): z.infer<typeof healthResponse>["capa
 }
 const languagesResponse = z.object({
   languages: z.array(
-    z.object({ name: z.string(), aliases: z.array(z.string()), runner: z.string(), version: z.string().nullable(), file_extensions: z.array(z.string()) }),
+    z.object({
+      name: z.string(),
+      aliases: z.array(z.string()),
+      runner: z.string(),
+      version: z.string().nullable(),
+      file_extensions: z.array(z.string()),
+      packages: z.array(z.string()).describe("The admin's packages this language can import (sandgate packages sync), besides the system's"),
+    }),
   ),
 });
 const protocolInfoResponse = z.object({
@@ -161,10 +169,16 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
           languages: LANGUAGES.map((name) => {
             const spec = LANGUAGE_SPECS[name];
             const runner = engine.runtime.interpreters[RUNNER_SPECS[spec.runner].interpreter];
-            return { name, aliases: [...spec.aliases], runner, version: interpreterVersion(runner), file_extensions: [...spec.extensions] };
+            return { name, aliases: [...spec.aliases], runner, version: interpreterVersion(runner), file_extensions: [...spec.extensions], packages: [] };
           }),
         };
-        return languages;
+        // Read at each request: a `sandgate packages sync` takes effect without a restart.
+        const installed = installedPackageNames(config.sandboxDir);
+        const packagesOf = (name: Language): string[] => {
+          const interpreter = RUNNER_SPECS[LANGUAGE_SPECS[name].runner].interpreter;
+          return interpreter === "python" ? installed.python : interpreter === "node" ? installed.node : [];
+        };
+        return { languages: languages.languages.map((entry) => ({ ...entry, packages: packagesOf(entry.name as Language) })) };
       },
     }),
     defineRoute({

@@ -1,0 +1,380 @@
+// `sandgate packages sync`: builds each configured package set on the host in a new versioned
+// directory and makes it active by replacing a link, so a sandbox never sees a half-installed set.
+
+import { createHash } from "node:crypto";
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { SandgateConfig } from "../config/index.js";
+import { nodePackageName, pythonPackageName } from "../config/package-specs.js";
+import { SandgateError } from "../errors/index.js";
+import { defaultInterpreters } from "../sandbox/index.js";
+import {
+  activeLink,
+  MANIFEST_FILE,
+  NAMES_FILE,
+  packageManifestSchema,
+  packagesRoot,
+  readActiveManifest,
+  SANDBOX_PACKAGES_DIR,
+  type PackageLanguage,
+  type PackageManifest,
+  type PackageSource,
+} from "../sandbox/package-sets.js";
+import { failureReason, installerEnv, runInstaller, type Progress } from "./package-install.js";
+
+export interface SyncOptions {
+  /** Install missing Python packages as Debian's python3-<name> with apt-get (root on Debian/Ubuntu only). */
+  apt?: boolean;
+  /** Directories or URLs of wheels and sdists pip may install from (pip --find-links). */
+  findLinks?: string[];
+  /** pip uses no package index, only findLinks. */
+  noIndex?: boolean;
+  progress: Progress;
+}
+
+export type SyncStatus = "installed" | "up-to-date" | "none" | "failed";
+
+export interface SyncOutcome {
+  language: PackageLanguage;
+  status: SyncStatus;
+  /** The active version's directory after the sync. */
+  dir?: string;
+  manifest?: PackageManifest;
+  /** Why each failed package failed, with what to do. */
+  failures: Array<{ spec: string; reason: string }>;
+}
+
+const INSTALL_TIMEOUT_MS = 15 * 60 * 1000;
+const PROBE_TIMEOUT_MS = 60 * 1000;
+/** Bumped when the layout of a version changes, so a sync rebuilds rather than reuses. */
+const LAYOUT = 1;
+
+/** The suffix of a version's directory: the specs (in any order), the interpreter's version and the layout. */
+export function setHash(language: PackageLanguage, specs: readonly string[], interpreterVersion: string): string {
+  return createHash("sha256")
+    .update(JSON.stringify({ language, specs: [...specs].sort(), interpreterVersion, layout: LAYOUT }))
+    .digest("hex")
+    .slice(0, 12);
+}
+
+/** The sandbox interpreter of a package language: its path and version, as the hash and manifest record it. */
+export async function interpreterOf(config: SandgateConfig, language: PackageLanguage): Promise<{ path: string; version: string }> {
+  const found = defaultInterpreters(language === "python" ? { python: config.paths.python } : { node: config.paths.node });
+  const path = language === "python" ? found.python : found.node;
+  if (path === undefined) throw new SandgateError("SANDBOX_UNAVAILABLE", `the ${language} interpreter of sandboxes was not found (see \`sandgate doctor\`)`);
+  const argv = language === "python" ? [path, "-I", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"] : [path, "--version"];
+  const result = await runInstaller(argv, { timeoutMs: PROBE_TIMEOUT_MS });
+  if (result.code !== 0) throw new SandgateError("SANDBOX_UNAVAILABLE", `${path} did not run: ${failureReason(result)}`);
+  return { path, version: result.stdout.trim().replace(/^v/, "") };
+}
+
+/** Syncs every package language; a language whose list is unchanged and built is only made active. */
+export async function syncPackages(config: SandgateConfig, options: SyncOptions): Promise<SyncOutcome[]> {
+  const root = packagesRoot(config.sandboxDir);
+  mkdirSync(root, { recursive: true });
+  // Sandboxes (another uid when sandgate runs as root) must read the sets; nothing in them is secret.
+  chmodSync(root, 0o755);
+  const unlock = lock(root);
+  try {
+    return [await syncLanguage(config, "python", options), await syncLanguage(config, "node", options)];
+  } finally {
+    unlock();
+  }
+}
+
+async function syncLanguage(config: SandgateConfig, language: PackageLanguage, options: SyncOptions): Promise<SyncOutcome> {
+  const specs = language === "python" ? config.python.packages : config.node.packages;
+  const root = packagesRoot(config.sandboxDir);
+  if (specs.length === 0) {
+    if (existsSync(activeLink(config.sandboxDir, language)) || isLink(activeLink(config.sandboxDir, language))) {
+      options.progress(`${language}: no packages configured; the set is no longer mounted in new sandboxes`);
+      rmSync(activeLink(config.sandboxDir, language), { force: true });
+    }
+    prune(root, language, []);
+    return { language, status: "none", failures: [] };
+  }
+  const interpreter = await interpreterOf(config, language);
+  const hash = setHash(language, specs, interpreter.version);
+  const name = `${language}-${hash}`;
+  const dir = join(root, name);
+  const previous = activeTarget(config.sandboxDir, language);
+  const existing = readManifest(dir);
+  if (existing) {
+    activate(root, language, name);
+    prune(root, language, [name, previous]);
+    options.progress(`${language}: ${specs.join(", ")}: up to date (${dir})`);
+    return { language, status: "up-to-date", dir, manifest: existing, failures: [] };
+  }
+  const staging = join(root, `.${name}.tmp-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
+  options.progress(`${language}: installing ${specs.join(", ")} into ${dir}`);
+  try {
+    const built = language === "python" ? await buildPython(staging, specs, interpreter, options) : await buildNode(staging, specs, interpreter, options);
+    if (built.failures.length > 0) return { language, status: "failed", failures: built.failures };
+    const manifest: PackageManifest = { language, specs: [...specs], hash, interpreter, createdAt: new Date().toISOString(), packages: built.packages };
+    writeFileSync(join(staging, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+    writeFileSync(join(staging, NAMES_FILE), `${manifest.packages.map((p) => p.name).join(",")}\n`);
+    await runInstaller(["chmod", "-R", "a+rX", staging], { timeoutMs: PROBE_TIMEOUT_MS });
+    renameSync(staging, dir);
+    activate(root, language, name);
+    prune(root, language, [name, previous]);
+    return { language, status: "installed", dir, manifest, failures: [] };
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+interface Built {
+  packages: PackageManifest["packages"];
+  failures: SyncOutcome["failures"];
+}
+
+interface ProbedPackage {
+  spec: string;
+  name: string;
+  version: string | null;
+  ok: boolean;
+  venv: boolean;
+}
+
+// Run by the venv's python: which requirements are met, and whether from the venv or the system.
+const PYTHON_PROBE = `
+import json, sys, importlib.metadata as md
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    from pip._vendor.packaging.requirements import Requirement
+out = []
+for spec in sys.argv[1:]:
+    req = Requirement(spec)
+    try:
+        dist = md.distribution(req.name)
+        version, where = dist.version, str(dist.locate_file(""))
+    except md.PackageNotFoundError:
+        version, where = None, ""
+    ok = version is not None and (not req.specifier or req.specifier.contains(version, prereleases=True))
+    out.append({"spec": spec, "name": req.name, "version": version, "ok": ok, "venv": where.startswith(sys.prefix + "/")})
+print(json.dumps(out))
+`;
+
+async function probePython(venvPython: string, specs: readonly string[]): Promise<ProbedPackage[]> {
+  const result = await runInstaller([venvPython, "-c", PYTHON_PROBE, ...specs], { timeoutMs: PROBE_TIMEOUT_MS });
+  if (result.code !== 0) throw new SandgateError("SANDBOX_FAILED", `could not check the Python packages: ${failureReason(result)}`);
+  return JSON.parse(result.stdout) as ProbedPackage[];
+}
+
+/** Debian's package name for a PyPI distribution, by Debian's usual rule (python3-<lowercase name>). */
+function aptName(spec: string): string {
+  return `python3-${pythonPackageName(spec)}`;
+}
+
+async function buildPython(staging: string, specs: readonly string[], interpreter: { path: string; version: string }, options: SyncOptions): Promise<Built> {
+  const venv = await runInstaller([interpreter.path, "-m", "venv", "--system-site-packages", "--without-pip", staging], { timeoutMs: PROBE_TIMEOUT_MS, progress: options.progress });
+  if (venv.code !== 0) {
+    return { packages: [], failures: [{ spec: specs.join(", "), reason: `could not create a venv with ${interpreter.path}: ${failureReason(venv)} (on Debian/Ubuntu: apt-get install python3-venv)` }] };
+  }
+  const python = join(staging, "bin", "python3");
+  let probed = await probePython(python, specs);
+  for (const p of probed) if (p.ok) options.progress(`python: ${p.name} ${p.version ?? ""} is already installed on the system`);
+  const fromApt = new Set<string>();
+  let missing = probed.filter((p) => !p.ok);
+  if (missing.length > 0 && options.apt) {
+    if (process.getuid?.() !== 0 || !existsSync("/usr/bin/apt-get")) {
+      return { packages: [], failures: missing.map((p) => ({ spec: p.spec, reason: "--apt needs root on a Debian/Ubuntu host (apt-get)" })) };
+    }
+    const names = missing.map((p) => aptName(p.spec));
+    options.progress(`python: apt-get install ${names.join(" ")}`);
+    const apt = await runInstaller(["apt-get", "install", "-y", "--no-install-recommends", ...names], {
+      env: installerEnv({ DEBIAN_FRONTEND: "noninteractive" }),
+      timeoutMs: INSTALL_TIMEOUT_MS,
+      progress: options.progress,
+    });
+    if (apt.code !== 0) options.progress(`python: apt-get failed (${failureReason(apt)}); trying pip`);
+    const before = new Set(missing.map((p) => p.spec));
+    probed = await probePython(python, specs);
+    for (const p of probed) if (p.ok && before.has(p.spec)) fromApt.add(p.spec);
+    missing = probed.filter((p) => !p.ok);
+  }
+  if (missing.length > 0) {
+    const pipArgs = ["--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--retries", "0", "--timeout", "15"];
+    for (const link of options.findLinks ?? []) pipArgs.push("--find-links", link);
+    if (options.noIndex) pipArgs.push("--no-index");
+    options.progress(`python: pip install ${missing.map((p) => p.spec).join(" ")}`);
+    // The system's pip, installing into the venv (pip --python runs itself with the venv's interpreter).
+    const pip = await runInstaller([interpreter.path, "-m", "pip", "--python", python, "install", ...pipArgs, ...missing.map((p) => p.spec)], {
+      timeoutMs: INSTALL_TIMEOUT_MS,
+      progress: options.progress,
+    });
+    if (pip.code !== 0) {
+      const why = /No module named pip/.test(pip.stderr) ? "pip is not installed on the host (apt-get install python3-pip)" : failureReason(pip);
+      const apt = missing.map((p) => aptName(p.spec)).join(" ");
+      return {
+        packages: [],
+        failures: [
+          {
+            spec: missing.map((p) => p.spec).join(", "),
+            reason: `pip could not install ${missing.length === 1 ? "it" : "them"} (${why}). No package index may be reachable from this host: on Debian/Ubuntu install ${apt} with apt-get and sync again (or run \`sandgate packages sync --apt\` as root), or give pip a directory of wheels with --find-links DIR`,
+          },
+        ],
+      };
+    }
+    probed = await probePython(python, specs);
+    const still = probed.filter((p) => !p.ok);
+    if (still.length > 0) return { packages: [], failures: still.map((p) => ({ spec: p.spec, reason: `pip installed it but ${p.version === null ? "it is not found" : `version ${p.version} does not satisfy ${p.spec}`}` })) };
+  }
+  finishVenv(staging);
+  const source = (p: ProbedPackage): PackageSource => (p.venv ? "venv" : fromApt.has(p.spec) ? "apt" : "system");
+  return { packages: probed.map((p) => ({ name: pythonPackageName(p.spec), spec: p.spec, version: p.version, source: source(p) })), failures: [] };
+}
+
+/**
+ * Makes the venv usable where sandboxes see it: scripts' #! lines name /sandgate/packages/python,
+ * the activate scripts (which name the host path) go, and `site-packages` at the top is the one
+ * path the runner and PYTHONPATH use whatever the Python version.
+ */
+function finishVenv(staging: string): void {
+  const bin = join(staging, "bin");
+  for (const entry of readdirSync(bin, { withFileTypes: true })) {
+    const path = join(bin, entry.name);
+    if (/^activate|^Activate/.test(entry.name)) {
+      rmSync(path, { force: true });
+      continue;
+    }
+    if (!entry.isFile()) continue;
+    const text = readFileSync(path);
+    const shebang = `#!${staging}/bin/`;
+    if (text.subarray(0, shebang.length).toString("utf8") === shebang) {
+      writeFileSync(path, Buffer.concat([Buffer.from(`#!${SANDBOX_PACKAGES_DIR}/python/bin/`), text.subarray(shebang.length)]));
+    }
+  }
+  const lib = readdirSync(join(staging, "lib")).find((d) => d.startsWith("python"));
+  if (lib !== undefined) symlinkSync(join("lib", lib, "site-packages"), join(staging, "site-packages"));
+}
+
+/** npm next to the node binary sandboxes run, else the one on PATH. */
+function npmFor(node: string): string {
+  const beside = join(dirname(node), "npm");
+  return existsSync(beside) ? beside : "npm";
+}
+
+async function buildNode(staging: string, specs: readonly string[], interpreter: { path: string; version: string }, options: SyncOptions): Promise<Built> {
+  mkdirSync(staging, { recursive: true });
+  writeFileSync(join(staging, "package.json"), `${JSON.stringify({ name: "sandgate-packages", private: true, description: "The admin's package set, built by sandgate packages sync" }, null, 2)}\n`);
+  const env = installerEnv({ PATH: `${dirname(interpreter.path)}:${process.env.PATH ?? "/usr/bin:/bin"}` });
+  const npm = await runInstaller(
+    [npmFor(interpreter.path), "install", "--prefix", staging, "--no-audit", "--no-fund", "--ignore-scripts", "--omit=dev", "--no-update-notifier", "--", ...specs],
+    { env, cwd: staging, timeoutMs: INSTALL_TIMEOUT_MS, progress: options.progress },
+  );
+  if (npm.code !== 0) {
+    const reason = failureReason(npm);
+    return { packages: [], failures: specs.map((spec) => ({ spec, reason: `npm could not install the set (${reason}); check the name and that the registry is reachable` })) };
+  }
+  const packages: PackageManifest["packages"] = [];
+  const failures: SyncOutcome["failures"] = [];
+  for (const spec of specs) {
+    const name = nodePackageName(spec);
+    try {
+      const pkg = JSON.parse(readFileSync(join(staging, "node_modules", name, "package.json"), "utf8")) as { version?: string };
+      packages.push({ name, spec, version: pkg.version ?? null, source: "npm" });
+    } catch {
+      failures.push({ spec, reason: `npm finished but node_modules/${name} is missing` });
+    }
+  }
+  return { packages, failures };
+}
+
+function readManifest(dir: string): PackageManifest | undefined {
+  try {
+    const parsed = packageManifestSchema.safeParse(JSON.parse(readFileSync(join(dir, MANIFEST_FILE), "utf8")));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** The version directory the language's link names now, if any. */
+function activeTarget(sandboxDir: string, language: PackageLanguage): string | undefined {
+  try {
+    return readlinkSync(activeLink(sandboxDir, language));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Points the language's link at `name` by renaming a new link over it (atomic for sandboxes starting meanwhile). */
+function activate(root: string, language: PackageLanguage, name: string): void {
+  const temporary = join(root, `.${language}.link-${process.pid}`);
+  rmSync(temporary, { force: true });
+  symlinkSync(name, temporary);
+  renameSync(temporary, join(root, language));
+}
+
+/**
+ * Removes the language's versions except `keep`: the new one and the one active before it, which
+ * sandboxes started before this sync may still have mounted. Older ones are gone at the next sync.
+ */
+function prune(root: string, language: PackageLanguage, keep: Array<string | undefined>): void {
+  for (const entry of readdirSync(root)) {
+    if (!entry.startsWith(`${language}-`) || keep.includes(entry)) continue;
+    rmSync(join(root, entry), { recursive: true, force: true });
+  }
+}
+
+/** One sync at a time per SANDBOX_DIR; a lock left by a process that died is taken over. */
+function lock(root: string): () => void {
+  const path = join(root, ".sync.lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx", 0o644);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const holder = Number(readFileSync(path, "utf8"));
+      if (Number.isInteger(holder) && holder > 0 && alive(holder)) {
+        throw new SandgateError("CONFIG_INVALID", `another \`sandgate packages sync\` (pid ${holder}) is running on ${root}; wait for it`);
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new SandgateError("CONFIG_INVALID", `could not take the sync lock ${path}`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The active set of a language and whether it matches the config (for `packages list` and doctor). */
+export async function packageSetState(
+  config: SandgateConfig,
+  language: PackageLanguage,
+): Promise<{ configured: string[]; manifest: PackageManifest | undefined; dir: string | undefined; inSync: boolean }> {
+  const configured = [...(language === "python" ? config.python.packages : config.node.packages)];
+  const manifest = readActiveManifest(config.sandboxDir, language);
+  const target = activeTarget(config.sandboxDir, language);
+  const dir = target === undefined ? undefined : join(packagesRoot(config.sandboxDir), target);
+  let inSync = configured.length === 0 && manifest === undefined;
+  if (manifest !== undefined && configured.length > 0) {
+    try {
+      inSync = manifest.hash === setHash(language, configured, (await interpreterOf(config, language)).version);
+    } catch {
+      inSync = false;
+    }
+  }
+  return { configured, manifest, dir, inSync };
+}

@@ -1,0 +1,92 @@
+// `sandgate packages sync|list`: installs the config's package sets on the host, or shows what
+// is installed and whether it matches the config. Progress on stderr; the result on stdout.
+
+import type { SandgateConfig } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import { PACKAGE_LANGUAGES, type PackageLanguage } from "../sandbox/package-sets.js";
+import { packageSetState, syncPackages, type SyncOptions } from "./package-sync.js";
+
+export interface PackagesCommand {
+  action: string | undefined;
+  json: boolean;
+  apt: boolean;
+  findLinks: string[];
+  noIndex: boolean;
+}
+
+const SETTING: Record<PackageLanguage, string> = { python: "python.packages", node: "node.packages" };
+
+export async function runPackages(command: PackagesCommand, config: SandgateConfig): Promise<number> {
+  if (command.action === "sync") return sync(command, config);
+  if (command.action === "list") return list(command, config);
+  throw new SandgateError("INVALID_INPUT", `sandgate packages needs \`sync\` or \`list\`${command.action === undefined ? "" : `, not ${JSON.stringify(command.action)}`}`);
+}
+
+async function sync(command: PackagesCommand, config: SandgateConfig): Promise<number> {
+  const options: SyncOptions = {
+    apt: command.apt,
+    findLinks: command.findLinks,
+    noIndex: command.noIndex,
+    progress: (line) => process.stderr.write(`${line}\n`),
+  };
+  const outcomes = await syncPackages(config, options);
+  const failed = outcomes.some((o) => o.status === "failed");
+  if (command.json) {
+    process.stdout.write(`${JSON.stringify({ ok: !failed, languages: outcomes }, null, 2)}\n`);
+    return failed ? 1 : 0;
+  }
+  const lines: string[] = [];
+  for (const outcome of outcomes) {
+    switch (outcome.status) {
+      case "none":
+        lines.push(`${outcome.language}: nothing configured (${SETTING[outcome.language]})`);
+        break;
+      case "installed":
+      case "up-to-date":
+        lines.push(
+          `${outcome.language}: ${outcome.status === "installed" ? "installed" : "up to date"}, active in new sandboxes: ${(outcome.manifest?.packages ?? []).map((p) => `${p.name} ${p.version ?? "?"} (${p.source})`).join(", ")}`,
+        );
+        break;
+      case "failed":
+        lines.push(`${outcome.language}: FAILED, the previous set stays active:`);
+        for (const failure of outcome.failures) lines.push(`  ${failure.spec}: ${failure.reason}`);
+        break;
+    }
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return failed ? 1 : 0;
+}
+
+async function list(command: PackagesCommand, config: SandgateConfig): Promise<number> {
+  const states = await Promise.all(PACKAGE_LANGUAGES.map(async (language) => ({ language, ...(await packageSetState(config, language)) })));
+  if (command.json) {
+    const out = Object.fromEntries(
+      states.map((s) => [
+        s.language,
+        {
+          configured: s.configured,
+          in_sync: s.inSync,
+          dir: s.manifest ? (s.dir ?? null) : null,
+          synced_at: s.manifest?.createdAt ?? null,
+          interpreter: s.manifest?.interpreter ?? null,
+          packages: s.manifest?.packages ?? [],
+        },
+      ]),
+    );
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return 0;
+  }
+  const lines: string[] = [];
+  for (const s of states) {
+    const status = s.inSync ? "in sync with the config" : "NOT in sync with the config: run `sandgate packages sync`";
+    if (s.manifest === undefined) {
+      lines.push(`${s.language}: none installed${s.configured.length > 0 ? `; configured: ${s.configured.join(", ")}` : ""} (${status})`);
+      continue;
+    }
+    lines.push(`${s.language}: ${s.dir ?? ""} (${status}; synced ${s.manifest.createdAt})`);
+    const width = Math.max(...s.manifest.packages.map((p) => p.name.length), 4);
+    for (const p of s.manifest.packages) lines.push(`  ${p.name.padEnd(width)}  ${(p.version ?? "?").padEnd(12)}  ${p.source}`);
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}
