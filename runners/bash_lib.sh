@@ -38,15 +38,51 @@ __sg_send() {
   builtin printf "$hdr%s" "$1" >&"$__sg_frames"
 }
 
-# Reads one request from fd 3: a header line `<id> <marker>` then the code, NUL-terminated.
+# Reads one request from fd 3: a header line `<id> <marker> <n>`, n NUL-terminated `NAME=value`
+# environment variables for the call, then the code, NUL-terminated.
 __sg_next() {
-  IFS=' ' builtin read -r -u 3 __sg_id __sg_marker || return 1
+  local __sg_n=0 __sg_item __sg_vars=()
+  IFS=' ' builtin read -r -u 3 __sg_id __sg_marker __sg_n || return 1
+  while ((__sg_n-- > 0)); do
+    IFS= builtin read -r -d '' -u 3 __sg_item || return 1
+    __sg_vars+=("$__sg_item")
+  done
   IFS= builtin read -r -d '' -u 3 __sg_code || return 1
+  __sg_env_set "${__sg_vars[@]}"
   return 0
+}
+
+# The call's environment variables: exported for the call, each one's earlier state kept as
+# (name, u|x|s, value): unset, exported, or set but not exported; __sg_env_restore puts it back.
+__sg_env_saved=()
+__sg_env_set() {
+  local __sg_item __sg_name
+  __sg_env_saved=()
+  for __sg_item in "$@"; do
+    __sg_name=${__sg_item%%=*}
+    if [[ ! -v $__sg_name ]]; then __sg_env_saved+=("$__sg_name" u "")
+    elif [[ ${!__sg_name@a} == *x* ]]; then __sg_env_saved+=("$__sg_name" x "${!__sg_name}")
+    else __sg_env_saved+=("$__sg_name" s "${!__sg_name}"); fi
+    builtin export "$__sg_item" 2>/dev/null
+  done
+}
+__sg_env_restore() {
+  local __sg_i __sg_name
+  for ((__sg_i = 0; __sg_i < ${#__sg_env_saved[@]}; __sg_i += 3)); do
+    __sg_name=${__sg_env_saved[__sg_i]}
+    case ${__sg_env_saved[__sg_i + 1]} in
+      u) builtin unset -v "$__sg_name" ;;
+      x) builtin export "$__sg_name=${__sg_env_saved[__sg_i + 2]}" ;;
+      *) builtin export -n "$__sg_name" && builtin printf -v "$__sg_name" '%s' "${__sg_env_saved[__sg_i + 2]}" ;;
+    esac 2>/dev/null
+  done
+  __sg_env_saved=()
 }
 
 # Ends a call: stop everything user code started, mark the end of output, send the result.
 __sg_done() {
+  # Before any local: a variable of the call named like one (rc, ok) must be restored, not the local.
+  __sg_env_restore
   local rc=$1 reset=${2:-false} ok=false tries=0
   ((rc == 0)) && ok=true
   builtin disown -a 2>/dev/null

@@ -29,6 +29,9 @@ const kill = process.kill.bind(process);
 const realExit = process.exit.bind(process);
 const streamWrite = Writable.prototype.write;
 const microtask = queueMicrotask;
+// User code may replace process.env; the runner sets and restores variables on the real one.
+const realEnv = process.env;
+const hasOwn = Function.prototype.call.bind(Object.prototype.hasOwnProperty);
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 const scriptOptions = { filename: 'main.js' };
 if (vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) {
@@ -170,13 +173,37 @@ async function handleExecute(frame) {
     scriptOptions.filename = typeof filename === 'string' && filename ? filename : 'main.js';
     codeMode.runId = id;
     images.setMaxBytes(frame.maxImageBytes);
-    // The host wraps top-level await itself ("async" mode), so both modes run the same way.
-    outcome = await runUserCode(code);
+    const savedEnv = setEnv(frame.env);
+    try {
+      // The host wraps top-level await itself ("async" mode), so both modes run the same way.
+      outcome = await runUserCode(code);
+    } finally {
+      restoreEnv(savedEnv);
+    }
   }
   codeMode.runId = undefined;
   codeMode.cancelToolCalls();
   if (typeof marker === 'string') await endOfCall(marker);
   sendFrame({ type: 'result', id: typeof id === 'string' ? id : '', ...outcome.fields }, outcome.valueJson);
+}
+
+/** Sets the call's environment variables; returns what each was (undefined: unset) for restoreEnv. */
+function setEnv(env) {
+  const saved = [];
+  if (typeof env !== 'object' || env === null) return saved;
+  for (const name of objectKeys(env)) {
+    if (typeof env[name] !== 'string') continue;
+    saved.push([name, hasOwn(realEnv, name) ? realEnv[name] : undefined]);
+    realEnv[name] = env[name];
+  }
+  return saved;
+}
+
+function restoreEnv(saved) {
+  for (const [name, value] of saved) {
+    if (value === undefined) delete realEnv[name];
+    else realEnv[name] = value;
+  }
 }
 
 function runUserCode(code) {

@@ -461,10 +461,27 @@ def _setup_interpreter():
         stream.reconfigure(line_buffering=True)
 
 
+def _set_env(env):
+    """Sets the call's environment variables; returns what each was (None: unset) for _restore_env."""
+    saved = {name: os.environ.get(name) for name in env}
+    for name, value in env.items():
+        os.environ[name] = value
+    return saved
+
+
+def _restore_env(saved):
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def _run_call(session, request, marker_fds):
     result = {"type": "result", "id": request.id}
     tools = sandgate._channel
     tools.run_id = request.id
+    saved_env = _set_env(request.env)
     try:
         if request.cpu_seconds is not None:
             try:
@@ -481,6 +498,10 @@ def _run_call(session, request, marker_fds):
         result.update(ok=False, exitCode=1, error=error)
         result.pop("value", None)
         result.pop("valueKind", None)
+    try:
+        _restore_env(saved_env)
+    except BaseException as exc:
+        _report_internal_error("restoring the environment failed", exc)
     if os.getpid() != RUNNER_PID:
         _exit_forked_child(result)
     try:

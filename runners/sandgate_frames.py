@@ -171,7 +171,7 @@ def send_frame(obj):
 
 
 class ExecuteRequest:
-    __slots__ = ("id", "code", "marker", "filename", "cpu_seconds", "max_image_bytes")
+    __slots__ = ("id", "code", "marker", "filename", "cpu_seconds", "env", "max_image_bytes")
 
     def __init__(self, frame, default_filename):
         if frame["type"] != "execute":
@@ -195,6 +195,10 @@ class ExecuteRequest:
         self.code = frame["code"]
         self.filename = filename
         self.cpu_seconds = cpu
+        env = frame.get("env")
+        if env is not None and (type(env) is not dict or not all(type(k) is str and type(v) is str and "\0" not in k + v for k, v in env.items())):
+            raise ProtocolError("execute frame `env` must be an object of strings")
+        self.env = env or {}
         images = frame.get("maxImageBytes")
         self.max_image_bytes = images if type(images) is int and images > 0 else None
 

@@ -143,6 +143,16 @@ function scanArg(arg: string, previous: string | undefined): { shown: string; se
   return { shown, secrets };
 }
 
+/**
+ * The secrets an environment variable given to sandboxed code carries: its whole value when its
+ * name says it is one (`API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`), else what the value itself
+ * holds (a URL's password or token query, a known token shape such as `ghp_...`).
+ */
+export function envSecretValues(name: string, value: string): string[] {
+  if (isSecretName(name)) return [value];
+  return scanArg(value, undefined).secrets;
+}
+
 /** The args of a stdio server for display, and the secret values found in them. */
 function scanArgs(args: readonly string[]): { shown: string[]; secrets: string[] } {
   const shown: string[] = [];

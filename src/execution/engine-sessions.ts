@@ -3,6 +3,12 @@
 
 import { LOCAL_OWNER, type SessionInfo, type SessionManager } from "./sessions.js";
 import type { WorkspaceFilesystems } from "../sandbox/index.js";
+import { checkEnv } from "./env-vars.js";
+
+export interface SessionOptions {
+  /** The session's environment variables, set in every call (replacing any set before, for a live session). */
+  env?: Record<string, string>;
+}
 
 export interface EnsuredSession {
   info: SessionInfo;
@@ -22,17 +28,23 @@ export class EngineSessions {
   ) {}
 
   /** Starts a session of `owner` (or returns its live one with this id). */
-  create(id?: string, owner: string = LOCAL_OWNER): SessionInfo {
+  create(id?: string, owner: string = LOCAL_OWNER, options: SessionOptions = {}): SessionInfo {
     this.assertOpen();
-    return this.manager.info(this.manager.open(owner, id));
+    const env = options.env === undefined ? undefined : checkEnv(options.env, "env");
+    const session = this.manager.open(owner, id);
+    if (env) session.env.set(env);
+    return this.manager.info(session);
   }
 
   /** The live session `id`, started when there is none. */
-  ensure(id: string, owner: string = LOCAL_OWNER): EnsuredSession {
+  ensure(id: string, owner: string = LOCAL_OWNER, options: SessionOptions = {}): EnsuredSession {
     this.assertOpen();
+    const env = options.env === undefined ? undefined : checkEnv(options.env, "env");
     const created = !this.manager.has(owner, id);
     const endedBefore = created ? this.manager.endedReason(owner, id) : undefined;
-    const info = this.manager.info(this.manager.open(owner, id));
+    const session = this.manager.open(owner, id);
+    if (env) session.env.set(env);
+    const info = this.manager.info(session);
     return { info, created, ...(endedBefore !== undefined ? { endedBefore } : {}) };
   }
 

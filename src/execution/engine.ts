@@ -30,6 +30,7 @@ import { EngineSessions } from "./engine-sessions.js";
 import { EngineFiles } from "./engine-files.js";
 import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type ExecutionResult, type SaveOutput } from "./result-builder.js";
 import { Room } from "./room.js";
+import { callRunEnv, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 
 /** Code mode as the engine sees it: a read-only tree to mount and an upstream-call scope per run. */
@@ -184,6 +185,9 @@ export class Engine {
     const { language, limits } = this.checked(request);
     const owner = request.owner ?? LOCAL_OWNER;
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
+    if (request.sessionEnv !== undefined && !session) {
+      throw new SandgateError("INVALID_INPUT", "session_env sets a session's variables and needs a session_id; use env for one call", { data: { field: "session_env" } });
+    }
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) return preparationFailedResult(prepared.error, session?.id ?? null);
     const scope = this.tools?.beginExecution();
@@ -198,6 +202,8 @@ export class Engine {
       outputCapBytes: limits.outputCapBytes,
       ...(request.onOutput ? { onOutput: request.onOutput } : {}),
       ...(scope ? { onUpstreamCall: scope.onUpstreamCall } : {}),
+      // A session call's variables are taken in its turn (runInSession): session_env may change them.
+      ...(session ? {} : callRunEnv(request.env)),
       images: { maxBytes: this.config.limits.maxImageBytes, maxCount: this.config.limits.maxImagesPerCall },
     };
     if (!session) {
@@ -254,6 +260,9 @@ export class Engine {
     request: ExecuteRequest,
     scope: UpstreamCallScope | undefined,
   ): Promise<ExecutionResult> {
+    // The session's variables as of this call's turn, the call's own on top; results mask every
+    // secret the session was given. A restarted sandbox gets them too: the runner sets them per call.
+    runRequest = { ...runRequest, ...sessionRunEnv(session.env, request.env, request.sessionEnv) };
     session.beginCall();
     try {
       const sandbox = await this.sessionSandbox(session, kind, limits, request.signal);

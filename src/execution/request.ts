@@ -6,6 +6,7 @@ import { FLAVOR_NAMES, type SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { describeLanguages, LANGUAGES, resolveLanguage, type Language } from "../languages/index.js";
 import type { OutputStream } from "../sandbox/index.js";
+import { checkEnv } from "./env-vars.js";
 
 export const executeRequestSchema = z
   .object({
@@ -15,6 +16,8 @@ export const executeRequestSchema = z
     timeoutS: z.number().positive().optional().describe("Wall-clock limit in seconds, at most MAX_EXECUTION_TIME"),
     memoryMb: z.number().int().positive().optional().describe("Memory limit in MB, at most MAX_MEMORY_MB"),
     flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset: small, medium or large"),
+    env: z.record(z.string()).optional().describe("Environment variables for this call only (see checkEnv for the names refused)"),
+    sessionEnv: z.record(z.string()).optional().describe("Replaces the session's environment variables from this call on; needs sessionId"),
   })
   .strict();
 
@@ -50,6 +53,8 @@ export function checkRequest(request: ExecuteRequest, config: SandgateConfig): L
     timeoutS: request.timeoutS,
     memoryMb: request.memoryMb,
     flavor: request.flavor,
+    env: request.env,
+    sessionEnv: request.sessionEnv,
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -57,6 +62,8 @@ export function checkRequest(request: ExecuteRequest, config: SandgateConfig): L
     throw new SandgateError("INVALID_INPUT", `${field || "request"}: ${issue?.message ?? "invalid"}`, { data: { field } });
   }
   const { code } = parsed.data;
+  if (parsed.data.env !== undefined) checkEnv(parsed.data.env, "env");
+  if (parsed.data.sessionEnv !== undefined) checkEnv(parsed.data.sessionEnv, "session_env");
   const language = resolveLanguage(parsed.data.language);
   if (!language) throw unknownLanguageError(parsed.data.language);
   if (code.trim() === "") throw new SandgateError("CODE_EMPTY", "code is empty; send the program to run");

@@ -2,6 +2,7 @@
 // the workspace's limits check, and the queue that runs its calls one at a time.
 
 import type { RunnerKind, Sandbox } from "../sandbox/index.js";
+import { SessionEnv } from "./env-vars.js";
 
 /**
  * One session's state. Only its own methods change it: the engine marks calls, drops dead or
@@ -9,6 +10,8 @@ import type { RunnerKind, Sandbox } from "../sandbox/index.js";
  */
 export class Session {
   readonly createdAt = Date.now();
+  /** Environment variables of every call, and the secrets given to the session so far. */
+  readonly env = new SessionEnv();
   private lastUsed = Date.now();
   private callCount = 0;
   private running = false;

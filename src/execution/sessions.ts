@@ -29,6 +29,8 @@ export interface SessionInfo {
   busy: boolean;
   /** Where code sees the workspace; the host directory is never shown. */
   workspace: string;
+  /** Names of the session's environment variables (values are never shown). */
+  envNames: string[];
 }
 
 export interface SessionManagerOptions {
@@ -260,6 +262,7 @@ export class SessionManager {
       runners: session.runners,
       busy: session.busy,
       workspace: "/workspace",
+      envNames: session.env.names,
     };
   }
 

@@ -9,6 +9,8 @@ export { IMAGE_MIME_TYPES } from "./images.js";
 export type { RunImage, ImageCaps, ImageMime } from "./images.js";
 export type { UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
 export { WarmPool } from "./warm-pool.js";
+export { OutputMask } from "./output-mask.js";
+export type { SecretValue } from "./output-mask.js";
 export type { PoolSizes, PoolKindState } from "./warm-pool.js";
 export { resolveLimits, sandboxShapeKey } from "./limits.js";
 export type { ResolvedLimits, LimitOverrides } from "./limits.js";

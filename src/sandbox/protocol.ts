@@ -20,6 +20,8 @@ export interface ExecuteFrame {
   filename: string;
   mode?: "script" | "async";
   cpuSeconds?: number;
+  /** Environment variables for this call only: the runner sets them and takes them back when the call ends. */
+  env?: Record<string, string>;
   /** Largest image the host keeps (decoded bytes): the runner names a larger one instead of sending it. */
   maxImageBytes?: number;
 }

@@ -12,6 +12,7 @@ import { ensureInside, joinEarly } from "./containment.js";
 import { classifyExit, classifyResult, describeExit, STDERR_TAIL_BYTES, type CallVerdict, type ExitStatus, type KillReason, type RunStatus } from "./exit-classification.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
+import { maskOutcome, OutputMask, type SecretValue } from "./output-mask.js";
 import { ImageCollector, type ImageCaps, type RunImage } from "./images.js";
 import { killGroup } from "./process-group.js";
 import type { ImageFrame, ResultFrame } from "./protocol.js";
@@ -45,6 +46,10 @@ export interface RunRequest {
    * that are dropped. Without a handler every call fails with "tool calls are not available here".
    */
   onUpstreamCall?: UpstreamCallHandler;
+  /** Environment variables the runner sets for this call only, and takes back when it ends. */
+  env?: Record<string, string>;
+  /** Values shown as "[masked:NAME]" in everything the call gives back: output (streamed too), value, error. */
+  secrets?: readonly SecretValue[];
   /** Caps of the images the run may return (plots, sandgate.show); without them images are refused. */
   images?: ImageCaps;
 }
@@ -210,12 +215,21 @@ export class Sandbox {
     const id = `r${++this.runCounter}`;
     // Random per sandbox and unique per call; free of NUL and whitespace so every runner can carry it.
     const marker = `\u001eSG-END-${this.markerSalt}-${id}\u001e`;
-    return new Promise<RunOutcome>((resolve) => {
+    const mask = OutputMask.of(request.secrets);
+    // Streamed text is masked as it goes; a secret split across chunks is held back until whole.
+    const streamed = mask && request.onOutput ? mask.streaming(request.onOutput) : undefined;
+    return new Promise<RunOutcome>((settle) => {
+      const resolve = mask
+        ? (outcome: RunOutcome): void => {
+            streamed?.flush();
+            settle(maskOutcome(outcome, mask));
+          }
+        : settle;
       this.active = {
         id,
         request,
         started: performance.now(),
-        output: new CallOutput(request.outputCapBytes, request.onOutput),
+        output: new CallOutput(request.outputCapBytes, streamed ? streamed.push : request.onOutput),
         timer: setTimeout(() => this.terminate("timeout"), request.timeoutMs),
         resolve,
         upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall),
@@ -232,6 +246,7 @@ export class Sandbox {
         filename: request.filename,
         ...(request.mode ? { mode: request.mode } : {}),
         ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
+        ...(request.env ? { env: request.env } : {}),
         ...(request.images ? { maxImageBytes: request.images.maxBytes } : {}),
       });
     });

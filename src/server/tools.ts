@@ -39,6 +39,17 @@ import {
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
 const orList = (items: string[]): string => (items.length > 1 ? `${items.slice(0, -1).join(", ")} or ${items.at(-1)}` : (items[0] ?? ""));
 
+/**
+ * The engine's variables of execute_code / execute_command arguments; session_env without a
+ * session is refused here, before a stream starts.
+ */
+function envFields(args: { env?: Record<string, string>; session_env?: Record<string, string>; session_id?: string }): Pick<ExecuteRequest, "env" | "sessionEnv"> {
+  if (args.session_env !== undefined && args.session_id === undefined) {
+    throw new SandgateError("INVALID_INPUT", "session_env sets a session's variables and needs a session_id; use env for one call", { data: { field: "session_env" } });
+  }
+  return { ...(args.env ? { env: args.env } : {}), ...(args.session_env ? { sessionEnv: args.session_env } : {}) };
+}
+
 /** The engine request for execute_code arguments (REST validates the same request before streaming). */
 export function codeRequest(args: z.infer<typeof executeCodeInput>): ExecuteRequest {
   return {
@@ -46,6 +57,7 @@ export function codeRequest(args: z.infer<typeof executeCodeInput>): ExecuteRequ
     language: args.language,
     ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
     ...(args.flavor ? { flavor: args.flavor } : {}),
+    ...envFields(args),
   };
 }
 
@@ -129,6 +141,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
           command: args.command,
           ...(args.working_directory !== undefined ? { workingDirectory: args.working_directory } : {}),
           ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
+          ...envFields(args),
           ...common,
         }),
       ),

@@ -23,6 +23,14 @@ const languageName = z
 
 const timeout = z.number().positive().describe("Wall-clock limit in seconds; default and maximum are set by the admin (see the security policy)");
 
+/** Names and bounds are checked by the engine (checkEnv), which names a refused variable. */
+const envVars = z.record(z.string());
+const callEnv = envVars.describe(
+  "Environment variables for this call only, e.g. {\"API_KEY\": \"...\"}: names of letters, digits and _, at most 64 and 64 KiB; PATH, HOME, LD_*, PYTHONPATH, NODE_OPTIONS, SANDGATE_* and a few more are refused. " +
+    "Values of secret-looking names (KEY, TOKEN, SECRET, PASSWORD, AUTH...) are shown as [masked:NAME] wherever the result would repeat them",
+);
+const sessionEnvArg = envVars.describe("Sets the session's environment variables (replacing any set before) for this and every later call of the session, `env` on top; needs session_id");
+
 export const executeCodeInput = z
   .object({
     code: z.string().describe(`The program to run. In ${languageTitles("and", (spec) => spec.returnsValue)} the value of the last expression is returned as \`value\``),
@@ -30,6 +38,8 @@ export const executeCodeInput = z
     session_id: sessionId.optional(),
     timeout: timeout.optional(),
     flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset (CPU, memory, processes): small, medium or large"),
+    env: callEnv.optional(),
+    session_env: sessionEnvArg.optional(),
   })
   .strict();
 
@@ -42,6 +52,8 @@ export const executeCommandInput = z
       .string()
       .optional()
       .describe("Directory to run in, relative to /workspace or absolute inside the sandbox; default: /workspace (or the session's current directory)"),
+    env: callEnv.optional(),
+    session_env: sessionEnvArg.optional(),
   })
   .strict();
 
@@ -100,6 +112,7 @@ export const sessionSchema = z.object({
   calls: z.number().int(),
   languages: z.array(z.string()).describe("Runners started in this session"),
   busy: z.boolean(),
+  env_names: z.array(z.string()).describe("Names of the session's environment variables (their values are never shown)"),
 });
 
 export const getSessionsInput = z.object({ session_id: sessionId.optional().describe("Describe only this session") }).strict();
@@ -184,5 +197,6 @@ export function toWireSession(info: SessionInfo): z.infer<typeof sessionSchema> 
     calls: info.calls,
     languages: info.runners,
     busy: info.busy,
+    env_names: info.envNames,
   };
 }

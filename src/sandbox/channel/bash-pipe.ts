@@ -12,11 +12,12 @@ const TOOL_REPLIES_FD = 6;
 const TOOL_REQUESTS_FD = 7;
 
 /**
- * `<id> <marker>\n<code>\0`: the marker holds no whitespace or NUL, and bash code never contains
- * NUL (the request check refuses it).
+ * `<id> <marker> <n>\n`, n `NAME=value\0` environment variables, then `<code>\0`: the marker holds
+ * no whitespace or NUL, and neither bash code nor env values contain NUL (the request check refuses it).
  */
 export function encodeBashRun(run: RunMessage): Buffer {
-  return Buffer.from(`${run.id} ${run.marker}\n${run.code}\u0000`, "utf8");
+  const env = Object.entries(run.env ?? {});
+  return Buffer.from(`${run.id} ${run.marker} ${env.length}\n${env.map(([name, value]) => `${name}=${value}\u0000`).join("")}${run.code}\u0000`, "utf8");
 }
 
 class BashPipeChannel implements RunnerChannel {

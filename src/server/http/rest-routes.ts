@@ -256,11 +256,19 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       path: "/sessions",
       tag: "sessions",
       summary: "Start a session (or return the live one with this id)",
-      body: z.object({ session_id: z.string().min(1).max(128).optional().describe("Id to use; a random one when omitted") }),
+      body: z.object({
+        session_id: z.string().min(1).max(128).optional().describe("Id to use; a random one when omitted"),
+        env: z
+          .record(z.string())
+          .optional()
+          .describe("Environment variables of every call in the session (replacing any set before, for a live session); values of secret-looking names are masked in results"),
+      }),
       response: sessionSchema,
       successStatus: 201,
-      handle: async ({ body, owner }) =>
-        toWireSession(body.session_id === undefined ? engine.sessions.create(undefined, owner) : engine.sessions.ensure(body.session_id, owner).info),
+      handle: async ({ body, owner }) => {
+        const options = body.env === undefined ? {} : { env: body.env };
+        return toWireSession(body.session_id === undefined ? engine.sessions.create(undefined, owner, options) : engine.sessions.ensure(body.session_id, owner, options).info);
+      },
     }),
     defineRoute({
       method: "get",

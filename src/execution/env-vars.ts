@@ -1,0 +1,183 @@
+// Environment variables callers give sandboxed code (per call and per session): the check that
+// refuses bad or reserved names, the merge of a session's and a call's, and which values are secret.
+
+import { envSecretValues } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import type { SecretValue } from "../sandbox/index.js";
+
+export type EnvVars = Record<string, string>;
+
+/** Variables one call (its session's and its own together) may carry, and their names and values in bytes. */
+export const MAX_ENV_VARS = 64;
+export const MAX_ENV_BYTES = 64 * 1024;
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/**
+ * Names sandgate, the runners or the programs they start rely on. Code may still change them
+ * itself (the sandbox is the boundary, not this list); `env` refuses them so that a caller's
+ * value cannot quietly break the sandbox's own set-up, and so the answer is a clear error instead.
+ * Values are set by the runner in a running interpreter, so variables read only at an
+ * interpreter's start (PYTHONPATH, NODE_OPTIONS) would reach only the processes code starts.
+ */
+const RESERVED: ReadonlyMap<string, string> = new Map([
+  // Set by sandgate for every sandbox (src/sandbox/runner-command.ts): sandgate-tool and the
+  // package shims are found on PATH; HOME is the workspace (caches, config files).
+  ["PATH", "sandgate sets it (sandgate-tool and installed packages are found on it); extend it from your code instead"],
+  ["HOME", "sandgate sets it to /workspace"],
+  // Bash keeps these itself; some are read-only and an assignment would fail the call.
+  ["PWD", "the shell keeps it"],
+  ["OLDPWD", "the shell keeps it"],
+  ["SHLVL", "the shell keeps it"],
+  ["IFS", "the Bash runner splits its input with it"],
+  ["SHELLOPTS", "Bash keeps it (read-only)"],
+  ["BASHOPTS", "Bash keeps it (read-only)"],
+  ["UID", "Bash keeps it (read-only)"],
+  ["EUID", "Bash keeps it (read-only)"],
+  ["PPID", "Bash keeps it (read-only)"],
+  ["GROUPS", "Bash keeps it"],
+  ["_", "the shell sets it after every command"],
+  // Start-up files every non-interactive bash or POSIX sh would run.
+  ["ENV", "sh would run the file it names at every start"],
+  // Where Python finds modules and its start-up hooks: the runner and the installed packages need them as sandgate set them.
+  ["PYTHONPATH", "sandgate puts the installed packages and tool wrappers on the module path"],
+  ["PYTHONHOME", "it moves the standard library away from every Python the code starts"],
+  ["PYTHONSTARTUP", "it is a start-up hook"],
+  ["PYTHONUSERBASE", "sandgate decides where user packages go"],
+  ["PYTHONNOUSERSITE", "sandgate decides where user packages go"],
+  ["PYTHONSAFEPATH", "it changes which modules every Python the code starts finds"],
+  ["PYTHONPLATLIBDIR", "it moves the standard library away from every Python the code starts"],
+  ["PYTHONEXECUTABLE", "it changes what sys.executable names"],
+  ["PYTHONINSPECT", "every Python the code starts would wait for input after its script"],
+  ["NODE_OPTIONS", "it holds the runner's memory flags and would inject code into every node the code starts"],
+  ["NODE_PATH", "sandgate puts the installed packages on it"],
+  ["GLIBC_TUNABLES", "the C library reads it in every process"],
+  ["GCONV_PATH", "the C library loads code from where it points"],
+]);
+
+/** Families of reserved names, by prefix. */
+const RESERVED_PREFIXES: ReadonlyArray<[string, string]> = [
+  ["LD_", "the dynamic linker reads it in every process the code starts (LD_PRELOAD, LD_LIBRARY_PATH)"],
+  ["SANDGATE_", "sandgate's own variables (sandgate-tool finds its pipes in one)"],
+  ["BASH", "Bash reads it at start-up (BASH_ENV) or keeps it itself (BASHPID, BASH_ARGV0)"],
+  ["__SG", "the Bash runner's own variables start with __sg_"],
+];
+
+/** Why `name` cannot be set through `env`, or undefined when it can. */
+export function reservedReason(name: string): string | undefined {
+  const exact = RESERVED.get(name);
+  if (exact) return exact;
+  const upper = name.toUpperCase();
+  return RESERVED_PREFIXES.find(([prefix]) => upper.startsWith(prefix))?.[1];
+}
+
+/**
+ * Checks variables given as `field` ("env", "session_env"): an object of names to strings, names
+ * of letters, digits and `_` not reserved, no NUL, within the bounds. Errors name the variable,
+ * never its value (they reach logs).
+ */
+export function checkEnv(env: unknown, field: string): EnvVars {
+  const fail = (message: string, name?: string): never => {
+    throw new SandgateError("INVALID_INPUT", `${field}: ${message}`, { data: { field: name === undefined ? field : `${field}.${name}` } });
+  };
+  if (typeof env !== "object" || env === null || Array.isArray(env)) return fail("must be an object of variable names to string values");
+  const entries = Object.entries(env as Record<string, unknown>);
+  if (entries.length > MAX_ENV_VARS) fail(`${entries.length} variables, more than the ${MAX_ENV_VARS} allowed`);
+  let bytes = 0;
+  entries.forEach(([name, value], i) => {
+    if (!NAME.test(name)) fail(`variable #${i + 1} has a name that is not 1-128 letters, digits or _ starting with a letter or _`);
+    const reserved = reservedReason(name);
+    if (reserved) fail(`${name} cannot be set: ${reserved}`, name);
+    if (typeof value !== "string") fail(`${name} must be a string`, name);
+    if ((value as string).includes("\u0000")) fail(`${name} must not contain NUL bytes`, name);
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value as string);
+  });
+  if (bytes > MAX_ENV_BYTES) fail(`names and values take ${bytes} bytes, more than the ${MAX_ENV_BYTES} allowed`);
+  return Object.fromEntries(entries) as EnvVars;
+}
+
+/** A call's variables: its session's, then its own on top; within the same bounds as each. */
+function mergeEnv(session: EnvVars | undefined, call: EnvVars | undefined): EnvVars | undefined {
+  if (!session || Object.keys(session).length === 0) return call && Object.keys(call).length > 0 ? call : undefined;
+  if (!call || Object.keys(call).length === 0) return session;
+  return checkEnv({ ...session, ...call }, "env (with the session's)");
+}
+
+/**
+ * The values masked in a call's results: whole values of secret-looking names, and secrets
+ * inside other values (a URL's password, a known token shape). Only literal values are found:
+ * code that prints a secret base64- or hex-encoded, reversed or split is not caught.
+ */
+export function envSecrets(env: EnvVars | undefined): SecretValue[] {
+  if (!env) return [];
+  return Object.entries(env).flatMap(([name, value]) => envSecretValues(name, value).map((secret) => ({ name, value: secret })));
+}
+
+/** Secret values a session remembers; beyond this the oldest are forgotten. */
+const MAX_SESSION_SECRETS = 256;
+
+/**
+ * A session's variables (set when it is created, or by a call's session_env) and every secret
+ * value given to it so far, by either: code may keep a call's secret in a variable or a file and
+ * print it in a later call, so the session's later results are masked for it too.
+ */
+export class SessionEnv {
+  private current: EnvVars = {};
+  /** Secret value -> its variable's name, oldest first. */
+  private readonly known = new Map<string, string>();
+
+  get vars(): EnvVars {
+    return this.current;
+  }
+
+  get names(): string[] {
+    return Object.keys(this.current);
+  }
+
+  /** Replaces the session's variables (checked by checkEnv). */
+  set(vars: EnvVars): void {
+    this.current = { ...vars };
+    this.remember(envSecrets(vars));
+  }
+
+  remember(secrets: readonly SecretValue[]): void {
+    for (const { name, value } of secrets) {
+      this.known.delete(value);
+      this.known.set(value, name);
+    }
+    for (const oldest of this.known.keys()) {
+      if (this.known.size <= MAX_SESSION_SECRETS) break;
+      this.known.delete(oldest);
+    }
+  }
+
+  get secrets(): SecretValue[] {
+    return [...this.known].map(([value, name]) => ({ name, value }));
+  }
+}
+
+/** What a run gets of the variables: those the runner sets for the call, and the values masked in its results. */
+export interface RunEnv {
+  env?: EnvVars;
+  secrets?: SecretValue[];
+}
+
+function runEnv(env: EnvVars | undefined, secrets: SecretValue[]): RunEnv {
+  return { ...(env ? { env } : {}), ...(secrets.length > 0 ? { secrets } : {}) };
+}
+
+/** A stateless call's variables: its own. */
+export function callRunEnv(call: EnvVars | undefined): RunEnv {
+  return runEnv(call && Object.keys(call).length > 0 ? call : undefined, envSecrets(call));
+}
+
+/**
+ * A session call's variables: the session's (replaced first by `sessionEnv` when given), then the
+ * call's own on top. Throws INVALID_INPUT, changing nothing, when together they are over the bounds.
+ */
+export function sessionRunEnv(session: SessionEnv, call: EnvVars | undefined, sessionEnv: EnvVars | undefined): RunEnv {
+  const merged = mergeEnv(sessionEnv ?? session.vars, call);
+  if (sessionEnv) session.set(sessionEnv);
+  session.remember(envSecrets(call));
+  return runEnv(merged, session.secrets);
+}
