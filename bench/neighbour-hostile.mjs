@@ -194,7 +194,7 @@ const workloads = {
           if (id !== undefined) {
             record("files list root", await rest("GET", `/sessions/${id}/files`));
             record("files list many", await rest("GET", `/sessions/${id}/files?path=many`));
-            record("files read big", await rest("GET", `/sessions/${id}/files/content?path=big0.txt`));
+            record("files read big", await rest("GET", `/sessions/${id}/files/content?path=big0.txt&encoding=utf8`));
             record("files read big base64", await rest("GET", `/sessions/${id}/files/content?path=big1.txt&encoding=base64`));
             record("files stop", await rest("DELETE", `/sessions/${id}`, undefined, { signal: new AbortController().signal }));
             sessions.delete(id);

@@ -2,6 +2,7 @@
 # namespaces, where only /usr (read-only) and the workspace at /workspace exist. The host never
 # touches a workspace by path; it asks this helper. Request: one JSON line on stdin (then `size`
 # raw bytes for a write). Reply: one JSON line on stdout (then `size` raw bytes for a read).
+# `upload` and `download` stream instead (docs/fs-helper-protocol.md), and the helper then leaves.
 
 import json
 import os
@@ -310,6 +311,182 @@ def write(request):
             os.close(f)
 
 
+FRAME_ABORT = 0xFFFFFFFF
+MAX_FRAME = 1 << 20
+TEMP_PREFIX = ".sandgate-upload-"
+
+
+def read_exact(n):
+    data = sys.stdin.buffer.read(n)
+    if len(data) != n:
+        raise Refused("aborted")  # the host went away mid-upload
+    return data
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as e:
+        if e.errno in (28, 122, 27):  # ENOSPC, EDQUOT, EFBIG: the workspace's own filesystem is full
+            raise Refused("workspace_full")
+        raise
+
+
+def upload(request):
+    """A streamed write: frames (4-byte big-endian length, then bytes) until a zero length commits.
+
+    The bytes go to an unnamed file (O_TMPFILE) in the target directory, linked and renamed over
+    the target only when the whole upload arrived: an abort, a refusal or a killed helper leaves
+    nothing behind. Where the filesystem has no O_TMPFILE, a hidden temporary name is removed instead.
+    """
+    segs = segments_of(request)
+    if not segs:
+        raise Refused("not_a_file", what="directory")
+    byte_limit = int(request["workspaceBytes"])
+    inode_limit = int(request["workspaceInodes"])
+    max_bytes = int(request["maxBytes"])
+    existing, real = resolve(segs)
+    replaced = 0
+    if existing == len(segs):
+        st = os.lstat(ROOT + "/" + "/".join(segs))
+        if stat.S_ISLNK(st.st_mode):
+            raise Refused("symlink")
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("not_a_file", what="directory" if stat.S_ISDIR(st.st_mode) else "special")
+        replaced = st.st_blocks * 512
+        parent, name = split_real(real)
+        missing = []
+    else:
+        if not stat.S_ISDIR(os.lstat(real).st_mode):
+            raise Refused("not_dir", existing=existing)
+        parent = real
+        missing = segs[existing:-1]
+        name = segs[-1]
+    room = None
+    if request.get("measure"):
+        # A plain directory: nothing but this count stops the upload at the workspace's size.
+        used, inodes, _ = usage_of(byte_limit + replaced, inode_limit + 1)
+        new_inodes = 0 if existing == len(segs) else len(missing) + 1
+        if inodes + new_inodes > inode_limit:
+            raise Refused("quota_inodes")
+        room = byte_limit - (used - replaced)
+        if room < 0:
+            raise Refused("quota_bytes")
+    dfd = open_dir(parent)
+    made = []
+    fds = [dfd]
+    fd = None
+    temp = None
+    try:
+        for segment in missing:
+            os.mkdir(segment, 0o755, dir_fd=fds[-1])
+            made.append(segment)
+            nfd = os.open(segment, DIR_FLAGS, dir_fd=fds[-1])
+            fds.append(nfd)
+            os.fchmod(nfd, 0o755)
+        try:
+            fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o644, dir_fd=fds[-1])
+        except OSError as e:
+            if e.errno not in (95, 21):  # EOPNOTSUPP, EISDIR: this filesystem has no O_TMPFILE
+                raise
+            temp = TEMP_PREFIX + os.urandom(8).hex()
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fds[-1])
+        os.fchmod(fd, 0o644)
+        written = 0
+        while True:
+            length = int.from_bytes(read_exact(4), "big")
+            if length == 0:
+                break
+            if length == FRAME_ABORT:
+                raise Refused("aborted")
+            if length > MAX_FRAME:
+                raise Refused("bad_request")
+            chunk = read_exact(length)
+            written += length
+            if written > max_bytes:
+                raise Refused("too_large")
+            if room is not None and written > room:
+                raise Refused("quota_bytes")
+            write_all(fd, chunk)
+        if temp is None:
+            temp = TEMP_PREFIX + os.urandom(8).hex()
+            os.link("/proc/self/fd/%d" % fd, temp, dst_dir_fd=fds[-1], follow_symlinks=True)
+        try:
+            os.rename(temp, name, src_dir_fd=fds[-1], dst_dir_fd=fds[-1])
+        except OSError as e:
+            if e.errno in (21, 39, 20):  # EISDIR, ENOTEMPTY, ENOTDIR: a directory took the name meanwhile
+                raise Refused("not_a_file", what="directory")
+            raise
+        temp = None
+        os.close(fd)
+        fd = None
+        send({"ok": True, "created": existing < len(segs), "size": written})
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        if temp is not None:
+            try:
+                os.unlink(temp, dir_fd=fds[-1])
+            except OSError:
+                pass
+        # Directories this upload made go too, deepest first (each only if still empty).
+        for depth in range(len(made), 0, -1):
+            try:
+                os.rmdir(made[depth - 1], dir_fd=fds[depth - 1])
+            except OSError:
+                pass
+        raise
+    finally:
+        for f in fds:
+            os.close(f)
+
+
+def download(request):
+    """Sends a regular file whole, in chunks, without a size limit: the header says how many bytes follow."""
+    segs = segments_of(request)
+    existing, real = resolve(segs)
+    if existing < len(segs):
+        raise Refused("not_found")
+    if real == ROOT:
+        raise Refused("not_a_file", what="directory")
+    parent, name = split_real(real)
+    dfd = open_dir(parent)
+    try:
+        try:
+            fd = os.open(name, READ_FLAGS, dir_fd=dfd)
+        except OSError as e:
+            if e.errno == 6:
+                raise Refused("not_a_file", what="special")
+            if e.errno == 40:
+                raise Refused("escape")
+            if e.errno == 2:
+                raise Refused("not_found")
+            raise
+    finally:
+        os.close(dfd)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise Refused("not_a_file", what="directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("not_a_file", what="special")
+        size = st.st_size
+        out = sys.stdout.buffer
+        out.write(json.dumps({"ok": True, "size": size, "body": size}, separators=(",", ":")).encode() + b"\n")
+        remaining = size
+        while remaining > 0:
+            chunk = os.read(fd, min(MAX_FRAME, remaining))
+            if not chunk:
+                break  # the file shrank meanwhile: the host sees a short body and fails the transfer
+            out.write(chunk)
+            remaining -= len(chunk)
+        out.flush()
+    finally:
+        os.close(fd)
+
+
 def listing(request):
     segs = segments_of(request)
     limit = max(0, int(request["limit"]))
@@ -370,7 +547,9 @@ def delete_tree(_request):
     send({"ok": True, "removed": removed})
 
 
-OPS = {"read": read, "write": write, "list": listing, "usage": usage, "delete": delete_tree}
+OPS = {"read": read, "write": write, "list": listing, "usage": usage, "delete": delete_tree, "upload": upload, "download": download}
+# Streamed operations: the helper does this one and leaves (its stdin is the upload's frames).
+ONE_SHOT = ("upload", "download")
 
 
 def handle(request):
@@ -405,6 +584,8 @@ def main():
             send({"ok": False, "error": "bad_request"})
             return
         handle(request)
+        if request["op"] in ONE_SHOT:
+            return
 
 
 main()

@@ -72,7 +72,7 @@ describe("the caller's identity", () => {
         expect(bob.body).toMatchObject({ status: "ok", value: [false, []] });
         await run(api, BOB, { language: "python", session_id: "default", code: "x = 'bob'" });
         expect((await run(api, ALICE, { language: "python", session_id: "default", code: "x" })).body.value).toBe("alice");
-        const file = await api<{ content: string }>("/sessions/default/files/content?path=who.txt", { headers: bearer(ALICE) });
+        const file = await api<{ content: string }>("/sessions/default/files/content?path=who.txt", { headers: { ...bearer(ALICE), accept: "application/json" } });
         expect(file.body.content).toBe("alice");
         expectError(await api("/sessions/default/files/content?path=who.txt", { headers: bearer(BOB) }), 404, "FILE_NOT_FOUND");
       } finally {

@@ -249,7 +249,7 @@ describe("sessions and files", () => {
       // A file written by code is read over HTTP.
       const wrote = await execute({ language: "bash", session_id: id, code: "printf 'made by bash' > out.txt" });
       expect(wrote.body.status).toBe("ok");
-      const got = await api<{ content: string; encoding: string; size: number }>(`/sessions/${id}/files/content?path=out.txt`);
+      const got = await api<{ content: string; encoding: string; size: number }>(`/sessions/${id}/files/content?path=out.txt`, { headers: { accept: "application/json" } });
       expect(got.status).toBe(200);
       expect(got.body).toMatchObject({ content: "made by bash", encoding: "utf8", size: 12 });
 

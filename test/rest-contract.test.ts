@@ -54,7 +54,7 @@ function expectParses(schema: z.ZodType, body: unknown, what: string): void {
  * Calls `route` (method and table path) at `url` and checks the reply against its schemas: the
  * route's response schema and success status, or the error schema with the status of its code.
  */
-async function call<T = unknown>(method: string, path: string, url: string, init: { json?: unknown; raw?: string } = {}): Promise<Reply<T>> {
+async function call<T = unknown>(method: string, path: string, url: string, init: { json?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Reply<T>> {
   const route = routeOf(method, path);
   called.add(`${method} ${path}`);
   const reply = await api<T>(url, { method: method.toUpperCase(), ...init });
@@ -112,8 +112,11 @@ describe("every REST route answers what its schemas declare", () => {
     await call("get", "/sessions", "/sessions");
     await call("get", "/sessions/:session_id", "/sessions/contract");
     await call("put", "/sessions/:session_id/files/content", "/sessions/contract/files/content", { json: { path: "a.txt", content: "hi" } });
-    const read = await call<{ content: string }>("get", "/sessions/:session_id/files/content", "/sessions/contract/files/content?path=a.txt");
+    const read = await call<{ content: string }>("get", "/sessions/:session_id/files/content", "/sessions/contract/files/content?path=a.txt", { headers: { accept: "application/json" } });
     expect(read.body.content).toBe("hi");
+    const form = '--b\r\nContent-Disposition: form-data; name="file"; filename="up.txt"\r\n\r\nuploaded\r\n--b--\r\n';
+    const uploaded = await call<{ files: { path: string }[] }>("post", "/sessions/:session_id/files", "/sessions/contract/files", { raw: form, headers: { "content-type": "multipart/form-data; boundary=b" } });
+    expect(uploaded.body.files.map((f) => f.path)).toEqual(["/workspace/up.txt"]);
     const listed = await call<{ entries: { name: string }[] }>("get", "/sessions/:session_id/files", "/sessions/contract/files");
     expect(listed.body.entries.map((e) => e.name)).toContain("a.txt");
     expectError(await call("get", "/sessions/:session_id/files/content", "/sessions/contract/files/content?path=none.txt"), 404, "FILE_NOT_FOUND");
@@ -196,5 +199,8 @@ describe("params, query and body are parsed with the route's schemas", () => {
     const doc = (await api<{ paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { additionalProperties?: unknown } }> }; parameters?: { name: string; in: string }[] }>> }>("/openapi.json")).body;
     expect(doc.paths["/sessions"]?.post?.requestBody?.content["application/json"]?.schema.additionalProperties).toBe(false);
     expect(doc.paths["/sessions/{session_id}/files/content"]?.get?.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(["path:session_id", "query:path", "query:encoding"]);
+    // Raw bodies: the file's bytes for PUT, multipart for POST /files, documented beside the JSON form.
+    expect(Object.keys(doc.paths["/sessions/{session_id}/files/content"]?.put?.requestBody?.content ?? {})).toEqual(["application/json", "application/octet-stream"]);
+    expect(Object.keys(doc.paths["/sessions/{session_id}/files"]?.post?.requestBody?.content ?? {})).toEqual(["multipart/form-data"]);
   });
 });

@@ -42,6 +42,7 @@ export const limitsSchema = z
     maxCpus: setting(z.number().positive(), { default: 2, env: "SANDGATE_MAX_CPUS", doc: "Maximum CPU share per sandbox, cores; caps every flavor's share" }),
     maxFileSizeMb: setting(z.number().int().min(1), { default: 64, env: "SANDGATE_MAX_FILE_MB", doc: "Largest file code may write, MiB" }),
     maxWorkspaceMb: setting(z.number().int().min(1), { default: 256, env: "SANDGATE_MAX_WORKSPACE_MB", doc: "Largest workspace of a sandbox, MiB" }),
+    maxUploadMb: setting(z.number().int().min(1), { default: 100, env: "SANDGATE_MAX_UPLOAD_MB", doc: "Largest REST file upload (raw or multipart body), MiB; counted as it streams, within the workspace's size" }),
     maxWorkspaceInodes: setting(z.number().int().min(16), {
       default: 50_000,
       env: "SANDGATE_MAX_WORKSPACE_INODES",

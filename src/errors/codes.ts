@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   PATH_INVALID: { jsonRpc: -32602, http: 400, tool: "protocol", summary: "a workspace path is malformed or points outside the workspace" },
   FILE_NOT_FOUND: { jsonRpc: -32007, http: 404, tool: "result", summary: "no file or directory at this workspace path" },
   FILE_TOO_LARGE: { jsonRpc: -32602, http: 413, tool: "result", summary: "the file is larger than the configured maximum" },
+  WORKSPACE_FULL: { jsonRpc: -32602, http: 413, tool: "result", summary: "the session's workspace has no room for this upload (limits.maxWorkspaceMb, limits.maxWorkspaceInodes)" },
   OUTPUT_NOT_FOUND: { jsonRpc: -32002, http: 404, tool: "result", summary: "no saved output with this id and stream for this caller (unknown, expired or another caller's)" },
   NOT_A_FILE: { jsonRpc: -32602, http: 400, tool: "result", summary: "the path names a directory or special file where a regular file was expected" },
   UNKNOWN_TOOL: { jsonRpc: -32602, http: 404, tool: "protocol", summary: "no tool has this name" },

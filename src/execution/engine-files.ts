@@ -15,6 +15,7 @@ import {
   type WorkspaceFileLimits,
   type WorkspaceTarget,
 } from "./workspace-files.js";
+import { downloadWorkspaceFile, uploadWorkspaceFile, type DownloadedFile, type UploadedFile } from "./workspace-transfer.js";
 
 /** How long a session's file helper waits for the next request before it leaves. */
 const FILE_HELPER_IDLE_MS = 30_000;
@@ -33,6 +34,15 @@ export interface WrittenFile {
   created: boolean;
 }
 
+/** How a streamed transfer is bounded, and who may stop it. */
+export interface TransferOptions {
+  owner?: string;
+  /** The client went away: the transfer stops and an upload leaves nothing. */
+  signal?: AbortSignal;
+  /** The whole transfer's deadline, milliseconds. */
+  timeoutMs: number;
+}
+
 export interface WorkspaceListing {
   path: string;
   entries: WorkspaceEntry[];
@@ -46,6 +56,8 @@ export interface WorkspaceListing {
 export class EngineFiles {
   /** Each session's file helper while it is in use (see target()). */
   private readonly helpers = new Map<Session, FsHelper>();
+  /** Streamed transfers under way, stopped when their session ends (their helpers hold the workspace). */
+  private readonly transfers = new Map<Session, Set<AbortController>>();
 
   /** @internal Built by the Engine. */
   constructor(
@@ -72,6 +84,42 @@ export class EngineFiles {
       const written = await writeWorkspaceFile(this.target(session), path, content, encoding, this.limits);
       session.touch();
       return written;
+    });
+  }
+
+  /**
+   * Streams `source` into a file of the session, after its running call; the file appears whole or
+   * not at all. Refused like write() while the workspace is over its limits.
+   */
+  async upload(sessionId: string, path: string, source: AsyncIterable<Uint8Array>, maxUploadBytes: number, options: TransferOptions): Promise<UploadedFile> {
+    const session = this.sessions.get(options.owner ?? LOCAL_OWNER, sessionId);
+    return session.serialize(async () => {
+      if (session.overLimit !== undefined) {
+        throw new SandgateError("WORKSPACE_FULL", `${session.overLimit} (uploads are refused until it is within them)`, { data: { path, limit: this.limits.workspaceBytes } });
+      }
+      const limits = { ...this.limits, maxUploadBytes, measure: !session.filesystem };
+      const uploaded = await this.transfer(session, options, (signal) =>
+        uploadWorkspaceFile({ runtime: this.runtime, dir: session.workspaceDir, signal, timeoutMs: options.timeoutMs }, path, source, limits),
+      );
+      session.touch();
+      return uploaded;
+    });
+  }
+
+  /** A file of the session as a stream of its bytes (any size), opened after the running call. */
+  async download(sessionId: string, path: string, options: TransferOptions): Promise<DownloadedFile> {
+    const session = this.sessions.get(options.owner ?? LOCAL_OWNER, sessionId);
+    return session.serialize(async () => {
+      const controller = new AbortController();
+      const done = this.track(session, controller, options.signal);
+      try {
+        const file = await downloadWorkspaceFile({ runtime: this.runtime, dir: session.workspaceDir, signal: controller.signal, timeoutMs: options.timeoutMs }, path);
+        file.body.once("close", done);
+        return file;
+      } catch (error) {
+        done();
+        throw error;
+      }
     });
   }
 
@@ -106,13 +154,44 @@ export class EngineFiles {
    * @internal
    */
   async forget(session: Session): Promise<void> {
+    for (const controller of this.transfers.get(session) ?? []) controller.abort();
+    this.transfers.delete(session);
     const helper = this.helpers.get(session);
     this.helpers.delete(session);
     await helper?.close();
   }
 
+  /** Runs one transfer of `session`, stopped by the caller's signal or the session's end. */
+  private async transfer<T>(session: Session, options: TransferOptions, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const done = this.track(session, controller, options.signal);
+    try {
+      return await run(controller.signal);
+    } finally {
+      done();
+    }
+  }
+
+  /** Registers a transfer's controller (aborted with `signal` too); the returned function forgets it. */
+  private track(session: Session, controller: AbortController, signal: AbortSignal | undefined): () => void {
+    const onAbort = (): void => controller.abort();
+    if (signal?.aborted) controller.abort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    let set = this.transfers.get(session);
+    if (!set) this.transfers.set(session, (set = new Set()));
+    set.add(controller);
+    return () => {
+      signal?.removeEventListener("abort", onAbort);
+      const current = this.transfers.get(session);
+      current?.delete(controller);
+      if (current?.size === 0) this.transfers.delete(session);
+    };
+  }
+
   /** @internal Closes every file helper. */
   async close(): Promise<void> {
+    for (const set of this.transfers.values()) for (const controller of set) controller.abort();
+    this.transfers.clear();
     const helpers = [...this.helpers.values()];
     this.helpers.clear();
     await Promise.all(helpers.map((helper) => helper.close()));

@@ -2,7 +2,8 @@
 export { Engine } from "./engine.js";
 export type { CommandRequest, EngineOptions, ToolProvider } from "./engine.js";
 export type { EngineSessions, EnsuredSession } from "./engine-sessions.js";
-export type { EngineFiles, WorkspaceFile, WorkspaceListing, WrittenFile } from "./engine-files.js";
+export type { EngineFiles, TransferOptions, WorkspaceFile, WorkspaceListing, WrittenFile } from "./engine-files.js";
+export type { DownloadedFile, UploadedFile } from "./workspace-transfer.js";
 export type { ExecutionResult, ErrorInfo, ImageOutput, TokenCounts } from "./result-builder.js";
 export type { AdmissionState } from "./admission.js";
 export type { UpstreamCallRecord, UpstreamCallScope, UpstreamCallSummary } from "./upstream-call-scope.js";

@@ -109,7 +109,7 @@ function detail(header: FsHelperReply["header"]): string {
 }
 
 /** The helper's refusals as today's errors; anything else it reports is a breakdown. */
-function refusal(reply: FsHelperReply, path: string, r: Resolved, limits: WorkspaceFileLimits, size = 0): SandgateError {
+export function refusal(reply: FsHelperReply, path: string, r: Resolved, limits: WorkspaceFileLimits, size = 0): SandgateError {
   const { header } = reply;
   switch (header.error) {
     // A dangling or looping link gets the same answer as an escape, so replies never tell whether a host path exists.

@@ -41,8 +41,13 @@ const slots = new Slots(MAX_CONCURRENT);
  */
 const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(path));
 
-function helperArgv(runtime: SandboxRuntime, workspaceDir: string, seccompFd: number | undefined): string[] {
+/**
+ * The helper's command line. `proc`: a /proc of its own PID namespace, for an upload to link its
+ * unnamed file (O_TMPFILE) into the workspace through /proc/self/fd.
+ */
+export function helperArgv(runtime: SandboxRuntime, workspaceDir: string, seccompFd: number | undefined, proc = false): string[] {
   const argv = [...(SETPRIV ? [SETPRIV, "--pdeathsig", "KILL", "--"] : []), runtime.bwrapPath, ...isolationArguments()];
+  if (proc) argv.push("--proc", "/proc");
   argv.push("--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache");
   for (const path of runtime.readOnlyPaths) argv.push("--ro-bind", path, path);
   argv.push("--ro-bind", runtime.runnersDir, "/sandgate/runners", "--bind", workspaceDir, "/workspace");

@@ -4,6 +4,8 @@ export type { SandboxRuntime, RunnerKind, InterpreterPaths, RuntimeOptions, Host
 export { Sandbox } from "./sandbox.js";
 export { FsHelper, runFsHelper } from "./fs-helper.js";
 export type { FsHelperOptions, FsHelperReply } from "./fs-helper.js";
+export { downloadStream, uploadStream } from "./fs-transfer.js";
+export type { DownloadStream, TransferHeader } from "./fs-transfer.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
 export { IMAGE_MIME_TYPES } from "./images.js";
 export type { RunImage, ImageCaps, ImageMime } from "./images.js";

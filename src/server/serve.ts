@@ -8,6 +8,7 @@ import { allApiKeys, isLoopbackHost, type ServerConfig } from "../config/index.j
 import { SandgateError } from "../errors/index.js";
 import type { ServerContext } from "./context.js";
 import { createHttpApp } from "./http/app.js";
+import { TRANSFER_TIMEOUT_MS } from "./http/file-transfer.js";
 
 export interface RunningServer {
   /** Base URL, e.g. http://127.0.0.1:7860 */
@@ -37,14 +38,15 @@ export function assertSafeToServe(server: ServerConfig): void {
 
 /**
  * Node's own deadlines, behind the body guard: headers must arrive within bodyTimeoutS and a
- * whole request a little later (Node answers 408 and closes), checked every second instead of
+ * whole request within a file transfer's deadline (Node answers 408 and closes), checked every second instead of
  * every 30 s, so 200 slow sockets are gone within seconds, not held for Node's default 300 s.
  */
 function connectionTimeouts(server: ServerConfig): ServerOptions {
   const bodyMs = server.bodyTimeoutS * 1000;
   return {
     headersTimeout: bodyMs,
-    requestTimeout: bodyMs + 5000,
+    // A file upload may take long; its route cuts a sender silent for bodyTimeoutS, the body guard every other body.
+    requestTimeout: Math.max(bodyMs + 5000, TRANSFER_TIMEOUT_MS),
     connectionsCheckingInterval: Math.min(1000, bodyMs),
     keepAliveTimeout: 5000,
   };

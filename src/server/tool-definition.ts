@@ -24,6 +24,8 @@ export interface ToolReply {
   isError?: boolean;
   /** Images to send as MCP image content after the text; the structured result then leaves out its `images`. */
   images?: Array<{ mimeType: string; data: string }>;
+  /** Embedded resources (a binary file's blob) to send as MCP resource content after the text. */
+  resources?: Array<{ uri: string; mimeType: string; blob: string }>;
 }
 
 export interface ToolDefinition {
@@ -43,7 +45,7 @@ export function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(t
   input: I;
   output: O;
   annotations: ToolAnnotations;
-  run(args: z.infer<I>, call: ToolCallContext): Promise<{ structured: z.infer<O>; text: string; isError?: boolean; images?: ToolReply["images"] }>;
+  run(args: z.infer<I>, call: ToolCallContext): Promise<{ structured: z.infer<O>; text: string; isError?: boolean; images?: ToolReply["images"]; resources?: ToolReply["resources"] }>;
 }): ToolDefinition {
   return tool;
 }

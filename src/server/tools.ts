@@ -13,6 +13,7 @@ import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply }
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
 import { describeResult, renderResultText } from "./result-text.js";
+import { fileReadReply } from "./file-read-reply.js";
 import { retryAfterOf } from "./retry-after.js";
 import { toJsonSchema } from "./json-schema.js";
 import {
@@ -180,7 +181,9 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
   const fileRead = defineTool({
     name: "file_read",
     title: "Read a workspace file",
-    description: "Read a file from a session's /workspace. Text by default; pass encoding \"base64\" for binary files. Paths are relative to /workspace (or absolute under it); nothing outside it can be read.",
+    description:
+      "Read a file from a session's /workspace. Text comes back as text; a binary file (not UTF-8) as base64 with an embedded resource (blob, up to 1 MiB; larger ones get a pointer to the REST download). " +
+      "Pass encoding \"base64\" to always get base64. Paths are relative to /workspace (or absolute under it); nothing outside it can be read.",
     input: fileReadInput,
     output: fileReadOutput,
     annotations: { title: "Read a workspace file", readOnlyHint: true, openWorldHint: false },
@@ -193,8 +196,12 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
           data: { sessionId: args.session_id },
         });
       }
-      const file = await engine.files.read(args.session_id, args.path, args.encoding ?? "utf8", owner);
-      return { structured: file, text: file.content };
+      if (args.encoding === "base64") {
+        const file = await engine.files.read(args.session_id, args.path, "base64", owner);
+        return { structured: file, text: file.content };
+      }
+      // Text comes back as text; a binary file as a blob resource, or a pointer when large.
+      return fileReadReply(await engine.files.read(args.session_id, args.path, "base64", owner), args.session_id);
     },
   });
 
@@ -327,7 +334,8 @@ export async function callTool(tools: ToolDefinition[], name: string, args: unkn
       const content = [{ type: "text" as const, text: reply.text }, ...reply.images.map((image) => ({ type: "image" as const, ...image }))];
       return { content, structuredContent: structured, ...(reply.isError ? { isError: true } : {}) };
     }
-    return { content: [{ type: "text", text: reply.text }], structuredContent: reply.structured, ...(reply.isError ? { isError: true } : {}) };
+    const resources = (reply.resources ?? []).map((resource) => ({ type: "resource" as const, resource }));
+    return { content: [{ type: "text", text: reply.text }, ...resources], structuredContent: reply.structured, ...(reply.isError ? { isError: true } : {}) };
   } catch (error) {
     if (isSandgateError(error) && isToolResultCode(error.code)) {
       const retry = retryAfterOf(error);

@@ -124,7 +124,13 @@ const encoding = z.enum(["utf8", "base64"]).describe("utf8 for text (default), b
 const workspacePath = z.string().describe("Path relative to /workspace, or absolute under /workspace");
 
 export const fileReadInput = z.object({ path: workspacePath, session_id: z.string().min(1), encoding: encoding.optional() }).strict();
-export const fileReadOutput = z.object({ path: z.string(), content: z.string(), encoding, size: z.number().int() });
+export const fileReadOutput = z.object({
+  path: z.string(),
+  content: z.string(),
+  encoding,
+  size: z.number().int(),
+  note: z.string().optional().describe("For a binary file read without encoding: how it was sent (a blob resource, or a pointer to the REST download when large)"),
+});
 export const fileWriteInput = z
   .object({ path: workspacePath, content: z.string().describe("File content, encoded as `encoding` says"), session_id: z.string().min(1), encoding: encoding.optional() })
   .strict();

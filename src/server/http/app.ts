@@ -53,7 +53,11 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   const routes = restRoutes({ ctx, tools, limiter, mcpSessionCount: () => mcp.count, streamTool });
   const document = openApiDocument(routes, { version: ctx.version, secured: allApiKeys(config.server).length > 0 });
 
-  app.use("*", bodyGuard({ maxBytes: config.server.maxBodyBytes, timeoutMs: config.server.bodyTimeoutS * 1000 }));
+  // Routes that stream a raw body (file uploads) bound it themselves, against limits.maxUploadMb.
+  const streamed = routes.filter((r) => r.rawBody).map((r) => ({ route: r, pattern: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}$`) }));
+  const exempt = (c: Context): boolean =>
+    streamed.some(({ route, pattern }) => route.method === c.req.method.toLowerCase() && pattern.test(c.req.path) && route.rawBody?.accepts(c) === true);
+  app.use("*", bodyGuard({ maxBytes: config.server.maxBodyBytes, timeoutMs: config.server.bodyTimeoutS * 1000, exempt }));
   app.use("*", originGuard({ server: config.server }));
   app.use("*", corsGuard({ server: config.server }));
   app.use("*", authGuard({ server: config.server }));

@@ -2,13 +2,15 @@
 // and a deadline (408, connection closed), so a slow or stalled sender holds nothing for long.
 
 import type { Socket } from "node:net";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { SandgateError } from "../../errors/index.js";
 import { errorResponse } from "./errors.js";
 
 export interface BodyGuardOptions {
   maxBytes: number;
   timeoutMs: number;
+  /** Requests whose body a route streams and bounds itself (file uploads): left unread here. */
+  exempt?: (c: Context) => boolean;
 }
 
 type Outcome = { ok: true; body: Uint8Array } | { ok: false; error: SandgateError };
@@ -69,7 +71,7 @@ function socketOf(env: unknown): Socket | undefined {
 export function bodyGuard(options: BodyGuardOptions): MiddlewareHandler {
   return async (c, next) => {
     const body = c.req.raw.body;
-    if (!body) return next();
+    if (!body || options.exempt?.(c)) return next();
     const declared = c.req.header("content-length");
     if (declared !== undefined && !c.req.raw.headers.has("transfer-encoding") && Number(declared) > options.maxBytes) {
       return errorResponse(c, tooLarge(options.maxBytes));

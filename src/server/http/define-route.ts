@@ -53,8 +53,23 @@ export interface RestRoute {
   streams: boolean;
   /** How a request refused before the handler runs is answered; default the REST error body. */
   refuse?: (error: SandgateError, c: Context) => Response;
+  /** A body the handler streams itself (see RawBody); the body guard leaves it alone. */
+  rawBody?: RawBody;
+  /** A success answer that is not JSON, for the OpenAPI document. */
+  rawResponse?: { contentType: string; description: string };
   /** Parses the request with the route's schemas (INVALID_INPUT naming the field) and returns the bound handler. */
   prepare(c: Context): Promise<(env: RouteEnv) => Promise<unknown>>;
+}
+
+/**
+ * A request body that is not JSON: when `accepts` says so, nothing reads or caps it before the
+ * handler, which streams it (and bounds it) itself. OpenAPI lists it under `contentType`.
+ */
+export interface RawBody {
+  contentType: string;
+  description: string;
+  schema?: Record<string, unknown>;
+  accepts(c: Context): boolean;
 }
 
 export interface RouteSpec<Path extends string, B extends z.AnyZodObject | undefined, Q extends z.AnyZodObject | undefined, R extends z.ZodType> {
@@ -77,6 +92,8 @@ export interface RouteSpec<Path extends string, B extends z.AnyZodObject | undef
   runsCode?: boolean;
   streams?: boolean;
   refuse?: (error: SandgateError, c: Context) => Response;
+  rawBody?: RawBody;
+  rawResponse?: { contentType: string; description: string };
   handle(input: RouteInput<Path, B, Q>): Promise<z.input<R> | Response>;
 }
 
@@ -144,11 +161,14 @@ export function defineRoute<Path extends string, R extends z.ZodType, B extends 
     runsCode: spec.runsCode ?? false,
     streams: spec.streams ?? false,
     ...(spec.refuse ? { refuse: spec.refuse } : {}),
+    ...(spec.rawBody ? { rawBody: spec.rawBody } : {}),
+    ...(spec.rawResponse ? { rawResponse: spec.rawResponse } : {}),
     async prepare(c) {
+      const raw = spec.rawBody?.accepts(c) === true;
       const input = {
         params: parsePart(params, c.req.param(), "path parameter") as PathParams<Path>,
         query: parsePart(query, queryObject(c), "query parameter") as Parsed<Q>,
-        body: (body ? await parseBody(c) : {}) as Parsed<B>,
+        body: (body && !raw ? await parseBody(c) : {}) as Parsed<B>,
       };
       return (env) => spec.handle({ ...env, ...input });
     },

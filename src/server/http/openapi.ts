@@ -21,9 +21,17 @@ function parametersOf(schema: RestRoute["query"], where: "path" | "query"): unkn
   });
 }
 
+function requestContent(route: RestRoute): Record<string, unknown> {
+  const content: Record<string, unknown> = {};
+  if (route.body) content["application/json"] = { schema: toJsonSchema(route.body) };
+  if (route.rawBody) content[route.rawBody.contentType] = { schema: route.rawBody.schema ?? { type: "string", format: "binary" }, description: route.rawBody.description };
+  return content;
+}
+
 function operation(route: RestRoute, secured: boolean): Record<string, unknown> {
   const parameters = [...parametersOf(route.params, "path"), ...parametersOf(route.query, "query")];
   const success: Record<string, unknown> = { "application/json": { schema: toJsonSchema(route.response) } };
+  if (route.rawResponse) success[route.rawResponse.contentType] = { schema: { type: "string", format: "binary", description: route.rawResponse.description } };
   if (route.streams) success["text/event-stream"] = { schema: { type: "string", description: "server-sent events: stdout, stderr, then result or error" } };
   return {
     summary: route.summary,
@@ -31,7 +39,7 @@ function operation(route: RestRoute, secured: boolean): Record<string, unknown> 
     tags: [route.tag],
     operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, ch: string | undefined) => (ch ? ch.toUpperCase() : ""))}`,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(route.body) } } } } : {}),
+    ...(route.body || route.rawBody ? { requestBody: { required: true, content: requestContent(route) } } : {}),
     responses: {
       [String(route.successStatus)]: { description: "success", content: success },
       default: route.refuse

@@ -31,6 +31,7 @@ import {
   toWireSession,
 } from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
+import { downloadFile, isJsonBody, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
 import { jsonRpcErrorResponse } from "./errors.js";
 import { answerJsonRpc, jsonRpcRequest, jsonRpcResponse } from "./mcp-execute.js";
 
@@ -91,6 +92,7 @@ const protocolInfoResponse = z.object({
   authentication: z.string(),
 });
 const toolsResponse = z.object({ tools: z.array(z.record(z.unknown())) });
+const uploadFilesOutput = z.object({ files: z.array(fileWriteOutput) });
 
 function interpreterVersion(path: string): string | null {
   try {
@@ -113,6 +115,15 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     return (await findTool(tools, tool).run(args, context)).structured;
   };
   let languages: z.infer<typeof languagesResponse> | undefined;
+  /** The caller's session with this id, started when missing (as the file tools do). */
+  const sessionOf = (sessionId: string, owner: string): { created: boolean; note: string } => {
+    const opened = engine.sessions.ensure(sessionId, owner);
+    const note = opened.endedBefore
+      ? `session ${sessionId} had ended (${opened.endedBefore}); a new, empty one was started with the same id`
+      : `there was no session ${sessionId}; a new, empty one was started with that id`;
+    return { created: opened.created, note };
+  };
+
 
   return [
     defineRoute({
@@ -299,19 +310,66 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       method: "get",
       path: "/sessions/:session_id/files/content",
       tag: "files",
-      summary: "Read a workspace file",
+      summary: "Download a workspace file (streamed), or read it as JSON",
+      description:
+        "Sends the file's bytes, streamed, with Content-Length, a Content-Type from its extension (application/octet-stream when unknown), " +
+        "X-Content-Type-Options: nosniff and Content-Disposition (attachment for anything a browser could run). " +
+        "With `encoding` or `Accept: application/json` the answer is the JSON object of file_read instead (up to limits.maxFileSizeMb).",
       query: fileReadInput.omit({ session_id: true }),
       response: fileReadOutput,
-      handle: ({ params, query, owner }) => run(fileReadOutput, "file_read", { ...query, session_id: params.session_id }, owner),
+      rawResponse: { contentType: "application/octet-stream", description: "the file's bytes (the Content-Type header names the guessed type)" },
+      handle: async ({ params, query, owner, c }) => {
+        if (wantsJson(c, query.encoding)) return run(fileReadOutput, "file_read", { ...query, session_id: params.session_id }, owner);
+        const { created, note } = sessionOf(params.session_id, owner);
+        if (created) throw new SandgateError("FILE_NOT_FOUND", `${note}, so it holds no file ${JSON.stringify(query.path)} yet`, { data: { sessionId: params.session_id } });
+        return downloadFile(c, ctx, params.session_id, query.path, owner);
+      },
     }),
     defineRoute({
       method: "put",
       path: "/sessions/:session_id/files/content",
       tag: "files",
-      summary: "Create or replace a workspace file",
+      summary: "Create or replace a workspace file: its raw bytes as the body, or the JSON of file_write",
+      description:
+        "Any Content-Type but application/json: the body is the file's bytes, streamed to `?path=` (up to limits.maxUploadMb, SANDGATE_MAX_UPLOAD_MB; " +
+        "413 FILE_TOO_LARGE past it, 413 WORKSPACE_FULL when the workspace has no room); the file is replaced only once the whole body arrived. " +
+        "application/json: {path, content, encoding?} as file_write (within server.maxBodyBytes).",
       body: fileWriteInput.omit({ session_id: true }),
+      query: z.object({ path: fileReadInput.shape.path.optional().describe("Target file, for a raw body") }),
+      rawBody: { contentType: "application/octet-stream", description: "the file's bytes (any type but application/json)", accepts: (c) => !isJsonBody(c) },
       response: fileWriteOutput,
-      handle: ({ params, body, owner }) => run(fileWriteOutput, "file_write", { ...body, session_id: params.session_id }, owner),
+      handle: async ({ params, body, query, owner, c }) => {
+        if (isJsonBody(c)) {
+          if (query.path !== undefined) throw new SandgateError("INVALID_INPUT", "with a JSON body the path goes in the body; ?path= is for a raw body", { data: { field: "path", location: "query parameter" } });
+          return run(fileWriteOutput, "file_write", { ...body, session_id: params.session_id }, owner);
+        }
+        if (query.path === undefined) throw new SandgateError("INVALID_INPUT", "query parameter path: required for a raw body (the file's bytes)", { data: { field: "path", location: "query parameter" } });
+        sessionOf(params.session_id, owner);
+        return uploadRaw({ c, ctx, sessionId: params.session_id, owner }, query.path);
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/sessions/:session_id/files",
+      tag: "files",
+      summary: "Upload files (multipart/form-data), streamed",
+      description:
+        "Each file part is written to the `path` field sent just before it, else to its file name under `?dir=` (default /workspace); " +
+        "missing directories are created; each file appears whole or not at all (files written before a failing one stay). " +
+        "The whole body counts against limits.maxUploadMb (413 FILE_TOO_LARGE) and the workspace's size (413 WORKSPACE_FULL).",
+      query: z.object({ dir: fileReadInput.shape.path.optional().describe("Directory for parts named by their file name; default /workspace") }),
+      rawBody: {
+        contentType: "multipart/form-data",
+        description: "file parts, each optionally after a text field `path`",
+        schema: { type: "object", properties: { path: { type: "string" }, file: { type: "string", format: "binary" } } },
+        accepts: () => true,
+      },
+      response: uploadFilesOutput,
+      successStatus: 201,
+      handle: async ({ params, query, owner, c }) => {
+        sessionOf(params.session_id, owner);
+        return uploadMultipart({ c, ctx, sessionId: params.session_id, owner }, query.dir);
+      },
     }),
     defineRoute({
       method: "get",

@@ -1,0 +1,41 @@
+// file_read's answer: text as text; a file that is not UTF-8 as base64 with an MCP embedded
+// resource (a blob, its type guessed) when small, else a pointer to the REST download.
+
+import type { WorkspaceFile } from "../execution/index.js";
+import { mimeTypeOf } from "./mime.js";
+import type { ToolReply } from "./tool-definition.js";
+
+/** Largest binary file sent inline as a blob resource, bytes. */
+export const MAX_BLOB_BYTES = 1024 * 1024;
+
+export interface FileReadStructured {
+  path: string;
+  content: string;
+  encoding: "utf8" | "base64";
+  size: number;
+  note?: string;
+}
+
+/** The reply for `file` (read as base64) when the caller named no encoding or asked for utf8. */
+export function fileReadReply(file: WorkspaceFile, sessionId: string): Pick<ToolReply, "text" | "resources"> & { structured: FileReadStructured } {
+  const bytes = Buffer.from(file.content, "base64");
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return { structured: { path: file.path, content: text, encoding: "utf8", size: file.size }, text };
+  } catch {
+    // not UTF-8: a binary file
+  }
+  const mimeType = mimeTypeOf(file.path);
+  const relative = file.path.replace(/^\/workspace\/?/, "");
+  const download = `GET /sessions/${encodeURIComponent(sessionId)}/files/content?path=${encodeURIComponent(relative)}`;
+  if (bytes.length > MAX_BLOB_BYTES) {
+    const note = `${file.path} is a binary file (${mimeType}) of ${file.size} bytes, more than the ${MAX_BLOB_BYTES / 1048576} MiB sent inline; download it over REST (${download}) or read it with encoding "base64"`;
+    return { structured: { path: file.path, content: "", encoding: "base64", size: file.size, note }, text: note };
+  }
+  const note = `${file.path} is a binary file (${mimeType}, ${file.size} bytes), sent as an embedded resource (base64 blob)`;
+  return {
+    structured: { path: file.path, content: file.content, encoding: "base64", size: file.size, note },
+    text: note,
+    resources: [{ uri: `file://${file.path}`, mimeType, blob: file.content }],
+  };
+}
