@@ -13,6 +13,7 @@ __sg_busy=0
 __sg_id=
 __sg_marker=
 __sg_code=
+__sg_keep=0
 
 # Descriptors above 4 were leaked to us by whatever started the host; user code must not reach them.
 # Fds 6 (tool replies in) and 7 (tool requests out) are the host's tool pipes for sandgate-tool.
@@ -38,11 +39,11 @@ __sg_send() {
   builtin printf "$hdr%s" "$1" >&"$__sg_frames"
 }
 
-# Reads one request from fd 3: a header line `<id> <marker> <n>`, n NUL-terminated `NAME=value`
+# Reads one request from fd 3: a header line `<id> <marker> <n> <keep>`, n NUL-terminated `NAME=value`
 # environment variables for the call, then the code, NUL-terminated.
 __sg_next() {
   local __sg_n=0 __sg_item __sg_vars=()
-  IFS=' ' builtin read -r -u 3 __sg_id __sg_marker __sg_n || return 1
+  IFS=' ' builtin read -r -u 3 __sg_id __sg_marker __sg_n __sg_keep || return 1
   while ((__sg_n-- > 0)); do
     IFS= builtin read -r -d '' -u 3 __sg_item || return 1
     __sg_vars+=("$__sg_item")
@@ -80,6 +81,65 @@ __sg_env_restore() {
 }
 
 # Ends a call: stop everything user code started, mark the end of output, send the result.
+# Processes calls asked to keep (keep_processes), pid -> start time: later calls' cleanup spares
+# them and their descendants; they end with the sandbox.
+declare -A __sg_kept=()
+
+# The live processes of the sandbox but pid 1 and this shell, in __sg_ps_pid, __sg_ps_ppid, __sg_ps_start.
+__sg_ps() {
+  local - __sg_p __sg_s __sg_f
+  builtin set +f
+  __sg_ps_pid=() __sg_ps_ppid=() __sg_ps_start=()
+  for __sg_p in /proc/[0-9]*; do
+    __sg_p=${__sg_p#/proc/}
+    ((__sg_p == 1 || __sg_p == $$)) && continue
+    { IFS= builtin read -r __sg_s <"/proc/$__sg_p/stat"; } 2>/dev/null || continue
+    __sg_s=${__sg_s##*") "}
+    IFS=' ' builtin read -r -a __sg_f <<<"$__sg_s"
+    [[ ${__sg_f[0]} == [ZXx] ]] && continue
+    __sg_ps_pid+=("$__sg_p") __sg_ps_ppid+=("${__sg_f[1]}") __sg_ps_start+=("${__sg_f[19]}")
+  done
+}
+
+__sg_keep_survivors() {
+  local __sg_i
+  __sg_ps
+  for __sg_i in "${!__sg_ps_pid[@]}"; do __sg_kept[${__sg_ps_pid[__sg_i]}]=${__sg_ps_start[__sg_i]}; done
+}
+
+# Kills every process but the kept ones (still the same process: pid and start time) and their descendants.
+__sg_kill_unkept() {
+  local -A __sg_spare=()
+  local __sg_i __sg_pid __sg_n __sg_changed __sg_tries=0
+  while ((__sg_tries++ < 50)); do
+    __sg_ps
+    __sg_spare=()
+    for __sg_i in "${!__sg_ps_pid[@]}"; do
+      __sg_pid=${__sg_ps_pid[__sg_i]}
+      [[ ${__sg_kept[$__sg_pid]-} == "${__sg_ps_start[__sg_i]}" ]] && __sg_spare[$__sg_pid]=1
+    done
+    __sg_changed=1
+    while ((__sg_changed)); do
+      __sg_changed=0
+      for __sg_i in "${!__sg_ps_pid[@]}"; do
+        if [[ -z ${__sg_spare[${__sg_ps_pid[__sg_i]}]-} && -n ${__sg_spare[${__sg_ps_ppid[__sg_i]}]-} ]]; then
+          __sg_spare[${__sg_ps_pid[__sg_i]}]=1 __sg_changed=1
+        fi
+      done
+    done
+    __sg_n=0
+    for __sg_i in "${!__sg_ps_pid[@]}"; do
+      [[ -n ${__sg_spare[${__sg_ps_pid[__sg_i]}]-} ]] && continue
+      builtin kill -9 "${__sg_ps_pid[__sg_i]}" 2>/dev/null
+      ((++__sg_n))
+    done
+    ((__sg_n == 0)) && break
+  done
+  for __sg_pid in "${!__sg_kept[@]}"; do
+    [[ -n ${__sg_spare[$__sg_pid]-} ]] || builtin unset "__sg_kept[$__sg_pid]"
+  done
+}
+
 __sg_done() {
   # Before any local: a variable of the call named like one (rc, ok) must be restored, not the local.
   __sg_env_restore
@@ -89,7 +149,13 @@ __sg_done() {
   # kill(-1) reaches every process in the sandbox's pid namespace except pid 1 and this shell;
   # only ever inside one (see __sg_sandboxed), never on a host by accident.
   if ((__sg_sandboxed)); then
-    while builtin kill -9 -1 2>/dev/null && ((++tries < 50)); do :; done
+    if [[ $__sg_keep == 1 ]]; then
+      __sg_keep_survivors
+    elif ((${#__sg_kept[@]})); then
+      __sg_kill_unkept
+    else
+      while builtin kill -9 -1 2>/dev/null && ((++tries < 50)); do :; done
+    fi
   fi
   builtin printf '%s' "$__sg_marker" >&"$__sg_out"
   builtin printf '%s' "$__sg_marker" >&"$__sg_err"

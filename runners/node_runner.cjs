@@ -34,6 +34,8 @@ const realEnv = process.env;
 const hasOwn = Function.prototype.call.bind(Object.prototype.hasOwnProperty);
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 const scriptOptions = { filename: 'main.js' };
+// SIGINT from the host (a timeout or cancel) interrupts synchronous user code (docs/runner-protocol.md).
+const runOptions = { breakOnSigint: true };
 if (vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) {
   scriptOptions.importModuleDynamically = vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
 }
@@ -165,6 +167,7 @@ async function drainQueue() {
 
 async function handleExecute(frame) {
   const { id, code, marker, filename } = frame;
+  const keepProcesses = frame.keepProcesses === true;
   let outcome;
   if (typeof id !== 'string' || typeof code !== 'string' || typeof marker !== 'string') {
     const message = 'execute frame needs string id, code and marker';
@@ -183,7 +186,7 @@ async function handleExecute(frame) {
   }
   codeMode.runId = undefined;
   codeMode.cancelToolCalls();
-  if (typeof marker === 'string') await endOfCall(marker);
+  if (typeof marker === 'string') await endOfCall(marker, keepProcesses);
   sendFrame({ type: 'result', id: typeof id === 'string' ? id : '', ...outcome.fields }, outcome.valueJson);
 }
 
@@ -227,7 +230,7 @@ function runUserCode(code) {
   }
   let completion;
   try {
-    completion = runScript(script);
+    completion = runScript(script, runOptions);
   } catch (err) {
     finish(failure(err, call));
     return done;
@@ -302,6 +305,21 @@ function onUncaught(err) {
   writeStderr(`Uncaught ${errorInfo(err).traceback}\n`);
 }
 
+/**
+ * SIGINT outside synchronous script code (breakOnSigint covers that): code awaiting something that
+ * never settles is abandoned and the call ends; its timers and pending promises stay, as they do
+ * after any call. A busy loop after an `await` keeps the event loop from getting here: the host
+ * kills the sandbox after its grace.
+ */
+function onInterrupt() {
+  const call = active;
+  if (!call) return;
+  const err = new Error('the call was interrupted while it awaited a promise that had not settled');
+  err.name = 'Interrupted';
+  call.finish({ fields: { ok: false, exitCode: 1, error: { type: 'Interrupted', message: err.message, traceback: `Interrupted: ${err.message}` } } });
+}
+
+process.on('SIGINT', onInterrupt);
 process.on('uncaughtException', onUncaught);
 process.on('unhandledRejection', onUncaught);
 
@@ -472,11 +490,12 @@ function flushed(stream, fd) {
   return stream.writableLength > 0 || stream.writableCorked ? writeToStream(stream, fd, '') : undefined;
 }
 
-async function endOfCall(marker) {
+async function endOfCall(marker, keepProcesses) {
   const out = process.stdout;
   const err = process.stderr;
   await NativePromise.all([flushed(out, 1), flushed(err, 2)]);
-  stopOtherProcesses();
+  if (keepProcesses) keepSurvivors();
+  else stopOtherProcesses();
   await NativePromise.all([writeToStream(out, 1, marker), writeToStream(err, 2, marker)]);
 }
 
@@ -510,6 +529,54 @@ function parentOf(pid) {
   }
 }
 
+/** Processes calls asked to keep (keepProcesses), pid -> start time; they end with the sandbox. */
+const kept = new Map();
+
+function statOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0], ppid: Number(fields[1]), start: fields[19] };
+  } catch {
+    return null;
+  }
+}
+
+function keepSurvivors() {
+  if (killPlan === undefined) killPlan = decideKillPlan();
+  if (!killPlan) return;
+  for (const pid of liveOthers(killPlan.keep)) {
+    const stat = statOf(pid);
+    if (stat) kept.set(pid, stat.start);
+  }
+}
+
+/** `keep` plus the kept processes still alive (same pid and start time) and their descendants. */
+function withKept(keep) {
+  if (kept.size === 0) return keep;
+  const stats = new Map();
+  for (const name of readdirSync('/proc')) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const stat = statOf(Number(name));
+    if (stat && stat.state !== 'Z' && stat.state !== 'X') stats.set(Number(name), stat);
+  }
+  for (const [pid, start] of kept) if (!stats.has(pid) || stats.get(pid).start !== start) kept.delete(pid);
+  const spared = new Set(keep);
+  const stack = [...kept.keys()];
+  for (const pid of stack) spared.add(pid);
+  while (stack.length > 0) {
+    const parent = stack.pop();
+    for (const [pid, stat] of stats) {
+      if (stat.ppid === parent && !spared.has(pid)) {
+        spared.add(pid);
+        stack.push(pid);
+      }
+    }
+  }
+  return spared;
+}
+
 function liveOthers(keep) {
   const pids = [];
   for (const name of readdirSync('/proc')) {
@@ -533,10 +600,12 @@ function liveOthers(keep) {
 function stopOtherProcesses() {
   if (killPlan === undefined) killPlan = decideKillPlan();
   if (!killPlan) return;
+  const keep = withKept(killPlan.keep);
+  const killAll = killPlan.killAll && keep === killPlan.keep;
   for (let round = 0; round < 1000; round++) {
-    const alive = liveOthers(killPlan.keep);
+    const alive = liveOthers(keep);
     if (alive.length === 0) return;
-    const targets = killPlan.killAll ? [-1] : alive;
+    const targets = killAll ? [-1] : alive;
     for (const pid of targets) {
       try {
         kill(pid, 'SIGKILL');

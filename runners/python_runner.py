@@ -195,7 +195,11 @@ class Session:
             del sys.path_importer_cache[TOOLS_PYTHON]
         self.last_line = None
         try:
-            value = self._run(request.code, request.filename)
+            _Interrupts.armed = True
+            try:
+                value = self._run(request.code, request.filename)
+            finally:
+                _Interrupts.armed = False
         except BaseException as exc:
             return self._error_fields(exc)
         fields = {"ok": True, "exitCode": 0}
@@ -443,6 +447,18 @@ class _Interrupts:
             raise KeyboardInterrupt
 
 
+class _Interrupts:
+    """SIGINT from the host (a timeout or cancel, docs/runner-protocol.md): KeyboardInterrupt in
+    user code, so the call ends and the session's state stays; ignored in the runner's own code."""
+
+    armed = False
+
+    @staticmethod
+    def handler(signum, frame):
+        if _Interrupts.armed:
+            raise KeyboardInterrupt
+
+
 def _setup_interpreter():
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     sys.path.insert(0, "/workspace")
@@ -455,6 +471,9 @@ def _setup_interpreter():
     sys.argv = ["main.py"]
     builtins.exit = _Quitter("exit")
     builtins.quit = _Quitter("quit")
+    import _signal  # the builtin module: `signal` would import enum at start-up
+
+    _signal.signal(_signal.SIGINT, _Interrupts.handler)
     sys.meta_path.insert(0, _RunnerModules)
     # Output must reach the host while code runs, not when the call ends.
     for stream in (sys.stdout, sys.stderr):
@@ -508,7 +527,7 @@ def _run_call(session, request, marker_fds):
         tools.end_call()
     except BaseException as exc:
         _report_internal_error("ending the call's tool calls failed", exc)
-    _end_call(request.marker, marker_fds, result)
+    _end_call(request.marker, marker_fds, result, request.keep_processes)
 
 
 def _exit_forked_child(result):
@@ -521,10 +540,12 @@ def _exit_forked_child(result):
     os._exit(result["exitCode"] & 0xFF)
 
 
-def _end_call(marker, marker_fds, result):
+def _end_call(marker, marker_fds, result, keep_processes=False):
     try:
         frames.flush_std_streams()
-        if not frames.kill_others():
+        if keep_processes:
+            frames.keep_survivors()
+        elif not frames.kill_others(frames.kept_processes()):
             frames.log("processes started by the call were still alive after SIGKILL")
     except BaseException as exc:
         _report_internal_error("end-of-call cleanup failed", exc)

@@ -171,7 +171,7 @@ def send_frame(obj):
 
 
 class ExecuteRequest:
-    __slots__ = ("id", "code", "marker", "filename", "cpu_seconds", "env", "max_image_bytes")
+    __slots__ = ("id", "code", "marker", "filename", "cpu_seconds", "env", "keep_processes", "max_image_bytes")
 
     def __init__(self, frame, default_filename):
         if frame["type"] != "execute":
@@ -201,6 +201,7 @@ class ExecuteRequest:
         self.env = env or {}
         images = frame.get("maxImageBytes")
         self.max_image_bytes = images if type(images) is int and images > 0 else None
+        self.keep_processes = frame.get("keepProcesses") is True
 
 
 def protect_fds():
@@ -252,7 +253,7 @@ OWNS_PID_NAMESPACE = _owns_pid_namespace()
 
 
 def _read_stat(pid):
-    """(state, ppid) of a process, or None if it is gone."""
+    """(state, ppid, start time) of a process, or None if it is gone."""
     try:
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
@@ -264,10 +265,10 @@ def _read_stat(pid):
     finally:
         os.close(fd)
     # The command name may hold spaces and parentheses; the fields after the last ')' do not.
-    fields = data[data.rfind(b")") + 2 :].split(b" ", 2)
-    if len(fields) < 2:
+    fields = data[data.rfind(b")") + 2 :].split(b" ", 20)
+    if len(fields) < 20:
         return None
-    return fields[0], int(fields[1])
+    return fields[0], int(fields[1]), fields[19]
 
 
 _DEAD_STATES = (b"Z", b"X", b"x")
@@ -288,11 +289,11 @@ def _scan_processes(exempt):
         stat = _read_stat(pid)
         if stat is not None:
             stats[pid] = stat
-    zombies = {pid for pid, (state, ppid) in stats.items() if ppid == me and state in _DEAD_STATES}
+    zombies = {pid for pid, (state, ppid, _) in stats.items() if ppid == me and state in _DEAD_STATES}
     if OWNS_PID_NAMESPACE:
-        return [pid for pid, (state, _) in stats.items() if state not in _DEAD_STATES], zombies
+        return [pid for pid, (state, _, _) in stats.items() if state not in _DEAD_STATES], zombies
     children = {}
-    for pid, (_, ppid) in stats.items():
+    for pid, (_, ppid, _) in stats.items():
         children.setdefault(ppid, []).append(pid)
     live, stack = [], [me]
     while stack:
@@ -317,6 +318,44 @@ def _reap_unclaimed(zombies):
         except ChildProcessError:
             pass
     _unclaimed_zombies = zombies - _unclaimed_zombies
+
+
+# Processes calls asked to keep (keep_processes), pid -> start time: later calls' cleanup spares
+# them and their descendants; they end with the sandbox.
+_kept = {}
+
+
+def keep_survivors():
+    """Spares every process user code left running (in the sandbox) from later cleanups."""
+    live, _ = _scan_processes(())
+    for pid in live:
+        stat = _read_stat(pid)
+        if stat is not None:
+            _kept[pid] = stat[2]
+
+
+def kept_processes():
+    """The kept processes still alive (the same process: pid and start time) and their descendants."""
+    if not _kept:
+        return set()
+    stats = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = _read_stat(int(name))
+            if stat is not None and stat[0] not in _DEAD_STATES:
+                stats[int(name)] = stat
+    for pid in [pid for pid, start in _kept.items() if pid not in stats or stats[pid][2] != start]:
+        del _kept[pid]
+    children = {}
+    for pid, (_, ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    spared, stack = set(_kept), list(_kept)
+    while stack:
+        for pid in children.get(stack.pop(), ()):
+            if pid not in spared:
+                spared.add(pid)
+                stack.append(pid)
+    return spared
 
 
 def kill_others(exempt=(), reap=True):

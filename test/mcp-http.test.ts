@@ -189,7 +189,7 @@ describe("MCP over Streamable HTTP", () => {
     }
   });
 
-  it("stops the running code when the client cancels the call", async () => {
+  it("interrupts the running code when the client cancels the call, and the session keeps its state", async () => {
     const client = await connect();
     const id = "cancel-me";
     await call(client, "execute_code", { code: "state = 'alive'", language: "python", session_id: id });
@@ -200,10 +200,11 @@ describe("MCP over Streamable HTTP", () => {
     });
     setTimeout(() => controller.abort("user pressed stop"), 700);
     await expect(pending).rejects.toThrow();
-    // The sandbox was killed: the session's next call runs at once, in a fresh interpreter.
+    // The sleep was interrupted: the session's next call runs at once, in the same interpreter.
     const next = await call(client, "execute_code", { code: "'state' in globals()", language: "python", session_id: id });
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(next.structuredContent?.value).toBe(false);
+    expect(next.structuredContent?.value).toBe(true);
+    expect(next.structuredContent?.state_reset).toBeUndefined();
   });
 
   it("stops the code and leaks nothing when an HTTP client disconnects mid-run", async () => {
@@ -225,15 +226,17 @@ describe("MCP over Streamable HTTP", () => {
       sessionId,
       controller.signal,
     ).then((r) => r.text());
-    expect(await waitFor(() => descendantPids().length > baseline, 10_000)).toBe(true);
-    controller.abort();
-    await running.catch(() => undefined);
-    // The call ends long before its 60 s sleep, and its sandbox is gone: only the session's record remains.
     // The session belongs to the anonymous MCP session that started it; look it up among all owners'.
     const dropped = () => harness.engine.sessions.listAll().find((s) => s.id === "dropped");
+    expect(await waitFor(() => dropped()?.runners.includes("python") === true, 10_000)).toBe(true);
+    controller.abort();
+    await running.catch(() => undefined);
+    // The call ends long before its 60 s sleep (interrupted: the session keeps its interpreter).
     expect(await waitFor(() => dropped()?.busy === false, 10_000)).toBe(true);
+    expect(dropped()?.runners).toEqual(["python"]);
+    // Once the session ends nothing of it is left.
+    await harness.engine.sessions.stop("dropped", dropped()!.owner);
     expect(await waitFor(() => descendantPids().length <= baseline, 10_000)).toBe(true);
-    expect(dropped()?.runners).toEqual([]);
     const client = await connect();
     const ok = await call(client, "execute_code", { code: "1 + 1", language: "python" });
     expect(ok.structuredContent?.value).toBe(2);

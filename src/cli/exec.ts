@@ -10,6 +10,7 @@ import { createLogger } from "../util/logger.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
 import { toWireResult } from "../server/index.js";
+import { saveImages } from "./exec-images.js";
 
 export interface ExecArgs {
   language?: string;
@@ -19,6 +20,8 @@ export interface ExecArgs {
   memory?: string;
   flavor?: string;
   json?: boolean;
+  /** Directory the call's images are saved in. */
+  images?: string;
 }
 
 export const EXIT_FOR_STATUS: Record<ExecutionResult["status"], number | undefined> = {
@@ -41,6 +44,19 @@ function parsePositive(name: string, raw: string | undefined): number | undefine
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new SandgateError("INVALID_INPUT", `--${name} must be a positive number, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+/** Saves the images to `dir` when given, and says on stderr what came back (and what was dropped). */
+function reportImages(result: ExecutionResult, dir: string | undefined): void {
+  const images = result.images ?? [];
+  if (images.length > 0) {
+    const files = dir === undefined ? [] : saveImages(images, dir);
+    images.forEach((image, i) => {
+      const size = Math.ceil(Buffer.byteLength(image.dataBase64, "base64") / 1024);
+      process.stderr.write(`sandgate: image ${i + 1}: ${image.mime}, ${size} KiB${files[i] ? `, saved as ${files[i]}` : " (pass --images DIR to save it)"}\n`);
+    });
+  }
+  if (result.imagesNote) process.stderr.write(`sandgate: ${result.imagesNote}\n`);
 }
 
 export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<number> {
@@ -78,6 +94,7 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
       ...(args.flavor !== undefined ? { flavor: args.flavor as "small" } : {}),
       ...(args.json ? {} : { onOutput: (stream, text) => void (stream === "stdout" ? process.stdout : process.stderr).write(text) }),
     });
+    reportImages(result, args.images);
     if (args.json) {
       // The same snake_case object the REST API and the MCP tools return.
       process.stdout.write(`${JSON.stringify(toWireResult(result), null, 2)}\n`);

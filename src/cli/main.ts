@@ -41,6 +41,7 @@ exec options:
   -m, --memory MB       memory limit (maximum: MAX_MEMORY_MB)
       --flavor NAME     small, medium or large
       --json            print the whole result object as JSON
+      --images DIR      save the images the code returns (plots, sandgate.show) as files in DIR
 
 Exit status of exec: the program's own (0 on success), 124 timeout, 125 output flood,
 137 memory limit or killed.
@@ -104,6 +105,7 @@ async function main(argv: string[]): Promise<number> {
           memory: { type: "string", short: "m" },
           flavor: { type: "string" },
           json: { type: "boolean" },
+          images: { type: "string" },
         },
       });
       return runExec({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config());

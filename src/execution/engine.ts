@@ -33,6 +33,13 @@ import { Room } from "./room.js";
 import { callRunEnv, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 
+/**
+ * How long a session's runner has, after a timeout or cancel interrupted its code (SIGINT:
+ * KeyboardInterrupt in Python, an interrupted script in JavaScript), to end the call itself and
+ * keep the session's state; a runner still busy then is killed and the next result says state_reset.
+ */
+export const INTERRUPT_GRACE_MS = 2000;
+
 /** Code mode as the engine sees it: a read-only tree to mount and an upstream-call scope per run. */
 export interface ToolProvider {
   toolsDir: string;
@@ -205,6 +212,7 @@ export class Engine {
       // A session call's variables are taken in its turn (runInSession): session_env may change them.
       ...(session ? {} : callRunEnv(request.env)),
       images: { maxBytes: this.config.limits.maxImageBytes, maxCount: this.config.limits.maxImagesPerCall },
+      ...(request.keepProcesses ? { keepProcesses: true } : {}),
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
@@ -263,10 +271,15 @@ export class Engine {
     // The session's variables as of this call's turn, the call's own on top; results mask every
     // secret the session was given. A restarted sandbox gets them too: the runner sets them per call.
     runRequest = { ...runRequest, ...sessionRunEnv(session.env, request.env, request.sessionEnv) };
+    // A timeout or cancel interrupts the code first, so the session's state survives it.
+    runRequest = { ...runRequest, interruptGraceMs: INTERRUPT_GRACE_MS };
     session.beginCall();
     try {
+      // A resident sandbox that died while idle took the session's state with it, unseen so far.
+      const idle = session.sandbox(kind);
+      if (idle && !idle.alive) session.stateLost(kind);
       const sandbox = await this.sessionSandbox(session, kind, limits, request.signal);
-      const lostToEviction = session.takeEviction(kind);
+      const lostUnseen = session.takeStateLost(kind);
       const outcome = await this.runWatched(sandbox, runRequest, request.signal, session.owner).catch((error: unknown) => {
         // Cancelled while the sandbox was starting: it was killed before the code ran, and a dead
         // sandbox must not stay the session's runner.
@@ -282,7 +295,9 @@ export class Engine {
         this.retire(sandbox);
       }
       const result = this.result(outcome, limits, session.id, scope, session.owner);
-      if (outcome.sandboxDied || outcome.result?.resetState || lostToEviction) result.stateReset = true;
+      if (outcome.sandboxDied || outcome.result?.resetState || lostUnseen) result.stateReset = true;
+      // A cancelled caller never sees this result: the next call in `kind` says state_reset instead.
+      if (result.stateReset && request.signal?.aborted) session.stateLost(kind);
       // Whatever the call's status: a call that wrote and then failed or timed out counts too.
       const over = await this.files.overLimit(session, limits.workspaceBytes);
       session.setOverLimit(over);
@@ -307,8 +322,9 @@ export class Engine {
   }
 
   private async runWatched(sandbox: Sandbox, runRequest: Parameters<Sandbox["run"]>[0], signal: AbortSignal | undefined, owner: string): Promise<RunOutcome> {
-    if (signal?.aborted) sandbox.terminate("killed");
-    const onAbort = (): void => sandbox.terminate("killed");
+    // Cancelled before the code ran: nothing to stop, and a session's sandbox keeps its state.
+    if (signal?.aborted) throw new SandgateError("SANDBOX_FAILED", "the call was cancelled before the code could run");
+    const onAbort = (): void => sandbox.stopRun("killed");
     signal?.addEventListener("abort", onAbort, { once: true });
     const ended = this.room.markRunning(sandbox, owner, Date.now() + runRequest.timeoutMs);
     try {

@@ -110,7 +110,7 @@ function mergeEnv(session: EnvVars | undefined, call: EnvVars | undefined): EnvV
  */
 export function envSecrets(env: EnvVars | undefined): SecretValue[] {
   if (!env) return [];
-  return Object.entries(env).flatMap(([name, value]) => envSecretValues(name, value).map((secret) => ({ name, value: secret })));
+  return Object.entries(env).flatMap(([name, value]) => [...new Set(envSecretValues(name, value))].map((secret) => ({ name, value: secret })));
 }
 
 /** Secret values a session remembers; beyond this the oldest are forgotten. */

@@ -18,6 +18,7 @@ export const executeRequestSchema = z
     flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset: small, medium or large"),
     env: z.record(z.string()).optional().describe("Environment variables for this call only (see checkEnv for the names refused)"),
     sessionEnv: z.record(z.string()).optional().describe("Replaces the session's environment variables from this call on; needs sessionId"),
+    keepProcesses: z.boolean().optional().describe("Processes the call leaves running stay alive across the session's later calls until it ends; needs sessionId"),
   })
   .strict();
 
@@ -55,6 +56,7 @@ export function checkRequest(request: ExecuteRequest, config: SandgateConfig): L
     flavor: request.flavor,
     env: request.env,
     sessionEnv: request.sessionEnv,
+    keepProcesses: request.keepProcesses,
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -62,6 +64,11 @@ export function checkRequest(request: ExecuteRequest, config: SandgateConfig): L
     throw new SandgateError("INVALID_INPUT", `${field || "request"}: ${issue?.message ?? "invalid"}`, { data: { field } });
   }
   const { code } = parsed.data;
+  if (parsed.data.keepProcesses && parsed.data.sessionId === undefined) {
+    throw new SandgateError("INVALID_INPUT", "keep_processes needs a session_id: a call without one runs in a sandbox that is thrown away when it ends", {
+      data: { field: "keep_processes" },
+    });
+  }
   if (parsed.data.env !== undefined) checkEnv(parsed.data.env, "env");
   if (parsed.data.sessionEnv !== undefined) checkEnv(parsed.data.sessionEnv, "session_env");
   const language = resolveLanguage(parsed.data.language);

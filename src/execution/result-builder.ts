@@ -115,7 +115,10 @@ export function buildResult(outcome: RunOutcome, options: BuildResultOptions): E
   const stderrShown = countTokens(stderr.text);
   result.tokens.returned = stdout.shownTokens + stderrShown + value.shownTokens;
   result.tokens.output = stdout.tokens + (stderr.truncated ? estimateTokens(outcome.stderr.toString("utf8")).tokens : stderrShown) + value.tokens;
-  if (frame?.error) result.error = frame.error;
+  if (outcome.interrupted && outcome.status !== "ok" && outcome.status !== "error") {
+    // The runner ended the interrupted call itself: the host's reason, and where the code was.
+    result.error = { type: STATUS_ERROR_TYPE[outcome.status], message: outcome.message ?? outcome.status, traceback: frame?.error?.traceback ?? "" };
+  } else if (frame?.error) result.error = frame.error;
   else if (outcome.status !== "ok" && outcome.status !== "error") {
     result.error = { type: STATUS_ERROR_TYPE[outcome.status], message: outcome.message ?? outcome.status, traceback: "" };
   } else if (outcome.status === "error" && outcome.message) {

@@ -18,8 +18,11 @@ export class Session {
   /** Tasks serialize() accepted that have not finished (queued or under way). */
   private pending = 0;
   private readonly sandboxes = new Map<RunnerKind, Sandbox>();
-  /** Runner kinds whose sandbox was evicted; the next call there reports state_reset. */
-  private readonly evicted = new Set<RunnerKind>();
+  /**
+   * Runner kinds whose interpreter state was lost with no result saying so yet (evicted, died
+   * while idle, killed in a call whose caller had gone): the next call there reports state_reset.
+   */
+  private readonly lostState = new Set<RunnerKind>();
   private ownFilesystem = false;
   private overLimitReason: string | undefined;
   private queue: Promise<unknown>;
@@ -116,12 +119,17 @@ export class Session {
   evict(kind: RunnerKind, sandbox: Sandbox): void {
     if (this.sandboxes.get(kind) !== sandbox) return;
     this.sandboxes.delete(kind);
-    this.evicted.add(kind);
+    this.lostState.add(kind);
   }
 
-  /** Whether `kind`'s sandbox was evicted since the last call in `kind` asked; asking clears it. */
-  takeEviction(kind: RunnerKind): boolean {
-    return this.evicted.delete(kind);
+  /** `kind`'s interpreter state was lost and no caller was told: the next call in `kind` reports state_reset. */
+  stateLost(kind: RunnerKind): void {
+    this.lostState.add(kind);
+  }
+
+  /** Whether `kind`'s state was lost unseen since the last call in `kind` asked; asking clears it. */
+  takeStateLost(kind: RunnerKind): boolean {
+    return this.lostState.delete(kind);
   }
 
   /** Runs `task` after every earlier call of this session has finished. */

@@ -21,6 +21,7 @@ export const BASH_RUNNER: RunnerSpec = {
   channel: "bash-pipe",
   limitAddressSpace: true,
   abortMeansOutOfMemory: false,
+  interruptible: false,
 };
 
 export const BASH: LanguageSpec = {

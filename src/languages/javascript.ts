@@ -19,6 +19,7 @@ export const JAVASCRIPT_RUNNER: RunnerSpec = {
   // V8 reserves far more address space than it uses; the heap flag above is Node's bound.
   limitAddressSpace: false,
   abortMeansOutOfMemory: true,
+  interruptible: true,
 };
 
 export const JAVASCRIPT: LanguageSpec = {

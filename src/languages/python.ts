@@ -13,6 +13,7 @@ export const PYTHON_RUNNER: RunnerSpec = {
   channel: "frames",
   limitAddressSpace: true,
   abortMeansOutOfMemory: false,
+  interruptible: true,
 };
 
 export const PYTHON: LanguageSpec = {

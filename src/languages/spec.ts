@@ -30,6 +30,11 @@ export interface RunnerSpec {
   limitAddressSpace: boolean;
   /** A SIGABRT exit with the runtime's out-of-memory message on stderr is the memory limit (Node stops at its own heap limit). */
   abortMeansOutOfMemory: boolean;
+  /**
+   * SIGINT to the runner interrupts the running code (KeyboardInterrupt, an interrupted script) and
+   * the runner ends the call and stays ready, so a timeout or cancel need not kill it.
+   */
+  interruptible: boolean;
 }
 
 /** How code in a language calls an upstream MCP tool, as the tool descriptions and the usage prompt show it. */

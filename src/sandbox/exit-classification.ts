@@ -27,6 +27,8 @@ export interface ExitFacts {
   stderrTail: string;
   runner: Pick<RunnerSpec, "abortMeansOutOfMemory">;
   timeoutMs: number;
+  /** Set when the code was interrupted first and the runner did not end the call within this grace. */
+  interruptGraceMs?: number | undefined;
   outputCapBytes: number;
   memoryMb: number;
   /** What bubblewrap or the runner said before it died (its own complaint, not user output). */
@@ -38,6 +40,8 @@ export interface CallVerdict {
   exitCode: number | null;
   /** Why the call ended, when the runner did not say (timeout, flood, OOM, crash). */
   message?: string;
+  /** The code was interrupted and the runner ended the call: the interpreter and its state are kept. */
+  interrupted?: boolean;
 }
 
 const SIGABRT = 6;
@@ -53,16 +57,30 @@ export function classifyResult(result: ResultFrame): CallVerdict {
   return { status: result.ok ? "ok" : memoryError ? "memory_limit" : "error", exitCode: result.exitCode };
 }
 
+function seconds(ms: number): number {
+  return Math.round(ms / 100) / 10;
+}
+
+/** A call interrupted on a timeout or cancel that the runner then ended itself: the interpreter lives on. */
+export function classifyInterrupted(reason: "timeout" | "killed", timeoutMs: number): CallVerdict {
+  const kept = "the interpreter and its state (variables, imports) are kept";
+  return reason === "timeout"
+    ? { status: "timeout", exitCode: null, message: `execution timed out after ${seconds(timeoutMs)} s and was interrupted; ${kept}`, interrupted: true }
+    : { status: "killed", exitCode: null, message: `the call was cancelled and the code interrupted; ${kept}`, interrupted: true };
+}
+
 /** A call during which the sandbox died: the host's reason first, then what the exit shows. */
 export function classifyExit(facts: ExitFacts): CallVerdict {
-  const limitS = Math.round(facts.timeoutMs / 100) / 10;
+  const limitS = seconds(facts.timeoutMs);
+  // The code was interrupted first and went on running (it caught the interrupt, or could not take it).
+  const ignored = facts.interruptGraceMs === undefined ? "" : `; it did not stop within ${seconds(facts.interruptGraceMs)} s of an interrupt, so the interpreter was killed and its state is lost`;
   switch (facts.killReason) {
     case "timeout":
-      return { status: "timeout", exitCode: null, message: `execution timed out after ${limitS} s and was stopped` };
+      return { status: "timeout", exitCode: null, message: `execution timed out after ${limitS} s and was stopped${ignored}` };
     case "output_limit":
       return { status: "output_limit", exitCode: null, message: `output exceeded ${facts.outputCapBytes} bytes and the run was stopped` };
     case "killed":
-      return { status: "killed", exitCode: null, message: "the sandbox was stopped" };
+      return { status: "killed", exitCode: null, message: `the sandbox was stopped${ignored}` };
     case "stopped":
       return { status: "killed", exitCode: null, message: facts.stopMessage };
     case undefined:

@@ -65,17 +65,29 @@ export class OutputMask {
   }
 
   /**
-   * How many characters at the end of `text` could begin a secret that the next chunk completes:
-   * they are held back until it comes (or the stream ends).
+   * Where streamed `text` can be cut: everything before is passed on masked, the rest is held
+   * until more comes. The cut is at the first character from which the rest could still grow
+   * into a secret (a whole short secret too, when a longer one starts with it), moved past a
+   * secret that straddles it; what is held is always shorter than the longest secret.
    */
-  private heldBack(text: string): number {
+  private cutPoint(text: string): number {
     const longest = this.values[0]!.length;
+    let cut = text.length;
     for (let i = Math.max(0, text.length - longest + 1); i < text.length; i++) {
       if (!this.firstChars.has(text[i]!)) continue;
       const tail = text.slice(i);
-      if (this.values.some((v) => v.length > tail.length && v.startsWith(tail))) return tail.length;
+      if (this.values.some((v) => v.length > tail.length && v.startsWith(tail))) {
+        cut = i;
+        break;
+      }
     }
-    return 0;
+    if (cut === text.length) return cut;
+    for (const match of text.matchAll(this.textPattern)) {
+      const end = match.index + match[0].length;
+      if (match.index < cut && end > cut) return end;
+      if (match.index >= cut) break;
+    }
+    return cut;
   }
 
   /** Passes streamed text on masked; `flush` passes on what is held back once the streams end. */
@@ -83,13 +95,13 @@ export class OutputMask {
     const pending = new Map<S, string>();
     return {
       push: (stream, text) => {
-        const masked = this.text((pending.get(stream) ?? "") + text);
-        const held = this.heldBack(masked);
-        pending.set(stream, masked.slice(masked.length - held));
-        if (masked.length > held) onText(stream, masked.slice(0, masked.length - held));
+        const joined = (pending.get(stream) ?? "") + text;
+        const cut = this.cutPoint(joined);
+        pending.set(stream, joined.slice(cut));
+        if (cut > 0) onText(stream, this.text(joined.slice(0, cut)));
       },
       flush: () => {
-        for (const [stream, text] of pending) if (text) onText(stream, text);
+        for (const [stream, text] of pending) if (text) onText(stream, this.text(text));
         pending.clear();
       },
     };

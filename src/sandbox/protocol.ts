@@ -20,6 +20,8 @@ export interface ExecuteFrame {
   filename: string;
   mode?: "script" | "async";
   cpuSeconds?: number;
+  /** Processes the call leaves running stay (until the sandbox ends) instead of being killed at its end. */
+  keepProcesses?: boolean;
   /** Environment variables for this call only: the runner sets them and takes them back when the call ends. */
   env?: Record<string, string>;
   /** Largest image the host keeps (decoded bytes): the runner names a larger one instead of sending it. */

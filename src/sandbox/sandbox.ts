@@ -9,12 +9,13 @@ import { CallOutput, type OutputStream } from "./call-output.js";
 import { SandboxCgroup } from "./cgroups.js";
 import { CHANNELS, type ChannelCall, type RunnerChannel } from "./channel/index.js";
 import { ensureInside, joinEarly } from "./containment.js";
-import { classifyExit, classifyResult, describeExit, STDERR_TAIL_BYTES, type CallVerdict, type ExitStatus, type KillReason, type RunStatus } from "./exit-classification.js";
+import { classifyExit, classifyInterrupted, classifyResult, describeExit, STDERR_TAIL_BYTES, type CallVerdict, type ExitStatus, type KillReason, type RunStatus } from "./exit-classification.js";
 import type { ResolvedLimits } from "./limits.js";
 import { MarkerStream } from "./marker-stream.js";
 import { maskOutcome, OutputMask, type SecretValue } from "./output-mask.js";
 import { ImageCollector, type ImageCaps, type RunImage } from "./images.js";
 import { killGroup } from "./process-group.js";
+import { signalRunner } from "./runner-signal.js";
 import type { ImageFrame, ResultFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 import { launchSandbox } from "./sandbox-launch.js";
@@ -46,6 +47,14 @@ export interface RunRequest {
    * that are dropped. Without a handler every call fails with "tool calls are not available here".
    */
   onUpstreamCall?: UpstreamCallHandler;
+  /**
+   * On a timeout or cancel, interrupt the code first (SIGINT: KeyboardInterrupt, an interrupted
+   * script) where the runner can take it, and kill the sandbox only if the runner has not ended
+   * the call this many ms later. Absent: the sandbox is killed at once.
+   */
+  interruptGraceMs?: number;
+  /** Processes the call leaves running are kept (until the sandbox ends) instead of killed at its end. */
+  keepProcesses?: boolean;
   /** Environment variables the runner sets for this call only, and takes back when it ends. */
   env?: Record<string, string>;
   /** Values shown as "[masked:NAME]" in everything the call gives back: output (streamed too), value, error. */
@@ -65,6 +74,8 @@ export interface RunOutcome {
   sandboxDied: boolean;
   /** Why the run ended when the runner did not say (timeout, flood, OOM, crash). */
   message?: string;
+  /** The call was interrupted on a timeout or cancel and the runner ended it: its state is kept. */
+  interrupted?: boolean;
   /** Images the run returned, checked and within the caps. */
   images?: RunImage[];
   /** What images were dropped or refused, and why. */
@@ -81,8 +92,13 @@ interface ActiveRun {
   resolve: (outcome: RunOutcome) => void;
   /** The run's upstream calls; ended with the run, which stops handlers and drops late replies. */
   upstreamCalls: UpstreamCallBroker;
+  /** Set once the code was interrupted: why, and the timer that kills the sandbox if it does not stop. */
+  interrupt?: { reason: InterruptReason; grace: NodeJS.Timeout };
   images: ImageCollector;
 }
+
+/** Why a running call is stopped from outside: its time limit, or the caller cancelled. */
+export type InterruptReason = "timeout" | "killed";
 
 let sandboxCounter = 0;
 
@@ -108,6 +124,8 @@ export class Sandbox {
   private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private launchErr = "";
   private runCounter = 0;
+  /** The runner's pid inside the sandbox, as its ready frame said. */
+  private runnerPid: number | undefined;
   private oomBaseline = 0;
   /** Settles when dispose() has released everything; set by its first call. */
   private disposed: Promise<void> | undefined;
@@ -141,7 +159,10 @@ export class Sandbox {
     this.channel = channel.open(
       launched.fds,
       {
-        ready: () => this.readyWaiter?.resolve(),
+        ready: (pid) => {
+          this.runnerPid ??= pid;
+          this.readyWaiter?.resolve();
+        },
         result: (frame) => this.onResult(frame),
         image: (frame) => this.onImage(frame),
         call: (call, reply) => this.onUpstreamCall(call, reply),
@@ -230,7 +251,7 @@ export class Sandbox {
         request,
         started: performance.now(),
         output: new CallOutput(request.outputCapBytes, streamed ? streamed.push : request.onOutput),
-        timer: setTimeout(() => this.terminate("timeout"), request.timeoutMs),
+        timer: setTimeout(() => this.stopRun("timeout"), request.timeoutMs),
         resolve,
         upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall),
         images: new ImageCollector(request.images ?? { maxBytes: 0, maxCount: 0 }),
@@ -246,6 +267,7 @@ export class Sandbox {
         filename: request.filename,
         ...(request.mode ? { mode: request.mode } : {}),
         ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
+        ...(request.keepProcesses ? { keepProcesses: true } : {}),
         ...(request.env ? { env: request.env } : {}),
         ...(request.images ? { maxImageBytes: request.images.maxBytes } : {}),
       });
@@ -270,6 +292,29 @@ export class Sandbox {
     if (!this.frozen) return;
     this.frozen = false;
     this.cgroup?.thaw();
+  }
+
+  /**
+   * Stops the running call for `reason`: interrupts it where the run asked for that and the runner
+   * can take it (the runner ends the call and keeps its state), else kills the sandbox; a runner
+   * that has not ended the call within the run's grace is killed then.
+   */
+  stopRun(reason: InterruptReason): void {
+    const run = this.active;
+    if (run?.interrupt) return;
+    const grace = run?.request.interruptGraceMs;
+    const outer = this.child.pid;
+    if (!run || run.result || grace === undefined || !RUNNER_SPECS[this.kind].interruptible || !this.alive || this.runnerPid === undefined || outer === undefined) {
+      this.terminate(reason);
+      return;
+    }
+    // Frozen between calls only; a running call is thawed. The signal must find it running.
+    this.thaw();
+    if (!signalRunner(outer, this.runnerPid, "SIGINT")) {
+      this.terminate(reason);
+      return;
+    }
+    run.interrupt = { reason, grace: setTimeout(() => this.terminate(reason), grace) };
   }
 
   /** Kills the whole sandbox now; a call in progress ends with `reason`. */
@@ -354,11 +399,13 @@ export class Sandbox {
   private maybeFinish(): void {
     const run = this.active;
     if (!run?.result || !this.out.stdout.done || !this.out.stderr.done || this.killReason) return;
-    this.finish(run, classifyResult(run.result), false);
+    if (run.interrupt) this.finish(run, classifyInterrupted(run.interrupt.reason, run.request.timeoutMs), false);
+    else this.finish(run, classifyResult(run.result), false);
   }
 
   private finish(run: ActiveRun, verdict: CallVerdict, sandboxDied: boolean): void {
     clearTimeout(run.timer);
+    clearTimeout(run.interrupt?.grace);
     this.active = undefined;
     run.upstreamCalls.end();
     run.output.end();
@@ -393,6 +440,7 @@ export class Sandbox {
       stderrTail: run.output.tail("stderr", STDERR_TAIL_BYTES),
       runner: RUNNER_SPECS[this.kind],
       timeoutMs: run.request.timeoutMs,
+      ...(run.interrupt ? { interruptGraceMs: run.request.interruptGraceMs } : {}),
       outputCapBytes: run.request.outputCapBytes,
       memoryMb: this.limits.memoryMb,
       launchErr: this.launchErr,

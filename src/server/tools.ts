@@ -59,6 +59,7 @@ export function codeRequest(args: z.infer<typeof executeCodeInput>): ExecuteRequ
     ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
     ...(args.flavor ? { flavor: args.flavor } : {}),
     ...envFields(args),
+    ...(args.keep_processes !== undefined ? { keepProcesses: args.keep_processes } : {}),
   };
 }
 
@@ -143,6 +144,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
           ...(args.working_directory !== undefined ? { workingDirectory: args.working_directory } : {}),
           ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
           ...envFields(args),
+          ...(args.keep_processes !== undefined ? { keepProcesses: args.keep_processes } : {}),
           ...common,
         }),
       ),

@@ -31,6 +31,13 @@ const callEnv = envVars.describe(
 );
 const sessionEnvArg = envVars.describe("Sets the session's environment variables (replacing any set before) for this and every later call of the session, `env` on top; needs session_id");
 
+const keepProcesses = z
+  .boolean()
+  .optional()
+  .describe(
+    "Keep the processes this call leaves running (e.g. a server started with &) alive across later calls of the session, until the session ends or you kill them; needs session_id. They run only while a call of the session runs; their later output joins that call's, so redirect it to a file",
+  );
+
 export const executeCodeInput = z
   .object({
     code: z.string().describe(`The program to run. In ${languageTitles("and", (spec) => spec.returnsValue)} the value of the last expression is returned as \`value\``),
@@ -40,6 +47,7 @@ export const executeCodeInput = z
     flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset (CPU, memory, processes): small, medium or large"),
     env: callEnv.optional(),
     session_env: sessionEnvArg.optional(),
+    keep_processes: keepProcesses,
   })
   .strict();
 
@@ -54,6 +62,7 @@ export const executeCommandInput = z
       .describe("Directory to run in, relative to /workspace or absolute inside the sandbox; default: /workspace (or the session's current directory)"),
     env: callEnv.optional(),
     session_env: sessionEnvArg.optional(),
+    keep_processes: keepProcesses,
   })
   .strict();
 
@@ -77,7 +86,12 @@ export const executionResultSchema = z.object({
     .object({ stdout: z.string().optional(), stderr: z.string().optional() })
     .optional()
     .describe("MCP resource URIs of the complete output (sandgate://outputs/{id}/{stream}; over REST GET /outputs/{id}/{stream}), readable by this caller for SANDGATE_OUTPUT_TTL seconds"),
-  state_reset: z.boolean().optional().describe("The session's interpreter state was lost (timeout, crash, exit, expiry, or its idle sandbox stopped to make room on a full server); files remain unless the session expired"),
+  state_reset: z
+    .boolean()
+    .optional()
+    .describe(
+      "The session's interpreter state (variables, imports, shell state) was lost since your last result: its interpreter had to be killed (a timeout or cancel it did not stop for, a crash, exit, out of memory), the session expired, or its idle sandbox stopped to make room on a full server; files remain unless the session expired. A timeout or cancel that only interrupted the code keeps the state and does not set this",
+    ),
   output_note: z.string().optional().describe("What was cut from stdout to fit the token budget, and where the full output is"),
   images: z
     .array(z.object({ mime: z.enum(IMAGE_MIME_TYPES), data_base64: z.string() }))

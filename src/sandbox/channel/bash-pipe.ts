@@ -12,12 +12,12 @@ const TOOL_REPLIES_FD = 6;
 const TOOL_REQUESTS_FD = 7;
 
 /**
- * `<id> <marker> <n>\n`, n `NAME=value\0` environment variables, then `<code>\0`: the marker holds
+ * `<id> <marker> <n> <keep>\n` (keep: 1 to keep the processes the call leaves), n `NAME=value\0` environment variables, then `<code>\0`: the marker holds
  * no whitespace or NUL, and neither bash code nor env values contain NUL (the request check refuses it).
  */
 export function encodeBashRun(run: RunMessage): Buffer {
   const env = Object.entries(run.env ?? {});
-  return Buffer.from(`${run.id} ${run.marker} ${env.length}\n${env.map(([name, value]) => `${name}=${value}\u0000`).join("")}${run.code}\u0000`, "utf8");
+  return Buffer.from(`${run.id} ${run.marker} ${env.length} ${run.keepProcesses ? 1 : 0}\n${env.map(([name, value]) => `${name}=${value}\u0000`).join("")}${run.code}\u0000`, "utf8");
 }
 
 class BashPipeChannel implements RunnerChannel {

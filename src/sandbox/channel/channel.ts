@@ -25,8 +25,8 @@ export interface ChannelCall {
 
 /** What a channel reports to its sandbox. */
 export interface ChannelEvents {
-  /** The runner can take work. */
-  ready(): void;
+  /** The runner can take work; `pid` is its pid in the sandbox's pid namespace. */
+  ready(pid: number): void;
   /** A run's result, as the runner said it; its id is checked by the receiver. */
   result(frame: ResultFrame): void;
   /** An image the run returns, not yet checked; its run id is checked by the receiver. */

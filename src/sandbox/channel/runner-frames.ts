@@ -19,7 +19,7 @@ export function readRunnerFrames(pipe: Readable, throttle: PipeThrottle, events:
       return;
     }
     for (const frame of frames) {
-      if (frame.type === "ready") events.ready();
+      if (frame.type === "ready") events.ready(frame.pid);
       else if (frame.type === "tool_call") onCall(frame);
       else if (frame.type === "image") events.image(frame);
       else events.result(frame);

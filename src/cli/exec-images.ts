@@ -1,0 +1,37 @@
+// `sandgate exec --images DIR`: the images a call returned, written as numbered files in DIR
+// (image-1.png, image-2.svg, ...) numbered after any already there, never over an existing file.
+
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ImageOutput } from "../execution/index.js";
+
+const EXTENSION: Record<ImageOutput["mime"], string> = {
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/svg+xml": "svg",
+};
+
+const NUMBERED = /^image-(\d+)\./;
+
+/** Writes each image to image-N.EXT in `dir` (created if missing), N after the highest there; returns the paths. */
+export function saveImages(images: readonly ImageOutput[], dir: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  const paths: string[] = [];
+  let n = Math.max(0, ...readdirSync(dir).map((name) => Number(NUMBERED.exec(name)?.[1] ?? 0)));
+  for (const image of images) {
+    const data = Buffer.from(image.dataBase64, "base64");
+    for (;;) {
+      const path = join(dir, `image-${++n}.${EXTENSION[image.mime]}`);
+      try {
+        writeFileSync(path, data, { flag: "wx" });
+        paths.push(path);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+    }
+  }
+  return paths;
+}

@@ -1,0 +1,184 @@
+// A timeout or cancel in a Python or JavaScript session interrupts the code and keeps the session's
+// state; code that will not stop is killed, and the first result the caller sees afterwards says so.
+
+import { describe, expect, it } from "vitest";
+import { useTestEngine } from "./helpers.js";
+import { withServer } from "./server-helpers.js";
+
+const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+
+/** Python code whose value lists the live (not zombie) `sleep` processes in the sandbox. */
+const LIVE_SLEEPS = "import os\n[n for n in os.listdir('/proc') if n.isdigit() and open(f'/proc/{n}/stat').read().split(') ')[0].endswith('(sleep') and open(f'/proc/{n}/stat').read().split(') ')[1][0] not in 'ZX']";
+
+async function withSession<T>(body: (sessionId: string) => Promise<T>): Promise<T> {
+  const session = t.engine.sessions.create();
+  try {
+    return await body(session.id);
+  } finally {
+    await t.engine.sessions.stop(session.id);
+  }
+}
+
+describe("a Python session", () => {
+  for (const [what, code] of [
+    ["a busy loop", "while True: pass"],
+    ["a sleep", "import time\ntime.sleep(100)"],
+    ["a blocking read of a pipe", "import os\nr, w = os.pipe()\nos.read(r, 1)"],
+    ["a subprocess wait", "import subprocess\nsubprocess.run(['sleep', '100'])"],
+    ["an awaited sleep", "import asyncio\nawait asyncio.sleep(100)"],
+  ]) {
+    it(`keeps its variables when ${what} times out, and says where the code was`, async () => {
+      await withSession(async (sessionId) => {
+        await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+        const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code });
+        expect(slow.status).toBe("timeout");
+        expect(slow.stateReset).toBeUndefined();
+        expect(slow.error?.type).toBe("Timeout");
+        expect(slow.error?.message).toMatch(/interrupted; the interpreter and its state .* are kept/);
+        expect(slow.error?.traceback).toContain("KeyboardInterrupt");
+        const after = await t.engine.execute({ language: "python", sessionId, code: "x + 1" });
+        expect(after).toMatchObject({ status: "ok", value: 42 });
+        expect(after.stateReset).toBeUndefined();
+      });
+    });
+  }
+
+  it("kills the processes the interrupted code started", async () => {
+    await withSession(async (sessionId) => {
+      const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code: "import subprocess\np = subprocess.Popen(['sleep', '100'])\nwhile True: pass" });
+      expect(slow.status).toBe("timeout");
+      const after = await t.engine.execute({ language: "python", sessionId, code: LIVE_SLEEPS });
+      expect(after.value).toEqual([]);
+    });
+  });
+
+  it("is killed when its code swallows the interrupt, and that result says state_reset", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+      const code = "import time\nwhile True:\n    try:\n        time.sleep(100)\n    except KeyboardInterrupt:\n        pass";
+      const stubborn = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code });
+      expect(stubborn.status).toBe("timeout");
+      expect(stubborn.stateReset).toBe(true);
+      expect(stubborn.error?.message).toMatch(/did not stop within 2 s of an interrupt/);
+      const after = await t.engine.execute({ language: "python", sessionId, code: "'x' in globals()" });
+      expect(after.value).toBe(false);
+    });
+  });
+
+  it("keeps its variables when the caller cancels a running call", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+      const controller = new AbortController();
+      const cancelled = await t.engine.execute({
+        language: "python",
+        sessionId,
+        code: "import time\nprint('begun', flush=True)\ntime.sleep(100)",
+        signal: controller.signal,
+        onOutput: () => controller.abort(),
+      });
+      expect(cancelled.status).toBe("killed");
+      expect(cancelled.stateReset).toBeUndefined();
+      const after = await t.engine.execute({ language: "python", sessionId, code: "x + 1" });
+      expect(after).toMatchObject({ status: "ok", value: 42 });
+      expect(after.stateReset).toBeUndefined();
+    });
+  });
+
+  it("says state_reset on the next call after a cancelled call had to be killed", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+      const controller = new AbortController();
+      await t.engine.execute({
+        language: "python",
+        sessionId,
+        code: "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('begun', flush=True)\nwhile True: pass",
+        signal: controller.signal,
+        onOutput: () => controller.abort(),
+      });
+      const next = await t.engine.execute({ language: "python", sessionId, code: "'x' in globals()" });
+      expect(next.value).toBe(false);
+      expect(next.stateReset).toBe(true);
+      const later = await t.engine.execute({ language: "python", sessionId, code: "1" });
+      expect(later.stateReset).toBeUndefined();
+    });
+  });
+
+  it("says state_reset on the next call after its idle interpreter died", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+      t.engine.sessions.manager.get("local", sessionId).sandbox("python")?.terminate();
+      const next = await t.engine.execute({ language: "python", sessionId, code: "'x' in globals()" });
+      expect(next.value).toBe(false);
+      expect(next.stateReset).toBe(true);
+    });
+  });
+});
+
+describe("a JavaScript session", () => {
+  for (const [what, code] of [
+    ["a synchronous loop", "for (;;) {}"],
+    ["a promise that never settles", "await new Promise(() => {})"],
+    ["a loop after an await", "await 0;\nwhile (true) { await new Promise((r) => setTimeout(r, 10)); }"],
+  ]) {
+    it(`keeps its globals when ${what} times out`, async () => {
+      await withSession(async (sessionId) => {
+        await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.x = 41" });
+        const slow = await t.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code });
+        expect(slow.status).toBe("timeout");
+        expect(slow.stateReset).toBeUndefined();
+        expect(slow.error?.message).toMatch(/interrupted/);
+        const after = await t.engine.execute({ language: "javascript", sessionId, code: "x + 1" });
+        expect(after).toMatchObject({ status: "ok", value: 42 });
+        expect(after.stateReset).toBeUndefined();
+      });
+    });
+  }
+
+  it("is killed when a busy loop runs after an await, and that result says state_reset", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.x = 41" });
+      const stuck = await t.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code: "await 0;\nfor (;;) {}" });
+      expect(stuck.status).toBe("timeout");
+      expect(stuck.stateReset).toBe(true);
+      const after = await t.engine.execute({ language: "javascript", sessionId, code: "typeof x" });
+      expect(after.value).toBe("undefined");
+    });
+  });
+});
+
+describe("a stateless call", () => {
+  it("is still stopped at its time limit, whatever the code does with the interrupt", async () => {
+    const r = await t.engine.execute({ language: "python", timeoutS: 1, code: "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass" });
+    expect(r.status).toBe("timeout");
+  });
+});
+
+describe("over REST", () => {
+  it("a call cancelled by closing its request, whose code had to be killed, makes the next call say state_reset", async () => {
+    await withServer(t, {}, async (server, api) => {
+      const sessionId = "rest-cancel";
+      expect((await api<{ status: string }>("/execute", { json: { language: "python", session_id: sessionId, code: "x = 41" } })).body.status).toBe("ok");
+      const controller = new AbortController();
+      const code = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('begun', flush=True)\nwhile True: pass";
+      const res = await fetch(`${server.url}/execute?stream=1`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ language: "python", session_id: sessionId, code }),
+        signal: controller.signal,
+      });
+      const reader = res.body!.getReader();
+      let seen = "";
+      while (!seen.includes("begun")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += new TextDecoder().decode(value);
+      }
+      controller.abort();
+      const next = await api<{ value: unknown; state_reset?: boolean }>("/execute", { json: { language: "python", session_id: sessionId, code: "'x' in globals()" } });
+      expect(next.body.value).toBe(false);
+      expect(next.body.state_reset).toBe(true);
+      const later = await api<{ state_reset?: boolean }>("/execute", { json: { language: "python", session_id: sessionId, code: "1" } });
+      expect(later.body.state_reset).toBeUndefined();
+    });
+  });
+});
