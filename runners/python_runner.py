@@ -447,18 +447,6 @@ class _Interrupts:
             raise KeyboardInterrupt
 
 
-class _Interrupts:
-    """SIGINT from the host (a timeout or cancel, docs/runner-protocol.md): KeyboardInterrupt in
-    user code, so the call ends and the session's state stays; ignored in the runner's own code."""
-
-    armed = False
-
-    @staticmethod
-    def handler(signum, frame):
-        if _Interrupts.armed:
-            raise KeyboardInterrupt
-
-
 def _setup_interpreter():
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     sys.path.insert(0, "/workspace")
