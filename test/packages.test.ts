@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 import { packageSetState, syncPackages } from "../src/cli/package-sync.js";
+import { connectMcp } from "./fixtures/mcp-client.js";
+import { withServer } from "./server-helpers.js";
 
 /** A wheel of a tiny pure-Python package, built here: pip installs it with --find-links, no index needed. */
 function makeWheel(dir: string, name: string, version: string, value: number): void {
@@ -156,6 +158,29 @@ describe("package sets in sandboxes", () => {
     }
     const relative = await engine.execute({ language: "javascript", code: "require('./nothing-here')", timeoutS: 15 });
     expect(relative.error?.message).not.toContain("node.packages");
+  });
+
+  it("GET /languages and the execute_code tool description name the installed packages", async () => {
+    await withServer({ engine, config }, {}, async (server, api) => {
+      const reply = await api<{ languages: Array<{ name: string; packages: string[] }> }>("/languages");
+      expect(Object.fromEntries(reply.body.languages.map((l) => [l.name, l.packages]))).toEqual({
+        python: ["numpy", "tinypkg"],
+        javascript: ["is-number"],
+        typescript: ["is-number"],
+        bash: [],
+      });
+      const { client } = await connectMcp(server.url);
+      try {
+        const { tools } = await client.listTools();
+        const description = tools.find((t) => t.name === "execute_code")?.description ?? "";
+        expect(description).toContain("Installed packages (besides the system's): Python: numpy, tinypkg; JavaScript/TypeScript: is-number");
+        expect(description).toContain("pip and npm cannot install more (no network)");
+        const sessionId = tools.find((t) => t.name === "execute_code")?.inputSchema.properties?.session_id as { description?: string } | undefined;
+        expect(sessionId?.description).not.toMatch(/installed packages persist/);
+      } finally {
+        await client.close();
+      }
+    });
   });
 
   it("packages list state says the sets match the config, and not once the config changes", async () => {

@@ -8,7 +8,8 @@ import { createLogger } from "../util/logger.js";
 import { Engine } from "../execution/index.js";
 import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS } from "../languages/index.js";
 import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
-import { formatCapabilities, probeCapabilities, type Capabilities, type ExtraModules } from "./doctor-capabilities.js";
+import { formatCapabilities, probeCapabilities, type Capabilities } from "./doctor-capabilities.js";
+import { packageSetChecks, packageSetModules } from "./packages.js";
 import { withCodeMode } from "./tools.js";
 
 export interface Check {
@@ -54,10 +55,6 @@ function version(path: string, flag = "--version"): string {
   }
 }
 
-/** What the package sets add to the capability listing (filled by the packages part of doctor). */
-function packageSetModules(_config: SandgateConfig): ExtraModules {
-  return { python: [], node: [] };
-}
 
 /** The checks; `out.capabilities` receives what code can use when a sandbox could be started. */
 export async function runDoctorChecks(config: SandgateConfig, out: { capabilities?: Capabilities } = {}): Promise<Check[]> {
@@ -149,6 +146,7 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
       });
     }
     out.capabilities = await probeCapabilities(engine, Math.min(60, config.limits.maxExecutionTimeS), packageSetModules(config));
+    checks.push(...(await packageSetChecks(config)));
     const { server } = config;
     const exposed = !isLoopbackHost(server.host);
     const keys = allApiKeys(server).length;

@@ -136,6 +136,8 @@ interface ProbedPackage {
   version: string | null;
   ok: boolean;
   venv: boolean;
+  /** Its top-level import names (PIL for pillow). */
+  modules: string[];
 }
 
 // Run by the venv's python: which requirements are met, and whether from the venv or the system.
@@ -151,10 +153,14 @@ for spec in sys.argv[1:]:
     try:
         dist = md.distribution(req.name)
         version, where = dist.version, str(dist.locate_file(""))
+        top = (dist.read_text("top_level.txt") or "").split()
+        if not top:
+            top = sorted({f.parts[0][:-3] if f.parts[0].endswith(".py") else f.parts[0] for f in (dist.files or [])
+                          if f.parts and f.parts[0] not in ("..", "__pycache__", "bin") and not f.parts[0].endswith((".dist-info", ".egg-info", ".pth"))})
     except md.PackageNotFoundError:
-        version, where = None, ""
+        version, where, top = None, "", []
     ok = version is not None and (not req.specifier or req.specifier.contains(version, prereleases=True))
-    out.append({"spec": spec, "name": req.name, "version": version, "ok": ok, "venv": where.startswith(sys.prefix + "/")})
+    out.append({"spec": spec, "name": req.name, "version": version, "ok": ok, "venv": where.startswith(sys.prefix + "/"), "modules": top})
 print(json.dumps(out))
 `;
 
@@ -225,7 +231,7 @@ async function buildPython(staging: string, specs: readonly string[], interprete
   }
   finishVenv(staging);
   const source = (p: ProbedPackage): PackageSource => (p.venv ? "venv" : fromApt.has(p.spec) ? "apt" : "system");
-  return { packages: probed.map((p) => ({ name: pythonPackageName(p.spec), spec: p.spec, version: p.version, source: source(p) })), failures: [] };
+  return { packages: probed.map((p) => ({ name: pythonPackageName(p.spec), spec: p.spec, version: p.version, source: source(p), modules: p.modules })), failures: [] };
 }
 
 /**
@@ -276,7 +282,7 @@ async function buildNode(staging: string, specs: readonly string[], interpreter:
     const name = nodePackageName(spec);
     try {
       const pkg = JSON.parse(readFileSync(join(staging, "node_modules", name, "package.json"), "utf8")) as { version?: string };
-      packages.push({ name, spec, version: pkg.version ?? null, source: "npm" });
+      packages.push({ name, spec, version: pkg.version ?? null, source: "npm", modules: [name] });
     } catch {
       failures.push({ spec, reason: `npm finished but node_modules/${name} is missing` });
     }

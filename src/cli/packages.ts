@@ -3,7 +3,7 @@
 
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import { PACKAGE_LANGUAGES, type PackageLanguage } from "../sandbox/package-sets.js";
+import { PACKAGE_LANGUAGES, readActiveManifest, type PackageLanguage } from "../sandbox/package-sets.js";
 import { packageSetState, syncPackages, type SyncOptions } from "./package-sync.js";
 
 export interface PackagesCommand {
@@ -55,6 +55,33 @@ async function sync(command: PackagesCommand, config: SandgateConfig): Promise<n
   }
   process.stdout.write(`${lines.join("\n")}\n`);
   return failed ? 1 : 0;
+}
+
+/** `sandgate doctor`'s lines on the package sets: what is installed for each language and whether it matches the config. */
+export async function packageSetChecks(config: SandgateConfig): Promise<Array<{ name: string; ok: boolean; required: false; detail: string }>> {
+  const checks: Array<{ name: string; ok: boolean; required: false; detail: string }> = [];
+  for (const language of PACKAGE_LANGUAGES) {
+    const s = await packageSetState(config, language);
+    if (s.configured.length === 0 && s.manifest === undefined) {
+      checks.push({ name: `${language} packages`, ok: true, required: false, detail: `none configured; list them in ${SETTING[language]}, then run \`sandgate packages sync\`` });
+      continue;
+    }
+    const installed = (s.manifest?.packages ?? []).map((p) => `${p.name} ${p.version ?? "?"} (${p.source})`).join(", ") || "nothing";
+    checks.push({
+      name: `${language} packages`,
+      ok: s.inSync,
+      required: false,
+      detail: `${installed} at /sandgate/packages/${language}${s.inSync ? "" : `; the config lists ${s.configured.join(", ") || "nothing"}: run \`sandgate packages sync\``}`,
+    });
+  }
+  return checks;
+}
+
+/** Import names of the installed sets, for doctor's capability probe. */
+export function packageSetModules(config: SandgateConfig): Record<PackageLanguage, string[]> {
+  const modules = {} as Record<PackageLanguage, string[]>;
+  for (const language of PACKAGE_LANGUAGES) modules[language] = (readActiveManifest(config.sandboxDir, language)?.packages ?? []).flatMap((p) => p.modules);
+  return modules;
 }
 
 async function list(command: PackagesCommand, config: SandgateConfig): Promise<number> {

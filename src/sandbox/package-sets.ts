@@ -26,7 +26,16 @@ export const packageManifestSchema = z.object({
   hash: z.string(),
   interpreter: z.object({ path: z.string(), version: z.string() }),
   createdAt: z.string(),
-  packages: z.array(z.object({ name: z.string(), spec: z.string(), version: z.string().nullable(), source: packageSourceSchema })),
+  packages: z.array(
+    z.object({
+      name: z.string(),
+      spec: z.string(),
+      version: z.string().nullable(),
+      source: packageSourceSchema,
+      /** What code imports: Python's top-level modules (PIL for pillow), the package name for npm. */
+      modules: z.array(z.string()).default([]),
+    }),
+  ),
 });
 export type PackageManifest = z.infer<typeof packageManifestSchema>;
 
