@@ -30,6 +30,7 @@ export type {
   ExecutionResult,
   FileEncoding,
   SessionInfo,
+  SessionOptions,
   TokenCounts,
   ToolProvider,
   UpstreamCallSummary,

@@ -1,7 +1,7 @@
 // Public surface of the execution layer.
 export { Engine } from "./engine.js";
 export type { CommandRequest, EngineOptions, ToolProvider } from "./engine.js";
-export type { EngineSessions, EnsuredSession } from "./engine-sessions.js";
+export type { EngineSessions, EnsuredSession, SessionOptions } from "./engine-sessions.js";
 export type { EngineFiles, TransferOptions, WorkspaceFile, WorkspaceListing, WrittenFile } from "./engine-files.js";
 export type { DownloadedFile, UploadedFile } from "./workspace-transfer.js";
 export type { ExecutionResult, ErrorInfo, ImageOutput, TokenCounts } from "./result-builder.js";
