@@ -2,7 +2,8 @@
 // (one `bwrap ... python3 -c` spawn per request) measured in the same run on the same host.
 // Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
 // `--only engine`, `--only server` (bench/server.mjs), `--only codemode` (bench/code-mode.mjs) or
-// `--only neighbour` (bench/neighbour.mjs) runs one part; all four run by default, in that order.
+// `--only neighbour` (bench/neighbour.mjs), `--only files` (bench/files.mjs), `--only images` (bench/images.mjs) or `--only packages`
+// (bench/packages.mjs) runs one part; all seven run by default, in that order.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -12,6 +13,9 @@ import { loadConfig } from "../dist/config/index.js";
 import { Engine } from "../dist/execution/index.js";
 import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
 import { codeModeBench } from "./code-mode.mjs";
+import { filesBench } from "./files.mjs";
+import { imagesBench } from "./images.mjs";
+import { packagesBench } from "./packages.mjs";
 import { neighbourBench } from "./neighbour.mjs";
 import { serverBench } from "./server.mjs";
 import { descendants, rssKb } from "./proc.mjs";
@@ -19,7 +23,7 @@ import { fmt, pct, sleep } from "./stats.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-const PARTS = ["engine", "server", "codemode", "neighbour"];
+const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages"];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) throw new Error(`--only takes ${PARTS.join(", ")}, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
@@ -208,6 +212,9 @@ async function main() {
   if (ONLY === undefined || ONLY === "server") process.stdout.write(`\n${await serverBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "codemode") process.stdout.write(`\n${await codeModeBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "neighbour") process.stdout.write(`\n${await neighbourBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "files") process.stdout.write(`\n${await filesBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "images") process.stdout.write(`\n${await imagesBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "packages") process.stdout.write(`\n${await packagesBench({ quick: QUICK })}\n`);
 }
 
 main().catch((e) => {
