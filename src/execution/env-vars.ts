@@ -60,7 +60,7 @@ const RESERVED_PREFIXES: ReadonlyArray<[string, string]> = [
   ["LD_", "the dynamic linker reads it in every process the code starts (LD_PRELOAD, LD_LIBRARY_PATH)"],
   ["SANDGATE_", "sandgate's own variables (sandgate-tool finds its pipes in one)"],
   ["BASH", "Bash reads it at start-up (BASH_ENV) or keeps it itself (BASHPID, BASH_ARGV0)"],
-  ["__SG", "the Bash runner's own variables start with __sg_"],
+  ["__", "names starting with __ are the runners' own (the Bash runner's __sg_*, JavaScript's __proto__)"],
 ];
 
 /** Why `name` cannot be set through `env`, or undefined when it can. */
