@@ -72,8 +72,6 @@ export function checkRequest(request: ExecuteRequest, config: SandgateConfig): L
       data: { field: "keep_processes" },
     });
   }
-  if (parsed.data.env !== undefined) checkEnv(parsed.data.env, "env");
-  if (parsed.data.sessionEnv !== undefined) checkEnv(parsed.data.sessionEnv, "session_env");
   const language = resolveLanguage(parsed.data.language);
   if (!language) throw unknownLanguageError(parsed.data.language);
   if (code.trim() === "") throw new SandgateError("CODE_EMPTY", "code is empty; send the program to run");
