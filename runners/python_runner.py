@@ -412,6 +412,8 @@ def _image_value(value):
         return value
     if kind is str and "<svg" not in value[:4096]:
         return value
+    if kind is dict and value.get("type") != "image":
+        return value
     try:
         import sandgate_images
 
