@@ -8,6 +8,7 @@ sys.path.insert(0, os.path.dirname(__file__) or ".")
 try:
     import sandgate_frames as frames
     import sandgate  # stays in sys.modules: user code and generated wrappers import it from there
+    import sandgate_packages
 finally:
     del sys.path[0]
 
@@ -41,6 +42,8 @@ REMEMBERED_CODE_LIMIT = 20_000
 # Generated tool wrappers (`from servers.github import search_issues`), when the host mounts them.
 TOOLS_DIR = "/sandgate/tools"
 TOOLS_PYTHON = "/sandgate/tools/python"
+# The admin's package set (src/sandbox/package-sets.ts): a venv's site-packages, linked at its top.
+PACKAGES_SITE = "/sandgate/packages/python/site-packages"
 
 
 def _clip(text, limit=TEXT_LIMIT):
@@ -307,6 +310,7 @@ class Session:
             error = {"type": "SystemExit", "message": message, "traceback": ""}
             return {"ok": False, "exitCode": status, "error": error}
         exc.__traceback__ = self._user_frames(exc.__traceback__)
+        _add_package_hint(exc)
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
         error = {"type": type(exc).__name__, "message": _safe_str(exc), "traceback": self._format(exc)}
         return {"ok": False, "exitCode": 1, "error": error}
@@ -365,6 +369,20 @@ class Session:
             return self.code_lines.get(code)
         except Exception:
             return None
+
+
+def _add_package_hint(exc):
+    """A module that is not installed: say how to get it (message and traceback both read exc.msg)."""
+    name = getattr(exc, "name", None)
+    if not isinstance(exc, ModuleNotFoundError) or not isinstance(name, str) or not name:
+        return
+    top = name.partition(".")[0]
+    if top != name and top in sys.modules:
+        return  # a missing submodule of an installed package: no package to ask for
+    try:
+        exc.msg = f"{exc.msg}; {sandgate_packages.advice('python', top)}"
+    except Exception:
+        pass
 
 
 # Runner modules loaded on first use (images, the matplotlib backend): found here without
@@ -452,6 +470,9 @@ class _Interrupts:
 def _setup_interpreter():
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     sys.path.insert(0, "/workspace")
+    # The admin's package set (a venv with system site packages): before the system's, as in the venv.
+    if os.path.isdir(PACKAGES_SITE):
+        sys.path.append(PACKAGES_SITE)
     # What Debian's site module would add; `-S` keeps site (and its .pth processing) out of start-up.
     for path in (f"/usr/local/lib/{version}/dist-packages", "/usr/lib/python3/dist-packages", f"/usr/lib/{version}/dist-packages"):
         if path not in sys.path and os.path.isdir(path):
