@@ -116,6 +116,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
       `Run ${languageTitles("or")} in an isolated Linux sandbox with no network. ` +
       `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use). ` +
       `Returns stdout, stderr, the value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
+      "Images come back as image content: matplotlib figures shown or left open, a PIL image or PNG/SVG value as the last expression, and sandgate.show(x) (Python and JavaScript: a figure, image, bytes, a file path or an upstream tool's image). " +
       `Limits: ${maxTimeout} s per call by default, ${config.limits.maxMemoryMb} MB memory at most. Print summaries rather than huge data; long output is shortened and saved to a file.` +
       (Object.keys(config.mcpServers).length > 0
         ? ` Code can call the tools of the upstream MCP servers (${Object.keys(config.mcpServers).join(", ")}): find them with search_tools, then ` +
