@@ -20,7 +20,7 @@ async function withSession<T>(body: (sessionId: string) => Promise<T>): Promise<
 }
 
 describe("a Python session", () => {
-  for (const [what, code] of [
+  for (const [what, code] of <Array<[string, string]>>[
     ["a busy loop", "while True: pass"],
     ["a sleep", "import time\ntime.sleep(100)"],
     ["a blocking read of a pipe", "import os\nr, w = os.pipe()\nos.read(r, 1)"],
@@ -115,7 +115,7 @@ describe("a Python session", () => {
 });
 
 describe("a JavaScript session", () => {
-  for (const [what, code] of [
+  for (const [what, code] of <Array<[string, string]>>[
     ["a synchronous loop", "for (;;) {}"],
     ["a promise that never settles", "await new Promise(() => {})"],
     ["a loop after an await", "await 0;\nwhile (true) { await new Promise((r) => setTimeout(r, 10)); }"],
@@ -171,7 +171,7 @@ describe("over REST", () => {
       while (!seen.includes("begun")) {
         const { value, done } = await reader.read();
         if (done) break;
-        seen += new TextDecoder().decode(value);
+        seen += new TextDecoder().decode(value as Uint8Array);
       }
       controller.abort();
       const next = await api<{ value: unknown; state_reset?: boolean }>("/execute", { json: { language: "python", session_id: sessionId, code: "'x' in globals()" } });
