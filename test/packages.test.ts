@@ -10,6 +10,7 @@ import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 import { packageSetState, syncPackages } from "../src/cli/package-sync.js";
 import { connectMcp } from "./fixtures/mcp-client.js";
+import { useTestEngine } from "./helpers.js";
 import { withServer } from "./server-helpers.js";
 
 /** A wheel of a tiny pure-Python package, built here: pip installs it with --find-links, no index needed. */
@@ -111,10 +112,12 @@ describe("package sets in sandboxes", () => {
   });
 
   it("pip commands that need no index still run the real pip", async () => {
-    const result = await engine.executeCommand({ command: "pip --version && pip show tinypkg | head -2", timeoutS: 15 });
+    const result = await engine.executeCommand({ command: "pip --version && pip show tinypkg | head -2 && pip list 2>/dev/null | grep -c '^tinypkg ' && ls -A /workspace", timeoutS: 15 });
     expect(result.status).toBe("ok");
     expect(result.stdout).toMatch(/^pip \d+/);
     expect(result.stdout).toContain("Name: tinypkg");
+    // Listed once, and nothing (no pip cache) written into the workspace.
+    expect(result.stdout.trim().split("\n").at(-1)).toBe("1");
   });
 
   it("import pip as a library gives the real pip, not the install shim", async () => {
@@ -192,6 +195,19 @@ describe("package sets in sandboxes", () => {
     ]);
     const changed = { ...config, python: { packages: ["numpy", "tinypkg", "pandas"] } };
     expect((await packageSetState(changed, "python")).inSync).toBe(false);
+  });
+});
+
+describe("without a package set", () => {
+  const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+
+  it("installs and missing modules still fail at once with the advice, naming no installed set", async () => {
+    const pip = await fx.engine.executeCommand({ command: "pip install requests", timeoutS: 10 });
+    expect(pip.stderr).toBe(
+      "pip install: no network in this sandbox: ask the admin to add requests to python.packages (then `sandgate packages sync`), or use what the system has (no extra packages are installed)\n",
+    );
+    const missing = await fx.engine.execute({ language: "javascript", code: "require('left-pad')", timeoutS: 10 });
+    expect(missing.error?.message).toContain("ask the admin to add left-pad to node.packages (then `sandgate packages sync`), or use what the system has");
   });
 });
 

@@ -56,6 +56,9 @@ def main(args):
     # The real pip, without this directory on its path so it finds itself.
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.abspath(p) != SHIM_DIR)
+    # No index to ask for a newer pip, and no cache to write into the workspace.
+    env.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    env.setdefault("PIP_NO_CACHE_DIR", "1")
     python = sys.executable or "/usr/bin/python3"
     os.execve(python, [python, "-m", "pip", *args], env)
     return 127

@@ -170,9 +170,27 @@ async function probePython(venvPython: string, specs: readonly string[]): Promis
   return JSON.parse(result.stdout) as ProbedPackage[];
 }
 
-/** Debian's package name for a PyPI distribution, by Debian's usual rule (python3-<lowercase name>). */
+/** PyPI distributions whose Debian package is not python3-<name> (Debian names them after the module). */
+const APT_NAMES: Record<string, string> = {
+  pyyaml: "python3-yaml",
+  "scikit-learn": "python3-sklearn",
+  beautifulsoup4: "python3-bs4",
+  pillow: "python3-pil",
+  "opencv-python": "python3-opencv",
+  "python-dateutil": "python3-dateutil",
+  pyzmq: "python3-zmq",
+  attrs: "python3-attr",
+  torch: "python3-torch",
+  "pyjwt": "python3-jwt",
+  "pymysql": "python3-pymysql",
+  "psycopg2-binary": "python3-psycopg2",
+  "msgpack-python": "python3-msgpack",
+};
+
+/** Debian's package name for a PyPI distribution: python3-<lowercase name>, or the known exception. */
 function aptName(spec: string): string {
-  return `python3-${pythonPackageName(spec)}`;
+  const name = pythonPackageName(spec);
+  return APT_NAMES[name] ?? `python3-${name}`;
 }
 
 async function buildPython(staging: string, specs: readonly string[], interpreter: { path: string; version: string }, options: SyncOptions): Promise<Built> {
@@ -190,12 +208,11 @@ async function buildPython(staging: string, specs: readonly string[], interprete
       return { packages: [], failures: missing.map((p) => ({ spec: p.spec, reason: "--apt needs root on a Debian/Ubuntu host (apt-get)" })) };
     }
     const names = missing.map((p) => aptName(p.spec));
+    const aptEnv = installerEnv({ DEBIAN_FRONTEND: "noninteractive" });
+    options.progress("python: apt-get update");
+    await runInstaller(["apt-get", "update", "-qq"], { env: aptEnv, timeoutMs: INSTALL_TIMEOUT_MS, progress: options.progress });
     options.progress(`python: apt-get install ${names.join(" ")}`);
-    const apt = await runInstaller(["apt-get", "install", "-y", "--no-install-recommends", ...names], {
-      env: installerEnv({ DEBIAN_FRONTEND: "noninteractive" }),
-      timeoutMs: INSTALL_TIMEOUT_MS,
-      progress: options.progress,
-    });
+    const apt = await runInstaller(["apt-get", "install", "-y", "--no-install-recommends", ...names], { env: aptEnv, timeoutMs: INSTALL_TIMEOUT_MS, progress: options.progress });
     if (apt.code !== 0) options.progress(`python: apt-get failed (${failureReason(apt)}); trying pip`);
     const before = new Set(missing.map((p) => p.spec));
     probed = await probePython(python, specs);
@@ -203,7 +220,8 @@ async function buildPython(staging: string, specs: readonly string[], interprete
     missing = probed.filter((p) => !p.ok);
   }
   if (missing.length > 0) {
-    const pipArgs = ["--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--retries", "0", "--timeout", "15"];
+    // Wheels only: building an sdist would run the package's own code on the host (as npm --ignore-scripts avoids).
+    const pipArgs = ["--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--only-binary", ":all:", "--retries", "0", "--timeout", "15"];
     for (const link of options.findLinks ?? []) pipArgs.push("--find-links", link);
     if (options.noIndex) pipArgs.push("--no-index");
     options.progress(`python: pip install ${missing.map((p) => p.spec).join(" ")}`);
