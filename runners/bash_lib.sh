@@ -165,6 +165,41 @@ __sg_done() {
   __sg_busy=0
 }
 
+# sandgate-show FILE [MIME]: returns an image file to the agent besides the call's output (an
+# `image` frame; the host checks its type and size). The type comes from the extension unless given.
+sandgate-show() {
+  if (($# < 1 || $# > 2)); then
+    builtin printf 'usage: sandgate-show FILE [MIME]  (PNG, JPEG, GIF, WebP or SVG)\n' >&2
+    return 2
+  fi
+  local file=$1 mime=${2-} size data
+  if [[ -z $mime ]]; then
+    case ${file,,} in
+      *.png) mime=image/png ;;
+      *.jpg | *.jpeg) mime=image/jpeg ;;
+      *.gif) mime=image/gif ;;
+      *.webp) mime=image/webp ;;
+      *.svg) mime=image/svg+xml ;;
+      *) builtin printf 'sandgate-show: cannot tell the image type of %s; name it: sandgate-show FILE image/png\n' "$file" >&2; return 2 ;;
+    esac
+  elif [[ ! $mime =~ ^image/[a-z0-9.+-]+$ ]]; then
+    builtin printf 'sandgate-show: %s is not an image type like image/png\n' "$mime" >&2
+    return 2
+  fi
+  if [[ ! -f $file || ! -r $file ]]; then
+    builtin printf 'sandgate-show: %s is not a readable file\n' "$file" >&2
+    return 1
+  fi
+  size=$(/usr/bin/stat -L -c %s -- "$file") || return 1
+  # Over what one frame can carry: only named, so the host can say it was dropped.
+  if ((size > 12582912)); then
+    __sg_send "{\"type\":\"image\",\"id\":\"$__sg_id\",\"mime\":\"$mime\",\"size\":$size}"
+    return 0
+  fi
+  data=$(/usr/bin/base64 -w0 -- "$file") || return 1
+  __sg_send "{\"type\":\"image\",\"id\":\"$__sg_id\",\"mime\":\"$mime\",\"data\":\"$data\"}"
+}
+
 # `exit`, or a failure under `set -e`, ends this shell: report the call before going.
 __sg_on_exit() {
   local rc=$?

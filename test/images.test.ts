@@ -1,5 +1,6 @@
 // Images as results, in real sandboxes: matplotlib figures, PIL images and image values in Python,
-// sandgate.show in Python and JavaScript, the host's caps and checks, and images over MCP and REST.
+// sandgate.show in Python and JavaScript, sandgate-show in Bash, the host's caps and checks, and
+// images over MCP and REST.
 
 import { inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -234,6 +235,35 @@ describe("images from JavaScript and TypeScript", () => {
     const bad = await fx.engine.execute({ code: "sandgate.show(42)", language: "javascript" });
     expect(bad.status).toBe("error");
     expect(bad.error?.message).toMatch(/cannot make an image of number/);
+  });
+});
+
+describe("images from Bash", () => {
+  const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+
+  it("sandgate-show returns an image file, from code and from a command line", async () => {
+    const session = fx.engine.sessions.create();
+    try {
+      const code = await fx.engine.execute({ code: `echo ${TINY_PNG} | base64 -d > tiny.png\nsandgate-show tiny.png\necho shown`, language: "bash", sessionId: session.id });
+      expect(code.status, code.stderr).toBe("ok");
+      expect(code.stdout).toBe("shown\n");
+      expect(only(code)).toEqual({ mime: "image/png", dataBase64: TINY_PNG });
+      const command = await fx.engine.executeCommand({ command: "cp tiny.png copy && sandgate-show copy image/png", sessionId: session.id });
+      expect(command.status, command.stderr).toBe("ok");
+      expect(only(command).dataBase64).toBe(TINY_PNG);
+    } finally {
+      await fx.engine.sessions.stop(session.id);
+    }
+  });
+
+  it("sandgate-show says what it needs when the type is unknown, and the host refuses a wrong one", async () => {
+    const unknown = await fx.engine.execute({ code: "echo hi > notes.txt\nsandgate-show notes.txt", language: "bash" });
+    expect(unknown.status).toBe("error");
+    expect(unknown.stderr).toContain("sandgate-show: cannot tell the image type of notes.txt; name it: sandgate-show FILE image/png");
+    const lying = await fx.engine.execute({ code: "echo hi > fake.png\nsandgate-show fake.png", language: "bash" });
+    expect(lying.status).toBe("ok");
+    expect(lying.images).toBeUndefined();
+    expect(lying.imagesNote).toMatch(/^1 image refused \(its data is not image\/png\)/);
   });
 });
 
