@@ -37,7 +37,7 @@ Every command takes --config FILE (default: $SANDGATE_CONFIG, else ./sandgate.js
 exec options:
   -l, --language LANG   ${describeLanguages()}
   -f, --file FILE       read the code from FILE
-  -t, --timeout SECONDS wall-clock limit (default and maximum: MAX_EXECUTION_TIME)
+  -t, --timeout SECONDS wall-clock limit (default: SANDGATE_DEFAULT_TIMEOUT, at most MAX_EXECUTION_TIME)
   -m, --memory MB       memory limit (maximum: MAX_MEMORY_MB)
       --flavor NAME     small, medium or large
       --json            print the whole result object as JSON

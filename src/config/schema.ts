@@ -27,7 +27,16 @@ const MIB = 1024 * 1024;
 
 export const limitsSchema = z
   .object({
-    maxExecutionTimeS: setting(z.number().positive(), { default: 30, env: "MAX_EXECUTION_TIME", doc: "Default and maximum wall-clock time of one call, seconds" }),
+    maxExecutionTimeS: setting(z.number().positive(), {
+      default: 300,
+      env: "MAX_EXECUTION_TIME",
+      doc: "Maximum wall-clock time of one call or background job, seconds; background jobs get it unless they ask for less",
+    }),
+    defaultExecutionTimeS: setting(z.number().positive().optional(), {
+      defaultDoc: "30, or maxExecutionTimeS when that is lower",
+      env: "SANDGATE_DEFAULT_TIMEOUT",
+      doc: "Wall-clock time of a call that names no timeout, seconds; at most maxExecutionTimeS",
+    }),
     maxMemoryMb: setting(z.number().int().min(16), { default: 256, env: "MAX_MEMORY_MB", doc: "Maximum memory of one sandbox, MiB" }),
     maxOutputSize: setting(z.number().int().min(256), {
       default: 65536,
@@ -77,8 +86,17 @@ export const limitsSchema = z
       doc: "How long a call waits for room under maxSandboxes/maxCommittedMemoryMb before it gets 429, seconds",
     }),
   })
-  .strict();
+  .strict()
+  .refine((l) => l.defaultExecutionTimeS === undefined || l.defaultExecutionTimeS <= l.maxExecutionTimeS, {
+    message: "limits.defaultExecutionTimeS (SANDGATE_DEFAULT_TIMEOUT) must not exceed limits.maxExecutionTimeS (MAX_EXECUTION_TIME)",
+    path: ["defaultExecutionTimeS"],
+  });
 export type Limits = z.infer<typeof limitsSchema>;
+
+/** The timeout of a call that names none: the configured default, else 30 s, never above the maximum. */
+export function defaultTimeoutS(limits: Pick<Limits, "defaultExecutionTimeS" | "maxExecutionTimeS">): number {
+  return Math.min(limits.defaultExecutionTimeS ?? 30, limits.maxExecutionTimeS);
+}
 
 const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -338,6 +356,22 @@ export const configSchema = z
       })
       .strict()
       .describe("Sessions: sandboxes and workspaces kept between calls"),
+    jobs: z
+      .object({
+        maxPerIdentity: setting(z.number().int().min(1), {
+          default: 4,
+          env: "SANDGATE_JOBS_PER_CALLER",
+          doc: "Background jobs one caller may have running or waiting at once; more are refused with TOO_MANY_JOBS",
+        }),
+        max: setting(z.number().int().min(1), { default: 32, env: "SANDGATE_MAX_JOBS", doc: "Background jobs running or waiting at once on this server" }),
+        keepFinishedS: setting(z.number().positive(), {
+          default: 600,
+          env: "SANDGATE_JOB_TTL",
+          doc: "How long a finished background job (its status, output and result) stays readable, seconds",
+        }),
+      })
+      .strict()
+      .describe("Background jobs: calls made with background true, polled with get_job"),
     pool: setting(poolSchema, {
       default: DEFAULT_POOL,
       env: "SANDGATE_POOL",
@@ -383,18 +417,6 @@ export const configSchema = z
       doc: "Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)",
     }),
     codeMode: codeModeSchema,
-  })
-  .strict()
-  .refine((c) => c.limits.maxOutputSize <= c.limits.outputCapBytes, {
-    message: "limits.maxOutputSize must not exceed limits.outputCapBytes",
-    path: ["limits", "maxOutputSize"],
-  })
-  // Below one sandbox of the default flavor, every call without a smaller flavor would be refused.
-  .refine((c) => c.limits.maxCommittedMemoryMb >= Math.min(c.limits.maxMemoryMb, c.flavors[c.defaultFlavor]?.memoryMb ?? c.limits.maxMemoryMb), {
-    message: "limits.maxCommittedMemoryMb must hold at least one sandbox of the default flavor (its memoryMb, at most limits.maxMemoryMb)",
-    path: ["limits", "maxCommittedMemoryMb"],
-  });
-export type SandgateConfig = z.infer<typeof configSchema>;
     python: z
       .object({
         packages: setting(pythonPackagesSchema, {
@@ -417,3 +439,15 @@ export type SandgateConfig = z.infer<typeof configSchema>;
       })
       .strict()
       .describe("The admin's Node package set"),
+  })
+  .strict()
+  .refine((c) => c.limits.maxOutputSize <= c.limits.outputCapBytes, {
+    message: "limits.maxOutputSize must not exceed limits.outputCapBytes",
+    path: ["limits", "maxOutputSize"],
+  })
+  // Below one sandbox of the default flavor, every call without a smaller flavor would be refused.
+  .refine((c) => c.limits.maxCommittedMemoryMb >= Math.min(c.limits.maxMemoryMb, c.flavors[c.defaultFlavor]?.memoryMb ?? c.limits.maxMemoryMb), {
+    message: "limits.maxCommittedMemoryMb must hold at least one sandbox of the default flavor (its memoryMb, at most limits.maxMemoryMb)",
+    path: ["limits", "maxCommittedMemoryMb"],
+  });
+export type SandgateConfig = z.infer<typeof configSchema>;

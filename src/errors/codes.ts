@@ -39,6 +39,8 @@ export const ERROR_CODES = {
   UPSTREAM_ERROR: { jsonRpc: -32013, http: 502, tool: "result", summary: "an upstream tool reported an error or its server refused the call" },
   TOOL_NOT_FOUND: { jsonRpc: -32014, http: 404, tool: "result", summary: "no upstream tool has this id; search_tools lists them" },
   TOOL_CALL_LIMIT: { jsonRpc: -32015, http: 429, tool: "result", summary: "the execution made more tool calls than allowed" },
+  JOB_NOT_FOUND: { jsonRpc: -32016, http: 404, tool: "result", summary: "no background job of this caller has this id (unknown, expired or another caller's)" },
+  TOO_MANY_JOBS: { jsonRpc: -32017, http: 429, tool: "result", summary: "this caller, or the server, has as many background jobs running as allowed; wait for one or stop one" },
   INTERNAL: { jsonRpc: -32603, http: 500, tool: "protocol", summary: "an unexpected failure inside sandgate" },
 } as const satisfies Record<string, { jsonRpc: number; http: number; tool: "protocol" | "result"; summary: string }>;
 

@@ -32,6 +32,7 @@ import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type Exec
 import { Room } from "./room.js";
 import { callRunEnv, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
+import { EngineJobs } from "./jobs.js";
 
 /**
  * How long a session's runner has, after a timeout or cancel interrupted its code (SIGINT:
@@ -65,6 +66,8 @@ export class Engine {
   readonly sessions: EngineSessions;
   /** Reading, writing and listing sessions' workspace files. */
   readonly files: EngineFiles;
+  /** Background jobs: calls that return a job id at once and are polled, followed or stopped. */
+  readonly jobs: EngineJobs;
   private readonly sessionManager: SessionManager;
   /** Full outputs too long to show, kept for config.outputTtlS within config.limits.savedOutputsMb. */
   readonly outputs: SavedOutputs;
@@ -122,7 +125,10 @@ export class Engine {
       workspaceInodes: config.limits.maxWorkspaceInodes,
       workspaceFilesystem: config.sessions.workspaceFilesystem,
       // The file helper works in the workspace: it goes before the workspace is unmounted.
-      onEnd: (session) => this.files.forget(session),
+      onEnd: (session) => {
+        this.jobs.sessionEnded(session.owner, session.id, this.sessionManager.endedReason(session.owner, session.id) ?? "stopped");
+        return this.files.forget(session);
+      },
       log,
     });
     this.sessions = new EngineSessions(this.sessionManager, () => this.assertOpen());
@@ -131,6 +137,28 @@ export class Engine {
       workspaceBytes: this.defaultLimits.workspaceBytes,
       workspaceInodes: config.limits.maxWorkspaceInodes,
     });
+    this.jobs = new EngineJobs(
+      {
+        validate: (request) => {
+          this.validate("command" in request ? this.commandAsCode(request) : request);
+          // A job in a session nobody started fails now, not once it runs.
+          if (request.sessionId !== undefined) this.sessionManager.get(request.owner ?? LOCAL_OWNER, request.sessionId);
+        },
+        run: (request, signal, onOutput) => this.run({ ...("command" in request ? this.commandAsCode(request) : request), signal, onOutput }, true),
+        sessionEnded: (owner, id) => this.sessionManager.endedReason(owner, id),
+      },
+      {
+        max: config.jobs.max,
+        maxPerOwner: config.jobs.maxPerIdentity,
+        keepFinishedMs: config.jobs.keepFinishedS * 1000,
+        defaultTimeoutS: config.limits.maxExecutionTimeS,
+        displayChars: config.limits.maxOutputSize,
+        // A window per stream, so that polling a busy job rarely misses text; the whole output is saved with the result.
+        windowChars: Math.max(1024 * 1024, 4 * config.limits.maxOutputSize),
+        log,
+      },
+      () => this.assertOpen(),
+    );
     // Probed once, at start: whether each workspace gets its own filesystem.
     void this.sessionManager.filesystems.state();
   }
@@ -163,12 +191,17 @@ export class Engine {
 
   /** Runs a shell line with bash (pipes, redirections) in a subshell of the session's shell. */
   async executeCommand(request: CommandRequest): Promise<ExecutionResult> {
+    return this.execute(this.commandAsCode(request));
+  }
+
+  /** The bash request that runs `request`'s shell line. */
+  private commandAsCode<R extends Omit<CommandRequest, "signal" | "onOutput">>(request: R): Omit<R, "command" | "workingDirectory"> & ExecuteRequest {
     if (request.command.includes("\u0000")) throw new SandgateError("INVALID_INPUT", "command must not contain NUL bytes", { data: { field: "command" } });
     if (request.workingDirectory?.includes("\u0000")) {
       throw new SandgateError("INVALID_INPUT", "working_directory must not contain NUL bytes", { data: { field: "working_directory" } });
     }
     const { command, workingDirectory, ...rest } = request;
-    return this.execute({ ...rest, language: "bash", code: commandToBash(command, workingDirectory) });
+    return { ...rest, language: "bash", code: commandToBash(command, workingDirectory) };
   }
 
   /** Throws the error execute() would throw for this request's input, without running anything. */
@@ -189,6 +222,11 @@ export class Engine {
 
   /** Runs code. Rejects only for bad input or a sandbox that cannot start; code failures are results. */
   async execute(request: ExecuteRequest): Promise<ExecutionResult> {
+    return this.run(request, false);
+  }
+
+  /** Runs a call, or a background job's call (`job`: it waits for its session's turn however long that takes). */
+  private async run(request: ExecuteRequest, job: boolean): Promise<ExecutionResult> {
     const { language, limits } = this.checked(request);
     const owner = request.owner ?? LOCAL_OWNER;
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
@@ -224,7 +262,44 @@ export class Engine {
         this.retire(sandbox, pooled);
       }
     }
-    return session.serialize(() => this.runInSession(session, kind, limits, runRequest, request, scope));
+    return this.inTurn(session, job ? undefined : limits.timeoutMs, () => this.runInSession(session, kind, limits, runRequest, request, scope));
+  }
+
+  /**
+   * Runs `task` in the session's turn. A call still waiting after `waitMs` while a background job
+   * holds the session gives up with SESSION_BUSY instead of waiting for the job's whole time.
+   */
+  private inTurn<T>(session: Session, waitMs: number | undefined, task: () => Promise<T>): Promise<T> {
+    let state: "waiting" | "started" | "gave up" = "waiting";
+    const queued = session.serialize(async () => {
+      if (state === "gave up") throw new SandgateError("SESSION_BUSY", "the call gave up waiting for its session");
+      state = "started";
+      return task();
+    });
+    if (waitMs === undefined) return queued;
+    return new Promise<T>((resolve, reject) => {
+      const check = (): void => {
+        if (state !== "waiting") return;
+        const job = this.jobs.runningIn(session.owner, session.id);
+        // Only a job makes the wait unbounded; behind other calls it keeps its place.
+        if (!job) {
+          timer = setTimeout(check, waitMs);
+          return;
+        }
+        state = "gave up";
+        const ranS = Math.round((Date.now() - Date.parse(job.startedAt)) / 1000);
+        reject(
+          new SandgateError(
+            "SESSION_BUSY",
+            `session ${session.id} is running background job ${job.id} (for ${ranS} s, limit ${job.timeoutS} s) and this call waited its whole timeout of ${waitMs / 1000} s for it; ` +
+              `wait for the job with get_job, stop it with stop_job, or use another session`,
+            { data: { sessionId: session.id, jobId: job.id, retry_after: Math.max(1, job.timeoutS - ranS) } },
+          ),
+        );
+      };
+      let timer = setTimeout(check, waitMs);
+      queued.then(resolve, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
+    });
   }
 
   /**
@@ -374,9 +449,11 @@ export class Engine {
   /** Stops every session, pooled and running sandbox, and waits until all their processes are gone. */
   async close(): Promise<void> {
     this.closing = true;
+    const jobsStopped = this.jobs.close();
     this.admission.close();
     for (const sandbox of this.room.busySandboxes) sandbox.terminate("killed");
     await Promise.all([this.pool.close(), this.sessionManager.close(), this.files.close()]);
+    await jobsStopped;
     while (this.retiring.size > 0) await Promise.all([...this.retiring]);
     await this.outputs.close();
     await removeIdleCgroups();

@@ -13,7 +13,7 @@ export const executeRequestSchema = z
     code: z.string().describe("Source code to run"),
     language: z.string().describe(`One of ${describeLanguages()}; names are matched case-insensitively`),
     sessionId: z.string().optional().describe("Run in this session (state and workspace persist); omit for a fresh sandbox"),
-    timeoutS: z.number().positive().optional().describe("Wall-clock limit in seconds, at most MAX_EXECUTION_TIME"),
+    timeoutS: z.number().positive().optional().describe("Wall-clock limit in seconds, at most MAX_EXECUTION_TIME; default SANDGATE_DEFAULT_TIMEOUT"),
     memoryMb: z.number().int().positive().optional().describe("Memory limit in MB, at most MAX_MEMORY_MB"),
     flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset: small, medium or large"),
     env: z.record(z.string()).optional().describe("Environment variables for this call only (see checkEnv for the names refused)"),

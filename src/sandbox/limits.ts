@@ -1,7 +1,7 @@
 // Resolves the limits of one call: flavor presets, per-call overrides and admin maximums.
 // Anything above a maximum is refused with LIMIT_EXCEEDED rather than silently lowered.
 
-import type { FlavorName, SandgateConfig } from "../config/index.js";
+import { defaultTimeoutS, type FlavorName, type SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 
 export interface LimitOverrides {
@@ -48,7 +48,7 @@ export function resolveLimits(config: SandgateConfig, overrides: LimitOverrides 
   checkMax("memory", overrides.memoryMb, limits.maxMemoryMb, "MB");
   return {
     flavor: flavorName,
-    timeoutMs: Math.round((overrides.timeoutS ?? limits.maxExecutionTimeS) * 1000),
+    timeoutMs: Math.round((overrides.timeoutS ?? defaultTimeoutS(limits)) * 1000),
     memoryMb: overrides.memoryMb ?? Math.min(flavor.memoryMb, limits.maxMemoryMb),
     cpus: Math.min(flavor.cpus, limits.maxCpus),
     processes: Math.min(flavor.processes, limits.maxProcesses),

@@ -2,6 +2,7 @@
 
 import type { Prompt } from "@modelcontextprotocol/sdk/types.js";
 import { describeLanguages, languageTitles, upstreamCallExamples } from "../languages/index.js";
+import { defaultTimeoutS } from "../config/index.js";
 import type { ServerContext } from "./context.js";
 
 export const GUIDE_PROMPT: Prompt = {
@@ -28,7 +29,7 @@ export function guideText(ctx: ServerContext, task?: string): string {
     ),
     "  A failed call raises an error naming the tool; results stay in the sandbox unless you print them.",
     "",
-    `Limits: ${limits.maxExecutionTimeS} s per call, ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text kept as a resource (sandgate://outputs/{id}/{stream}, named in the result).`,
+    `Limits: ${defaultTimeoutS(limits)} s per call by default (pass timeout up to ${limits.maxExecutionTimeS} s, or background: true for long jobs polled with get_job), ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text kept as a resource (sandgate://outputs/{id}/{stream}, named in the result).`,
     "Good habits: process large data inside the sandbox and print only summaries; write big results to files; when a call fails, read the error and traceback, fix the code and retry.",
   ];
   if (task?.trim()) lines.push("", `Task: ${task.trim()}`);

@@ -16,13 +16,15 @@ export function describeResult(result: WireExecutionResult, config: SandgateConf
         ? `The code failed with ${result.error.type}: ${result.error.message}. Fix the error and run it again.`
         : `The program exited with status ${result.exit_code ?? "unknown"}.`;
     case "timeout":
-      return `The code was stopped after running too long (${took}). Make it faster, work on less data, or pass a larger timeout (at most ${config.limits.maxExecutionTimeS} s).`;
+      return `The code was stopped after running too long (${took}). Make it faster, work on less data, or pass a larger timeout (at most ${config.limits.maxExecutionTimeS} s; background: true runs it as a job you poll with get_job).`;
     case "memory_limit":
       return `The sandbox ran out of memory and the code was stopped. Process the data in smaller pieces or pass flavor "large" (at most ${config.limits.maxMemoryMb} MB).`;
     case "output_limit":
       return `The code printed more than ${config.limits.outputCapBytes} bytes and was stopped. Write large results to a file in /workspace and print a summary.`;
     case "killed":
       return "The run was cancelled before it finished.";
+    case "running":
+      return `Started as background job ${result.job_id ?? "?"}; read its output and result with get_job, stop it with stop_job.`;
   }
 }
 

@@ -3,12 +3,14 @@
 
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult } from "../execution/index.js";
+import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult, type CommandRequest, type JobRequest } from "../execution/index.js";
 import { languageTitles, upstreamCallExamples } from "../languages/index.js";
+import { defaultTimeoutS } from "../config/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
+import { createJobTools, startJob } from "./job-tools.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
@@ -63,6 +65,17 @@ export function codeRequest(args: z.infer<typeof executeCodeInput>): ExecuteRequ
   };
 }
 
+/** The engine request for execute_command arguments. */
+function commandRequest(args: z.infer<typeof executeCommandInput>): CommandRequest {
+  return {
+    command: args.command,
+    ...(args.working_directory !== undefined ? { workingDirectory: args.working_directory } : {}),
+    ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
+    ...envFields(args),
+    ...(args.keep_processes !== undefined ? { keepProcesses: args.keep_processes } : {}),
+  };
+}
+
 /**
  * Runs one execution for a tool: the session started on demand, cancellation and streaming
  * wired in, and the result rendered for the agent.
@@ -90,6 +103,12 @@ async function runExecution(
 
 const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
 
+/** Starts a call as a background job (background: true), in the caller's session when it names one. */
+function runInBackground(ctx: ServerContext, sessionId: string | undefined, call: ToolCallContext, request: JobRequest): { structured: WireExecutionResult; text: string } {
+  const session = sessionFor(ctx, sessionId, ownerOf(call));
+  return startJob(ctx, { ...request, ...(session.sessionId ? { sessionId: session.sessionId } : {}) }, call, session.note);
+}
+
 /**
  * Starts (or reuses) the caller's session with this id; a note tells the agent when an earlier
  * one had ended. Ids are the caller's own: another caller's session with the same id is never
@@ -108,6 +127,7 @@ function sessionFor(ctx: ServerContext, sessionId: string | undefined, owner: st
 export function createTools(ctx: ServerContext): ToolDefinition[] {
   const { engine, config } = ctx;
   const maxTimeout = config.limits.maxExecutionTimeS;
+  const defaultTimeout = defaultTimeoutS(config.limits);
 
   const executeCode = defineTool({
     name: "execute_code",
@@ -117,7 +137,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
       `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use). ` +
       `Returns stdout, stderr, the value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
       "Images come back as image content: matplotlib figures shown or left open, a PIL image or PNG/SVG value as the last expression, and sandgate.show(x) (Python and JavaScript: a figure, image, bytes, a file path or an upstream tool's image). " +
-      `Limits: ${maxTimeout} s per call by default, ${config.limits.maxMemoryMb} MB memory at most. Print summaries rather than huge data; long output is shortened and saved to a file.` +
+      `Limits: ${defaultTimeout} s per call by default (timeout up to ${maxTimeout} s), ${config.limits.maxMemoryMb} MB memory at most; background: true runs long work as a job (get_job). Print summaries rather than huge data; long output is shortened and saved to a file.` +
       (Object.keys(config.mcpServers).length > 0
         ? ` Code can call the tools of the upstream MCP servers (${Object.keys(config.mcpServers).join(", ")}): find them with search_tools, then ` +
           `${orList(upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`))}; tool results stay in the sandbox unless printed.`
@@ -125,7 +145,10 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     input: executeCodeInput,
     output: executionResultSchema,
     annotations: { title: "Run code in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    run: (args, call) => runExecution(ctx, args.session_id, call, (common) => engine.execute({ ...codeRequest(args), ...common })),
+    run: async (args, call) =>
+      args.background
+        ? runInBackground(ctx, args.session_id, call, codeRequest(args))
+        : runExecution(ctx, args.session_id, call, (common) => engine.execute({ ...codeRequest(args), ...common })),
   });
 
   const executeCommand = defineTool({
@@ -138,17 +161,10 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     input: executeCommandInput,
     output: executionResultSchema,
     annotations: { title: "Run a shell command in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    run: (args, call) =>
-      runExecution(ctx, args.session_id, call, (common) =>
-        engine.executeCommand({
-          command: args.command,
-          ...(args.working_directory !== undefined ? { workingDirectory: args.working_directory } : {}),
-          ...(args.timeout !== undefined ? { timeoutS: args.timeout } : {}),
-          ...envFields(args),
-          ...(args.keep_processes !== undefined ? { keepProcesses: args.keep_processes } : {}),
-          ...common,
-        }),
-      ),
+    run: async (args, call) =>
+      args.background
+        ? runInBackground(ctx, args.session_id, call, commandRequest(args))
+        : runExecution(ctx, args.session_id, call, (common) => engine.executeCommand({ ...commandRequest(args), ...common })),
   });
 
   const getSessions = defineTool({
@@ -266,7 +282,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     },
   });
 
-  return [executeCode, executeCommand, ...createCodeModeTools(ctx), getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
+  return [executeCode, executeCommand, ...createCodeModeTools(ctx), ...createJobTools(ctx), getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
 }
 
 const listed = new WeakMap<ToolDefinition, Tool>();

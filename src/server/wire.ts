@@ -21,7 +21,14 @@ const languageName = z
   .preprocess((value) => (typeof value === "string" ? value.toLowerCase() : value), z.enum(LANGUAGE_NAMES_AND_ALIASES))
   .describe(`One of ${describeLanguages()}, in any case`);
 
-const timeout = z.number().positive().describe("Wall-clock limit in seconds; default and maximum are set by the admin (see the security policy)");
+const timeout = z
+  .number()
+  .positive()
+  .describe("Wall-clock limit in seconds, up to the admin maximum; default: the admin's per-call default, or the maximum for background jobs (see the security policy)");
+const background = z
+  .boolean()
+  .optional()
+  .describe("Run as a background job: returns a job_id at once; read output and the result with get_job, stop it with stop_job");
 
 /** Names and bounds are checked by the engine (checkEnv), which names a refused variable. */
 const envVars = z.record(z.string());
@@ -48,6 +55,7 @@ export const executeCodeInput = z
     env: callEnv.optional(),
     session_env: sessionEnvArg.optional(),
     keep_processes: keepProcesses,
+    background,
   })
   .strict();
 
@@ -63,6 +71,7 @@ export const executeCommandInput = z
     env: callEnv.optional(),
     session_env: sessionEnvArg.optional(),
     keep_processes: keepProcesses,
+    background,
   })
   .strict();
 
@@ -73,7 +82,8 @@ const errorInfo = z.object({
 });
 
 export const executionResultSchema = z.object({
-  status: z.enum(["ok", "error", "timeout", "memory_limit", "output_limit", "killed"]).describe("How the run ended"),
+  status: z.enum(["ok", "error", "timeout", "memory_limit", "output_limit", "killed", "running"]).describe("How the run ended; running: it was started as a background job (job_id)"),
+  job_id: z.string().optional().describe("The background job running this call (background: true): poll it with get_job"),
   exit_code: z.number().int().nullable().describe("Exit status of the program; null when it was killed"),
   stdout: z.string().describe("Standard output, head and tail kept when longer than the display limit"),
   stderr: z.string(),

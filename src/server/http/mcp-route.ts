@@ -201,13 +201,14 @@ export class McpHttpSessions {
     return session;
   }
 
-  /** Drops a closed session; an anonymous one's execution sessions go with it (no one can reach them again). */
+  /** Drops a closed session; an anonymous one's execution sessions and jobs go with it (no one can reach them again). */
   private forget(id: string, session: McpHttpSession): void {
     if (this.sessions.get(id) === session) this.sessions.delete(id);
     if (session.closed) return;
     session.closed = true;
     if (!session.caller.keyed) {
       this.track(this.ctx.engine.sessions.stopOwnedBy(session.caller.id, "its MCP session ended").catch(() => undefined));
+      this.track(this.ctx.engine.jobs.stopOwnedBy(session.caller.id, "its MCP session ended").catch(() => undefined));
     }
   }
 

@@ -31,6 +31,7 @@ import {
   toWireSession,
 } from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
+import { jobRoutes } from "./job-routes.js";
 import { downloadFile, isJsonBody, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
 import { jsonRpcErrorResponse } from "./errors.js";
 import { answerJsonRpc, jsonRpcRequest, jsonRpcResponse } from "./mcp-execute.js";
@@ -207,7 +208,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       summary: "Run code in a sandbox",
       description:
         "Runs code and returns the result object; a failing program is a normal result (status error, timeout, memory_limit, output_limit). " +
-        "With ?stream=1 the answer is a text/event-stream: `stdout` and `stderr` events ({text}) while the code runs, then one `result` event (or `error`).",
+        "With ?stream=1 the answer is a text/event-stream: `stdout` and `stderr` events ({text}) while the code runs, then one `result` event (or `error`). " +
+        "With background: true the answer is 202 at once, a result with status running and job_id; follow the job under /jobs/{job_id}.",
       body: executeCodeInput,
       parseBody: (value) => parseToolArguments(findTool(tools, "execute_code"), value) as z.infer<typeof executeCodeInput>,
       query: z.object({ stream: z.enum(["0", "1", "true", "false"]).optional().describe("1 for server-sent events") }),
@@ -215,6 +217,12 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       runsCode: true,
       streams: true,
       handle: async ({ body, query, c, signal, keepSlot, owner }) => {
+        if (body.background) {
+          if (query.stream === "1" || query.stream === "true") {
+            throw new SandgateError("INVALID_INPUT", "stream and background do not go together; follow a job's output at GET /jobs/{job_id}/output/stdout", { data: { field: "stream" } });
+          }
+          return c.json(await run(executionResultSchema, "execute_code", body, owner), 202);
+        }
         if (query.stream === "1" || query.stream === "true") {
           // Everything that would refuse the request is checked before the 200 of a stream goes out.
           engine.validate(codeRequest(body));
@@ -223,6 +231,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         return run(executionResultSchema, "execute_code", body, owner, signal);
       },
     }),
+    ...jobRoutes(ctx),
     defineRoute({
       method: "get",
       path: "/servers",

@@ -1,0 +1,81 @@
+// A background job's output as it arrives: the latest window of each stream under absolute
+// offsets (characters since the job started), read from any offset, and a wake-up on new text.
+
+import type { OutputStream } from "../sandbox/index.js";
+
+/** Text of one stream from an offset, as far as the window and `maxChars` allow. */
+export interface OutputSlice {
+  text: string;
+  /** Offset of the first character of `text`. */
+  from: number;
+  /** Offset to ask from next time. */
+  next: number;
+  /** Characters before `from` that were asked for but have left the window. */
+  skipped: number;
+  /** Output after `next` is already there (the slice was cut at `maxChars`). */
+  more: boolean;
+}
+
+export class JobOutput {
+  private readonly text: Record<OutputStream, string> = { stdout: "", stderr: "" };
+  /** Offset of each window's first character. */
+  private readonly start: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
+  private readonly waiters = new Set<() => void>();
+  private ended = false;
+
+  /** `windowChars` of each stream are kept; older text is dropped (the run's full output is saved as for any call). */
+  constructor(private readonly windowChars: number) {}
+
+  append(stream: OutputStream, chunk: string): void {
+    if (this.ended || chunk === "") return;
+    let text = this.text[stream] + chunk;
+    if (text.length > this.windowChars) {
+      const drop = text.length - this.windowChars;
+      text = text.slice(drop);
+      this.start[stream] += drop;
+    }
+    this.text[stream] = text;
+    this.wake();
+  }
+
+  /** No more output will come; waiters wake. */
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  get done(): boolean {
+    return this.ended;
+  }
+
+  /** Offset just past the last character received. */
+  endOf(stream: OutputStream): number {
+    return this.start[stream] + this.text[stream].length;
+  }
+
+  read(stream: OutputStream, since = 0, maxChars = Infinity): OutputSlice {
+    const first = this.start[stream];
+    const from = Math.min(Math.max(since, first), this.endOf(stream));
+    const text = this.text[stream].slice(from - first, from - first + maxChars);
+    const next = from + text.length;
+    return { text, from, next, skipped: Math.max(0, Math.min(from, first) - since), more: next < this.endOf(stream) };
+  }
+
+  /** Resolves on the next output or the end, or after `ms`, whichever comes first. */
+  changed(ms: number): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}

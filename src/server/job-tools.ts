@@ -1,0 +1,100 @@
+// The background-job tools: starting a call as a job (execute_code/execute_command with
+// background: true), get_job to poll or list, stop_job; each caller sees only its own jobs.
+
+import type { z } from "zod";
+import { LOCAL_OWNER, type JobRequest, type JobSnapshot } from "../execution/index.js";
+import type { ServerContext } from "./context.js";
+import { describeResult, renderResultText } from "./result-text.js";
+import { defineTool, type ToolCallContext, type ToolDefinition } from "./tool-definition.js";
+import { getJobInput, getJobOutput, jobSnapshotSchema, MAX_JOB_WAIT_S, stopJobInput, toWireJob, toWireJobSnapshot } from "./job-wire.js";
+import type { WireExecutionResult } from "./wire.js";
+
+const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
+
+/** Starts `request` as `call`'s background job; the reply is an execution result with status running and the job id. */
+export function startJob(ctx: ServerContext, request: JobRequest, call: ToolCallContext, note?: string): { structured: WireExecutionResult; text: string } {
+  const job = ctx.engine.jobs.start({ ...request, owner: ownerOf(call) });
+  const structured: WireExecutionResult = {
+    status: "running",
+    job_id: job.id,
+    exit_code: null,
+    stdout: "",
+    stderr: "",
+    duration_ms: 0,
+    truncated: false,
+    session_id: job.sessionId,
+    ...(note ? { state_reset: true } : {}),
+    tool_calls: [],
+    tokens: { returned: 0, output: 0, tool_results: 0 },
+  };
+  const text =
+    `${note ? `Note: ${note}.\n` : ""}Started background job ${job.id}${job.sessionId ? ` in session ${job.sessionId}` : ""} (time limit ${job.timeoutS} s). ` +
+    `Read its output and result with get_job (wait_s up to ${MAX_JOB_WAIT_S} waits for news; since: the last answer's next gives only newer output); stop it with stop_job.`;
+  return { structured, text };
+}
+
+/** The text an agent reads for a job: its state, output since the offsets asked for, and once it ended the result. */
+export function renderJobText(ctx: ServerContext, job: JobSnapshot, asked: boolean): string {
+  const wire = toWireJobSnapshot(job);
+  const ranS = Math.round(((job.endedAt ? Date.parse(job.endedAt) : Date.now()) - Date.parse(job.startedAt)) / 1000);
+  const head = `Job ${job.id}${job.sessionId ? ` (session ${job.sessionId})` : ""}: ${job.status}${job.reason ? ` (${job.reason})` : ""} after ${ranS} s of ${job.timeoutS} s.`;
+  const skipped = job.skipped ? `[${Object.entries(job.skipped).map(([s, n]) => `${n} characters of ${s} no longer kept`).join(", ")}]` : undefined;
+  const next = `[next since: {"stdout": ${job.next.stdout}, "stderr": ${job.next.stderr}}${job.moreOutput ? "; more output is waiting" : ""}]`;
+  if (wire.result) {
+    // After polling with offsets, only the newer output is repeated; the result carries the rest.
+    const shown = asked ? { ...wire.result, stdout: wire.stdout, stderr: wire.stderr } : wire.result;
+    return [head, skipped, renderResultText(shown, describeResult(wire.result, ctx.config)), next].filter(Boolean).join("\n\n");
+  }
+  const parts = [head, skipped];
+  if (wire.stdout) parts.push(wire.stdout.trimEnd());
+  if (wire.stderr) parts.push(`[stderr]\n${wire.stderr.trimEnd()}`);
+  if (wire.error) parts.push(`[${wire.error.code}] ${wire.error.message}`);
+  if (job.status === "running") parts.push(`${next} Call get_job again with these offsets (and wait_s) for newer output.`);
+  return parts.filter(Boolean).join("\n\n");
+}
+
+export function createJobTools(ctx: ServerContext): ToolDefinition[] {
+  const { engine } = ctx;
+
+  const getJob = defineTool({
+    name: "get_job",
+    title: "Read a background job",
+    description:
+      "Status, new output and (once ended) the result of a background job started with background: true; without job_id, lists your jobs. " +
+      `wait_s (up to ${MAX_JOB_WAIT_S}) waits for news; since (the last answer's next) returns only newer output.`,
+    input: getJobInput,
+    output: getJobOutput,
+    annotations: { title: "Read a background job", readOnlyHint: true, openWorldHint: false },
+    async run(args, call) {
+      const owner = ownerOf(call);
+      if (args.job_id === undefined) {
+        const jobs = engine.jobs.list(owner).map(toWireJob);
+        const text = jobs.length === 0 ? "No background jobs. Pass background: true to execute_code or execute_command to start one." : JSON.stringify({ jobs }, null, 2);
+        return { structured: { jobs }, text };
+      }
+      const job = await engine.jobs.get(args.job_id, owner, {
+        ...(args.wait_s !== undefined ? { waitMs: args.wait_s * 1000 } : {}),
+        ...(args.since ? { since: args.since } : {}),
+      });
+      const asked = (args.since?.stdout ?? 0) > 0 || (args.since?.stderr ?? 0) > 0;
+      return { structured: { job: toWireJobSnapshot(job) }, text: renderJobText(ctx, job, asked) };
+    },
+  });
+
+  const stopJob = defineTool({
+    name: "stop_job",
+    title: "Stop a background job",
+    description: "Stop a background job; returns it once stopped, with its output and result so far. A job in a session is stopped as a cancelled call is.",
+    input: stopJobInput,
+    output: jobSnapshotSchema,
+    annotations: { title: "Stop a background job", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    async run(args, call) {
+      const job = await engine.jobs.stop(args.job_id, ownerOf(call));
+      return { structured: toWireJobSnapshot(job), text: renderJobText(ctx, job, false) };
+    },
+  });
+
+  return [getJob, stopJob];
+}
+
+export type GetJobOutput = z.infer<typeof getJobOutput>;

@@ -1,0 +1,73 @@
+// Background jobs on the wire: the get_job and stop_job arguments and the job objects that MCP,
+// REST and OpenAPI share, in snake_case like every other wire shape (wire.ts).
+
+import { z } from "zod";
+import type { JobInfo, JobSnapshot } from "../execution/index.js";
+import { executionResultSchema, toWireResult } from "./wire.js";
+
+/** Longest a get_job call waits for news, seconds. */
+export const MAX_JOB_WAIT_S = 30;
+
+const jobId = z.string().min(1).max(64).describe("The job_id execute_code or execute_command returned");
+const offset = z.number().int().min(0);
+
+export const jobSchema = z.object({
+  job_id: z.string(),
+  status: z.enum(["running", "done", "stopped", "failed"]).describe("running (or waiting for its session or for room), done (see result), stopped (reason), failed (error)"),
+  session_id: z.string().nullable(),
+  kind: z.string().describe("The language, or command for a shell line"),
+  timeout_s: z.number(),
+  started_at: z.string(),
+  ended_at: z.string().optional(),
+  reason: z.string().optional().describe("Why it stopped"),
+});
+
+export const jobSnapshotSchema = jobSchema.extend({
+  stdout: z.string().describe("Output since the `since` offsets (all of it without them), at most the display limit"),
+  stderr: z.string(),
+  next: z.object({ stdout: offset, stderr: offset }).describe("Offsets to pass as `since` to get only newer output"),
+  skipped: z.object({ stdout: offset.optional(), stderr: offset.optional() }).optional().describe("Characters no longer kept while running (the result saves the full output)"),
+  more_output: z.boolean().describe("More output is there past `next`: ask again from there"),
+  result: executionResultSchema.optional().describe("The execution result, once the run ended"),
+  error: z.object({ code: z.string(), message: z.string() }).optional().describe("Why the job could not run (status failed)"),
+});
+
+export const getJobInput = z
+  .object({
+    job_id: jobId.optional().describe("The job to read; omit to list your jobs"),
+    wait_s: z.number().min(0).max(MAX_JOB_WAIT_S).optional().describe(`Wait up to this many seconds (at most ${MAX_JOB_WAIT_S}) for new output or the end`),
+    since: z.object({ stdout: offset.optional(), stderr: offset.optional() }).strict().optional().describe("Offsets from the last answer's `next`: return only newer output"),
+  })
+  .strict();
+export const getJobOutput = z.object({
+  job: jobSnapshotSchema.optional().describe("The job asked for"),
+  jobs: z.array(jobSchema).optional().describe("Your running and recently finished jobs, without job_id"),
+});
+export const stopJobInput = z.object({ job_id: jobId }).strict();
+export const listJobsOutput = z.object({ jobs: z.array(jobSchema) });
+
+export function toWireJob(info: JobInfo): z.infer<typeof jobSchema> {
+  return {
+    job_id: info.id,
+    status: info.status,
+    session_id: info.sessionId,
+    kind: info.kind,
+    timeout_s: info.timeoutS,
+    started_at: info.startedAt,
+    ...(info.endedAt !== undefined ? { ended_at: info.endedAt } : {}),
+    ...(info.reason !== undefined ? { reason: info.reason } : {}),
+  };
+}
+
+export function toWireJobSnapshot(job: JobSnapshot): z.infer<typeof jobSnapshotSchema> {
+  return {
+    ...toWireJob(job),
+    stdout: job.stdout,
+    stderr: job.stderr,
+    next: job.next,
+    ...(job.skipped ? { skipped: job.skipped } : {}),
+    more_output: job.moreOutput,
+    ...(job.result ? { result: toWireResult(job.result) } : {}),
+    ...(job.error ? { error: job.error } : {}),
+  };
+}
