@@ -90,6 +90,13 @@ describe("environment variables over REST", () => {
     expect(bad.message).not.toContain(SECRET);
     expect(expectError(await api("/execute", { json: { language: "python", code: "1", session_env: { A: "1" } } }), 400, "INVALID_INPUT").message).toContain("session_id");
   });
+
+  it("the security policy says which names are refused and what is masked", async () => {
+    const policy = await api<{ env: { max_vars: number; max_bytes: number; reserved: string[]; masked: string } }>("/security/policy");
+    expect(policy.body.env).toMatchObject({ max_vars: 64, max_bytes: 65536 });
+    expect(policy.body.env.reserved).toEqual(expect.arrayContaining(["PATH", "LD_*", "SANDGATE_*", "PYTHONPATH", "NODE_OPTIONS"]));
+    expect(policy.body.env.masked).toContain("[masked:NAME]");
+  });
 });
 
 describe("environment variables over MCP", () => {

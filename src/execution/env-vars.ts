@@ -63,6 +63,11 @@ const RESERVED_PREFIXES: ReadonlyArray<[string, string]> = [
   ["__", "names starting with __ are the runners' own (the Bash runner's __sg_*, JavaScript's __proto__)"],
 ];
 
+/** The reserved names for display: exact names, then prefixes as `LD_*`. */
+export function reservedEnvNames(): string[] {
+  return [...RESERVED.keys(), ...RESERVED_PREFIXES.map(([prefix]) => `${prefix}*`)];
+}
+
 /** Why `name` cannot be set through `env`, or undefined when it can. */
 export function reservedReason(name: string): string | undefined {
   const exact = RESERVED.get(name);

@@ -3,6 +3,7 @@
 
 import { allApiKeys, defaultTimeoutS, LANGUAGES } from "../config/index.js";
 import { SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
+import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames } from "../execution/index.js";
 import type { ServerContext } from "./context.js";
 
 export const POLICY_URI = "sandgate://security-policy";
@@ -41,6 +42,12 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       max_committed_memory_mb: limits.maxCommittedMemoryMb,
       queue_wait_s: limits.queueWaitS,
     },
+    env: {
+      max_vars: MAX_ENV_VARS,
+      max_bytes: MAX_ENV_BYTES,
+      reserved: reservedEnvNames(),
+      masked: "values of secret-looking names (KEY, TOKEN, SECRET, PASSWORD, AUTH, COOKIE...) and passwords or tokens inside values are shown as [masked:NAME] in results; only the literal value",
+    },
     flavors: config.flavors,
     default_flavor: config.defaultFlavor,
     sessions: { max: config.sessions.max, idle_ttl_s: config.sessions.idleTtlS, workspace: workspaceQuota(ctx) },
@@ -59,7 +66,7 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
         ...(runtime.cgroups.reason ? { note: runtime.cgroups.reason } : {}),
       },
       host_user: runtime.hostUser ? `uid ${runtime.hostUser.uid}` : `uid ${process.getuid?.() ?? "unknown"} (the user running sandgate)`,
-      environment: "cleared; only PATH, HOME, LANG and interpreter settings are set",
+      environment: "cleared; only PATH, HOME, LANG and interpreter settings are set, and the variables callers give (env)",
     },
     volumes: config.volumes.map((v) => ({ name: v.name, path: `/mnt/${v.name}`, read_only: v.readOnly })),
     http: {
