@@ -314,9 +314,8 @@ function onUncaught(err) {
 function onInterrupt() {
   const call = active;
   if (!call) return;
-  const err = new Error('the call was interrupted while it awaited a promise that had not settled');
-  err.name = 'Interrupted';
-  call.finish({ fields: { ok: false, exitCode: 1, error: { type: 'Interrupted', message: err.message, traceback: `Interrupted: ${err.message}` } } });
+  const message = 'the call was interrupted while it awaited a promise that had not settled';
+  call.finish({ fields: { ok: false, exitCode: 1, error: { type: 'Interrupted', message, traceback: `Interrupted: ${message}` } } });
 }
 
 process.on('SIGINT', onInterrupt);

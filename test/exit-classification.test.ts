@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from "vitest";
 import { RUNNER_SPECS } from "../src/languages/index.js";
-import { classifyExit, classifyResult, describeExit, type CallVerdict, type ExitFacts } from "../src/sandbox/exit-classification.js";
+import { classifyExit, classifyInterrupted, classifyResult, describeExit, type CallVerdict, type ExitFacts } from "../src/sandbox/exit-classification.js";
 import type { ResultFrame } from "../src/sandbox/protocol.js";
 
 const died: ExitFacts = {
@@ -22,6 +22,16 @@ const V8_OOM = "<--- Last few GCs --->\nFATAL ERROR: Reached heap limit Allocati
 
 const exitRows: Array<[string, Partial<ExitFacts>, CallVerdict]> = [
   ["a timeout the host enforced", { killReason: "timeout" }, { status: "timeout", exitCode: null, message: "execution timed out after 2.5 s and was stopped" }],
+  [
+    "a timeout whose interrupt the code did not stop for",
+    { killReason: "timeout", interruptGraceMs: 2000 },
+    { status: "timeout", exitCode: null, message: "execution timed out after 2.5 s and was stopped; it did not stop within 2 s of an interrupt, so the interpreter was killed and its state is lost" },
+  ],
+  [
+    "a cancel whose interrupt the code did not stop for",
+    { killReason: "killed", interruptGraceMs: 2000 },
+    { status: "killed", exitCode: null, message: "the sandbox was stopped; it did not stop within 2 s of an interrupt, so the interpreter was killed and its state is lost" },
+  ],
   ["an output flood", { killReason: "output_limit" }, { status: "output_limit", exitCode: null, message: "output exceeded 1000 bytes and the run was stopped" }],
   ["a stop by the caller", { killReason: "killed" }, { status: "killed", exitCode: null, message: "the sandbox was stopped" }],
   ["a stop for a broken bound, with its message", { killReason: "stopped", stopMessage: "the sandbox broke the runner protocol" }, { status: "killed", exitCode: null, message: "the sandbox broke the runner protocol" }],
@@ -66,6 +76,16 @@ describe("exit classification", () => {
   ];
   it.each(resultRows)("a call the runner reports as %s gets that status", (_name, frame, verdict) => {
     expect(classifyResult(frame)).toEqual(verdict);
+  });
+
+  it("says an interrupted call's interpreter lives on, with the reason it was interrupted", () => {
+    expect(classifyInterrupted("timeout", 2500)).toEqual({
+      status: "timeout",
+      exitCode: null,
+      message: "execution timed out after 2.5 s and was interrupted; the interpreter and its state (variables, imports) are kept",
+      interrupted: true,
+    });
+    expect(classifyInterrupted("killed", 2500)).toMatchObject({ status: "killed", interrupted: true, message: expect.stringMatching(/^the call was cancelled and the code interrupted; /) });
   });
 
   it("describes a sandbox that failed to start by its exit and its own complaint", () => {

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { useTestEngine } from "./helpers.js";
 import { withServer } from "./server-helpers.js";
+import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
@@ -179,6 +180,27 @@ describe("over REST", () => {
       expect(next.body.state_reset).toBe(true);
       const later = await api<{ state_reset?: boolean }>("/execute", { json: { language: "python", session_id: sessionId, code: "1" } });
       expect(later.body.state_reset).toBeUndefined();
+    });
+  });
+});
+
+describe("over MCP", () => {
+  it("the agent reads whether a stopped call kept the session's state, and where the code was", async () => {
+    await withServer(t, {}, async (server) => {
+      const { client } = await connectMcp(server.url);
+      try {
+        await callTool(client, "execute_code", { language: "python", session_id: "told", code: "x = 41" });
+        const kept = await callTool(client, "execute_code", { language: "python", session_id: "told", timeout: 1, code: "import time\ntime.sleep(100)" });
+        expect(kept.structuredContent.status).toBe("timeout");
+        expect(toolText(kept)).toMatch(/interrupted and the session's variables and imports are kept/);
+        expect(toolText(kept)).toMatch(/line 2[\s\S]*KeyboardInterrupt/);
+        const code = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass";
+        const lost = await callTool(client, "execute_code", { language: "python", session_id: "told", timeout: 1, code });
+        expect(lost.structuredContent.state_reset).toBe(true);
+        expect(toolText(lost)).toMatch(/the interpreter was killed, so the session's variables and imports are gone/);
+      } finally {
+        await client.close();
+      }
     });
   });
 });

@@ -16,16 +16,23 @@ export function describeResult(result: WireExecutionResult, config: SandgateConf
         ? `The code failed with ${result.error.type}: ${result.error.message}. Fix the error and run it again.`
         : `The program exited with status ${result.exit_code ?? "unknown"}.`;
     case "timeout":
-      return `The code was stopped after running too long (${took}). Make it faster, work on less data, or pass a larger timeout (at most ${config.limits.maxExecutionTimeS} s; background: true runs it as a job you poll with get_job).`;
+      return `The code was stopped after running too long (${took}${stateNote(result)}). Make it faster, work on less data, or pass a larger timeout (at most ${config.limits.maxExecutionTimeS} s; background: true runs it as a job you poll with get_job).`;
     case "memory_limit":
       return `The sandbox ran out of memory and the code was stopped. Process the data in smaller pieces or pass flavor "large" (at most ${config.limits.maxMemoryMb} MB).`;
     case "output_limit":
       return `The code printed more than ${config.limits.outputCapBytes} bytes and was stopped. Write large results to a file in /workspace and print a summary.`;
     case "killed":
-      return "The run was cancelled before it finished.";
+      return `The run was cancelled before it finished${stateNote(result)}.`;
     case "running":
       return `Started as background job ${result.job_id ?? "?"}; read its output and result with get_job, stop it with stop_job.`;
   }
+}
+
+/** For a stopped run: whether the session's interpreter kept its state (interrupted) or lost it (killed). */
+function stateNote(result: WireExecutionResult): string {
+  if (result.state_reset) return "; the interpreter was killed, so the session's variables and imports are gone (files remain)";
+  if (result.error?.message.includes("interrupted")) return "; it was interrupted and the session's variables and imports are kept";
+  return "";
 }
 
 export function renderResultText(result: WireExecutionResult, summary: string, note?: string): string {
@@ -34,7 +41,8 @@ export function renderResultText(result: WireExecutionResult, summary: string, n
   if (result.stdout) parts.push(result.stdout.endsWith("\n") ? result.stdout.slice(0, -1) : result.stdout);
   if (result.stderr) parts.push(`[stderr]\n${result.stderr.endsWith("\n") ? result.stderr.slice(0, -1) : result.stderr}`);
   if (result.value !== undefined) parts.push(`[value] ${JSON.stringify(result.value)}`);
-  if (result.error?.traceback && result.status === "error") parts.push(`[traceback]\n${result.error.traceback.trimEnd()}`);
+  // A timeout or cancel that interrupted the code has a traceback too: where the code was.
+  if (result.error?.traceback && (result.status === "error" || result.status === "timeout" || result.status === "killed")) parts.push(`[traceback]\n${result.error.traceback.trimEnd()}`);
   if (result.output_note) parts.push(`[${result.output_note}]`);
   else if (result.full_output) parts.push(`[output cut; full text in ${Object.values(result.full_output).join(" and ")}]`);
   if (result.images?.length) parts.push(`[images] ${result.images.map((image) => `${image.mime} (${Math.ceil((image.data_base64.length * 3) / 4096)} KiB)`).join(", ")}`);
