@@ -1,6 +1,7 @@
 // Builds the argv that starts one sandbox: a tiny /bin/sh launcher that sets rlimits, then
 // execs bubblewrap with the namespaces, mounts and environment (passed on a pipe, not in argv).
 
+import { hostEtcImage, SYNTHETIC_ETC_FILES } from "./host-etc-image.js";
 import { hostImageArguments, usrLocalArguments } from "./host-image.js";
 
 export interface MountPlan {
@@ -117,12 +118,15 @@ export function isolationArguments(): string[] {
 function bwrapArguments(options: SandboxArgvOptions): string[] {
   const { mounts } = options;
   const bwrap = isolationArguments();
+  // /etc: the host image and the synthetic files, as one copy when it can be made (host-etc-image.ts).
+  const etcImage = hostEtcImage(mounts.etcDir);
+  if (etcImage) {
+    bwrap.push("--ro-bind", etcImage, "/etc");
+  } else {
+    bwrap.push(...hostImageArguments());
+    for (const name of SYNTHETIC_ETC_FILES) bwrap.push("--ro-bind", `${mounts.etcDir}/${name}`, `/etc/${name}`);
+  }
   bwrap.push(
-    ...hostImageArguments(),
-    "--ro-bind", `${mounts.etcDir}/passwd`, "/etc/passwd",
-    "--ro-bind", `${mounts.etcDir}/group`, "/etc/group",
-    "--ro-bind", `${mounts.etcDir}/hosts`, "/etc/hosts",
-    "--ro-bind", `${mounts.etcDir}/hostname`, "/etc/hostname",
     "--proc", "/proc",
     // --dev makes /dev a tmpfs of its own that the sandbox user owns: read-only, with a sized /dev/shm.
     "--dev", "/dev",

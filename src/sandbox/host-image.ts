@@ -92,27 +92,41 @@ function expand(etcDir: string): string[] {
   return paths;
 }
 
-let cached: { etcMtimeMs: number; args: string[] } | undefined;
+/** What of the host's /etc a sandbox gets: entries to copy or bind, and links to recreate (target, path). */
+export interface HostImagePlan {
+  entries: string[];
+  links: Array<[target: string, path: string]>;
+}
+
+let cached: { etcMtimeMs: number; plan: HostImagePlan } | undefined;
 
 /**
- * bubblewrap's arguments that put the host image's /etc entries into a sandbox: `--ro-bind-try`
- * for files and directories, `--symlink` for links. Rebuilt when /etc itself changes, so an entry
- * that appears or goes later (a package installed) shows up in the next sandbox.
+ * The host image's /etc entries as the host has them now. Rescanned when /etc itself changes, so
+ * an entry that appears or goes later (a package installed) shows up in the next sandbox.
  */
-export function hostImageArguments(): string[] {
+export function hostImagePlan(): HostImagePlan {
   let etcMtimeMs = -1;
   try {
     etcMtimeMs = lstatSync("/etc").mtimeMs;
   } catch {
     // no /etc: nothing to mount
   }
-  if (cached?.etcMtimeMs !== etcMtimeMs) cached = { etcMtimeMs, args: etcMtimeMs < 0 ? [] : scanHostImage() };
-  return cached.args;
+  if (cached?.etcMtimeMs !== etcMtimeMs) cached = { etcMtimeMs, plan: etcMtimeMs < 0 ? { entries: [], links: [] } : scanHostImage() };
+  return cached.plan;
 }
 
-function scanHostImage(): string[] {
-  const binds: string[] = [];
-  const links: Array<[string, string]> = [];
+/** bubblewrap's arguments that bind the host image's entries one by one (`--ro-bind-try`) and recreate its links. */
+export function hostImageArguments(): string[] {
+  const { entries, links } = hostImagePlan();
+  const args: string[] = [];
+  for (const path of entries) args.push("--ro-bind-try", path, path);
+  for (const [target, path] of links) args.push("--symlink", target, path);
+  return args;
+}
+
+function scanHostImage(): HostImagePlan {
+  const entries: string[] = [];
+  const candidates: Array<[string, string]> = [];
   for (const path of expand("/etc")) {
     let isLink: boolean;
     try {
@@ -122,27 +136,26 @@ function scanHostImage(): string[] {
     }
     if (!isLink) {
       // Through a linked parent directory the bind would reach past /etc: leave such an entry out.
-      if (realOrSelf(path) === path) binds.push(path);
+      if (realOrSelf(path) === path) entries.push(path);
       continue;
     }
     try {
-      links.push([readlinkSync(path), path]);
+      candidates.push([readlinkSync(path), path]);
     } catch {
       // gone since the lstat
     }
   }
-  const args: string[] = [];
-  for (const path of binds) args.push("--ro-bind-try", path, path);
-  for (const [target, path] of links) {
+  const links: Array<[string, string]> = [];
+  for (const [target, path] of candidates) {
     let real: string;
     try {
       real = realpathSync(path);
     } catch {
       continue; // dangling on the host: dangling inside too, so leave it out
     }
-    if (linkTargetVisible(real, binds)) args.push("--symlink", target, path);
+    if (linkTargetVisible(real, entries)) links.push([target, path]);
   }
-  return args;
+  return { entries, links };
 }
 
 function realOrSelf(path: string): string {
