@@ -493,9 +493,14 @@ def _setup_interpreter():
 
 def _set_env(env):
     """Sets the call's environment variables; returns what each was (None: unset) for _restore_env."""
-    saved = {name: os.environ.get(name) for name in env}
+    saved = {}
     for name, value in env.items():
-        os.environ[name] = value
+        try:
+            previous = os.environ.get(name)
+            os.environ[name] = value
+            saved[name] = previous
+        except Exception as exc:  # the host checks names and values; never lose the call over one
+            _report_internal_error(f"could not set environment variable {name}", exc)
     return saved
 
 

@@ -74,8 +74,8 @@ describe("per-call env", () => {
   });
 
   it("reaches stateless calls, which take warm sandboxes", async () => {
-    const result = await run({ language: "python", env: { STATELESS: "yes" }, code: "import os\nos.environ['STATELESS']" });
-    expect(result.value).toBe("yes");
+    const result = await run({ language: "python", env: { STATELESS: "yes é🎉" }, code: "import os\nos.environ['STATELESS']" });
+    expect(result.value).toBe("yes é🎉");
     expect((await run({ language: "python", code: "import os\nos.environ.get('STATELESS')" })).value).toBeUndefined();
   });
 });
@@ -145,6 +145,7 @@ describe("names and bounds", () => {
       { [`A${"x".repeat(128)}`]: "v" },
       { "TOKEN=value-in-name": "v" },
       { GOOD: "a\u0000b" },
+      { GOOD: "a\ud800b" },
       { GOOD: 5 },
       Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, "1"])),
       { BIG: "x".repeat(64 * 1024) },

@@ -12,6 +12,8 @@ export const MAX_ENV_VARS = 64;
 export const MAX_ENV_BYTES = 64 * 1024;
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** A UTF-16 surrogate without its pair: no UTF-8 for it, and Python's os.environ refuses it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Names sandgate, the runners or the programs they start rely on. Code may still change them
@@ -95,6 +97,7 @@ export function checkEnv(env: unknown, field: string): EnvVars {
     if (reserved) fail(`${name} cannot be set: ${reserved}`, name);
     if (typeof value !== "string") fail(`${name} must be a string`, name);
     if ((value as string).includes("\u0000")) fail(`${name} must not contain NUL bytes`, name);
+    if (LONE_SURROGATE.test(value as string)) fail(`${name} must be valid Unicode text (it holds a lone surrogate)`, name);
     bytes += Buffer.byteLength(name) + Buffer.byteLength(value as string);
   });
   if (bytes > MAX_ENV_BYTES) fail(`names and values take ${bytes} bytes, more than the ${MAX_ENV_BYTES} allowed`);
