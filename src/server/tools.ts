@@ -134,7 +134,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     title: "Run code in a sandbox",
     description:
       `Run ${languageTitles("or")} in an isolated Linux sandbox with no network. ` +
-      `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use). ` +
+      `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use); a timeout or cancel interrupts Python and JavaScript code and keeps them, and state_reset says when they were lost. ` +
       `Returns stdout, stderr, the value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
       "Images come back as image content: matplotlib figures shown or left open, a PIL image or PNG/SVG value as the last expression, and sandgate.show(x) (Python and JavaScript: a figure, image, bytes, a file path or an upstream tool's image). " +
       `Limits: ${defaultTimeout} s per call by default (timeout up to ${maxTimeout} s), ${config.limits.maxMemoryMb} MB memory at most; background: true runs long work as a job (get_job). Print summaries rather than huge data; long output is shortened and saved to a file.` +
