@@ -385,12 +385,36 @@ function safeString(value) {
   }
 }
 
+const PACKAGE_NAMES_FILE = '/sandgate/packages/node/sandgate-packages.txt';
+
+/** A package that is not installed: how to get it, as runners/sandgate_packages.py says it for Python. */
+function missingPackageAdvice(err) {
+  if (err.code !== 'MODULE_NOT_FOUND' && err.code !== 'ERR_MODULE_NOT_FOUND') return '';
+  const match = /Cannot find (?:module|package) '([^']+)'/.exec(String(err.message));
+  const spec = match ? match[1] : '';
+  if (spec === '' || /^(?:\.|\/|node:|file:|sandgate:)/.test(spec)) return '';
+  const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+  let names = [];
+  try {
+    names = fs.readFileSync(PACKAGE_NAMES_FILE, 'utf8').trim().split(',').filter(Boolean);
+  } catch {
+    // no package set synced
+  }
+  const have = names.length > 0 ? `use the installed set: ${names.join(', ')}` : 'use what the system has (no extra packages are installed)';
+  return `no network in this sandbox: ask the admin to add ${name} to node.packages (then \`sandgate packages sync\`), or ${have}`;
+}
+
 function errorInfo(err) {
   try {
     if (err !== null && typeof err === 'object' && typeof err.stack === 'string') {
       const ctor = err.constructor;
       const type = (ctor && typeof ctor.name === 'string' && ctor.name) || 'Error';
       const message = typeof err.message === 'string' ? err.message : safeString(err.message);
+      const advice = missingPackageAdvice(err);
+      if (advice !== '') {
+        const traceback = cleanStack(err.stack) || `${type}: ${message}`;
+        return { type, message: `${message.split('\n')[0]}; ${advice}`, traceback: `${traceback}\n${advice}` };
+      }
       return { type, message, traceback: cleanStack(err.stack) || `${type}: ${message}` };
     }
     const message = typeof err === 'string' ? err : inspect(err);
@@ -430,36 +454,12 @@ function cleanStack(stack) {
     } else if (reachedUser && line.includes('node_runner.cjs')) {
       break;
     }
-const PACKAGE_NAMES_FILE = '/sandgate/packages/node/sandgate-packages.txt';
-
-/** A package that is not installed: how to get it, as runners/sandgate_packages.py says it for Python. */
-function missingPackageAdvice(err) {
-  if (err.code !== 'MODULE_NOT_FOUND' && err.code !== 'ERR_MODULE_NOT_FOUND') return '';
-  const match = /Cannot find (?:module|package) '([^']+)'/.exec(String(err.message));
-  const spec = match ? match[1] : '';
-  if (spec === '' || /^(?:\.|\/|node:|file:|sandgate:)/.test(spec)) return '';
-  const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
-  let names = [];
-  try {
-    names = fs.readFileSync(PACKAGE_NAMES_FILE, 'utf8').trim().split(',').filter(Boolean);
-  } catch {
-    // no package set synced
-  }
-  const have = names.length > 0 ? `use the installed set: ${names.join(', ')}` : 'use what the system has (no extra packages are installed)';
-  return `no network in this sandbox: ask the admin to add ${name} to node.packages (then \`sandgate packages sync\`), or ${have}`;
-}
-
   }
   return out.join('\n');
 }
 
 // ---- end of a call --------------------------------------------------------------------
 
-      const advice = missingPackageAdvice(err);
-      if (advice !== '') {
-        const traceback = cleanStack(err.stack) || `${type}: ${message}`;
-        return { type, message: `${message.split('\n')[0]}; ${advice}`, traceback: `${traceback}\n${advice}` };
-      }
 function writeStderr(text) {
   writeToStream(process.stderr, 2, text);
 }

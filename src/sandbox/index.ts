@@ -19,12 +19,12 @@ export type { ResolvedLimits, LimitOverrides } from "./limits.js";
 export { detectCgroups, removeIdleCgroups } from "./cgroups.js";
 export type { CgroupSupport, CgroupMode } from "./cgroups.js";
 export type { VolumeMount } from "./bwrap-args.js";
+export { describePackageSets, installedPackageNames, PACKAGE_LANGUAGES } from "./package-sets.js";
+export type { PackageLanguage, PackageManifest } from "./package-sets.js";
 export { buildSeccompProgram, SECCOMP_DENIED_SYSCALLS } from "./seccomp.js";
 
 import type { SandboxRuntime } from "./runtime.js";
 import { Sandbox, type SandboxOptions } from "./sandbox.js";
-export { describePackageSets, installedPackageNames, PACKAGE_LANGUAGES } from "./package-sets.js";
-export type { PackageLanguage, PackageManifest } from "./package-sets.js";
 
 export function startSandbox(runtime: SandboxRuntime, options: SandboxOptions): Promise<Sandbox> {
   return Sandbox.start(runtime, options);
