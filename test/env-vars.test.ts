@@ -104,6 +104,10 @@ describe("per-session env", () => {
     expect(set.value).toEqual([null, "2"]);
     expect((await run({ language: "python", sessionId: id, code: "import os\nos.environ['NEW']" })).value).toBe("2");
     expect(fx.engine.sessions.get(id).envNames).toEqual(["NEW"]);
+    // Starting a live session again with env replaces its variables too (POST /sessions does this).
+    const again = fx.engine.sessions.ensure(id, undefined, { env: { AGAIN: "3" } });
+    expect(again.created).toBe(false);
+    expect((await run({ language: "python", sessionId: id, code: "import os\n[os.environ.get('NEW'), os.environ['AGAIN']]" })).value).toEqual([null, "3"]);
     const error = await refused(run({ language: "python", sessionEnv: { NEW: "2" }, code: "1" }));
     expect(error.code).toBe("INVALID_INPUT");
     expect(error.message).toMatch(/session_env.*session_id/);
