@@ -84,10 +84,13 @@ try:
     open("/usr/local/bin/pwned", "w"); w = "WROTE"
 except OSError as e:
     w = type(e).__name__
-json.dumps({"bin": ls("/usr/local/bin"), "etc": ls("/usr/local/etc"), "write": w})
+json.dumps({"bin": ls("/usr/local/bin"), "etc": ls("/usr/local/etc"), "write": w, "path": os.environ["PATH"].split(":")})
 `);
-    const seen = JSON.parse(String(r.value)) as { bin: string[] | string; etc: string[] | string; write: string };
+    const seen = JSON.parse(String(r.value)) as { bin: string[] | string; etc: string[] | string; write: string; path: string[] };
     if (existsSync("/usr/local/bin")) expect(seen.bin).toEqual(hostBin);
+    // Found before /usr/bin, as on the host.
+    expect(seen.path.indexOf("/usr/local/bin")).toBeGreaterThanOrEqual(0);
+    expect(seen.path.indexOf("/usr/local/bin")).toBeLessThan(seen.path.indexOf("/usr/bin"));
     expect(seen.write).not.toBe("WROTE");
     if (existsSync("/usr/local/etc")) expect(seen.etc).toEqual([]);
   });
