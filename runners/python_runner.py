@@ -411,13 +411,22 @@ class _RunnerModules:
         return None
 
 
+# GUI backends, which cannot show anything in a sandbox; Debian's /etc/matplotlibrc names TkAgg.
+GUI_BACKENDS = {"tkagg", "tkcairo", "qtagg", "qtcairo", "qt5agg", "qt5cairo", "gtk3agg", "gtk3cairo", "gtk4agg", "gtk4cairo", "wx", "wxagg", "wxcairo", "macosx"}
+
+
 def _use_sandgate_backend():
+    """The user's choice of backend stands (MPLBACKEND, matplotlib.use, a non-GUI one in a
+    matplotlibrc); otherwise, and instead of a GUI backend from a matplotlibrc, ours is used."""
     mpl = sys.modules.get("matplotlib")
     try:
         params = mpl.rcParams
-        current = params._get("backend") if hasattr(params, "_get") else dict.__getitem__(params, "backend")
-        if current is mpl.rcsetup._auto_backend_sentinel:
-            params["backend"] = "module://sandgate_mpl"
+        current = dict.__getitem__(params, "backend")
+        if current is not mpl.rcsetup._auto_backend_sentinel:
+            from_rc_file = current == dict.__getitem__(mpl.rcParamsOrig, "backend") and "MPLBACKEND" not in os.environ
+            if not (from_rc_file and str(current).lower() in GUI_BACKENDS):
+                return
+        params["backend"] = "module://sandgate_mpl"
     except Exception:  # an unusual matplotlib: it picks its own (headless) backend
         pass
 

@@ -46,9 +46,9 @@ describe("images from Python", () => {
   it("a matplotlib figure shown with plt.show() comes back as a PNG, without a warning, and is closed", async () => {
     const session = fx.engine.sessions.create();
     try {
-      const result = await py("import matplotlib.pyplot as plt\nplt.figure(figsize=(4, 3))\nplt.plot([1, 3, 2])\nplt.show()\nprint('drawn')", session.id);
+      const result = await py("import matplotlib.pyplot as plt\nplt.figure(figsize=(4, 3))\nplt.plot([1, 3, 2])\nplt.show()\nprint('open after show:', plt.get_fignums())", session.id);
       expect(result.status).toBe("ok");
-      expect(result.stdout).toBe("drawn\n");
+      expect(result.stdout).toBe("open after show: []\n");
       expect(result.stderr).toBe("");
       const { width, height } = decodePng(only(result).dataBase64);
       expect(width).toBeGreaterThan(100);
@@ -73,6 +73,25 @@ describe("images from Python", () => {
     const result = await py("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2])\nfig");
     decodePng(only(result).dataBase64);
     expect(result.value).toMatch(/^<image\/png \d+ bytes>$/);
+  });
+
+  it("fig.show() and a pandas plot come back as PNGs without warnings", async () => {
+    const result = await py(
+      "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2])\nfig.show()\n" +
+        "import pandas as pd\npd.DataFrame({'a': [1, 3, 2]}).plot()\nprint(len(plt.get_fignums()))",
+    );
+    expect(result.status, result.stderr).toBe("ok");
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe("1\n"); // fig.show() closed its figure; the pandas one is left open
+    expect(result.images).toHaveLength(2);
+    for (const image of result.images!) decodePng(image.dataBase64);
+  });
+
+  it("a backend the code chooses stands; a GUI backend from a matplotlibrc (Debian's TkAgg) does not", async () => {
+    const chosen = await py("import matplotlib\nmatplotlib.use('svg')\nimport matplotlib.pyplot as plt\nmatplotlib.get_backend()");
+    expect(chosen.value).toBe("svg");
+    const defaults = await py("import matplotlib.pyplot as plt\nimport matplotlib\nmatplotlib.get_backend()");
+    expect(defaults.value).toBe("module://sandgate_mpl");
   });
 
   it("code that never imports matplotlib does not load it", async () => {
