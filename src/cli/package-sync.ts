@@ -287,7 +287,7 @@ async function buildNode(staging: string, specs: readonly string[], interpreter:
   writeFileSync(join(staging, "package.json"), `${JSON.stringify({ name: "sandgate-packages", private: true, description: "The admin's package set, built by sandgate packages sync" }, null, 2)}\n`);
   const env = installerEnv({ PATH: `${dirname(interpreter.path)}:${process.env.PATH ?? "/usr/bin:/bin"}` });
   const npm = await runInstaller(
-    [npmFor(interpreter.path), "install", "--prefix", staging, "--no-audit", "--no-fund", "--ignore-scripts", "--omit=dev", "--no-update-notifier", "--", ...specs],
+    [npmFor(interpreter.path), "install", "--prefix", staging, "--no-audit", "--no-fund", "--ignore-scripts", "--omit=dev", "--no-update-notifier", "--fetch-retries=1", "--", ...specs],
     { env, cwd: staging, timeoutMs: INSTALL_TIMEOUT_MS, progress: options.progress },
   );
   if (npm.code !== 0) {
