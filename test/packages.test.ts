@@ -10,6 +10,7 @@ import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 import { packageSetState, syncPackages } from "../src/cli/package-sync.js";
 import { connectMcp } from "./fixtures/mcp-client.js";
+import { runCli } from "./fixtures/cli.js";
 import { useTestEngine } from "./helpers.js";
 import { withServer } from "./server-helpers.js";
 
@@ -231,7 +232,22 @@ describe("packages sync", () => {
     expect(first?.status).toBe("installed");
     const active = readlinkSync(join(sandboxDir, "packages", "python"));
 
+    const listed = await runCli(["packages", "list", "--json"], { env: { SANDBOX_DIR: sandboxDir, SANDGATE_PYTHON_PACKAGES: "firstpkg" } });
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toMatchObject({
+      python: { configured: ["firstpkg"], in_sync: true, packages: [{ name: "firstpkg", version: "2.0", source: "venv", modules: ["firstpkg"] }] },
+      node: { configured: [], in_sync: true, packages: [] },
+    });
+    const text = await runCli(["packages", "list"], { env: { SANDBOX_DIR: sandboxDir, SANDGATE_PYTHON_PACKAGES: "firstpkg,other" } });
+    expect(text.stdout).toMatch(/^python: .*NOT in sync with the config: run `sandgate packages sync`/);
+    expect(text.stdout).toMatch(/\n  firstpkg +2\.0 +venv\n/);
+
     const bad = loadConfig({ SANDBOX_DIR: sandboxDir, SANDGATE_PYTHON_PACKAGES: "firstpkg,no-such-package-zz>=1" });
+    const cli = await runCli(["packages", "sync", "--find-links", wheels, "--no-index"], {
+      env: { SANDBOX_DIR: sandboxDir, SANDGATE_PYTHON_PACKAGES: "firstpkg,no-such-package-zz>=1" },
+    });
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toMatch(/^python: FAILED, the previous set stays active:\n  firstpkg, no-such-package-zz>=1: pip could not install them/);
     const [failed] = await syncPackages(bad, { ...quiet, findLinks: [wheels], noIndex: true });
     expect(failed?.status).toBe("failed");
     expect(failed?.failures[0]?.spec).toContain("no-such-package-zz>=1");
