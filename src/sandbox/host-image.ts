@@ -40,7 +40,6 @@ export const HOST_ETC_ENTRIES: readonly HostEtcEntry[] = [
   { path: "/etc/os-release", why: "the distribution's name and version (platform, pip, tools)" },
   { path: "/etc/debian_version", why: "the Debian version, for tools that check it" },
   { path: "/etc/vim", why: "vim's system vimrc (/usr/share/vim/vimrc links here)" },
-  { path: "/etc/perl", why: "Perl's system modules' configuration (first on @INC)" },
   { path: "/etc/R", why: "R's system configuration (/usr/lib/R/etc links here)" },
   { path: /^java-\d+-openjdk$/, why: "the JDK's configuration (/usr/lib/jvm/*/conf links here)" },
   { path: /^ImageMagick-\d+$/, why: "ImageMagick's configuration and resource policy" },
@@ -68,6 +67,7 @@ export const HOST_ETC_NEVER: readonly HostEtcEntry[] = [
   { path: "/etc/npmrc", why: "may hold registry tokens" },
   { path: "/etc/pip.conf", why: "may hold package index credentials" },
   { path: "/etc/wgetrc", why: "may hold proxy credentials" },
+  { path: "/etc/perl", why: "site configuration of Perl modules (CPAN's may hold proxy credentials); Perl runs without it" },
 ];
 
 /** Where the host image's links may point: under /usr (which sandboxes see) but never into /usr/local/etc. */
