@@ -106,6 +106,21 @@ describe("every REST route answers what its schemas declare", () => {
     expectError(await call("post", "/execute", "/execute", { raw: "{nope" }), 400, "MALFORMED_REQUEST");
   });
 
+  it("background jobs: started with 202, read, followed, listed and stopped", async () => {
+    const started = await api<WireExecutionResult>("/execute", { json: { language: "bash", code: "echo hi", background: true } });
+    expect(started.status).toBe(202);
+    expectParses(routeOf("post", "/execute").response, started.body, "a background start");
+    const id = started.body.job_id ?? "";
+    const read = await call<{ status: string }>("get", "/jobs/:job_id", `/jobs/${id}?wait=10`);
+    expect(read.status).toBe(200);
+    const followed = await call<string>("get", "/jobs/:job_id/output/:stream", `/jobs/${id}/output/stdout`);
+    expect(followed.body).toBe("hi\n");
+    await call("get", "/jobs", "/jobs");
+    expect((await call("delete", "/jobs/:job_id", `/jobs/${id}`)).status).toBe(200);
+    expectError(await call("get", "/jobs/:job_id", "/jobs/job_none"), 404, "JOB_NOT_FOUND");
+    expectError(await call("get", "/jobs/:job_id", `/jobs/${id}?wait=31`), 400, "INVALID_INPUT");
+  });
+
   it("sessions and their files", async () => {
     expect((await call("post", "/sessions", "/sessions", { json: { session_id: "contract" } })).status).toBe(201);
     expect((await call("post", "/sessions", "/sessions", { json: {} })).status).toBe(201);

@@ -53,7 +53,7 @@ describe("settings declared once", () => {
   it("SANDGATE_CONFIG names the config file that is read", () => {
     const path = join(cwd, "elsewhere.json");
     writeFileSync(path, JSON.stringify({ limits: { maxExecutionTimeS: 7 } }));
-    expect(load({}).limits.maxExecutionTimeS).toBe(30);
+    expect(load({}).limits.maxExecutionTimeS).toBe(300);
     expect(load({ [CONFIG_FILE_VARIABLE.env]: path }).limits.maxExecutionTimeS).toBe(7);
   });
 

@@ -61,17 +61,19 @@ export class JobOutput {
     return { text, from, next, skipped: Math.max(0, Math.min(from, first) - since), more: next < this.endOf(stream) };
   }
 
-  /** Resolves on the next output or the end, or after `ms`, whichever comes first. */
-  changed(ms: number): Promise<void> {
-    if (this.ended) return Promise.resolve();
+  /** Resolves on the next output or the end, after `ms`, or when `signal` aborts, whichever comes first. */
+  changed(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.ended || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         this.waiters.delete(done);
+        signal?.removeEventListener("abort", done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       this.waiters.add(done);
+      signal?.addEventListener("abort", done, { once: true });
     });
   }
 

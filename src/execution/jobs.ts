@@ -58,6 +58,8 @@ export interface JobReadOptions {
   since?: Partial<Record<OutputStream, number>>;
   /** Characters of each stream returned at most; default the display limit. */
   maxChars?: number;
+  /** Ends the wait early (the caller went away). */
+  signal?: AbortSignal;
 }
 
 export interface JobsOptions {
@@ -228,7 +230,7 @@ export class EngineJobs {
     const deadline = Date.now() + (options.waitMs ?? 0);
     const hasNews = (): boolean =>
       job.status !== "running" || job.output.endOf("stdout") > (since.stdout ?? 0) || job.output.endOf("stderr") > (since.stderr ?? 0);
-    while (!hasNews() && Date.now() < deadline) await job.output.changed(deadline - Date.now());
+    while (!hasNews() && Date.now() < deadline && !options.signal?.aborted) await job.output.changed(deadline - Date.now(), options.signal);
     // The output ends before the result is settled: wait for the settled state, not the end of output.
     if (job.output.done && job.status === "running") await job.finished;
     return this.snapshot(job, since, options.maxChars ?? this.options.displayChars);
@@ -277,7 +279,7 @@ export class EngineJobs {
         offset = slice.next;
         if (slice.text !== "") yield slice.text;
         if (job.output.done && !slice.more) return;
-        if (slice.text === "") await job.output.changed(30_000);
+        if (slice.text === "") await job.output.changed(30_000, signal);
       }
     })();
   }

@@ -75,6 +75,7 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
       const job = await engine.jobs.get(args.job_id, owner, {
         ...(args.wait_s !== undefined ? { waitMs: args.wait_s * 1000 } : {}),
         ...(args.since ? { since: args.since } : {}),
+        ...(call.signal ? { signal: call.signal } : {}),
       });
       const asked = (args.since?.stdout ?? 0) > 0 || (args.since?.stderr ?? 0) > 0;
       return { structured: { job: toWireJobSnapshot(job) }, text: renderJobText(ctx, job, asked) };

@@ -33,13 +33,14 @@ export function jobRoutes(ctx: ServerContext): RestRoute[] {
         since_stderr: whole.optional().describe("Return stderr after this offset (next.stderr of the last answer)"),
       }),
       response: jobSnapshotSchema,
-      handle: async ({ params, query, owner }) => {
+      handle: async ({ params, query, owner, signal }) => {
         const wait = query.wait === undefined ? 0 : Number(query.wait);
         if (wait > MAX_JOB_WAIT_S) {
           throw new SandgateError("INVALID_INPUT", `query parameter wait: at most ${MAX_JOB_WAIT_S} seconds`, { data: { field: "wait", location: "query parameter" } });
         }
         const job = await engine.jobs.get(params.job_id, owner, {
           waitMs: wait * 1000,
+          signal,
           since: {
             ...(query.since_stdout !== undefined ? { stdout: Number(query.since_stdout) } : {}),
             ...(query.since_stderr !== undefined ? { stderr: Number(query.since_stderr) } : {}),
@@ -56,6 +57,7 @@ export function jobRoutes(ctx: ServerContext): RestRoute[] {
       description: "?since= starts after that offset (default: from the start of what is kept). The result itself: GET /jobs/{job_id}.",
       query: z.object({ since: whole.optional().describe("Start after this offset") }),
       response: z.string(),
+      rawResponse: { contentType: "text/plain", description: "the stream's text as the job writes it, sent as it comes; the response ends when the job ends" },
       handle: async ({ params, query, owner, signal, c }) => {
         const stream = params.stream;
         if (!isSavedStream(stream)) throw new SandgateError("INVALID_INPUT", `no output stream ${JSON.stringify(stream)}; use stdout or stderr`, { data: { field: "stream" } });
