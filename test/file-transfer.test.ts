@@ -139,7 +139,7 @@ describe("REST uploads and downloads", () => {
         controller.close();
       },
     });
-    const res = await fetch(`${base("cap")}/files/content?path=dir/big.bin`, { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: stream, duplex: "half" } as RequestInit);
+    const res = await fetch(`${base("cap")}/files/content?path=dir/big.bin`, { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: stream, duplex: "half" });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("FILE_TOO_LARGE");
     expect(await workspaceNames(f.api, "cap")).toEqual([]);

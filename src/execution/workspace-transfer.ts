@@ -58,6 +58,7 @@ function uploadRefusal(header: TransferHeader, path: string, limits: UploadLimit
       return workspaceFull(sandboxPath, limits, true);
     case "too_large":
       return uploadTooLarge(sandboxPath, limits.maxUploadBytes);
+    case undefined:
     default:
       return refusal({ header: { ...header, body: 0 }, body: Buffer.alloc(0) }, path, resolveWorkspacePath(path), limits);
   }

@@ -128,14 +128,20 @@ export async function uploadStream(
   const release = await transfers.acquire();
   // An abort is told to the helper between frames, so that it removes what it made; a kill is the backstop.
   const helper = start(runtime, workspaceDir, { ...request, op: "upload" }, { timeoutMs: options.timeoutMs });
-  let stopped: () => void = () => undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    stopped = () => {
-      reject(failed("upload", "stopped"));
-      setTimeout(() => helper.stop("stopped"), 5000).unref();
-    };
-  });
-  aborted.catch(() => undefined);
+  // Not a race against one long-pending promise: each race would stay attached to it with its chunk.
+  let isStopped = false;
+  let rejectWait: ((error: SandgateError) => void) | undefined;
+  const stopped = (): void => {
+    isStopped = true;
+    rejectWait?.(failed("upload", "stopped"));
+    setTimeout(() => helper.stop("stopped"), 5000).unref();
+  };
+  const nextChunk = (chunks: AsyncIterator<Uint8Array>): Promise<IteratorResult<Uint8Array>> =>
+    new Promise((resolve, reject) => {
+      if (isStopped) return reject(failed("upload", "stopped"));
+      rejectWait = reject;
+      chunks.next().then(resolve, reject);
+    });
   if (options.signal?.aborted) stopped();
   else options.signal?.addEventListener("abort", stopped, { once: true });
   let answered = false;
@@ -155,7 +161,8 @@ export async function uploadStream(
     const chunks = source[Symbol.asyncIterator]();
     try {
       for (;;) {
-        const next = await Promise.race([chunks.next(), aborted]);
+        const next = await nextChunk(chunks);
+        rejectWait = undefined;
         if (next.done) break;
         const chunk = next.value;
         for (let at = 0; at < chunk.length; at += MAX_FRAME) {

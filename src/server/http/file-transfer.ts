@@ -30,6 +30,8 @@ function tooLarge(maxBytes: number): SandgateError {
   });
 }
 
+type ReadResult = { done: true; value?: Uint8Array } | { done: false; value: Uint8Array };
+
 /** The request body as chunks, failing past `maxBytes`, after `stallMs` without a byte, or when the client leaves. */
 async function* bounded(c: Context, maxBytes: number, stallMs: number, progress: { complete: boolean }): AsyncGenerator<Uint8Array> {
   const body = c.req.raw.body;
@@ -37,7 +39,7 @@ async function* bounded(c: Context, maxBytes: number, stallMs: number, progress:
     progress.complete = true;
     return;
   }
-  const reader = body.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> = body.getReader();
   const signal = c.req.raw.signal;
   let size = 0;
   try {
@@ -54,7 +56,7 @@ async function* bounded(c: Context, maxBytes: number, stallMs: number, progress:
         else signal.addEventListener("abort", onAbort, { once: true });
       });
       try {
-        const next = await Promise.race([reader.read(), stop]);
+        const next: ReadResult = await Promise.race([reader.read(), stop]);
         if (next.done) {
           progress.complete = true;
           return;
