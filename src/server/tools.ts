@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult, type CommandRequest, type JobRequest } from "../execution/index.js";
 import { languageTitles, upstreamCallExamples } from "../languages/index.js";
 import { defaultTimeoutS } from "../config/index.js";
+import { describePackageSets, installedPackageNames } from "../sandbox/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
@@ -124,6 +125,12 @@ function sessionFor(ctx: ServerContext, sessionId: string | undefined, owner: st
   };
 }
 
+/** What the sandboxes can import beyond the standard libraries (the admin's synced sets, read at start-up), and that installs cannot add more. */
+function packagesSentence(sandboxDir: string): string {
+  const installed = describePackageSets(installedPackageNames(sandboxDir));
+  return ` ${installed === "" ? "Packages: what the system has" : `Installed packages (besides the system's): ${installed}`}; pip and npm cannot install more (no network).`;
+}
+
 export function createTools(ctx: ServerContext): ToolDefinition[] {
   const { engine, config } = ctx;
   const maxTimeout = config.limits.maxExecutionTimeS;
@@ -138,6 +145,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
       `Returns stdout, stderr, the value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
       "Images come back as image content: matplotlib figures shown or left open, a PIL image or PNG/SVG value as the last expression, and sandgate.show(x) (Python and JavaScript: a figure, image, bytes, a file path or an upstream tool's image). " +
       `Limits: ${defaultTimeout} s per call by default (timeout up to ${maxTimeout} s), ${config.limits.maxMemoryMb} MB memory at most; background: true runs long work as a job (get_job). Print summaries rather than huge data; long output is shortened and saved to a file.` +
+      packagesSentence(config.sandboxDir) +
       (Object.keys(config.mcpServers).length > 0
         ? ` Code can call the tools of the upstream MCP servers (${Object.keys(config.mcpServers).join(", ")}): find them with search_tools, then ` +
           `${orList(upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`))}; tool results stay in the sandbox unless printed.`
