@@ -215,11 +215,13 @@ function runUserCode(code) {
     finish = (outcome) => {
       if (active !== call) return;
       active = null;
+      if (callTimers === call.timers) callTimers = null;
       resolve(outcome);
     };
   });
-  const call = { finish, exitSignal: null };
+  const call = { finish, exitSignal: null, timers: new Set() };
   active = call;
+  callTimers = call.timers;
   process.exitCode = undefined;
   let script;
   try {
@@ -232,6 +234,7 @@ function runUserCode(code) {
   try {
     completion = runScript(script, runOptions);
   } catch (err) {
+    if (err && err.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED') clearTimers(call);
     finish(failure(err, call));
     return done;
   }
@@ -315,7 +318,42 @@ function onInterrupt() {
   const call = active;
   if (!call) return;
   const message = 'the call was interrupted while it awaited a promise that had not settled';
+  clearTimers(call);
   call.finish({ fields: { ok: false, exitCode: 1, error: { type: 'Interrupted', message, traceback: `Interrupted: ${message}` } } });
+}
+
+/**
+ * Timers a call starts (setTimeout, setInterval, setImmediate) go on after it ends, as in a REPL;
+ * those of an interrupted call are cleared with it, so its interval or immediate loop does not
+ * run on into later calls. Pending ones are tracked per call, and only while it runs.
+ */
+let callTimers = null;
+for (const [setName, clearName] of [['setTimeout', 'clearTimeout'], ['setInterval', 'clearInterval'], ['setImmediate', 'clearImmediate']]) {
+  const realSet = globalThis[setName];
+  const realClear = globalThis[clearName];
+  const repeats = setName === 'setInterval';
+  const wrapped = function (callback, ...rest) {
+    const timers = callTimers;
+    if (timers === null || typeof callback !== 'function') return Reflect.apply(realSet, this, [callback, ...rest]);
+    const entry = { clear: realClear, handle: undefined };
+    const run = repeats
+      ? callback
+      : function (...args) {
+          timers.delete(entry);
+          return Reflect.apply(callback, this, args);
+        };
+    entry.handle = Reflect.apply(realSet, this, [run, ...rest]);
+    timers.add(entry);
+    return entry.handle;
+  };
+  // Keeps name, length and util.promisify.custom, so promisify(setTimeout) still works.
+  Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(realSet));
+  globalThis[setName] = wrapped;
+}
+
+function clearTimers(call) {
+  for (const { clear, handle } of call.timers) clear(handle);
+  call.timers.clear();
 }
 
 process.on('SIGINT', onInterrupt);

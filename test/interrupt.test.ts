@@ -135,6 +135,24 @@ describe("a JavaScript session", () => {
     });
   }
 
+  for (const [what, wait] of <Array<[string, string]>>[
+    ["interrupted while synchronous", "for (;;) {}"],
+    ["abandoned while it awaited", "await new Promise(() => {})"],
+  ]) {
+    it(`stops the timers of a call ${what}, and keeps those of a call that ended`, async () => {
+      await withSession(async (sessionId) => {
+        await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.kept = 0; setInterval(() => { kept++; }, 10); 1" });
+        const code = `globalThis.ticks = 0;\nsetInterval(() => { ticks++; }, 10);\nconst loop = () => setImmediate(loop);\nloop();\n${wait}`;
+        const slow = await t.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code });
+        expect(slow.status).toBe("timeout");
+        expect(slow.stateReset).toBeUndefined();
+        const check = "const before = [ticks, kept];\nawait new Promise((resolve) => setTimeout(resolve, 300));\n[ticks === before[0], kept > before[1]]";
+        const after = await t.engine.execute({ language: "javascript", sessionId, code: check });
+        expect(after.value).toEqual([true, true]);
+      });
+    });
+  }
+
   it("is killed when a busy loop runs after an await, and that result says state_reset", async () => {
     await withSession(async (sessionId) => {
       await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.x = 41" });
