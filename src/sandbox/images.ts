@@ -55,7 +55,9 @@ export class ImageCollector {
   readonly images: RunImage[] = [];
   private overSize = 0;
   private overCount = 0;
-  private refused: string[] = [];
+  private refused = 0;
+  /** Why the first refused image was refused (only a count is kept of the rest: a flood holds no memory). */
+  private firstRefusal = "";
 
   constructor(private readonly caps: ImageCaps) {}
 
@@ -100,12 +102,12 @@ export class ImageCollector {
     const parts: string[] = [];
     if (this.overSize > 0) parts.push(`${plural(this.overSize, "image")} over ${formatBytes(this.caps.maxBytes)} dropped`);
     if (this.overCount > 0) parts.push(`${plural(this.overCount, "image")} beyond ${this.caps.maxCount} per call dropped`);
-    if (this.refused.length > 0) parts.push(`${plural(this.refused.length, "image")} refused (${this.refused[0]})`);
+    if (this.refused > 0) parts.push(`${plural(this.refused, "image")} refused (${this.firstRefusal})`);
     if (parts.length === 0) return undefined;
     return `${parts.join("; ")}; save images to /workspace and read them with file_read`;
   }
 
   private refuse(reason: string): void {
-    this.refused.push(reason);
+    if (this.refused++ === 0) this.firstRefusal = reason;
   }
 }
