@@ -82,6 +82,22 @@ function removeAbandonedStaging(parent: string): void {
   }
 }
 
+/**
+ * Makes the directories between `staging` and the entry at `relative` (as /ssl for /ssl/certs).
+ * Never above `staging`: if the sandbox directory goes while a copy is made, the copy fails.
+ */
+async function parentsUnder(staging: string, relative: string): Promise<void> {
+  let dir = staging;
+  for (const part of relative.split("/").filter(Boolean).slice(0, -1)) {
+    dir = join(dir, part);
+    try {
+      await mkdir(dir, { mode: 0o755 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+}
+
 let builds = 0;
 
 /** Builds the image for `plan`; returns its directory (named by its content) and the directories copied. */
@@ -95,7 +111,7 @@ async function build(plan: HostImagePlan, etcDir: string): Promise<{ dir: string
     for (const path of plan.entries) {
       const relative = path.slice("/etc".length);
       const target = join(staging, relative);
-      await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+      await parentsUnder(staging, relative);
       try {
         await copyTree(path, target, relative, copy, 0);
       } catch (error) {
@@ -105,7 +121,7 @@ async function build(plan: HostImagePlan, etcDir: string): Promise<{ dir: string
     }
     for (const [linkTarget, path] of plan.links) {
       const relative = path.slice("/etc".length);
-      await mkdir(dirname(join(staging, relative)), { recursive: true, mode: 0o755 });
+      await parentsUnder(staging, relative);
       await symlink(linkTarget, join(staging, relative));
       copy.hash.update(`l ${relative} ${linkTarget}\0`);
     }
