@@ -136,7 +136,11 @@ def _from_content_item(item):
 
 def _from_file(path):
     limit = frames.max_image_bytes
-    with open(path, "rb") as file:
+    try:
+        file = open(path, "rb")
+    except OSError as exc:
+        raise FileNotFoundError(exc.errno, f"sandgate.show(): {str(path)[:200]!r} is neither SVG text nor a readable image file ({exc.strerror})") from None
+    with file:
         size = os.fstat(file.fileno()).st_size
         head = file.read(SVG_ROOT_WITHIN)
         mime = sniff(head)

@@ -156,6 +156,8 @@ describe("images from Python", () => {
     const result = await py("import sandgate\nsandgate.show(42)");
     expect(result.status).toBe("error");
     expect(result.error?.message).toMatch(/cannot make an image of a int; pass a matplotlib figure/);
+    const missing = await py("import sandgate\nsandgate.show('no-such.png')");
+    expect(missing.error?.message).toMatch(/'no-such.png' is neither SVG text nor a readable image file \(No such file or directory\)/);
   });
 });
 
