@@ -72,6 +72,22 @@ describe("keep_processes", () => {
     }
   });
 
+  it("keeps a JavaScript call's child process, while later calls still stop their own", async () => {
+    const session = t.engine.sessions.create();
+    try {
+      const spawn = (seconds: number): string => `require('child_process').spawn('sleep', ['${seconds}'], { stdio: 'ignore' }).pid`;
+      const kept = await t.engine.execute({ language: "javascript", sessionId: session.id, keepProcesses: true, code: spawn(101) });
+      expect(kept.status).toBe("ok");
+      const own = await t.engine.execute({ language: "javascript", sessionId: session.id, code: spawn(102) });
+      expect(own.status).toBe("ok");
+      const list = "require('fs').readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).map((n) => { try { return require('fs').readFileSync(`/proc/${n}/cmdline`, 'latin1').split('\\0').join(' ').trim(); } catch { return ''; } }).filter((c) => c.startsWith('sleep'))";
+      const left = await t.engine.execute({ language: "javascript", sessionId: session.id, code: list });
+      expect(left.value).toEqual(["sleep 101"]);
+    } finally {
+      await t.engine.sessions.stop(session.id);
+    }
+  });
+
   it("without it, a server started in the background is gone when the call ends", async () => {
     const session = t.engine.sessions.create();
     try {
