@@ -89,6 +89,13 @@ describe("REST uploads and downloads", () => {
   it("keeps today's JSON answers: a JSON body writes, and encoding or Accept: application/json reads as JSON", async () => {
     const put1 = await f.api(`/sessions/json/files/content`, { method: "PUT", json: { path: "a.txt", content: "hi" } });
     expect(put1.body).toMatchObject({ path: "/workspace/a.txt", size: 2, created: true });
+    // Without ?path= the body is the JSON form whatever its declared type (curl -d says form-urlencoded).
+    const asForm = await fetch(`${base("json")}/files/content`, {
+      method: "PUT",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: JSON.stringify({ path: "b.txt", content: "form" }),
+    });
+    expect(await asForm.json()).toMatchObject({ path: "/workspace/b.txt", size: 4, created: true });
     const byAccept = await f.api(`/sessions/json/files/content?path=a.txt`, { headers: { accept: "application/json" } });
     expect(byAccept.body).toEqual({ path: "/workspace/a.txt", content: "hi", encoding: "utf8", size: 2 });
     const byEncoding = await f.api(`/sessions/json/files/content?path=a.txt&encoding=base64`);

@@ -14,9 +14,12 @@ import { boundaryOf, formParts } from "./multipart.js";
 export const TRANSFER_TIMEOUT_MS = 3600_000;
 const MIB = 1024 * 1024;
 
-/** Whether a request body is JSON (the file_write shape) rather than a file's raw bytes. */
-export function isJsonBody(c: Context): boolean {
-  return /^application\/json\s*(;|$)/i.test(c.req.header("content-type") ?? "");
+/**
+ * Whether a PUT of file content carries the file's raw bytes: a `path` query parameter and a body
+ * not declared JSON. Anything else is the JSON form of file_write.
+ */
+export function isRawUpload(c: Context): boolean {
+  return c.req.query("path") !== undefined && !/^application\/json\s*(;|$)/i.test(c.req.header("content-type") ?? "");
 }
 
 /** Whether a download asks for today's JSON shape ({path, content, encoding, size}) instead of the bytes. */

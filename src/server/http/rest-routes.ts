@@ -32,7 +32,7 @@ import {
 } from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { jobRoutes } from "./job-routes.js";
-import { downloadFile, isJsonBody, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
+import { downloadFile, isRawUpload, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
 import { jsonRpcErrorResponse } from "./errors.js";
 import { answerJsonRpc, jsonRpcRequest, jsonRpcResponse } from "./mcp-execute.js";
 
@@ -340,21 +340,21 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       tag: "files",
       summary: "Create or replace a workspace file: its raw bytes as the body, or the JSON of file_write",
       description:
-        "Any Content-Type but application/json: the body is the file's bytes, streamed to `?path=` (up to limits.maxUploadMb, SANDGATE_MAX_UPLOAD_MB; " +
+        "With `?path=` and any Content-Type but application/json: the body is the file's bytes, streamed to that path (up to limits.maxUploadMb, SANDGATE_MAX_UPLOAD_MB; " +
         "413 FILE_TOO_LARGE past it, 413 WORKSPACE_FULL when the workspace has no room); the file is replaced only once the whole body arrived. " +
-        "application/json: {path, content, encoding?} as file_write (within server.maxBodyBytes).",
+        "Otherwise the body is the JSON {path, content, encoding?} of file_write (within server.maxBodyBytes).",
       body: fileWriteInput.omit({ session_id: true }),
       query: z.object({ path: fileReadInput.shape.path.optional().describe("Target file, for a raw body") }),
-      rawBody: { contentType: "application/octet-stream", description: "the file's bytes (any type but application/json)", accepts: (c) => !isJsonBody(c) },
+      // Without ?path= the body is the JSON form whatever its type (curl -d sends form-urlencoded).
+      rawBody: { contentType: "application/octet-stream", description: "the file's bytes (any type but application/json), with ?path=", accepts: (c) => isRawUpload(c) },
       response: fileWriteOutput,
       handle: async ({ params, body, query, owner, c }) => {
-        if (isJsonBody(c)) {
-          if (query.path !== undefined) throw new SandgateError("INVALID_INPUT", "with a JSON body the path goes in the body; ?path= is for a raw body", { data: { field: "path", location: "query parameter" } });
-          return run(fileWriteOutput, "file_write", { ...body, session_id: params.session_id }, owner);
+        if (query.path !== undefined && isRawUpload(c)) {
+          sessionOf(params.session_id, owner);
+          return uploadRaw({ c, ctx, sessionId: params.session_id, owner }, query.path);
         }
-        if (query.path === undefined) throw new SandgateError("INVALID_INPUT", "query parameter path: required for a raw body (the file's bytes)", { data: { field: "path", location: "query parameter" } });
-        sessionOf(params.session_id, owner);
-        return uploadRaw({ c, ctx, sessionId: params.session_id, owner }, query.path);
+        if (query.path !== undefined) throw new SandgateError("INVALID_INPUT", "with a JSON body the path goes in the body; ?path= is for a raw body (the file's bytes)", { data: { field: "path", location: "query parameter" } });
+        return run(fileWriteOutput, "file_write", { ...body, session_id: params.session_id }, owner);
       },
     }),
     defineRoute({
