@@ -166,6 +166,25 @@ describe("REST uploads and downloads", () => {
     expect(await workspaceNames(f.api, "abort")).toEqual([]);
   });
 
+  it("a client that drops a download part-way stops its helper", async () => {
+    await put(base("dl-abort"), "big.bin", randomBytes(8 * MIB));
+    const before = hostProcessesMatching("fs_helper").length;
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(new URL(`${base("dl-abort")}/files/content?path=big.bin`), (res) => {
+        expect(res.statusCode).toBe(200);
+        res.once("data", () => {
+          // One chunk in: the helper is there, then the client goes.
+          expect(hostProcessesMatching("fs_helper").length).toBeGreaterThan(before);
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(await waitFor(() => hostProcessesMatching("fs_helper").length <= before, 10_000)).toBe(true);
+  });
+
   it("uploads never write through links sandbox code planted, to a file, /proc or a directory outside", async () => {
     const before = readFileSync("/etc/passwd");
     const plant = await f.api<{ status: string }>("/execute", {

@@ -33,6 +33,7 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       max_cpus: limits.maxCpus,
       max_file_size_mb: limits.maxFileSizeMb,
       max_workspace_mb: limits.maxWorkspaceMb,
+      max_upload_mb: limits.maxUploadMb,
       max_open_files: limits.maxOpenFiles,
       output_shown_bytes: limits.maxOutputSize,
       output_cap_bytes: limits.outputCapBytes,
