@@ -1,6 +1,7 @@
 # Images a Python call returns (docs/runner-protocol.md, `image` frames): sandgate.show(), matplotlib
 # figures shown or left open, and image values. Loaded on first use, so calls without images never pay for it.
 
+import _signal
 import binascii
 import os
 import sys
@@ -51,7 +52,12 @@ def send(data, mime):
         frame["size"] = size
     else:
         frame["data"] = binascii.b2a_base64(data, newline=False).decode("ascii")
-    frames.send_frame(frame)
+    # An interrupt (SIGINT on a timeout) waits until the frame is whole: half a frame would break the pipe.
+    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, (_signal.SIGINT,))
+    try:
+        frames.send_frame(frame)
+    finally:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, blocked)
     return True
 
 

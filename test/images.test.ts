@@ -224,6 +224,30 @@ describe("image caps and checks on the host", () => {
   });
 });
 
+describe("images and interrupts", () => {
+  const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+
+  it("a timeout that interrupts Python while it sends images keeps the session and its state", async () => {
+    const session = fx.engine.sessions.create();
+    try {
+      const setup = await fx.engine.execute({
+        code: "import io, os, sandgate\nfrom PIL import Image\nbuf = io.BytesIO()\nImage.frombytes('RGB', (500, 500), os.urandom(500 * 500 * 3)).save(buf, 'PNG')\ndata = buf.getvalue()\nx = 41\nlen(data) > 500000",
+        language: "python",
+        sessionId: session.id,
+      });
+      expect(setup.value).toBe(true);
+      const flood = await fx.engine.execute({ code: "while True:\n    sandgate.show(data)", language: "python", sessionId: session.id, timeoutS: 1 });
+      expect(flood.status).toBe("timeout");
+      expect(flood.stateReset).toBeUndefined();
+      const next = await fx.engine.execute({ code: "x + 1", language: "python", sessionId: session.id });
+      expect(next.value).toBe(42);
+      expect(next.stateReset).toBeUndefined();
+    } finally {
+      await fx.engine.sessions.stop(session.id);
+    }
+  });
+});
+
 describe("images from JavaScript and TypeScript", () => {
   const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
