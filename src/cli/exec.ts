@@ -19,6 +19,8 @@ export interface ExecArgs {
   timeout?: string;
   memory?: string;
   flavor?: string;
+  /** NAME=VALUE pairs, the code's environment variables. */
+  env?: string[];
   json?: boolean;
   /** Directory the call's images are saved in. */
   images?: string;
@@ -44,6 +46,18 @@ function parsePositive(name: string, raw: string | undefined): number | undefine
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new SandgateError("INVALID_INPUT", `--${name} must be a positive number, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+/** --env NAME=VALUE pairs as variables; the engine checks the names. */
+function parseEnv(pairs: string[] | undefined): Record<string, string> | undefined {
+  if (!pairs || pairs.length === 0) return undefined;
+  const entries = pairs.map((pair) => {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw new SandgateError("INVALID_INPUT", "--env takes NAME=VALUE (the host's own variables never reach the code)", { data: { field: "env" } });
+    return [pair.slice(0, at), pair.slice(at + 1)] as const;
+  });
+  // fromEntries, not assignment: a `__proto__` name stays a key and is refused by the check.
+  return Object.fromEntries(entries);
 }
 
 /** Saves the images to `dir` when given, and says on stderr what came back (and what was dropped). */
@@ -85,12 +99,14 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
   try {
     const timeoutS = parsePositive("timeout", args.timeout);
     const memoryMb = parsePositive("memory", args.memory);
+    const env = parseEnv(args.env);
     await codeMode?.start();
     const result = await engine.execute({
       code,
       language,
       ...(timeoutS !== undefined ? { timeoutS } : {}),
       ...(memoryMb !== undefined ? { memoryMb } : {}),
+      ...(env ? { env } : {}),
       ...(args.flavor !== undefined ? { flavor: args.flavor as "small" } : {}),
       ...(args.json ? {} : { onOutput: (stream, text) => void (stream === "stdout" ? process.stdout : process.stderr).write(text) }),
     });

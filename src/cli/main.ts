@@ -40,6 +40,7 @@ exec options:
   -t, --timeout SECONDS wall-clock limit (default: SANDGATE_DEFAULT_TIMEOUT, at most MAX_EXECUTION_TIME)
   -m, --memory MB       memory limit (maximum: MAX_MEMORY_MB)
       --flavor NAME     small, medium or large
+  -e, --env NAME=VALUE  an environment variable for the code (repeatable); secret-looking values are masked
       --json            print the whole result object as JSON
       --images DIR      save the images the code returns (plots, sandgate.show) as files in DIR
 
@@ -104,6 +105,7 @@ async function main(argv: string[]): Promise<number> {
           timeout: { type: "string", short: "t" },
           memory: { type: "string", short: "m" },
           flavor: { type: "string" },
+          env: { type: "string", short: "e", multiple: true },
           json: { type: "boolean" },
           images: { type: "string" },
         },
