@@ -246,6 +246,26 @@ describe("images and interrupts", () => {
       await fx.engine.sessions.stop(session.id);
     }
   });
+
+  it("a timeout that interrupts JavaScript while it sends images keeps the session and its state", async () => {
+    const session = fx.engine.sessions.create();
+    try {
+      const setup = await fx.engine.execute({
+        code: `var data = Buffer.concat([Buffer.from("${TINY_PNG}", "base64"), require("crypto").randomBytes(900000)]);\nvar x = 41;\ndata.length`,
+        language: "javascript",
+        sessionId: session.id,
+      });
+      expect(setup.status, setup.stderr).toBe("ok");
+      const flood = await fx.engine.execute({ code: "for (;;) sandgate.show(data, 'image/png');", language: "javascript", sessionId: session.id, timeoutS: 1 });
+      expect(flood.status).toBe("timeout");
+      expect(flood.stateReset).toBeUndefined();
+      const next = await fx.engine.execute({ code: "x + 1", language: "javascript", sessionId: session.id });
+      expect(next.value).toBe(42);
+      expect(next.stateReset).toBeUndefined();
+    } finally {
+      await fx.engine.sessions.stop(session.id);
+    }
+  });
 });
 
 describe("images from JavaScript and TypeScript", () => {
