@@ -21,7 +21,7 @@ export function guideText(ctx: ServerContext, task?: string): string {
     "- execute_command runs one shell line (pipes and redirections work), e.g. `ls -la /workspace | head`.",
     "- Pass the same session_id to keep variables, imports and /workspace files between calls. Without it, every call starts from scratch.",
     "- env gives one call environment variables (API keys, settings); session_env gives them to every call of the session. Values of secret-looking names come back as [masked:NAME], so print what you need to see, not the secret.",
-    "- file_read, file_write and file_list move files in and out of a session's /workspace without writing code; use encoding base64 for binary files.",
+    "- file_read, file_write and file_list move files in and out of a session's /workspace without writing code; a binary file comes back as a base64 blob resource (large files: download them over REST).",
     "- get_volume_path shows read-only data the admin mounted under /mnt.",
     "- stop_session frees a session when the task is done.",
     "- Upstream MCP tools are called from code, not directly: search_tools finds them (detail \"full\" gives TypeScript signatures), list_servers shows the servers.",
