@@ -5,8 +5,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
-import { bearer, expectError, useTestServer } from "./server-helpers.js";
-import { hostProcessesMatching, waitFor } from "./helpers.js";
+import { bearer, expectError, startTestServer, useTestServer } from "./server-helpers.js";
+import { createTestEngine, hostProcessesMatching, waitFor } from "./helpers.js";
 
 const ALICE = "alice-key-0123456789abcdef";
 const BOB = "bob-key-0123456789abcdef00";
@@ -165,5 +165,25 @@ describe("background jobs over MCP", () => {
     const waited = await callTool(client, "execute_code", { language: "python", code: "n", session_id: "jobs-s", timeout: 4 });
     expect(waited.structuredContent).toMatchObject({ status: "ok", value: 2 });
     await callTool(client, "stop_session", { session_id: "jobs-s" });
+  });
+});
+
+describe("background jobs of an MCP session without an API key", () => {
+  it("are stopped when that MCP session ends, since nobody can reach them any more", async () => {
+    const fx = createTestEngine({ MAX_EXECUTION_TIME: "30" }, { python: 0, javascript: 0, bash: 1 });
+    const server = await startTestServer(fx.engine, fx.config);
+    try {
+      const { client, transport } = await connectMcp(server.url);
+      const started = await callTool(client, "execute_command", { command: "sleep 876501", background: true });
+      expect(started.structuredContent).toMatchObject({ status: "running" });
+      expect(await waitFor(() => hostProcessesMatching("876501").length > 0, 10_000)).toBe(true);
+      await transport.terminateSession();
+      await client.close();
+      expect(await waitFor(() => hostProcessesMatching("876501").length === 0, 10_000)).toBe(true);
+      expect(await waitFor(() => fx.engine.jobs.running === 0)).toBe(true);
+    } finally {
+      await server.close();
+      await fx.close();
+    }
   });
 });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { isSandgateError } from "../src/errors/index.js";
 import type { JobSnapshot } from "../src/execution/index.js";
-import { hostProcessesMatching, sleep, useTestEngine, waitFor } from "./helpers.js";
+import { createTestEngine, hostProcessesMatching, sleep, useTestEngine, waitFor } from "./helpers.js";
 
 // A short maximum and default keep the tests fast: a job may run 3 s, a call 1 s unless it asks.
 const fx = useTestEngine({ MAX_EXECUTION_TIME: "3", SANDGATE_DEFAULT_TIMEOUT: "1", SANDGATE_JOBS_PER_CALLER: "2" }, { python: 1, javascript: 0, bash: 1 });
@@ -154,5 +154,20 @@ describe("background jobs in a session", () => {
     } finally {
       await engine.sessions.stop("mine", "alice");
     }
+  });
+});
+
+describe("background jobs and shutdown", () => {
+  it("are stopped when the engine closes, and their processes are gone", async () => {
+    const own = createTestEngine({ MAX_EXECUTION_TIME: "30" }, { python: 0, javascript: 0, bash: 0 });
+    let job: ReturnType<typeof own.engine.jobs.start> | undefined;
+    try {
+      job = own.engine.jobs.start({ command: "echo up; sleep 987652" });
+      await own.engine.jobs.get(job.id, undefined, { waitMs: 10_000 });
+      expect(await waitFor(() => hostProcessesMatching("987652").length > 0)).toBe(true);
+    } finally {
+      await own.close();
+    }
+    expect(hostProcessesMatching("987652")).toEqual([]);
   });
 });
