@@ -23,6 +23,8 @@ export interface TransferOptions {
 const transfers = new Slots(8);
 /** Largest frame the helper accepts. */
 const MAX_FRAME = 1 << 20;
+/** A download whose reader takes nothing for this long is stopped (its helper holds a place). */
+const DOWNLOAD_STALL_MS = 60_000;
 const COMMIT = Buffer.alloc(4);
 const ABORT = Buffer.from([0xff, 0xff, 0xff, 0xff]);
 
@@ -226,7 +228,9 @@ export async function downloadStream(runtime: SandboxRuntime, workspaceDir: stri
   const stdout = helper.child.stdout as Readable;
   const body = new PassThrough({ highWaterMark: MAX_FRAME });
   let received = 0;
+  const stall = setTimeout(() => body.destroy(failed("download", "the reader took nothing for 60 s")), DOWNLOAD_STALL_MS);
   const take = (chunk: Buffer): boolean => {
+    stall.refresh();
     received += chunk.length;
     if (received > size) {
       body.destroy(failed("download", "more than it announced"));
@@ -234,7 +238,10 @@ export async function downloadStream(runtime: SandboxRuntime, workspaceDir: stri
     }
     return body.write(chunk);
   };
-  body.once("close", () => helper.stop("the reader went away"));
+  body.once("close", () => {
+    clearTimeout(stall);
+    helper.stop("the reader went away");
+  });
   if (reply.rest.length > 0) take(reply.rest);
   stdout.on("data", (chunk: Buffer) => {
     if (!take(chunk)) stdout.pause();
