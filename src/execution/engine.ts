@@ -271,6 +271,7 @@ export class Engine {
    */
   private inTurn<T>(session: Session, waitMs: number | undefined, task: () => Promise<T>): Promise<T> {
     let state: "waiting" | "started" | "gave up" = "waiting";
+    const queuedAt = Date.now();
     const queued = session.serialize(async () => {
       if (state === "gave up") throw new SandgateError("SESSION_BUSY", "the call gave up waiting for its session");
       state = "started";
@@ -281,8 +282,8 @@ export class Engine {
       const check = (): void => {
         if (state !== "waiting") return;
         const job = this.jobs.runningIn(session.owner, session.id);
-        // Only a job makes the wait unbounded; behind other calls it keeps its place.
-        if (!job) {
+        // Only a job ahead of this call makes the wait unbounded; behind other calls it keeps its place.
+        if (!job || Date.parse(job.startedAt) > queuedAt) {
           timer = setTimeout(check, waitMs);
           return;
         }
