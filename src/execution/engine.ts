@@ -17,6 +17,7 @@ import {
   type RunOutcome,
   type Sandbox,
   type SandboxRuntime,
+  type SecretValue,
 } from "../sandbox/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-outputs.js";
@@ -30,7 +31,7 @@ import { EngineSessions } from "./engine-sessions.js";
 import { EngineFiles } from "./engine-files.js";
 import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type ExecutionResult, type SaveOutput } from "./result-builder.js";
 import { Room } from "./room.js";
-import { callRunEnv, sessionRunEnv } from "./env-vars.js";
+import { callRunEnv, maskToolCalls, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 import { EngineJobs } from "./jobs.js";
 
@@ -257,7 +258,7 @@ export class Engine {
       const sandbox = await this.statelessSandbox(kind, limits, pooled, owner, request.signal);
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal, owner);
-        return this.result(outcome, limits, null, scope, owner);
+        return this.result(outcome, limits, null, scope, owner, runRequest.secrets);
       } finally {
         this.retire(sandbox, pooled);
       }
@@ -370,7 +371,7 @@ export class Engine {
         session.dropSandbox(kind, sandbox);
         this.retire(sandbox);
       }
-      const result = this.result(outcome, limits, session.id, scope, session.owner);
+      const result = this.result(outcome, limits, session.id, scope, session.owner, runRequest.secrets);
       if (outcome.sandboxDied || outcome.result?.resetState || lostUnseen) result.stateReset = true;
       // A cancelled caller never sees this result: the next call in `kind` says state_reset instead.
       if (result.stateReset && request.signal?.aborted) session.stateLost(kind);
@@ -412,14 +413,24 @@ export class Engine {
     }
   }
 
-  /** The result callers see of `outcome`; full outputs too long to show are saved for `owner`. */
-  private result(outcome: RunOutcome, limits: ResolvedLimits, sessionId: string | null, scope: UpstreamCallScope | undefined, owner: string): ExecutionResult {
+  /**
+   * The result callers see of `outcome` (the sandbox masked `secrets` in it; here in the tool calls
+   * too); full outputs too long to show are saved for `owner`.
+   */
+  private result(
+    outcome: RunOutcome,
+    limits: ResolvedLimits,
+    sessionId: string | null,
+    scope: UpstreamCallScope | undefined,
+    owner: string,
+    secrets?: readonly SecretValue[],
+  ): ExecutionResult {
     const saved = this.outputs.begin(owner);
     const save: SaveOutput = (stream, data) => {
       const kept = saved.add(stream, data);
       return kept && { uri: kept.uri, restPath: savedOutputRestPath(kept.id, stream) };
     };
-    const toolCalls = scope?.finish();
+    const toolCalls = maskToolCalls(scope?.finish(), secrets);
     return buildResult(outcome, {
       displayBytes: limits.displayBytes,
       outputTokenBudget: this.config.codeMode.outputTokenBudget,

@@ -3,7 +3,8 @@
 
 import { envSecretValues } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import type { SecretValue } from "../sandbox/index.js";
+import { OutputMask, type SecretValue } from "../sandbox/index.js";
+import type { UpstreamCallSummary } from "./upstream-call-scope.js";
 
 export type EnvVars = Record<string, string>;
 
@@ -188,4 +189,11 @@ export function sessionRunEnv(session: SessionEnv, call: EnvVars | undefined, se
   if (sessionEnv) session.set(sessionEnv);
   session.remember(envSecrets(call));
   return runEnv(merged, session.secrets);
+}
+
+/** `summary` with the secrets masked in what code or upstream servers put there: tool ids and errors. */
+export function maskToolCalls(summary: UpstreamCallSummary | undefined, secrets: readonly SecretValue[] | undefined): UpstreamCallSummary | undefined {
+  const mask = OutputMask.of(secrets);
+  if (!summary || !mask) return summary;
+  return { ...summary, calls: summary.calls.map((c) => ({ ...c, tool: mask.text(c.tool), ...(c.error === undefined ? {} : { error: mask.text(c.error) }) })) };
 }
