@@ -185,6 +185,29 @@ describe("REST uploads and downloads", () => {
     expect(await waitFor(() => hostProcessesMatching("fs_helper").length <= before, 10_000)).toBe(true);
   });
 
+  it("one caller has at most 4 transfers at once: a fifth is 429 with Retry-After, and the slots come back", async () => {
+    const held = [0, 1, 2, 3].map(
+      (i) =>
+        new Promise<ReturnType<typeof httpRequest>>((resolve) => {
+          const req = httpRequest(new URL(`${base(`slow${i}`)}/files/content?path=s.bin`), { method: "PUT", headers: { "content-type": "application/octet-stream", "content-length": String(MIB) } });
+          req.on("error", () => undefined);
+          req.write(Buffer.alloc(1024), () => resolve(req));
+        }),
+    );
+    const requests = await Promise.all(held);
+    try {
+      expect(await waitFor(() => uploadHelpers().length >= 4, 10_000)).toBe(true);
+      const fifth = await fetch(`${base("slow4")}/files/content?path=t.bin`, { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: "x" });
+      expect(fifth.status).toBe(429);
+      expect(fifth.headers.get("retry-after")).toBe("1");
+      expect(((await fifth.json()) as { error: { code: string } }).error.code).toBe("TOO_MANY_REQUESTS");
+    } finally {
+      for (const req of requests) req.destroy();
+    }
+    expect(await waitFor(() => uploadHelpers().length === 0, 10_000)).toBe(true);
+    expect((await put(base("slow4"), "t.bin", Buffer.from("x"))).status).toBe(200);
+  });
+
   it("uploads never write through links sandbox code planted, to a file, /proc or a directory outside", async () => {
     const before = readFileSync("/etc/passwd");
     const plant = await f.api<{ status: string }>("/execute", {

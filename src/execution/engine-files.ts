@@ -19,6 +19,8 @@ import { downloadWorkspaceFile, uploadWorkspaceFile, type DownloadedFile, type U
 
 /** How long a session's file helper waits for the next request before it leaves. */
 const FILE_HELPER_IDLE_MS = 30_000;
+/** Streamed transfers one caller may have at once (the server runs 16): more get 429, so none can take them all. */
+const TRANSFERS_PER_OWNER = 4;
 
 export interface WorkspaceFile {
   /** Where code sees the file (under /workspace). */
@@ -58,6 +60,8 @@ export class EngineFiles {
   private readonly helpers = new Map<Session, FsHelper>();
   /** Streamed transfers under way, stopped when their session ends (their helpers hold the workspace). */
   private readonly transfers = new Map<Session, Set<AbortController>>();
+  /** Streamed transfers of each caller, waiting or under way. */
+  private readonly ownerTransfers = new Map<string, number>();
 
   /** @internal Built by the Engine. */
   constructor(
@@ -93,6 +97,15 @@ export class EngineFiles {
    */
   async upload(sessionId: string, path: string, source: AsyncIterable<Uint8Array>, maxUploadBytes: number, options: TransferOptions): Promise<UploadedFile> {
     const session = this.sessions.get(options.owner ?? LOCAL_OWNER, sessionId);
+    const release = this.admit(options.owner ?? LOCAL_OWNER);
+    try {
+      return await this.uploadNow(session, path, source, maxUploadBytes, options);
+    } finally {
+      release();
+    }
+  }
+
+  private uploadNow(session: Session, path: string, source: AsyncIterable<Uint8Array>, maxUploadBytes: number, options: TransferOptions): Promise<UploadedFile> {
     return session.serialize(async () => {
       if (session.overLimit !== undefined) {
         throw new SandgateError("WORKSPACE_FULL", `${session.overLimit} (uploads are refused until it is within them)`, { data: { path, limit: this.limits.workspaceBytes } });
@@ -109,18 +122,46 @@ export class EngineFiles {
   /** A file of the session as a stream of its bytes (any size), opened after the running call. */
   async download(sessionId: string, path: string, options: TransferOptions): Promise<DownloadedFile> {
     const session = this.sessions.get(options.owner ?? LOCAL_OWNER, sessionId);
-    return session.serialize(async () => {
-      const controller = new AbortController();
-      const done = this.track(session, controller, options.signal);
-      try {
-        const file = await downloadWorkspaceFile({ runtime: this.runtime, dir: session.workspaceDir, signal: controller.signal, timeoutMs: options.timeoutMs }, path);
-        file.body.once("close", done);
-        return file;
-      } catch (error) {
-        done();
+    const release = this.admit(options.owner ?? LOCAL_OWNER);
+    return session
+      .serialize(async () => {
+        const controller = new AbortController();
+        const done = this.track(session, controller, options.signal);
+        try {
+          const file = await downloadWorkspaceFile({ runtime: this.runtime, dir: session.workspaceDir, signal: controller.signal, timeoutMs: options.timeoutMs }, path);
+          file.body.once("close", () => {
+            done();
+            release();
+          });
+          return file;
+        } catch (error) {
+          done();
+          throw error;
+        }
+      })
+      .catch((error: unknown) => {
+        release();
         throw error;
-      }
-    });
+      });
+  }
+
+  /** Counts a transfer of `owner`; TOO_MANY_REQUESTS past TRANSFERS_PER_OWNER. The returned function ends it (once). */
+  private admit(owner: string): () => void {
+    const now = this.ownerTransfers.get(owner) ?? 0;
+    if (now >= TRANSFERS_PER_OWNER) {
+      throw new SandgateError("TOO_MANY_REQUESTS", `you have ${now} file uploads or downloads under way, the most one caller may have at once; retry when one has finished`, {
+        data: { limit: TRANSFERS_PER_OWNER, retry_after: 1 },
+      });
+    }
+    this.ownerTransfers.set(owner, now + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.ownerTransfers.get(owner) ?? 1) - 1;
+      if (left <= 0) this.ownerTransfers.delete(owner);
+      else this.ownerTransfers.set(owner, left);
+    };
   }
 
   /** One directory level of the workspace (its root when `path` is omitted). */

@@ -19,8 +19,8 @@ export interface TransferOptions {
   timeoutMs: number;
 }
 
-/** Transfers at once, server-wide (apart from the file calls' own 8): the rest wait their turn. */
-const transfers = new Slots(8);
+/** Transfers at once, server-wide (apart from the file calls' own 8): the rest wait their turn. Each caller has at most 4 (engine-files.ts). */
+const transfers = new Slots(16);
 /** Largest frame the helper accepts. */
 const MAX_FRAME = 1 << 20;
 /** A download whose reader takes nothing for this long is stopped (its helper holds a place). */
