@@ -62,6 +62,7 @@ describe("sandgate doctor's listing of what code can use", () => {
     expect(caps.tools.present.filter((tool) => caps.tools.missing.includes(tool))).toEqual([]);
     expect(caps.howToAdd.join("\n")).toContain("sandgate packages sync");
     expect(caps.howToAdd.join("\n")).toContain("apt-get install");
+    if (!hostImports("sklearn")) expect(caps.howToAdd.join("\n")).toContain("python3-sklearn");
   });
 
   it("prints the listing and how to add more after the checks", async () => {

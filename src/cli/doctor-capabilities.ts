@@ -3,11 +3,14 @@
 
 import type { Engine } from "../execution/index.js";
 
-/** Python modules a data task reaches for first (import names). */
-export const PYTHON_MODULES_OF_NOTE = [
-  "numpy", "pandas", "matplotlib", "scipy", "sklearn", "PIL", "sympy", "requests", "yaml", "bs4", "lxml",
-  "openpyxl", "pyarrow", "polars", "seaborn", "statsmodels", "networkx",
-] as const;
+/** Python modules a data task reaches for first (import names), with the Debian package of each where there is one. */
+export const PYTHON_MODULES_OF_NOTE: ReadonlyArray<readonly [module: string, aptPackage: string | undefined]> = [
+  ["numpy", "python3-numpy"], ["pandas", "python3-pandas"], ["matplotlib", "python3-matplotlib"], ["scipy", "python3-scipy"],
+  ["sklearn", "python3-sklearn"], ["PIL", "python3-pil"], ["sympy", "python3-sympy"], ["requests", "python3-requests"],
+  ["yaml", "python3-yaml"], ["bs4", "python3-bs4"], ["lxml", "python3-lxml"], ["openpyxl", "python3-openpyxl"],
+  ["pyarrow", undefined], ["polars", undefined], ["seaborn", "python3-seaborn"], ["statsmodels", "python3-statsmodels"],
+  ["networkx", "python3-networkx"],
+];
 
 /** Command-line tools checked inside a Bash sandbox, with the Debian package that provides each. */
 export const CLI_TOOLS: ReadonlyArray<readonly [tool: string, aptPackage: string]> = [
@@ -69,11 +72,12 @@ const toolsProbe = (tools: readonly string[]): string =>
   `for t in ${tools.join(" ")}; do p=$(command -v "$t") && [ -x "$(readlink -f "$p")" ] && echo "+$t" || echo "-$t"; done`;
 
 /** The steps that add what is missing, for the listing's end. */
-function howToAdd(missingTools: readonly string[]): string[] {
+function howToAdd(missingTools: readonly string[], missingModules: readonly string[]): string[] {
   const apt = [...new Set(missingTools.map((tool) => CLI_TOOLS.find(([name]) => name === tool)?.[1] ?? tool))];
+  const pyApt = missingModules.flatMap((module) => PYTHON_MODULES_OF_NOTE.find(([name]) => name === module)?.[1] ?? []);
   return [
     `command-line tools and libraries: install them on the host${apt.length > 0 ? ` (e.g. \`sudo apt-get install -y ${apt.slice(0, 6).join(" ")}\`)` : ""}; sandboxes see /usr (and /usr/local) read-only from their next start`,
-    "Python modules: Debian's python3-* packages on the host are importable (e.g. `sudo apt-get install -y python3-scipy`)",
+    `Python modules: Debian's python3-* packages on the host are importable in every sandbox (e.g. \`sudo apt-get install -y ${(pyApt.length > 0 ? pyApt.slice(0, 4) : ["python3-scipy"]).join(" ")}\`)`,
     "package sets for every sandbox: list them under python.packages or node.packages in the config file, then run `sandgate packages sync` (see `sandgate packages list`)",
   ];
 }
@@ -85,7 +89,7 @@ function parse<T>(value: unknown): T {
 /** Runs the three probes, one sandbox each; a probe that fails is reported, not thrown. */
 export async function probeCapabilities(engine: Engine, timeoutS: number, extra: ExtraModules = { python: [], node: [] }): Promise<Capabilities> {
   const caps: Capabilities = { howToAdd: [] };
-  const python = await engine.execute({ language: "python", code: pythonProbe([...new Set([...PYTHON_MODULES_OF_NOTE, ...extra.python])]), timeoutS });
+  const python = await engine.execute({ language: "python", code: pythonProbe([...new Set([...PYTHON_MODULES_OF_NOTE.map(([name]) => name), ...extra.python])]), timeoutS });
   caps.python = python.status === "ok" ? parse(python.value) : { error: `${python.status}: ${python.error?.message ?? python.stderr}`.slice(0, 300) };
   const node = await engine.execute({ language: "javascript", code: nodeProbe([...new Set(extra.node)]), timeoutS });
   caps.node = node.status === "ok" ? parse(node.value) : { error: `${node.status}: ${node.error?.message ?? node.stderr}`.slice(0, 300) };
@@ -95,7 +99,8 @@ export async function probeCapabilities(engine: Engine, timeoutS: number, extra:
     tools.status === "ok"
       ? { present: lines.filter((l) => l.startsWith("+")).map((l) => l.slice(1)), missing: lines.filter((l) => l.startsWith("-")).map((l) => l.slice(1)) }
       : { error: `${tools.status}: ${tools.error?.message ?? tools.stderr}`.slice(0, 300) };
-  caps.howToAdd = howToAdd("missing" in caps.tools ? caps.tools.missing : []);
+  const notInstalled = caps.python && "modules" in caps.python ? caps.python.modules.filter((m) => m.error === "not installed").map((m) => m.name) : [];
+  caps.howToAdd = howToAdd("missing" in caps.tools ? caps.tools.missing : [], notInstalled);
   return caps;
 }
 
