@@ -2,7 +2,7 @@
 // shared libraries, CA certificates, zones, fonts, /usr/local), and nothing secret or writable comes with it.
 
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hostEtcImage } from "../src/sandbox/host-etc-image.js";
 import { HOST_ETC_ENTRIES, HOST_ETC_NEVER } from "../src/sandbox/host-image.js";
@@ -207,6 +207,26 @@ describe("one mount for /etc", () => {
     const mounts = r.stdout.trim().split("\n");
     expect(mounts).toHaveLength(1);
     expect(mounts[0]).toMatch(/^\/etc ro[,\s]/);
+  });
+});
+
+describe("a copy of /etc removed by hand", () => {
+  it("is made again, and sandboxes keep starting meanwhile", async () => {
+    const fresh = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+    try {
+      const etcDir = fresh.engine.runtime.etcDir;
+      await fresh.engine.execute({ code: "true", language: "bash" });
+      expect(await waitFor(() => hostEtcImage(etcDir) !== undefined, 60_000)).toBe(true);
+      const copy = hostEtcImage(etcDir) ?? "";
+      rmSync(copy, { recursive: true, force: true });
+      const meanwhile = await fresh.engine.execute({ code: "cat /etc/hostname; awk 'BEGIN { print \"awk ok\" }'", language: "bash" });
+      expect(meanwhile.stdout).toBe("sandgate\nawk ok\n");
+      expect(await waitFor(() => existsSync(hostEtcImage(etcDir) ?? "/nonexistent"), 60_000)).toBe(true);
+      const after = await fresh.engine.execute({ code: "cat /etc/hostname; ls -A /etc/alternatives | grep -c .", language: "bash" });
+      expect(after.stdout).toBe(`sandgate\n${readdirSync("/etc/alternatives").length}\n`);
+    } finally {
+      await fresh.close();
+    }
   });
 });
 

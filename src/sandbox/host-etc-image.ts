@@ -2,7 +2,7 @@
 // host-image.ts) and the synthetic passwd, group, hosts and hostname, bound with one mount.
 
 import { createHash, type Hash } from "node:crypto";
-import { lstatSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { hostImagePlan, type HostImagePlan } from "./host-image.js";
@@ -171,6 +171,12 @@ export function hostEtcImage(etcDir: string): string | undefined {
   if (!image) {
     image = { dir: undefined, signature: "", watched: [], checkedAt: 0, building: false };
     images.set(etcDir, image);
+  }
+  // A copy removed under us (SANDBOX_DIR cleaned by hand) must not be bound: bind entry by entry until a new one is made.
+  if (image.dir !== undefined && !existsSync(join(image.dir, "passwd"))) {
+    image.dir = undefined;
+    image.signature = "";
+    image.checkedAt = 0;
   }
   if (image.building || now - image.checkedAt < RECHECK_MS) return image.dir;
   image.checkedAt = now;
