@@ -201,12 +201,13 @@ json.dumps({"etc": sorted(os.listdir("/etc")), "ssl": sorted(os.listdir("/etc/ss
   });
 });
 
-describe("one mount for /etc", () => {
-  it("once the copy is ready, a sandbox's /etc is a single read-only mount, so starts stay as fast", async () => {
+describe("few mounts for /etc", () => {
+  it("once the copy is ready, a sandbox's /etc is one read-only mount plus the table's live binds, so starts stay as fast", async () => {
     const r = await bash("awk '$5 == \"/etc\" || index($5, \"/etc/\") == 1 { print $5, $6 }' /proc/self/mountinfo");
-    const mounts = r.stdout.trim().split("\n");
-    expect(mounts).toHaveLength(1);
-    expect(mounts[0]).toMatch(/^\/etc ro[,\s]/);
+    const mounts = r.stdout.trim().split("\n").map((line) => line.split(" "));
+    const binds = HOST_ETC_ENTRIES.flatMap((entry) => (entry.bind && typeof entry.path === "string" && existsSync(entry.path) ? [entry.path] : []));
+    expect(mounts.map(([point]) => point).sort()).toEqual(["/etc", ...binds].sort());
+    for (const [, options] of mounts) expect(options).toMatch(/^ro(,|$)/);
   });
 });
 
@@ -217,11 +218,11 @@ describe("a copy of /etc removed by hand", () => {
       const etcDir = fresh.engine.runtime.etcDir;
       await fresh.engine.execute({ code: "true", language: "bash" });
       expect(await waitFor(() => hostEtcImage(etcDir) !== undefined, 60_000)).toBe(true);
-      const copy = hostEtcImage(etcDir) ?? "";
+      const copy = hostEtcImage(etcDir)?.dir ?? "";
       rmSync(copy, { recursive: true, force: true });
       const meanwhile = await fresh.engine.execute({ code: "cat /etc/hostname; awk 'BEGIN { print \"awk ok\" }'", language: "bash" });
       expect(meanwhile.stdout).toBe("sandgate\nawk ok\n");
-      expect(await waitFor(() => existsSync(hostEtcImage(etcDir) ?? "/nonexistent"), 60_000)).toBe(true);
+      expect(await waitFor(() => existsSync(hostEtcImage(etcDir)?.dir ?? "/nonexistent"), 60_000)).toBe(true);
       const after = await fresh.engine.execute({ code: "cat /etc/hostname; ls -A /etc/alternatives | grep -c .", language: "bash" });
       expect(after.stdout).toBe(`sandgate\n${readdirSync("/etc/alternatives").length}\n`);
     } finally {

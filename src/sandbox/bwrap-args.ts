@@ -118,10 +118,11 @@ export function isolationArguments(): string[] {
 function bwrapArguments(options: SandboxArgvOptions): string[] {
   const { mounts } = options;
   const bwrap = isolationArguments();
-  // /etc: the host image and the synthetic files, as one copy when it can be made (host-etc-image.ts).
+  // /etc: the host image and the synthetic files, as one copy (and a few binds) when it can be made (host-etc-image.ts).
   const etcImage = hostEtcImage(mounts.etcDir);
   if (etcImage) {
-    bwrap.push("--ro-bind", etcImage, "/etc");
+    bwrap.push("--ro-bind", etcImage.dir, "/etc");
+    for (const path of etcImage.binds) bwrap.push("--ro-bind-try", path, path);
   } else {
     bwrap.push(...hostImageArguments());
     for (const name of SYNTHETIC_ETC_FILES) bwrap.push("--ro-bind", `${mounts.etcDir}/${name}`, `/etc/${name}`);

@@ -1,5 +1,5 @@
 // A sandbox's whole /etc as one read-only directory: a copy of the host image's entries (see
-// host-image.ts) and the synthetic passwd, group, hosts and hostname, bound with one mount.
+// host-image.ts) and the synthetic passwd, group, hosts and hostname, plus a few live binds.
 
 import { createHash, type Hash } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
@@ -17,8 +17,14 @@ const MAX_DEPTH = 8;
 /** How often the host's /etc is looked at again for changes. */
 const RECHECK_MS = 1000;
 
+/** A ready copy: bind `dir` read-only at /etc, then each of `binds` at its own path. */
+export interface EtcImage {
+  dir: string;
+  binds: string[];
+}
+
 interface Image {
-  dir: string | undefined;
+  ready: EtcImage | undefined;
   /** mtimes of everything whose change calls for a new copy: /etc, the entries, their directories. */
   signature: string;
   watched: string[];
@@ -101,7 +107,7 @@ async function parentsUnder(staging: string, relative: string): Promise<void> {
 let builds = 0;
 
 /** Builds the image for `plan`; returns its directory (named by its content) and the directories copied. */
-async function build(plan: HostImagePlan, etcDir: string): Promise<{ dir: string; dirs: string[] }> {
+async function build(plan: HostImagePlan, etcDir: string): Promise<{ dir: string; binds: string[]; dirs: string[] }> {
   const parent = dirname(etcDir);
   if (builds++ === 0) removeAbandonedStaging(parent);
   const staging = join(parent, `${STAGING_PREFIX}${process.pid}-${builds}`);
@@ -118,6 +124,20 @@ async function build(plan: HostImagePlan, etcDir: string): Promise<{ dir: string
         if (error instanceof TooLarge) throw error;
         // gone or unreadable since the scan: left out, as a missing entry is
       }
+    }
+    const binds: string[] = [];
+    for (const path of plan.binds) {
+      // The mount point: bubblewrap cannot make one in a read-only /etc.
+      const relative = path.slice("/etc".length);
+      await parentsUnder(staging, relative);
+      try {
+        if ((await lstat(path)).isDirectory()) await mkdir(join(staging, relative), { mode: 0o755 });
+        else await writeFile(join(staging, relative), "", { mode: 0o644 });
+      } catch {
+        continue; // gone since the scan
+      }
+      binds.push(path);
+      copy.hash.update(`m ${relative}\0`);
     }
     for (const [linkTarget, path] of plan.links) {
       const relative = path.slice("/etc".length);
@@ -139,7 +159,7 @@ async function build(plan: HostImagePlan, etcDir: string): Promise<{ dir: string
       // the same copy exists already (made before, or by another sandgate process): as good as ours
     }
     // Older copies stay: sandboxes started before a change keep theirs mounted (like the runners' copies).
-    return { dir, dirs: copy.dirs };
+    return { dir, binds, dirs: copy.dirs };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
@@ -159,47 +179,48 @@ function signatureOf(paths: readonly string[]): string {
 }
 
 /**
- * The directory to bind read-only at /etc for sandboxes whose synthetic files are in `etcDir`,
- * or undefined while none is ready (then bind the entries one by one). One mount instead of
- * thirty keeps a sandbox's start as fast as before. The copy is made in the background, never on
- * a sandbox's start: the first call starts it, and /etc is looked at again at most once a second,
- * a change to /etc, to an entry or to a directory in one making a new copy for later sandboxes.
+ * What to bind at /etc for sandboxes whose synthetic files are in `etcDir`, or undefined while no
+ * copy is ready (then bind the entries one by one). A few mounts instead of thirty keep a sandbox's
+ * start as fast as before. The copy is made in the background, never on a sandbox's start: the
+ * first call starts it, and /etc is looked at again at most once a second, a change to /etc, to a
+ * copied entry or to a directory in one making a new copy for later sandboxes.
  */
-export function hostEtcImage(etcDir: string): string | undefined {
+export function hostEtcImage(etcDir: string): EtcImage | undefined {
   const now = Date.now();
   let image = images.get(etcDir);
   if (!image) {
-    image = { dir: undefined, signature: "", watched: [], checkedAt: 0, building: false };
+    image = { ready: undefined, signature: "", watched: [], checkedAt: 0, building: false };
     images.set(etcDir, image);
   }
   // A copy removed under us (SANDBOX_DIR cleaned by hand) must not be bound: bind entry by entry until a new one is made.
-  if (image.dir !== undefined && !existsSync(join(image.dir, "passwd"))) {
-    image.dir = undefined;
+  if (image.ready !== undefined && !existsSync(join(image.ready.dir, "passwd"))) {
+    image.ready = undefined;
     image.signature = "";
     image.checkedAt = 0;
   }
-  if (image.building || now - image.checkedAt < RECHECK_MS) return image.dir;
+  if (image.building || now - image.checkedAt < RECHECK_MS) return image.ready;
   image.checkedAt = now;
-  if (image.signature !== "" && image.signature === signatureOf(["/etc", ...image.watched])) return image.dir;
+  if (image.signature !== "" && image.signature === signatureOf(["/etc", ...image.watched])) return image.ready;
   image.building = true;
   void refresh(image, etcDir);
-  return image.dir;
+  return image.ready;
 }
 
 async function refresh(image: Image, etcDir: string): Promise<void> {
   try {
     const plan = hostImagePlan();
-    const entryPaths = [...plan.entries, ...plan.links.map(([, path]) => path)];
+    // Bound entries change live; only their appearing or going (a change of their parent) matters.
+    const entryPaths = [...plan.entries, ...plan.links.map(([, path]) => path), ...plan.binds.map((path) => dirname(path))];
     const before = signatureOf(["/etc", ...entryPaths]);
-    const { dir, dirs } = await build(plan, etcDir);
+    const { dir, binds, dirs } = await build(plan, etcDir);
     const watched = [...new Set([...entryPaths, ...dirs])];
-    image.dir = dir;
+    image.ready = { dir, binds };
     image.watched = watched;
     // A change while copying leaves the signature empty, so the next look makes a new copy.
     image.signature = before === signatureOf(["/etc", ...entryPaths]) ? signatureOf(["/etc", ...watched]) : "";
   } catch {
     // No copy (too large, no room): sandboxes keep binding the entries one by one; tried again after a change.
-    image.dir = undefined;
+    image.ready = undefined;
     image.signature = signatureOf(["/etc", ...image.watched]);
   } finally {
     image.building = false;

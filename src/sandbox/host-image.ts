@@ -7,6 +7,11 @@ export interface HostEtcEntry {
   /** Host path, mounted at the same path inside (a fixed path under /etc, or a pattern of names directly in /etc). */
   path: string | RegExp;
   why: string;
+  /**
+   * Bound from the host rather than copied into the sandbox's /etc (host-etc-image.ts): a directory
+   * of hundreds of links that packages change, which a bind shows live at the cost of one mount.
+   */
+  bind?: true;
 }
 
 /**
@@ -16,11 +21,11 @@ export interface HostEtcEntry {
  * or into another entry, and left out otherwise: the table never reaches past /usr and itself.
  */
 export const HOST_ETC_ENTRIES: readonly HostEtcEntry[] = [
-  { path: "/etc/alternatives", why: "about 400 links under /usr (awk, which, cc, vi, nodejs, libblas.so.3) resolve through it" },
+  { path: "/etc/alternatives", why: "about 400 links under /usr (awk, which, cc, vi, nodejs, libblas.so.3) resolve through it", bind: true },
   { path: "/etc/ld.so.cache", why: "the dynamic linker finds shared libraries through it" },
   { path: "/etc/ld.so.conf", why: "the dynamic linker's library directories (read by ldconfig -p and build tools)" },
   { path: "/etc/ld.so.conf.d", why: "the rest of the dynamic linker's library directories" },
-  { path: "/etc/ssl/certs", why: "public CA certificates (OpenSSL, Python ssl, curl, Node with --use-openssl-ca)" },
+  { path: "/etc/ssl/certs", why: "public CA certificates (OpenSSL, Python ssl, curl, Node with --use-openssl-ca)", bind: true },
   { path: "/etc/ssl/openssl.cnf", why: "OpenSSL's configuration (/usr/lib/ssl/openssl.cnf links here)" },
   { path: "/etc/ssl/cert.pem", why: "the CA bundle's path on some distributions" },
   { path: "/etc/pki/tls/certs", why: "public CA certificates on Red Hat-style hosts" },
@@ -77,24 +82,26 @@ function linkTargetVisible(real: string, mounted: readonly string[]): boolean {
   return mounted.some((root) => real === root || real.startsWith(`${root}/`));
 }
 
-function expand(etcDir: string): string[] {
-  const paths: string[] = [];
+function expand(etcDir: string): Array<{ path: string; bind: boolean }> {
+  const paths: Array<{ path: string; bind: boolean }> = [];
   let names: string[] | undefined;
   for (const entry of HOST_ETC_ENTRIES) {
+    const bind = entry.bind === true;
     if (typeof entry.path === "string") {
-      paths.push(entry.path);
+      paths.push({ path: entry.path, bind });
       continue;
     }
     names ??= readdirSync(etcDir).sort();
     const pattern = entry.path;
-    paths.push(...names.filter((name) => pattern.test(name)).map((name) => `/etc/${name}`));
+    paths.push(...names.filter((name) => pattern.test(name)).map((name) => ({ path: `/etc/${name}`, bind })));
   }
   return paths;
 }
 
-/** What of the host's /etc a sandbox gets: entries to copy or bind, and links to recreate (target, path). */
+/** What of the host's /etc a sandbox gets: entries to copy, entries to bind, and links to recreate (target, path). */
 export interface HostImagePlan {
   entries: string[];
+  binds: string[];
   links: Array<[target: string, path: string]>;
 }
 
@@ -111,23 +118,24 @@ export function hostImagePlan(): HostImagePlan {
   } catch {
     // no /etc: nothing to mount
   }
-  if (cached?.etcMtimeMs !== etcMtimeMs) cached = { etcMtimeMs, plan: etcMtimeMs < 0 ? { entries: [], links: [] } : scanHostImage() };
+  if (cached?.etcMtimeMs !== etcMtimeMs) cached = { etcMtimeMs, plan: etcMtimeMs < 0 ? { entries: [], binds: [], links: [] } : scanHostImage() };
   return cached.plan;
 }
 
 /** bubblewrap's arguments that bind the host image's entries one by one (`--ro-bind-try`) and recreate its links. */
 export function hostImageArguments(): string[] {
-  const { entries, links } = hostImagePlan();
+  const { entries, binds, links } = hostImagePlan();
   const args: string[] = [];
-  for (const path of entries) args.push("--ro-bind-try", path, path);
+  for (const path of [...entries, ...binds]) args.push("--ro-bind-try", path, path);
   for (const [target, path] of links) args.push("--symlink", target, path);
   return args;
 }
 
 function scanHostImage(): HostImagePlan {
   const entries: string[] = [];
+  const binds: string[] = [];
   const candidates: Array<[string, string]> = [];
-  for (const path of expand("/etc")) {
+  for (const { path, bind } of expand("/etc")) {
     let isLink: boolean;
     try {
       isLink = lstatSync(path).isSymbolicLink();
@@ -136,7 +144,7 @@ function scanHostImage(): HostImagePlan {
     }
     if (!isLink) {
       // Through a linked parent directory the bind would reach past /etc: leave such an entry out.
-      if (realOrSelf(path) === path) entries.push(path);
+      if (realOrSelf(path) === path) (bind ? binds : entries).push(path);
       continue;
     }
     try {
@@ -153,9 +161,9 @@ function scanHostImage(): HostImagePlan {
     } catch {
       continue; // dangling on the host: dangling inside too, so leave it out
     }
-    if (linkTargetVisible(real, entries)) links.push([target, path]);
+    if (linkTargetVisible(real, [...entries, ...binds])) links.push([target, path]);
   }
-  return { entries, links };
+  return { entries, binds, links };
 }
 
 function realOrSelf(path: string): string {
