@@ -2,7 +2,7 @@
 // shared libraries, CA certificates, zones, fonts, /usr/local), and nothing secret or writable comes with it.
 
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hostEtcImage } from "../src/sandbox/host-etc-image.js";
 import { HOST_ETC_ENTRIES, HOST_ETC_NEVER } from "../src/sandbox/host-image.js";
@@ -209,6 +209,42 @@ describe("few mounts for /etc", () => {
     expect(mounts.map(([point]) => point).sort()).toEqual(["/etc", ...binds].sort());
     for (const [, options] of mounts) expect(options).toMatch(/^ro(,|$)/);
   });
+});
+
+describe("a change to the host's /etc", () => {
+  it.runIf(process.getuid?.() === 0 && existsSync("/etc/fonts"))(
+    "shows in later sandboxes within seconds, and a file only root may read is never copied",
+    async () => {
+      const name = `sandgate-test-${process.pid}`;
+      const open = `/etc/fonts/${name}.txt`;
+      const secret = `/etc/fonts/${name}-secret.txt`;
+      const look = `for f in ${open} ${secret}; do if [ -e "$f" ]; then echo "$f: $(cat "$f" 2>&1)"; else echo "$f: absent"; fi; done`;
+      try {
+        writeFileSync(open, "public\n", { mode: 0o644 });
+        writeFileSync(secret, "s3cr3t\n", { mode: 0o600 });
+        chmodSync(secret, 0o600);
+        let seen = (await bash(look)).stdout;
+        for (let tries = 0; tries < 150 && !seen.includes(`${open}: public`); tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          seen = (await bash(look)).stdout;
+        }
+        expect(seen).toContain(`${open}: public`);
+        expect(seen).toContain(`${secret}: absent`);
+        expect(seen).not.toContain("s3cr3t");
+      } finally {
+        rmSync(open, { force: true });
+        rmSync(secret, { force: true });
+      }
+      // And its removal shows as well (later tests compare this engine's /etc with a fresh one's).
+      let after = (await bash(look)).stdout;
+      for (let tries = 0; tries < 150 && after.includes(`${open}: public`); tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        after = (await bash(look)).stdout;
+      }
+      expect(after).toBe(`${open}: absent\n${secret}: absent\n`);
+    },
+    60_000,
+  );
 });
 
 describe("a copy of /etc removed by hand", () => {

@@ -2,8 +2,8 @@
 // host-image.ts) and the synthetic passwd, group, hosts and hostname, plus a few live binds.
 
 import { createHash, type Hash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
-import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { constants, existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
+import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { hostImagePlan, type HostImagePlan } from "./host-image.js";
 
@@ -63,12 +63,25 @@ async function copyTree(source: string, target: string, relative: string, copy: 
   } else if (st.isFile() && (st.mode & 0o004) !== 0) {
     copy.bytes += st.size;
     if (copy.bytes > MAX_BYTES) throw new TooLarge();
-    const content = await readFile(source);
+    const content = await readWorldReadable(source);
+    if (content === undefined) return;
     await writeFile(target, content, { mode: 0o644 });
     await chmod(target, 0o644);
     copy.hash.update(`f ${relative} ${content.length}\0`).update(content);
   }
   // sockets, fifos and devices are never copied
+}
+
+/** The file's bytes when it is still a regular, world-readable file once opened (not followed if it became a link). */
+async function readWorldReadable(path: string): Promise<Buffer | undefined> {
+  const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const st = await file.stat();
+    if (!st.isFile() || (st.mode & 0o004) === 0 || st.size > MAX_BYTES) return undefined;
+    return await file.readFile();
+  } finally {
+    await file.close();
+  }
 }
 
 const STAGING_PREFIX = "etc-image.tmp-";
