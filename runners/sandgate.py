@@ -63,7 +63,7 @@ class _Channel:
             self.pending[call_id] = (future, loop, tool)
             self._watch(loop)
         try:
-            _frames.write_all(_frames.FRAMES_OUT, len(data).to_bytes(4, "big") + data)
+            _frames.send_frame_bytes(data)
             return await future
         finally:
             self.pending.pop(call_id, None)
@@ -76,14 +76,14 @@ class _Channel:
         loop.add_reader(_frames.FRAMES_IN, self._on_readable, loop)
         self.watching[loop] = True
 
-    def _on_readable(self, loop):
+    def _read_frames(self, loop):
         with self.lock:
             if loop not in self.watching:
-                return  # the call ended and fd 3 is the runner's again
+                return ()  # the call ended and fd 3 is the runner's again
             try:
                 chunk = os.read(_frames.FRAMES_IN, 1 << 16)
             except (BlockingIOError, InterruptedError):
-                return  # another loop (a thread's) took the bytes first
+                return ()  # another loop (a thread's) took the bytes first
             except OSError as exc:
                 _frames.die(f"cannot read frames: {exc}")
             if not chunk:
@@ -94,11 +94,21 @@ class _Channel:
                 frames = reader.take()
             except _frames.ProtocolError as exc:
                 _frames.die(f"malformed frame: {exc}")
+        return frames
+
+    def _on_readable(self, loop):
+        # A SIGINT (the host interrupting the call) between reading bytes and buffering them would
+        # lose part of a frame; it waits until the bytes are in the buffer.
+        blocked = _frames.block_sigint()
+        try:
+            frames = self._read_frames(loop)
+        finally:
+            _frames.unblock_sigint(blocked)
         for frame in frames:
             if frame["type"] == "tool_result":
                 self.dispatch(frame)
             else:
-                reader.held.append(frame)
+                self.reader.held.append(frame)
 
     def dispatch(self, frame):
         """Settles the call a tool_result frame answers; a reply nobody waits for is dropped."""
@@ -250,6 +260,7 @@ async def call_mcp_tool(tool, args=None):
     elif not isinstance(args, dict):
         raise TypeError(f"call_mcp_tool() needs args as a dict, not {type(args).__name__}")
     return await _channel.call(tool, args)
+
 
 def show(obj, mime=None):
     """Returns an image to the agent now, besides the call's text: a matplotlib figure or axes, a PIL

@@ -1,6 +1,7 @@
 # Frame I/O, JSON and end-of-call cleanup shared by the Python and Bash runners.
 # Imported at start-up of every sandbox, so it loads only builtin modules and _json.
 
+import _signal
 import os
 import sys
 
@@ -165,9 +166,30 @@ class FrameReader:
         return frame
 
 
+_SIGINT_ONLY = (_signal.SIGINT,)
+
+
+def block_sigint():
+    """Holds back SIGINT (the host interrupting a call) in this thread; returns the mask to restore."""
+    return _signal.pthread_sigmask(_signal.SIG_BLOCK, _SIGINT_ONLY)
+
+
+def unblock_sigint(mask):
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
+
+
+def send_frame_bytes(data):
+    """Writes one whole encoded frame. A SIGINT waits until the frame is written: half a frame
+    would leave the pipe unreadable and cost the session."""
+    blocked = block_sigint()
+    try:
+        write_all(FRAMES_OUT, len(data).to_bytes(4, "big") + data)
+    finally:
+        unblock_sigint(blocked)
+
+
 def send_frame(obj):
-    data = dumps(obj).encode("ascii")
-    write_all(FRAMES_OUT, len(data).to_bytes(4, "big") + data)
+    send_frame_bytes(dumps(obj).encode("ascii"))
 
 
 class ExecuteRequest:

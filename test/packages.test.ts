@@ -240,14 +240,14 @@ describe("packages sync", () => {
     });
     const text = await runCli(["packages", "list"], { env: { SANDBOX_DIR: sandboxDir, SANDGATE_PYTHON_PACKAGES: "firstpkg,other" } });
     expect(text.stdout).toMatch(/^python: .*NOT in sync with the config: run `sandgate packages sync`/);
-    expect(text.stdout).toMatch(/\n  firstpkg +2\.0 +venv\n/);
+    expect(text.stdout).toMatch(/\n {2}firstpkg +2\.0 +venv\n/);
 
     const bad = loadConfig({ SANDBOX_DIR: sandboxDir, SANDGATE_PYTHON_PACKAGES: "firstpkg,no-such-package-zz>=1" });
     const cli = await runCli(["packages", "sync", "--find-links", wheels, "--no-index"], {
       env: { SANDBOX_DIR: sandboxDir, SANDGATE_PYTHON_PACKAGES: "firstpkg,no-such-package-zz>=1" },
     });
     expect(cli.code).toBe(1);
-    expect(cli.stdout).toMatch(/^python: FAILED, the previous set stays active:\n  firstpkg, no-such-package-zz>=1: pip could not install them/);
+    expect(cli.stdout).toMatch(/^python: FAILED, the previous set stays active:\n {2}firstpkg, no-such-package-zz>=1: pip could not install them/);
     const [failed] = await syncPackages(bad, { ...quiet, findLinks: [wheels], noIndex: true });
     expect(failed?.status).toBe("failed");
     expect(failed?.failures[0]?.spec).toContain("no-such-package-zz>=1");

@@ -1,9 +1,9 @@
 // Public surface of the execution layer.
 export { Engine } from "./engine.js";
 export type { CommandRequest, EngineOptions, ToolProvider } from "./engine.js";
-export type { EngineJobs, JobCommandRequest, JobInfo, JobReadOptions, JobRequest, JobSnapshot, JobStatus } from "./jobs.js";
 export type { EngineSessions, EnsuredSession, SessionOptions } from "./engine-sessions.js";
 export { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames } from "./env-vars.js";
+export type { EngineJobs, JobCommandRequest, JobInfo, JobReadOptions, JobRequest, JobSnapshot, JobStatus } from "./jobs.js";
 export type { EngineFiles, TransferOptions, WorkspaceFile, WorkspaceListing, WrittenFile } from "./engine-files.js";
 export type { DownloadedFile, UploadedFile } from "./workspace-transfer.js";
 export type { ExecutionResult, ErrorInfo, ImageOutput, TokenCounts } from "./result-builder.js";

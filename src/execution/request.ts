@@ -64,14 +64,14 @@ export function checkRequest(request: ExecuteRequest, config: SandgateConfig): L
     throw new SandgateError("INVALID_INPUT", `${field || "request"}: ${issue?.message ?? "invalid"}`, { data: { field } });
   }
   const { code } = parsed.data;
-  // The request's own objects, as the engine passes them on (a parsed copy could differ: zod drops a `__proto__` key).
-  if (request.env !== undefined) checkEnv(request.env, "env");
-  if (request.sessionEnv !== undefined) checkEnv(request.sessionEnv, "session_env");
   if (parsed.data.keepProcesses && parsed.data.sessionId === undefined) {
     throw new SandgateError("INVALID_INPUT", "keep_processes needs a session_id: a call without one runs in a sandbox that is thrown away when it ends", {
       data: { field: "keep_processes" },
     });
   }
+  // The request's own objects, as the engine passes them on (a parsed copy could differ: zod drops a `__proto__` key).
+  if (request.env !== undefined) checkEnv(request.env, "env");
+  if (request.sessionEnv !== undefined) checkEnv(request.sessionEnv, "session_env");
   const language = resolveLanguage(parsed.data.language);
   if (!language) throw unknownLanguageError(parsed.data.language);
   if (code.trim() === "") throw new SandgateError("CODE_EMPTY", "code is empty; send the program to run");

@@ -47,6 +47,10 @@ export interface RunRequest {
    * that are dropped. Without a handler every call fails with "tool calls are not available here".
    */
   onUpstreamCall?: UpstreamCallHandler;
+  /** Environment variables the runner sets for this call only, and takes back when it ends. */
+  env?: Record<string, string>;
+  /** Values shown as "[masked:NAME]" in everything the call gives back: output (streamed too), value, error. */
+  secrets?: readonly SecretValue[];
   /**
    * On a timeout or cancel, interrupt the code first (SIGINT: KeyboardInterrupt, an interrupted
    * script) where the runner can take it, and kill the sandbox only if the runner has not ended
@@ -55,10 +59,6 @@ export interface RunRequest {
   interruptGraceMs?: number;
   /** Processes the call leaves running are kept (until the sandbox ends) instead of killed at its end. */
   keepProcesses?: boolean;
-  /** Environment variables the runner sets for this call only, and takes back when it ends. */
-  env?: Record<string, string>;
-  /** Values shown as "[masked:NAME]" in everything the call gives back: output (streamed too), value, error. */
-  secrets?: readonly SecretValue[];
   /** Caps of the images the run may return (plots, sandgate.show); without them images are refused. */
   images?: ImageCaps;
 }
@@ -267,8 +267,8 @@ export class Sandbox {
         filename: request.filename,
         ...(request.mode ? { mode: request.mode } : {}),
         ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
-        ...(request.keepProcesses ? { keepProcesses: true } : {}),
         ...(request.env ? { env: request.env } : {}),
+        ...(request.keepProcesses ? { keepProcesses: true } : {}),
         ...(request.images ? { maxImageBytes: request.images.maxBytes } : {}),
       });
     });

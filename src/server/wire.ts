@@ -30,6 +30,13 @@ const background = z
   .optional()
   .describe("Run as a background job: returns a job_id at once; read output and the result with get_job, stop it with stop_job");
 
+const keepProcesses = z
+  .boolean()
+  .optional()
+  .describe(
+    "Keep the processes this call leaves running (e.g. a server started with &) alive across later calls of the session, until the session ends or you kill them; needs session_id. They run only while a call of the session runs; their later output joins that call's, so redirect it to a file",
+  );
+
 /** Names and bounds are checked by the engine (checkEnv), which names a refused variable. */
 const envVars = z.record(z.string());
 const callEnv = envVars.describe(
@@ -37,13 +44,6 @@ const callEnv = envVars.describe(
     "Values of secret-looking names (KEY, TOKEN, SECRET, PASSWORD, AUTH...) are shown as [masked:NAME] wherever the result would repeat them",
 );
 const sessionEnvArg = envVars.describe("Sets the session's environment variables (replacing any set before) for this and every later call of the session, `env` on top; needs session_id");
-
-const keepProcesses = z
-  .boolean()
-  .optional()
-  .describe(
-    "Keep the processes this call leaves running (e.g. a server started with &) alive across later calls of the session, until the session ends or you kill them; needs session_id. They run only while a call of the session runs; their later output joins that call's, so redirect it to a file",
-  );
 
 export const executeCodeInput = z
   .object({

@@ -125,7 +125,6 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     return { created: opened.created, note };
   };
 
-
   return [
     defineRoute({
       method: "get",
