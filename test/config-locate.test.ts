@@ -65,7 +65,7 @@ describe("finding the config file", () => {
   });
 
   it("without any config file both use the defaults", async () => {
-    expect(await library(dir)).toBe(30);
-    expect(await command(dir)).toBe(30);
+    expect(await library(dir)).toBe(300);
+    expect(await command(dir)).toBe(300);
   });
 });

@@ -55,6 +55,7 @@ const TYPE_EXPORTS = [
   "SandgateErrorOptions",
   "ServerConfig",
   "SessionInfo",
+  "SessionOptions",
   "TokenCounts",
   "ToolProvider",
   "UpstreamCallSummary",

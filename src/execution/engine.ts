@@ -367,12 +367,14 @@ export class Engine {
         throw error;
       });
       session.countCall();
-      if (outcome.sandboxDied) {
+      // A runner that reports its state reset (a Bash `exit`) is ending: the next call needs a new one.
+      const ended = outcome.sandboxDied || outcome.result?.resetState === true;
+      if (ended) {
         session.dropSandbox(kind, sandbox);
         this.retire(sandbox);
       }
       const result = this.result(outcome, limits, session.id, scope, session.owner, runRequest.secrets);
-      if (outcome.sandboxDied || outcome.result?.resetState || lostUnseen) result.stateReset = true;
+      if (ended || lostUnseen) result.stateReset = true;
       // A cancelled caller never sees this result: the next call in `kind` says state_reset instead.
       if (result.stateReset && request.signal?.aborted) session.stateLost(kind);
       // Whatever the call's status: a call that wrote and then failed or timed out counts too.

@@ -7,7 +7,14 @@ const str = (value: unknown): string => (typeof value === "string" ? value : val
 const escape = (text: string): string => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 function schemaBlock(schema: unknown): string {
-  return `<pre>${escape(JSON.stringify(schema, null, 2))}</pre>`;
+  return `<pre>${escape(JSON.stringify(schema ?? {}, null, 2))}</pre>`;
+}
+
+/** A request body in each media type it is accepted in (JSON, raw bytes, multipart). */
+function bodyBlock(content: Record<string, Json>): string {
+  return Object.entries(content)
+    .map(([type, media]) => `<p><code>${escape(type)}</code></p>${schemaBlock(media.schema)}`)
+    .join("");
 }
 
 export function renderDocsPage(doc: Json): string {
@@ -26,7 +33,7 @@ export function renderDocsPage(doc: Json): string {
 <p>${escape(str(op.summary))}</p>
 ${op.description ? `<p>${escape(str(op.description))}</p>` : ""}
 ${params.length ? `<h3>Parameters</h3><ul>${params.map((p) => `<li><code>${escape(str(p.name))}</code> (${escape(str(p.in))}${p.required ? ", required" : ""})${p.description ? `: ${escape(str(p.description))}` : ""}</li>`).join("")}</ul>` : ""}
-${body ? `<details><summary>Request body</summary>${schemaBlock(body["application/json"]?.schema)}</details>` : ""}
+${body ? `<details><summary>Request body</summary>${bodyBlock(body)}</details>` : ""}
 ${successSchema ? `<details><summary>Response ${escape(success?.[0] ?? "")}</summary>${schemaBlock(successSchema)}</details>` : ""}
 </section>`);
     }
