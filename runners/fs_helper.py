@@ -230,13 +230,9 @@ def read_payload(size):
     return data
 
 
-def write(request):
-    segs = segments_of(request)
-    if not segs:
-        raise Refused("not_a_file", what="directory")
-    data = request["data"]
-    byte_limit = int(request["workspaceBytes"])
-    inode_limit = int(request["workspaceInodes"])
+def write_target(segs):
+    """Where a write of `segs` lands: (segments that exist, real parent directory, file name,
+    directories to create, bytes of the regular file it replaces). A link or a non-file there is refused."""
     existing, real = resolve(segs)
     replaced = 0
     if existing == len(segs):
@@ -254,6 +250,17 @@ def write(request):
         parent = real
         missing = segs[existing:-1]
         name = segs[-1]
+    return existing, parent, name, missing, replaced
+
+
+def write(request):
+    segs = segments_of(request)
+    if not segs:
+        raise Refused("not_a_file", what="directory")
+    data = request["data"]
+    byte_limit = int(request["workspaceBytes"])
+    inode_limit = int(request["workspaceInodes"])
+    existing, parent, name, missing, replaced = write_target(segs)
     new_inodes = 0 if existing == len(segs) else len(missing) + 1
     used, inodes, _ = usage_of(byte_limit + replaced, inode_limit + 1)
     if used - replaced + len(data) > byte_limit:
@@ -347,23 +354,7 @@ def upload(request):
     byte_limit = int(request["workspaceBytes"])
     inode_limit = int(request["workspaceInodes"])
     max_bytes = int(request["maxBytes"])
-    existing, real = resolve(segs)
-    replaced = 0
-    if existing == len(segs):
-        st = os.lstat(ROOT + "/" + "/".join(segs))
-        if stat.S_ISLNK(st.st_mode):
-            raise Refused("symlink")
-        if not stat.S_ISREG(st.st_mode):
-            raise Refused("not_a_file", what="directory" if stat.S_ISDIR(st.st_mode) else "special")
-        replaced = st.st_blocks * 512
-        parent, name = split_real(real)
-        missing = []
-    else:
-        if not stat.S_ISDIR(os.lstat(real).st_mode):
-            raise Refused("not_dir", existing=existing)
-        parent = real
-        missing = segs[existing:-1]
-        name = segs[-1]
+    existing, parent, name, missing, replaced = write_target(segs)
     room = None
     if request.get("measure"):
         # A plain directory: nothing but this count stops the upload at the workspace's size.
