@@ -108,7 +108,7 @@ export class OutputMask {
   }
 }
 
-/** `outcome` with `mask` applied to everything it says: output bytes, value, error, message. */
+/** `outcome` with `mask` applied to everything it says: output bytes, value, error, message, images note. */
 export function maskOutcome(outcome: RunOutcome, mask: OutputMask): RunOutcome {
   const { result } = outcome;
   return {
@@ -116,6 +116,8 @@ export function maskOutcome(outcome: RunOutcome, mask: OutputMask): RunOutcome {
     stdout: mask.bytes(outcome.stdout),
     stderr: mask.bytes(outcome.stderr),
     ...(outcome.message === undefined ? {} : { message: mask.text(outcome.message) }),
+    // The note quotes what code sent as an image's type.
+    ...(outcome.imagesNote === undefined ? {} : { imagesNote: mask.text(outcome.imagesNote) }),
     ...(result
       ? {
           result: {
