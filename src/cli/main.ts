@@ -78,6 +78,13 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
+  // `sandgate exec --help`, `sandgate packages sync -h`: the usage, not an unknown-option error.
+  // Only before a `--`, so code passed after it may say --help.
+  const beforeDashes = rest.indexOf("--") === -1 ? rest : rest.slice(0, rest.indexOf("--"));
+  if (beforeDashes.includes("--help") || beforeDashes.includes("-h")) {
+    process.stdout.write(HELP);
+    return 0;
+  }
   const { configPath, args } = takeConfigFlag(rest);
   const config = (): SandgateConfig => loadConfig(process.env, configPath === undefined ? {} : { configPath });
   switch (command) {
@@ -148,6 +155,10 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+function isParseArgsError(error: unknown): error is TypeError {
+  return error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");
+}
+
 // `sandgate doctor | head`: a reader that goes away early is not an error worth a stack trace.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
@@ -160,8 +171,9 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (isSandgateError(error)) process.stderr.write(`sandgate: ${error.message} [${error.code}]\n`);
-    else if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) process.stderr.write(`sandgate: ${error.message}\n`);
+    else if (isParseArgsError(error)) process.stderr.write(`sandgate: ${error.message} (see sandgate --help)\n`);
     else process.stderr.write(`sandgate: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = isSandgateError(error) ? 2 : 70;
+    // An unknown or malformed option is bad input like any other (2), not a failure of sandgate (70).
+    process.exitCode = isSandgateError(error) || isParseArgsError(error) ? 2 : 70;
   },
 );

@@ -1,0 +1,44 @@
+// Every `sandgate` command answers --help with the usage (exit 0), and an unknown or malformed
+// flag is bad input (exit 2, one line pointing at --help), never an "unexpected failure" (70).
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli, type CliResult } from "./fixtures/cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "sandgate-cli-help-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const sandgate = (args: string[]): Promise<CliResult> => runCli(args, { env: { SANDBOX_DIR: dir } });
+
+describe("sandgate <command> --help", () => {
+  it.each(["exec --help", "packages --help", "packages sync --help", "packages list -h", "doctor --help", "serve --help", "tools -h"])(
+    "sandgate %s prints the usage and exits 0",
+    async (line) => {
+      const r = await sandgate(line.split(" "));
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("sandgate packages sync");
+      expect(r.stdout).toContain("--images DIR");
+    },
+  );
+
+  it("code after -- may say --help and runs as code", async () => {
+    const r = await sandgate(["exec", "-l", "bash", "--", "echo --help"]);
+    expect(r).toMatchObject({ code: 0, stdout: "--help\n" });
+  });
+});
+
+describe("bad flags", () => {
+  it.each(["packages sync --bogus", "exec -l python --image d 1", "exec -l python --json=yes 1", "doctor --verbose"])(
+    "sandgate %s exits 2 with one line naming the flag",
+    async (line) => {
+      const r = await sandgate(line.split(" "));
+      expect(r.code).toBe(2);
+      const lines = r.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^sandgate: .*(--bogus|--image|--json|--verbose).*see sandgate --help/);
+      expect(r.stderr).not.toContain("unexpected failure");
+    },
+  );
+});
