@@ -25,4 +25,7 @@ export const SANDBOX_ENV = {
   USER: "sandbox",
   PYTHONUNBUFFERED: "1",
   PYTHONDONTWRITEBYTECODE: "1",
+  // No network: an npm that gets past the shim (/usr/bin/npm, node npm-cli.js) fails at once
+  // (ENOTCACHED) instead of retrying the registry until the call's time limit.
+  npm_config_offline: "true",
 } as const;

@@ -1,0 +1,27 @@
+// npm reached past the sandbox's shim (options before the command, the real npm by path) fails at
+// once: the sandbox has no network, so nothing may wait on the registry until the call's time limit.
+
+import { describe, expect, it } from "vitest";
+import { useTestEngine } from "./helpers.js";
+
+describe("npm installs inside a sandbox", () => {
+  const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+
+  it("npm with an option and its value before install gets the no-network advice at once", async () => {
+    const result = await fx.engine.executeCommand({ command: "cd /tmp && npm --prefix /tmp install left-pad; npm --loglevel warn i is-odd", timeoutS: 20 });
+    expect(result.status).not.toBe("timeout");
+    expect(result.stderr).toContain("npm install: no network in this sandbox: ask the admin to add left-pad to node.packages");
+    expect(result.stderr).toContain("npm i: no network in this sandbox: ask the admin to add is-odd to node.packages");
+  }, 40_000);
+
+  it("the real npm run by path, and registry commands the shim lets through, fail at once instead of retrying the registry", async () => {
+    const result = await fx.engine.executeCommand({
+      command: "cd /tmp && for c in '/usr/bin/npm install left-pad' 'npm view left-pad' 'npm -C /tmp search left' '/usr/bin/npx -y cowsay hi'; do $c >/dev/null 2>&1; echo \"$c: $?\"; done",
+      timeoutS: 20,
+    });
+    expect(result.status).not.toBe("timeout");
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(4);
+    for (const line of lines) expect(line).not.toMatch(/: 0$/);
+  }, 40_000);
+});
