@@ -29,6 +29,8 @@ export interface ExitFacts {
   timeoutMs: number;
   /** Set when the code was interrupted first and the runner did not end the call within this grace. */
   interruptGraceMs?: number | undefined;
+  /** Why the code was interrupted, when it was: a runner the interrupt itself ended still ends the call for that. */
+  interruptedFor?: "timeout" | "killed" | undefined;
   outputCapBytes: number;
   memoryMb: number;
   /** What bubblewrap or the runner said before it died (its own complaint, not user output). */
@@ -89,6 +91,13 @@ export function classifyExit(facts: ExitFacts): CallVerdict {
   const { code } = facts.exit;
   if (facts.oomKilled || runtimeHeapExhausted(facts)) {
     return { status: "memory_limit", exitCode: null, message: `memory limit of ${facts.memoryMb} MB reached; the process was killed` };
+  }
+  // The code took the interrupt's default action (it reset SIGINT's handler): the timeout or cancel ended it.
+  if (facts.interruptedFor === "timeout") {
+    return { status: "timeout", exitCode: null, message: `execution timed out after ${limitS} s; the interrupt ended the interpreter (${describeExit(facts.exit, "")}), so its state is lost` };
+  }
+  if (facts.interruptedFor === "killed") {
+    return { status: "killed", exitCode: null, message: `the call was cancelled; the interrupt ended the interpreter (${describeExit(facts.exit, "")}), so its state is lost` };
   }
   if (code === 128 + SIGXCPU) {
     return { status: "timeout", exitCode: null, message: "CPU time limit reached; the process was stopped" };

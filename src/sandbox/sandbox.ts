@@ -440,7 +440,7 @@ export class Sandbox {
       stderrTail: run.output.tail("stderr", STDERR_TAIL_BYTES),
       runner: RUNNER_SPECS[this.kind],
       timeoutMs: run.request.timeoutMs,
-      ...(run.interrupt ? { interruptGraceMs: run.request.interruptGraceMs } : {}),
+      ...(run.interrupt ? { interruptGraceMs: run.request.interruptGraceMs, interruptedFor: run.interrupt.reason } : {}),
       outputCapBytes: run.request.outputCapBytes,
       memoryMb: this.limits.memoryMb,
       launchErr: this.launchErr,
