@@ -2,15 +2,9 @@
 // common command-line tools, each checked inside a real sandbox (one per language), and how to add more.
 
 import type { Engine } from "../execution/index.js";
+import { PYTHON_MODULES_OF_NOTE } from "../languages/index.js";
 
-/** Python modules a data task reaches for first (import names), with the Debian package of each where there is one. */
-export const PYTHON_MODULES_OF_NOTE: ReadonlyArray<readonly [module: string, aptPackage: string | undefined]> = [
-  ["numpy", "python3-numpy"], ["pandas", "python3-pandas"], ["matplotlib", "python3-matplotlib"], ["scipy", "python3-scipy"],
-  ["sklearn", "python3-sklearn"], ["PIL", "python3-pil"], ["sympy", "python3-sympy"], ["requests", "python3-requests"],
-  ["yaml", "python3-yaml"], ["bs4", "python3-bs4"], ["lxml", "python3-lxml"], ["openpyxl", "python3-openpyxl"],
-  ["pyarrow", undefined], ["polars", undefined], ["seaborn", "python3-seaborn"], ["statsmodels", "python3-statsmodels"],
-  ["networkx", "python3-networkx"],
-];
+export { PYTHON_MODULES_OF_NOTE };
 
 /** Command-line tools checked inside a Bash sandbox, with the Debian package that provides each. */
 export const CLI_TOOLS: ReadonlyArray<readonly [tool: string, aptPackage: string]> = [

@@ -15,3 +15,4 @@ export {
 } from "./registry.js";
 export type { LanguageSpec, RunnerLaunch, RunnerSpec, UpstreamCallExample } from "./spec.js";
 export type { PreparedCode, PrepareOutcome } from "./prepare-code.js";
+export { PYTHON_MODULES_OF_NOTE, systemPythonModules } from "./python-modules.js";

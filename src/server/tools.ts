@@ -4,7 +4,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult, type CommandRequest, type JobRequest } from "../execution/index.js";
-import { languageTitles, upstreamCallExamples } from "../languages/index.js";
+import { languageTitles, systemPythonModules, upstreamCallExamples } from "../languages/index.js";
 import { defaultTimeoutS } from "../config/index.js";
 import { describePackageSets, installedPackageNames } from "../sandbox/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
@@ -125,10 +125,16 @@ function sessionFor(ctx: ServerContext, sessionId: string | undefined, owner: st
   };
 }
 
-/** What the sandboxes can import beyond the standard libraries (the admin's synced sets, read at start-up), and that installs cannot add more. */
-function packagesSentence(sandboxDir: string): string {
-  const installed = describePackageSets(installedPackageNames(sandboxDir));
-  return ` ${installed === "" ? "Packages: what the system has" : `Installed packages (besides the system's): ${installed}`}; pip and npm cannot install more (no network).`;
+/**
+ * What the sandboxes can import beyond the standard libraries, read at start-up: the system
+ * Python's modules of note (Debian's python3-* under /usr) and the admin's synced sets; and that
+ * installs cannot add more.
+ */
+function packagesSentence(sandboxDir: string, python: string): string {
+  const system = systemPythonModules(python);
+  const sets = describePackageSets(installedPackageNames(sandboxDir));
+  const parts = [...(system.length > 0 ? [`Python has ${system.join(", ")}`] : []), ...(sets === "" ? [] : [`Installed packages (besides the system's): ${sets}`])];
+  return ` ${parts.length > 0 ? parts.join("; ") : "Packages: what the system has"}; pip and npm cannot install more (no network).`;
 }
 
 export function createTools(ctx: ServerContext): ToolDefinition[] {
@@ -143,9 +149,9 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
       `Run ${languageTitles("or")} in an isolated Linux sandbox with no network. ` +
       `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use); a timeout or cancel interrupts Python and JavaScript code and keeps them, and state_reset says when they were lost. ` +
       `Returns stdout, stderr, the value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
-      "Images come back as image content: matplotlib figures shown or left open, a PIL image or PNG/SVG value as the last expression, and sandgate.show(x) (Python and JavaScript: a figure, image, bytes, a file path or an upstream tool's image). " +
+      "Plots come back as images: matplotlib figures (shown or left open), a PIL image or PNG/SVG value as the last expression, or sandgate.show(x) of a figure, image, bytes, file or upstream tool's image. " +
       `Limits: ${defaultTimeout} s per call by default (timeout up to ${maxTimeout} s), ${config.limits.maxMemoryMb} MB memory at most; background: true runs long work as a job (get_job). Print summaries rather than huge data; long output is shortened and saved to a file.` +
-      packagesSentence(config.sandboxDir) +
+      packagesSentence(config.sandboxDir, engine.runtime.interpreters.python) +
       (Object.keys(config.mcpServers).length > 0
         ? ` Code can call the tools of the upstream MCP servers (${Object.keys(config.mcpServers).join(", ")}): find them with search_tools, then ` +
           `${orList(upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`))}; tool results stay in the sandbox unless printed.`

@@ -24,7 +24,7 @@ const languageName = z
 const timeout = z
   .number()
   .positive()
-  .describe("Wall-clock limit in seconds, up to the admin maximum; default: the admin's per-call default, or the maximum for background jobs (see the security policy)");
+  .describe("Wall-clock limit in seconds, up to the admin maximum; by default the per-call default, or the maximum for background jobs");
 const background = z
   .boolean()
   .optional()
@@ -34,16 +34,16 @@ const keepProcesses = z
   .boolean()
   .optional()
   .describe(
-    "Keep the processes this call leaves running (e.g. a server started with &) alive across later calls of the session, until the session ends or you kill them; needs session_id. They run only while a call of the session runs; their later output joins that call's, so redirect it to a file",
+    "Keep processes this call leaves running (e.g. a server started with &) alive for the session's later calls, until it ends; needs session_id. They run only while a call of the session runs: redirect their output to a file",
   );
 
 /** Names and bounds are checked by the engine (checkEnv), which names a refused variable. */
 const envVars = z.record(z.string());
 const callEnv = envVars.describe(
-  "Environment variables for this call only, e.g. {\"API_KEY\": \"...\"}: names of letters, digits and _, at most 64 and 64 KiB; PATH, HOME, LD_*, PYTHONPATH, NODE_OPTIONS, SANDGATE_* and a few more are refused. " +
-    "Values of secret-looking names (KEY, TOKEN, SECRET, PASSWORD, AUTH...) are shown as [masked:NAME] wherever the result would repeat them",
+  "Environment variables for this call only, e.g. {\"API_KEY\": \"...\"} (PATH, HOME, LD_*, PYTHONPATH, NODE_OPTIONS, SANDGATE_* and a few more are refused); " +
+    "values of secret-looking names (KEY, TOKEN, SECRET...) are shown as [masked:NAME] in results",
 );
-const sessionEnvArg = envVars.describe("Sets the session's environment variables (replacing any set before) for this and every later call of the session, `env` on top; needs session_id");
+const sessionEnvArg = envVars.describe("The session's environment variables (replacing those set before) for this and its later calls, `env` on top; needs session_id");
 
 export const executeCodeInput = z
   .object({
