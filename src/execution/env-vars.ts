@@ -122,8 +122,9 @@ export function envSecrets(env: EnvVars | undefined): SecretValue[] {
   return Object.entries(env).flatMap(([name, value]) => [...new Set(envSecretValues(name, value))].map((secret) => ({ name, value: secret })));
 }
 
-/** Secret values a session remembers; beyond this the oldest are forgotten. */
+/** Secret values a session remembers, and their characters together; beyond either the oldest are forgotten (every output is searched for all of them). */
 const MAX_SESSION_SECRETS = 256;
+const MAX_SESSION_SECRET_CHARS = 256 * 1024;
 
 /**
  * A session's variables (set when it is created, or by a call's session_env) and every secret
@@ -154,9 +155,12 @@ export class SessionEnv {
       this.known.delete(value);
       this.known.set(value, name);
     }
+    let chars = 0;
+    for (const value of this.known.keys()) chars += value.length;
     for (const oldest of this.known.keys()) {
-      if (this.known.size <= MAX_SESSION_SECRETS) break;
+      if (this.known.size <= MAX_SESSION_SECRETS && chars <= MAX_SESSION_SECRET_CHARS) break;
       this.known.delete(oldest);
+      chars -= oldest.length;
     }
   }
 
@@ -187,6 +191,8 @@ export function callRunEnv(call: EnvVars | undefined): RunEnv {
 export function sessionRunEnv(session: SessionEnv, call: EnvVars | undefined, sessionEnv: EnvVars | undefined): RunEnv {
   const merged = mergeEnv(sessionEnv ?? session.vars, call);
   if (sessionEnv) session.set(sessionEnv);
+  // The session's own secrets are remembered again as the newest: other calls' secrets never push them out.
+  else session.remember(envSecrets(session.vars));
   session.remember(envSecrets(call));
   return runEnv(merged, session.secrets);
 }

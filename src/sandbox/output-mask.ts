@@ -14,15 +14,52 @@ const MIN_SECRET_LENGTH = 4;
 /** Deeper than this a value is not walked; result building replaces such a value anyway. */
 const MAX_VALUE_DEPTH = 300;
 
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** Where the earliest of `values` occurs in `text` at or after `from` (the first listed wins a tie), or undefined. */
+function nextMatch(text: string, values: readonly string[], from: number, next: number[]): { at: number; index: number } | undefined {
+  let best: { at: number; index: number } | undefined;
+  values.forEach((value, index) => {
+    // next[index] caches the value's next occurrence; -1 once there is none, and it is found again only when passed.
+    if (next[index]! !== -1 && next[index]! < from) next[index] = text.indexOf(value, from);
+    const at = next[index]!;
+    if (at >= 0 && (best === undefined || at < best.at)) best = { at, index };
+  });
+  return best;
+}
+
+/**
+ * `text` with every occurrence of `values` replaced, scanning left to right and taking at each
+ * place the first value listed that occurs there (as a regular expression of alternatives would,
+ * without one: a pattern of many or long secrets is too large for one). One pass: a replacement is never looked at again.
+ */
+function replaceValues(text: string, values: readonly string[], replacement: (index: number) => string): string {
+  if (values.length === 0) return text;
+  const next = values.map(() => -2);
+  let out = "";
+  let pos = 0;
+  for (let found = nextMatch(text, values, 0, next); found; found = nextMatch(text, values, pos, next)) {
+    out += text.slice(pos, found.at) + replacement(found.index);
+    pos = found.at + values[found.index]!.length;
+  }
+  return pos === 0 ? text : out + text.slice(pos);
+}
+
+/** KMP failure table of `value`: for each prefix length i+1, the length of its longest proper border. */
+function borders(value: string): Int32Array {
+  const fail = new Int32Array(value.length);
+  for (let i = 1, k = 0; i < value.length; i++) {
+    while (k > 0 && value[i] !== value[k]) k = fail[k - 1]!;
+    if (value[i] === value[k]) k++;
+    fail[i] = k;
+  }
+  return fail;
+}
 
 export class OutputMask {
   private readonly names = new Map<string, string>();
   private readonly bytesNames = new Map<string, string>();
-  private readonly textPattern: RegExp;
-  private readonly bytesPattern: RegExp;
   private readonly values: string[];
-  private readonly firstChars: Set<string>;
+  private readonly bytesValues: string[];
+  private readonly fails: Int32Array[];
 
   private constructor(secrets: readonly SecretValue[]) {
     for (const { name, value } of secrets) {
@@ -33,9 +70,8 @@ export class OutputMask {
     // Longest first, so that a secret containing another is masked whole; one pass, so that a
     // mask never gets masked again.
     this.values = [...this.names.keys()].sort((a, b) => b.length - a.length);
-    this.textPattern = new RegExp(this.values.map(escapeRegExp).join("|"), "g");
-    this.bytesPattern = new RegExp([...this.bytesNames.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"), "g");
-    this.firstChars = new Set(this.values.map((v) => v[0]!));
+    this.bytesValues = [...this.bytesNames.keys()].sort((a, b) => b.length - a.length);
+    this.fails = this.values.map(borders);
   }
 
   /** A mask of these values, or undefined when none is long enough to mask. */
@@ -45,13 +81,13 @@ export class OutputMask {
   }
 
   text(text: string): string {
-    return text.replace(this.textPattern, (found) => `[masked:${this.names.get(found) ?? "secret"}]`);
+    return replaceValues(text, this.values, (i) => `[masked:${this.names.get(this.values[i]!) ?? "secret"}]`);
   }
 
   /** Bytes as they are except the UTF-8 of each secret (latin1 maps every byte to one character and back). */
   bytes(data: Buffer): Buffer {
     const raw = data.toString("latin1");
-    const masked = raw.replace(this.bytesPattern, (found) => `[masked:${this.bytesNames.get(found) ?? "secret"}]`);
+    const masked = replaceValues(raw, this.bytesValues, (i) => `[masked:${this.bytesNames.get(this.bytesValues[i]!) ?? "secret"}]`);
     return masked === raw ? data : Buffer.from(masked, "latin1");
   }
 
@@ -64,6 +100,19 @@ export class OutputMask {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [this.text(key), this.value(item, depth + 1)]));
   }
 
+  /** The longest end of `text` that is the start of `value` but not all of it (KMP over at most value.length - 1 characters). */
+  private heldFor(text: string, index: number): number {
+    const value = this.values[index]!;
+    const fail = this.fails[index]!;
+    let k = 0;
+    for (let i = Math.max(0, text.length - value.length + 1); i < text.length; i++) {
+      while (k > 0 && text[i] !== value[k]) k = fail[k - 1]!;
+      if (text[i] === value[k]) k++;
+      if (k === value.length) k = fail[k - 1]!;
+    }
+    return k;
+  }
+
   /**
    * Where streamed `text` can be cut: everything before is passed on masked, the rest is held
    * until more comes. The cut is at the first character from which the rest could still grow
@@ -71,21 +120,15 @@ export class OutputMask {
    * secret that straddles it; what is held is always shorter than the longest secret.
    */
   private cutPoint(text: string): number {
-    const longest = this.values[0]!.length;
-    let cut = text.length;
-    for (let i = Math.max(0, text.length - longest + 1); i < text.length; i++) {
-      if (!this.firstChars.has(text[i]!)) continue;
-      const tail = text.slice(i);
-      if (this.values.some((v) => v.length > tail.length && v.startsWith(tail))) {
-        cut = i;
-        break;
-      }
-    }
-    if (cut === text.length) return cut;
-    for (const match of text.matchAll(this.textPattern)) {
-      const end = match.index + match[0].length;
-      if (match.index < cut && end > cut) return end;
-      if (match.index >= cut) break;
+    let held = 0;
+    for (let i = 0; i < this.values.length; i++) held = Math.max(held, this.heldFor(text, i));
+    const cut = text.length - held;
+    if (held === 0) return cut;
+    const next = this.values.map(() => -2);
+    let pos = 0;
+    for (let found = nextMatch(text, this.values, 0, next); found && found.at < cut; found = nextMatch(text, this.values, pos, next)) {
+      pos = found.at + this.values[found.index]!.length;
+      if (pos > cut) return pos;
     }
     return cut;
   }
