@@ -10,7 +10,7 @@ import { createLogger } from "../util/logger.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
 import { toWireResult } from "../server/index.js";
-import { saveImages } from "./exec-images.js";
+import { prepareImagesDir, saveImages } from "./exec-images.js";
 
 export interface ExecArgs {
   language?: string;
@@ -64,7 +64,13 @@ function parseEnv(pairs: string[] | undefined): Record<string, string> | undefin
 function reportImages(result: ExecutionResult, dir: string | undefined): void {
   const images = result.images ?? [];
   if (images.length > 0) {
-    const files = dir === undefined ? [] : saveImages(images, dir);
+    let files: string[] = [];
+    try {
+      if (dir !== undefined) files = saveImages(images, dir);
+    } catch (error) {
+      // The run's output and status still come out; only the files are missing (a full disk, the directory removed).
+      process.stderr.write(`sandgate: could not save the images in ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`);
+    }
     images.forEach((image, i) => {
       const size = Math.ceil(Buffer.byteLength(image.dataBase64, "base64") / 1024);
       process.stderr.write(`sandgate: image ${i + 1}: ${image.mime}, ${size} KiB${files[i] ? `, saved as ${files[i]}` : " (pass --images DIR to save it)"}\n`);
@@ -100,6 +106,7 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
     const timeoutS = parsePositive("timeout", args.timeout);
     const memoryMb = parsePositive("memory", args.memory);
     const env = parseEnv(args.env);
+    if (args.images !== undefined) prepareImagesDir(args.images);
     await codeMode?.start();
     const result = await engine.execute({
       code,
