@@ -71,6 +71,8 @@ function uploadRefusal(header: TransferHeader, path: string, limits: UploadLimit
 export async function uploadWorkspaceFile(target: TransferTarget, path: string, source: AsyncIterable<Uint8Array>, limits: UploadLimits): Promise<UploadedFile> {
   const r = resolveWorkspacePath(path);
   if (r.segments.length === 0) throw new SandgateError("NOT_A_FILE", "/workspace is the workspace directory; name a file inside it", { data: { path } });
+  // "data/" names a directory: never a file called "data".
+  if (/\/\.?$/.test(path)) throw new SandgateError("NOT_A_FILE", `${JSON.stringify(path)} names a directory; add the file's name ("data/in.csv")`, { data: { path } });
   const request = {
     segments: r.segments,
     maxBytes: limits.maxUploadBytes,

@@ -121,7 +121,7 @@ function targetOf(dir: string | undefined, name: string): string {
 
 /**
  * POST /sessions/{id}/files, multipart/form-data: each file part is written to the text field
- * `path` sent just before it, else to its file name under `dir`. One file after another, each whole or not at all.
+ * `path` sent just before it (under its file name when `path` ends in "/"), else to its file name under `dir`. One file after another, each whole or not at all.
  */
 export function uploadMultipart(upload: Upload, dir: string | undefined): Promise<{ files: UploadedFile[] }> {
   const { c, ctx, sessionId, owner } = upload;
@@ -145,7 +145,8 @@ export function uploadMultipart(upload: Upload, dir: string | undefined): Promis
         nextPath = Buffer.concat(chunks).toString("utf8");
         continue;
       }
-      const path = nextPath ?? targetOf(dir, part.filename);
+      // A path field ending in "/" is a directory: the part goes there under its file name.
+      const path = nextPath === undefined ? targetOf(dir, part.filename) : nextPath.endsWith("/") ? targetOf(nextPath, part.filename) : nextPath;
       nextPath = undefined;
       if (path === "") throw new SandgateError("INVALID_INPUT", "a file part has neither a file name nor a path field before it");
       const left = maxBytes - files.reduce((sum, f) => sum + f.size, 0);
