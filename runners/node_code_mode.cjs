@@ -207,7 +207,9 @@ function createCodeMode({ sendText, scriptOptions, safeString }) {
     },
   });
 
-  const userRequireBase = require('module').createRequire(`${process.cwd()}/`);
+  // Named after the user's file (main.js, as tracebacks show it): a directory alone makes Node name a
+  // `noop.js` that does not exist in the "Require stack" of a missing module.
+  const userRequireBase = require('module').createRequire(`${process.cwd()}/main.js`);
   function userRequire(id) {
     if (typeof id === 'string' && id.startsWith('sandgate:')) return serverObject(sandgateServerName(id));
     return userRequireBase(id);
