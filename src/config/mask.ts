@@ -12,6 +12,8 @@ const MIN_SECRET_LENGTH = 4;
 const SECRET_WORDS = new Set([
   "token", "secret", "password", "passwd", "passphrase", "pwd", "pass", "apikey", "auth", "authorization",
   "bearer", "credential", "credentials", "cookie", "pat", "sig", "signature", "jwt", "privatekey", "accesskey", "dsn",
+  // Plurals, and well-known names written as one word (libpq's PGPASSWORD).
+  "secrets", "passwords", "pgpassword",
 ]);
 /** A flag named like a secret but followed by where the secret is, not the secret itself. */
 const LOCATION_WORDS = new Set(["file", "path", "dir", "directory", "url", "uri", "endpoint", "host", "env", "var", "type", "mode", "method", "scheme"]);
