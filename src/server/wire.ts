@@ -100,13 +100,13 @@ export const executionResultSchema = z.object({
     .boolean()
     .optional()
     .describe(
-      "The session's interpreter state (variables, imports, shell state) was lost since your last result: its interpreter had to be killed (a timeout or cancel it did not stop for, a crash, exit, out of memory), the session expired, or its idle sandbox stopped to make room on a full server; files remain unless the session expired. A timeout or cancel that only interrupted the code keeps the state and does not set this",
+      "The session's interpreter state (variables, imports, shell state) was lost since your last result: killed (a timeout or cancel it did not stop for, a crash, out of memory), expired, or stopped to make room; files remain unless it expired. A timeout or cancel that only interrupted the code keeps the state",
     ),
   output_note: z.string().optional().describe("What was cut from stdout to fit the token budget, and where the full output is"),
   images: z
     .array(z.object({ mime: z.enum(IMAGE_MIME_TYPES), data_base64: z.string() }))
     .optional()
-    .describe("Images the code returned: matplotlib figures shown or left open, a PIL image or PNG/JPEG/SVG value as the last expression, sandgate.show(); over MCP they are image content items"),
+    .describe("Images the code returned (plots, PIL images, image values, sandgate.show()); over MCP they are image content items"),
   images_note: z.string().optional().describe("Images that were dropped (over the size or count limit) or refused, and what to do instead"),
   tool_calls: z
     .array(
