@@ -1,7 +1,7 @@
 // Every `sandgate` command answers --help with the usage (exit 0), and an unknown or malformed
 // flag is bad input (exit 2, one line pointing at --help), never an "unexpected failure" (70).
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -41,4 +41,19 @@ describe("bad flags", () => {
       expect(r.stderr).not.toContain("unexpected failure");
     },
   );
+});
+
+describe("sandgate packages with bad input", () => {
+  it.each([
+    ["packages sync extra", 'takes no "extra"'],
+    ["packages list --apt", "--apt is for `sandgate packages sync`, not list"],
+    ["packages list --no-index", "--no-index is for `sandgate packages sync`, not list"],
+    ["packages sync --find-links /nonexistent-wheels", "--find-links /nonexistent-wheels: no such directory"],
+  ])("sandgate %s is refused with one line before anything is installed", async (line, message) => {
+    const r = await runCli(line.split(" "), { env: { SANDBOX_DIR: dir, SANDGATE_PYTHON_PACKAGES: "numpy" } });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(message);
+    expect(existsSync(join(dir, "packages", "python"))).toBe(false);
+  });
 });

@@ -130,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
         options: { json: { type: "boolean" }, apt: { type: "boolean" }, "find-links": { type: "string", multiple: true }, "no-index": { type: "boolean" } },
       });
       return runPackages(
-        { action: positionals[0], json: values.json ?? false, apt: values.apt ?? false, findLinks: values["find-links"] ?? [], noIndex: values["no-index"] ?? false },
+        { action: positionals[0], extra: positionals.slice(1), json: values.json ?? false, apt: values.apt ?? false, findLinks: values["find-links"] ?? [], noIndex: values["no-index"] ?? false },
         config(),
       );
     }

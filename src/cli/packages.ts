@@ -1,6 +1,7 @@
 // `sandgate packages sync|list`: installs the config's package sets on the host, or shows what
 // is installed and whether it matches the config. Progress on stderr; the result on stdout.
 
+import { statSync } from "node:fs";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { PACKAGE_LANGUAGES, readActiveManifest, type PackageLanguage } from "../sandbox/package-sets.js";
@@ -12,17 +13,38 @@ export interface PackagesCommand {
   apt: boolean;
   findLinks: string[];
   noIndex: boolean;
+  /** Words after the action, which no action takes. */
+  extra?: string[];
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 const SETTING: Record<PackageLanguage, string> = { python: "python.packages", node: "node.packages" };
 
 export async function runPackages(command: PackagesCommand, config: SandgateConfig): Promise<number> {
+  if (command.extra !== undefined && command.extra.length > 0) {
+    throw new SandgateError("INVALID_INPUT", `sandgate packages ${command.action ?? ""} takes no ${JSON.stringify(command.extra[0])}: the packages come from python.packages and node.packages in the config`);
+  }
   if (command.action === "sync") return sync(command, config);
-  if (command.action === "list") return list(command, config);
+  if (command.action === "list") {
+    const syncOnly = command.apt ? "--apt" : command.findLinks.length > 0 ? "--find-links" : command.noIndex ? "--no-index" : undefined;
+    if (syncOnly !== undefined) throw new SandgateError("INVALID_INPUT", `${syncOnly} is for \`sandgate packages sync\`, not list`);
+    return list(command, config);
+  }
   throw new SandgateError("INVALID_INPUT", `sandgate packages needs \`sync\` or \`list\`${command.action === undefined ? "" : `, not ${JSON.stringify(command.action)}`}`);
 }
 
 async function sync(command: PackagesCommand, config: SandgateConfig): Promise<number> {
+  // pip only warns about a missing --find-links directory and then fails on every package.
+  for (const dir of command.findLinks) {
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(dir) && !isDirectory(dir)) throw new SandgateError("INVALID_INPUT", `--find-links ${dir}: no such directory (give a directory of wheel files)`);
+  }
   const options: SyncOptions = {
     apt: command.apt,
     findLinks: command.findLinks,
