@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { LOCAL_OWNER, type JobRequest, type JobSnapshot } from "../execution/index.js";
 import type { ServerContext } from "./context.js";
 import { describeResult, renderResultText } from "./result-text.js";
-import { defineTool, type ToolCallContext, type ToolDefinition } from "./tool-definition.js";
+import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
 import { getJobInput, getJobOutput, jobSnapshotSchema, MAX_JOB_WAIT_S, stopJobInput, toWireJob, toWireJobSnapshot } from "./job-wire.js";
 import type { WireExecutionResult } from "./wire.js";
 
@@ -53,6 +53,15 @@ export function renderJobText(ctx: ServerContext, job: JobSnapshot, asked: boole
   return parts.filter(Boolean).join("\n\n");
 }
 
+/** A job's wire form with its result's images taken out: they go as MCP image content, as execute_code's do. */
+function splitImages(job: JobSnapshot): { wire: z.infer<typeof jobSnapshotSchema>; images?: ToolReply["images"] } {
+  const wire = toWireJobSnapshot(job);
+  const images = wire.result?.images;
+  if (!wire.result || !images?.length) return { wire };
+  const { images: _sent, ...result } = wire.result;
+  return { wire: { ...wire, result }, images: images.map((image) => ({ mimeType: image.mime, data: image.data_base64 })) };
+}
+
 export function createJobTools(ctx: ServerContext): ToolDefinition[] {
   const { engine } = ctx;
 
@@ -78,7 +87,8 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
         ...(call.signal ? { signal: call.signal } : {}),
       });
       const asked = (args.since?.stdout ?? 0) > 0 || (args.since?.stderr ?? 0) > 0;
-      return { structured: { job: toWireJobSnapshot(job) }, text: renderJobText(ctx, job, asked) };
+      const { wire, images } = splitImages(job);
+      return { structured: { job: wire }, text: renderJobText(ctx, job, asked), ...(images ? { images } : {}) };
     },
   });
 
@@ -91,7 +101,8 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
     annotations: { title: "Stop a background job", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async run(args, call) {
       const job = await engine.jobs.stop(args.job_id, ownerOf(call));
-      return { structured: toWireJobSnapshot(job), text: renderJobText(ctx, job, false) };
+      const { wire, images } = splitImages(job);
+      return { structured: wire, text: renderJobText(ctx, job, false), ...(images ? { images } : {}) };
     },
   });
 
