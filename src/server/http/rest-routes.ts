@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import type { Context } from "hono";
 import { z } from "zod";
 import { allApiKeys } from "../../config/index.js";
-import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS, type Language } from "../../languages/index.js";
+import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS, systemPythonModules, type Language } from "../../languages/index.js";
 import { installedPackageNames } from "../../sandbox/index.js";
 import { SandgateError } from "../../errors/index.js";
 import type { AdmissionState } from "../../execution/index.js";
@@ -80,6 +80,10 @@ const languagesResponse = z.object({
       version: z.string().nullable(),
       file_extensions: z.array(z.string()),
       packages: z.array(z.string()).describe("The admin's packages this language can import (sandgate packages sync), besides the system's"),
+      system_modules: z
+        .array(z.string())
+        .optional()
+        .describe("Python: the modules of note the host's Python has under /usr (Debian's python3-*, e.g. numpy, pandas, matplotlib); `sandgate doctor` imports them for real"),
     }),
   ),
 });
@@ -180,7 +184,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
           languages: LANGUAGES.map((name) => {
             const spec = LANGUAGE_SPECS[name];
             const runner = engine.runtime.interpreters[RUNNER_SPECS[spec.runner].interpreter];
-            return { name, aliases: [...spec.aliases], runner, version: interpreterVersion(runner), file_extensions: [...spec.extensions], packages: [] };
+            const systemModules = RUNNER_SPECS[spec.runner].interpreter === "python" ? { system_modules: systemPythonModules(runner) } : {};
+            return { name, aliases: [...spec.aliases], runner, version: interpreterVersion(runner), file_extensions: [...spec.extensions], packages: [], ...systemModules };
           }),
         };
         // Read at each request: a `sandgate packages sync` takes effect without a restart.
