@@ -38,9 +38,19 @@ export class JobOutput {
     this.wake();
   }
 
-  /** No more output will come; waiters wake. */
-  end(): void {
+  /**
+   * No more output will come; waiters wake. Only the last `keepChars` of each stream stay (a
+   * finished job is kept for minutes, its full output is saved with its result).
+   */
+  end(keepChars = this.windowChars): void {
     this.ended = true;
+    for (const stream of ["stdout", "stderr"] as const) {
+      const drop = this.text[stream].length - keepChars;
+      if (drop <= 0) continue;
+      // A copy: a slice would keep the whole window alive behind it.
+      this.text[stream] = Buffer.from(this.text[stream].slice(drop), "utf16le").toString("utf16le");
+      this.start[stream] += drop;
+    }
     this.wake();
   }
 

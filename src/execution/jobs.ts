@@ -186,7 +186,8 @@ export class EngineJobs {
       const shown = publicError(error, this.options.log);
       job.error = { code: shown.code, message: shown.message };
     }
-    job.output.end();
+    // What one answer shows at most is kept of each stream: many finished jobs must not hold their whole windows.
+    job.output.end(this.options.displayChars);
     job.dropTimer = setTimeout(() => this.jobs.delete(job.id), this.options.keepFinishedMs);
     job.dropTimer.unref();
     this.trimFinished(job.owner);
