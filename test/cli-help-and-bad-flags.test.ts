@@ -57,3 +57,14 @@ describe("sandgate packages with bad input", () => {
     expect(existsSync(join(dir, "packages", "python"))).toBe(false);
   });
 });
+
+describe("sandgate exec -f with a file it cannot read", () => {
+  it.each([
+    ["a missing file", join(tmpdir(), "sandgate-no-such-file.py"), "no such file"],
+    ["a directory", tmpdir(), "it is a directory"],
+  ])("%s is refused with one line and exit 2, no stack trace", async (_what, file, message) => {
+    const r = await sandgate(["exec", "-l", "python", "-f", file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toEqual([`sandgate: -f ${file}: ${message} [INVALID_INPUT]`]);
+  });
+});

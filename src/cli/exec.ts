@@ -79,9 +79,20 @@ function reportImages(result: ExecutionResult, dir: string | undefined): void {
   if (result.imagesNote) process.stderr.write(`sandgate: ${result.imagesNote}\n`);
 }
 
+/** The code of `-f FILE`; a file that cannot be read is bad input, said in one line. */
+function readCodeFile(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (code ?? String(error));
+    throw new SandgateError("INVALID_INPUT", `-f ${file}: ${why}`);
+  }
+}
+
 export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<number> {
   let code: string;
-  if (args.file !== undefined) code = readFileSync(args.file, "utf8");
+  if (args.file !== undefined) code = readCodeFile(args.file);
   else if (args.code !== undefined) code = args.code;
   else if (!process.stdin.isTTY) code = await readStdin();
   else throw new SandgateError("CODE_EMPTY", "no code given: pass it as an argument, with -f FILE, or on standard input");
