@@ -296,11 +296,18 @@ export class EngineJobs {
     for (const job of this.jobs.values()) if (job.owner === owner && job.sessionId === sessionId) this.abort(job, `its session ended (${why})`);
   }
 
-  /** Stops every job of `owner` (an anonymous caller that is gone for good) and waits until they ended. */
+  /**
+   * Stops every job of `owner` (an anonymous caller that is gone for good) and waits until they
+   * ended; then drops them, since nobody can read them any more.
+   */
   async stopOwnedBy(owner: string, why: string): Promise<void> {
     const own = [...this.jobs.values()].filter((j) => j.owner === owner);
     for (const job of own) this.abort(job, why);
     await Promise.all(own.map((j) => j.finished));
+    for (const job of own) {
+      clearTimeout(job.dropTimer);
+      this.jobs.delete(job.id);
+    }
   }
 
   /** Running jobs of every owner. */
