@@ -197,6 +197,7 @@ class Session:
         if sys.path_importer_cache.get(TOOLS_PYTHON, 0) is None:
             del sys.path_importer_cache[TOOLS_PYTHON]
         self.last_line = None
+        _Interrupts.came = False
         try:
             _Interrupts.armed = True
             try:
@@ -444,7 +445,9 @@ def _image_value(value):
     try:
         import sandgate_images
 
-        shown = sandgate_images.value_image(value)
+        shown = _Interrupts.interruptible(sandgate_images.value_image, value)
+    except KeyboardInterrupt:
+        return value  # the call's time is up: it ends as interrupted
     except Exception as exc:
         frames.flush_std_streams()
         frames.log_raw(f"sandgate: the value could not be returned as an image: {type(exc).__name__}: {_safe_str(exc)}\n")
@@ -459,7 +462,15 @@ def _send_open_figures():
     try:
         import sandgate_images
 
-        sandgate_images.flush_figures()
+        _Interrupts.interruptible(sandgate_images.flush_figures)
+    except KeyboardInterrupt:
+        # The call's time is up: the figures not drawn yet are dropped, not shown by the next call.
+        try:
+            plt = sys.modules.get("matplotlib.pyplot")
+            if plt is not None:
+                plt.close("all")
+        except BaseException as exc:
+            _report_internal_error("closing open figures failed", exc)
     except Exception as exc:
         _report_internal_error("returning open figures failed", exc)
 
@@ -469,11 +480,26 @@ class _Interrupts:
     user code, so the call ends and the session's state stays; ignored in the runner's own code."""
 
     armed = False
+    # The call's SIGINT came (the host sends one): the runner's work on its images that follows stops at once.
+    came = False
 
     @staticmethod
     def handler(signum, frame):
+        _Interrupts.came = True
         if _Interrupts.armed:
             raise KeyboardInterrupt
+
+    @staticmethod
+    def interruptible(work, *args):
+        """Runs the runner's work on the call's objects (drawing figures, encoding an image value),
+        which can take as long as code does: the call's interrupt stops it too, even one just before."""
+        if _Interrupts.came:
+            raise KeyboardInterrupt
+        _Interrupts.armed = True
+        try:
+            return work(*args)
+        finally:
+            _Interrupts.armed = False
 
 
 def _setup_interpreter():

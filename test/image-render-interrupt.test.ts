@@ -1,0 +1,66 @@
+// Drawing the images a Python call leaves (open figures, an image value) is part of the call: a
+// timeout interrupts it like the code itself, so the session keeps its state.
+
+import { describe, expect, it } from "vitest";
+import { useTestEngine } from "./helpers.js";
+
+const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+
+const hasMatplotlib = await (async () => {
+  const { execFileSync } = await import("node:child_process");
+  try {
+    execFileSync("/usr/bin/python3", ["-c", "import matplotlib, PIL"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+async function withSession<T>(body: (sessionId: string) => Promise<T>): Promise<T> {
+  const session = t.engine.sessions.create();
+  try {
+    return await body(session.id);
+  } finally {
+    await t.engine.sessions.stop(session.id);
+  }
+}
+
+describe.skipIf(!hasMatplotlib)("images drawn at the end of a Python call", () => {
+  it("thousands of open figures drawn past the time limit are interrupted, the state is kept and no figure is left for the next call", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "python", sessionId, code: "x = 41\nimport matplotlib.pyplot as plt" });
+      const many = await t.engine.execute({
+        language: "python",
+        sessionId,
+        timeoutS: 2,
+        code: "for i in range(3000):\n    plt.figure(); plt.plot([1, 2, 3])\n'made'",
+      });
+      expect(many.status).toBe("timeout");
+      expect(many.stateReset).toBeUndefined();
+      expect(many.error?.message).toMatch(/interrupted; the interpreter and its state .* are kept/);
+      const after = await t.engine.execute({ language: "python", sessionId, code: "[x + 1, len(plt.get_fignums())]" });
+      expect(after).toMatchObject({ status: "ok", value: [42, 0] });
+      expect(after.images ?? []).toEqual([]);
+      expect(after.stateReset).toBeUndefined();
+    });
+  }, 60_000);
+
+  it("an image value whose drawing outlasts the time limit is interrupted and the state is kept", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+      // Sixty translucent lines of 5000 random points: drawing them takes far longer than the limit, each line a short while.
+      const code = [
+        "import matplotlib.pyplot as plt, numpy as np",
+        "fig, ax = plt.subplots(figsize=(8, 8), dpi=100)",
+        "for i in range(60):",
+        "    ax.plot(np.random.rand(5000), np.random.rand(5000), alpha=0.3)",
+        "fig",
+      ].join("\n");
+      const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 3, code });
+      expect(slow.status).toBe("timeout");
+      expect(slow.stateReset).toBeUndefined();
+      const after = await t.engine.execute({ language: "python", sessionId, code: "x + 1" });
+      expect(after).toMatchObject({ status: "ok", value: 42 });
+    });
+  }, 60_000);
+});
