@@ -170,5 +170,10 @@ export async function downloadFile(c: Context, ctx: ServerContext, sessionId: st
     "cache-control": "no-store",
     "content-disposition": `${isPassiveType(type) ? "inline" : "attachment"}; filename*=UTF-8''${encodeURIComponent(name)}`,
   };
+  if (c.req.method === "HEAD") {
+    // No body will be read: the helper and the caller's transfer place go now, not after the stall timeout.
+    file.body.destroy();
+    return new Response(null, { status: 200, headers });
+  }
   return new Response(Readable.toWeb(file.body) as ReadableStream<Uint8Array>, { status: 200, headers });
 }
