@@ -29,7 +29,7 @@ export function fileReadReply(file: WorkspaceFile, sessionId: string): Pick<Tool
   const relative = file.path.replace(/^\/workspace\/?/, "");
   const download = `GET /sessions/${encodeURIComponent(sessionId)}/files/content?path=${encodeURIComponent(relative)}`;
   if (bytes.length > MAX_BLOB_BYTES) {
-    const note = `${file.path} is a binary file (${mimeType}) of ${file.size} bytes, more than the ${MAX_BLOB_BYTES / 1048576} MiB sent inline; download it over REST (${download}) or read it with encoding "base64"`;
+    const note = `${file.path} is a binary file (${mimeType}) of ${file.size} bytes, more than the ${MAX_BLOB_BYTES / 1048576} MiB sent inline; download it over REST (${download}) or work on it with code in the session (encoding "base64" would return all of it as text)`;
     return { structured: { path: file.path, content: "", encoding: "base64", size: file.size, note }, text: note };
   }
   const note = `${file.path} is a binary file (${mimeType}, ${file.size} bytes), sent as an embedded resource (base64 blob)`;
