@@ -328,6 +328,8 @@ function onInterrupt() {
  * run on into later calls. Pending ones are tracked per call, and only while it runs.
  */
 let callTimers = null;
+const timersModule = require('node:timers');
+const timersPromises = require('node:timers/promises');
 for (const [setName, clearName] of [['setTimeout', 'clearTimeout'], ['setInterval', 'clearInterval'], ['setImmediate', 'clearImmediate']]) {
   const realSet = globalThis[setName];
   const realClear = globalThis[clearName];
@@ -349,7 +351,33 @@ for (const [setName, clearName] of [['setTimeout', 'clearTimeout'], ['setInterva
   // Keeps name, length and util.promisify.custom, so promisify(setTimeout) still works.
   Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(realSet));
   globalThis[setName] = wrapped;
+  // The same functions as code reaches them through require('timers') or import from 'node:timers'.
+  if (timersModule[setName] === realSet) timersModule[setName] = wrapped;
 }
+
+// timers/promises (await setTimeout(ms), for await of setInterval(ms)): each pending one of a call
+// gets an abort signal, so an interrupt rejects it (AbortError) instead of letting it tick on.
+for (const [name, optionsAt] of [['setTimeout', 2], ['setImmediate', 1], ['setInterval', 2]]) {
+  const real = timersPromises[name];
+  const wrapped = function (...args) {
+    const timers = callTimers;
+    if (timers === null) return Reflect.apply(real, this, args);
+    const options = args[optionsAt];
+    if (options !== undefined && (options === null || typeof options !== 'object')) return Reflect.apply(real, this, args);
+    const controller = new AbortController();
+    const entry = { clear: (c) => c.abort(), handle: controller };
+    const signal = options?.signal instanceof AbortSignal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+    args.length = Math.max(args.length, optionsAt + 1);
+    args[optionsAt] = { ...options, signal };
+    timers.add(entry);
+    const result = Reflect.apply(real, this, args);
+    if (name !== 'setInterval' && result instanceof Promise) result.then(() => timers.delete(entry), () => timers.delete(entry));
+    return result;
+  };
+  Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(real));
+  timersPromises[name] = wrapped;
+}
+require('node:module').syncBuiltinESMExports();
 
 function clearTimers(call) {
   for (const { clear, handle } of call.timers) clear(handle);
