@@ -62,9 +62,32 @@ class Buffered {
 }
 
 function parameter(disposition: string, key: string): string | undefined {
+  const extended = extendedParameter(disposition, key);
+  if (extended !== undefined) return extended;
   const match = new RegExp(`;\\s*${key}="((?:[^"\\\\]|\\\\.)*)"|;\\s*${key}=([^;\\s]+)`, "i").exec(disposition);
   const value = match?.[1] ?? match?.[2];
   return value?.replace(/\\(.)/g, "$1");
+}
+
+/** An RFC 5987 `key*=charset'lang'value` (urllib3 1.x sends non-ASCII file names so), decoded; undefined when absent or undecodable. */
+function extendedParameter(disposition: string, key: string): string | undefined {
+  const match = new RegExp(`;\\s*${key}\\*=([A-Za-z0-9._-]+)'[^']*'([^;\\s]+)`, "i").exec(disposition);
+  if (!match) return undefined;
+  const charset = match[1]!.toLowerCase();
+  if (charset !== "utf-8" && charset !== "iso-8859-1") return undefined;
+  const bytes: number[] = [];
+  const text = match[2]!;
+  for (let i = 0; i < text.length; i++) {
+    const hex = text[i] === "%" ? /^[0-9A-Fa-f]{2}$/.exec(text.slice(i + 1, i + 3)) : null;
+    if (hex) {
+      bytes.push(parseInt(hex[0], 16));
+      i += 2;
+    } else bytes.push(text.charCodeAt(i) & 0xff);
+  }
+  const buffer = Buffer.from(bytes);
+  if (charset === "iso-8859-1") return buffer.toString("latin1");
+  const decoded = buffer.toString("utf8");
+  return decoded.includes("\ufffd") ? undefined : decoded;
 }
 
 /**
