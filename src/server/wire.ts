@@ -68,10 +68,11 @@ export const executeCommandInput = z
       .string()
       .optional()
       .describe("Directory to run in, relative to /workspace or absolute inside the sandbox; default: /workspace (or the session's current directory)"),
-    env: callEnv.optional(),
-    session_env: sessionEnvArg.optional(),
-    keep_processes: keepProcesses,
-    background,
+    // The same as execute_code's, described once there: an agent reads both tools.
+    env: envVars.describe("Environment variables for this call only, as in execute_code (secret-looking values masked)").optional(),
+    session_env: envVars.describe("The session's environment variables, as in execute_code; needs session_id").optional(),
+    keep_processes: z.boolean().optional().describe("Keep processes this line leaves running (`server &`) for the session's later calls, as in execute_code"),
+    background: z.boolean().optional().describe("Run as a background job (get_job, stop_job), as in execute_code"),
   })
   .strict();
 
