@@ -1,5 +1,5 @@
-// npm reached past the sandbox's shim (options before the command, the real npm by path) fails at
-// once: the sandbox has no network, so nothing may wait on the registry until the call's time limit.
+// npm and pip reached past the sandbox's shims (options before the command, the real npm by path,
+// python3 -I) fail at once: the sandbox has no network, so nothing may wait on a registry or index.
 
 import { describe, expect, it } from "vitest";
 import { useTestEngine } from "./helpers.js";
@@ -22,6 +22,17 @@ describe("npm installs inside a sandbox", () => {
     expect(result.status).not.toBe("timeout");
     const lines = result.stdout.trim().split("\n");
     expect(lines).toHaveLength(4);
+    for (const line of lines) expect(line).not.toMatch(/: 0$/);
+  }, 40_000);
+
+  it("pip run past its shim (python3 -I ignores PYTHONPATH) fails at once instead of retrying the index", async () => {
+    const result = await fx.engine.executeCommand({
+      command: "cd /tmp && for c in 'python3 -I -m pip install --break-system-packages left-pad' 'python3 -I -m pip download left-pad' 'python3 -I -m pip index versions left-pad'; do $c >/dev/null 2>&1; echo \"$c: $?\"; done",
+      timeoutS: 6,
+    });
+    expect(result.status).not.toBe("timeout");
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(3);
     for (const line of lines) expect(line).not.toMatch(/: 0$/);
   }, 40_000);
 });

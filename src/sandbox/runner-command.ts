@@ -25,7 +25,8 @@ export const SANDBOX_ENV = {
   USER: "sandbox",
   PYTHONUNBUFFERED: "1",
   PYTHONDONTWRITEBYTECODE: "1",
-  // No network: an npm that gets past the shim (/usr/bin/npm, node npm-cli.js) fails at once
-  // (ENOTCACHED) instead of retrying the registry until the call's time limit.
+  // No network: an npm or pip that gets past the shims (/usr/bin/npm, python3 -I -m pip) fails at
+  // once (ENOTCACHED; no matching distribution) instead of retrying the registry or the index.
   npm_config_offline: "true",
+  PIP_NO_INDEX: "1",
 } as const;
