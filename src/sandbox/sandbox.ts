@@ -154,18 +154,18 @@ export class Sandbox {
       stdout: new MarkerStream((chunk) => this.onOutput("stdout", chunk)),
       stderr: new MarkerStream((chunk) => this.onOutput("stderr", chunk)),
     };
-    launched.stdout.on("data", (chunk: Buffer) => this.onStream("stdout", chunk));
-    launched.stderr.on("data", (chunk: Buffer) => this.onStream("stderr", chunk));
+    launched.stdout.on("data", this.guard((chunk: Buffer) => this.onStream("stdout", chunk)));
+    launched.stderr.on("data", this.guard((chunk: Buffer) => this.onStream("stderr", chunk)));
     this.channel = channel.open(
       launched.fds,
       {
-        ready: (pid) => {
+        ready: this.guard((pid: number) => {
           this.runnerPid ??= pid;
           this.readyWaiter?.resolve();
-        },
-        result: (frame) => this.onResult(frame),
-        image: (frame) => this.onImage(frame),
-        call: (call, reply) => this.onUpstreamCall(call, reply),
+        }),
+        result: this.guard((frame: ResultFrame) => this.onResult(frame)),
+        image: this.guard((frame: ImageFrame) => this.onImage(frame)),
+        call: this.guard((call: ChannelCall, reply: (answer: UpstreamCallReply) => void) => this.onUpstreamCall(call, reply)),
         protocolError: (message) => this.onProtocolError(message),
         unreadReplies: (bytes, count) => this.onUnreadReplies(bytes, count),
       },
@@ -337,6 +337,22 @@ export class Sandbox {
       await this.cgroup?.release();
     })();
     return this.disposed;
+  }
+
+  /**
+   * Wraps a handler of what the sandbox sends. A host-side failure while handling it (a bug, or a
+   * caller's onOutput that throws) stops this sandbox and ends its call as killed with the reason;
+   * it never escapes to the event loop, where it would take the whole server down.
+   */
+  private guard<A extends unknown[]>(handler: (...args: A) => void): (...args: A) => void {
+    return (...args) => {
+      try {
+        handler(...args);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        this.stop(`sandgate failed while handling what the sandbox sent (${reason.slice(0, 200)}); the sandbox was stopped`);
+      }
+    };
   }
 
   private onStream(stream: OutputStream, chunk: Buffer): void {
