@@ -85,6 +85,11 @@ export interface JobRunner {
 
 /** Finished jobs one owner keeps at most (the oldest go first), besides the TTL. */
 const KEEP_FINISHED_PER_OWNER = 50;
+/**
+ * Finished jobs of one owner whose results keep their images (each result may hold
+ * limits.maxImagesPerCall of limits.maxImageBytes); older results drop them and say so.
+ */
+const KEEP_IMAGES_PER_OWNER = 4;
 
 class Job {
   readonly controller = new AbortController();
@@ -198,6 +203,13 @@ export class EngineJobs {
     for (const old of finished.slice(0, Math.max(0, finished.length - KEEP_FINISHED_PER_OWNER))) {
       clearTimeout(old.dropTimer);
       this.jobs.delete(old.id);
+    }
+    for (const old of finished.slice(0, Math.max(0, finished.length - KEEP_IMAGES_PER_OWNER))) {
+      const images = old.result?.images;
+      if (!old.result || !images?.length) continue;
+      delete old.result.images;
+      const dropped = `${images.length} image${images.length === 1 ? "" : "s"} dropped when newer jobs finished (the images of your ${KEEP_IMAGES_PER_OWNER} latest finished jobs are kept); save images to /workspace to keep them`;
+      old.result.imagesNote = old.result.imagesNote ? `${old.result.imagesNote}; ${dropped}` : dropped;
     }
   }
 
