@@ -123,7 +123,7 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
       name: "mount namespace",
       ok: !p.home,
       required: true,
-      detail: p.home ? "host /root or /home is visible" : "only /usr (read-only, /usr/local/etc hidden), the host image's public /etc entries, synthetic passwd/group/hosts, /workspace and /tmp are visible",
+      detail: p.home ? "host /root or /home is visible" : "only /usr (read-only, /usr/local/etc and /usr/etc hidden), the host image's public /etc entries, synthetic passwd/group/hosts, /workspace and /tmp are visible",
     });
     checks.push({ name: "capabilities", ok: /^0+$/.test(p.capEff), required: true, detail: `effective capabilities ${p.capEff}` });
     checks.push({

@@ -75,9 +75,15 @@ export const HOST_ETC_NEVER: readonly HostEtcEntry[] = [
   { path: "/etc/perl", why: "site configuration of Perl modules (CPAN's may hold proxy credentials); Perl runs without it" },
 ];
 
-/** Where the host image's links may point: under /usr (which sandboxes see) but never into /usr/local/etc. */
+/**
+ * Configuration directories under /usr, hidden: /usr/local/etc (hand-installed tools) and /usr/etc
+ * (npm's global npmrc when node's prefix is /usr); an npmrc or pip.conf may hold registry credentials.
+ */
+export const HIDDEN_USR_DIRS: readonly string[] = ["/usr/local/etc", "/usr/etc"];
+
+/** Where the host image's links may point: under /usr (which sandboxes see) but never into its hidden configuration directories. */
 function linkTargetVisible(real: string, mounted: readonly string[]): boolean {
-  if (real.startsWith("/usr/local/etc/") || real === "/usr/local/etc") return false;
+  if (HIDDEN_USR_DIRS.some((dir) => real === dir || real.startsWith(`${dir}/`))) return false;
   if (real.startsWith("/usr/")) return true;
   return mounted.some((root) => real === root || real.startsWith(`${root}/`));
 }
@@ -176,14 +182,18 @@ function realOrSelf(path: string): string {
 
 /**
  * /usr/local is part of the host image (tools and Python packages an admin installed by hand)
- * and is seen read-only with the rest of /usr, except /usr/local/etc: configuration of hand-installed
- * tools, such as an npmrc or pip.conf, may hold registry credentials, so an empty directory hides it.
+ * and is seen read-only with the rest of /usr, except the configuration directories above, each
+ * hidden by an empty directory.
  */
 export function usrLocalArguments(): string[] {
-  try {
-    if (!lstatSync("/usr/local/etc").isDirectory()) return [];
-  } catch {
-    return [];
+  const args: string[] = [];
+  for (const dir of HIDDEN_USR_DIRS) {
+    try {
+      if (!lstatSync(dir).isDirectory()) continue;
+    } catch {
+      continue;
+    }
+    args.push("--tmpfs", dir, "--remount-ro", dir);
   }
-  return ["--tmpfs", "/usr/local/etc", "--remount-ro", "/usr/local/etc"];
+  return args;
 }

@@ -24,6 +24,7 @@ import { SandgateError } from "../errors/index.js";
 import { INTERPRETER_SPECS, INTERPRETERS, RUNNER_KINDS, RUNNER_SPECS, type Interpreter, type RunnerKind } from "../languages/index.js";
 import { SANDBOX_GID, SANDBOX_HOSTNAME, SANDBOX_UID, type VolumeMount } from "./bwrap-args.js";
 import { detectCgroups, removeStaleCgroups, type CgroupSupport } from "./cgroups.js";
+import { HIDDEN_USR_DIRS } from "./host-image.js";
 import { INSTALL_SHIM_FILES, packagesRoot } from "./package-sets.js";
 import { buildSeccompProgram } from "./seccomp.js";
 
@@ -118,7 +119,7 @@ function prefixesOutsideUsr(paths: string[]): string[] {
   const prefixes = new Set<string>();
   for (const path of paths) {
     const real = realpathSync(path);
-    if (real.startsWith("/usr/") && !real.startsWith("/usr/local/etc/")) continue;
+    if (real.startsWith("/usr/") && !HIDDEN_USR_DIRS.some((dir) => real.startsWith(`${dir}/`))) continue;
     prefixes.add(dirname(dirname(real)));
   }
   return [...prefixes];

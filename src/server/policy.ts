@@ -58,7 +58,7 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       namespaces: ["user", "pid", "network", "ipc", "uts", "mount", "cgroup"],
       network: "none: sandboxes have only a private loopback interface",
       filesystem:
-        "read-only /usr (with /usr/local, whose etc is hidden) and the host image's public /etc entries (alternatives, linker cache, CA certificates, time zone, locale, fonts), synthetic passwd/group/hosts, a frozen root; writable /workspace (size-capped) and /tmp; host paths other than volumes are invisible",
+        "read-only /usr (with /usr/local; /usr/local/etc and /usr/etc hidden) and the host image's public /etc entries (alternatives, linker cache, CA certificates, time zone, locale, fonts), synthetic passwd/group/hosts, a frozen root; writable /workspace (size-capped) and /tmp; host paths other than volumes are invisible",
       capabilities: "all dropped; nested user namespaces disabled",
       seccomp: runtime.seccompFile ? { active: true, denied_syscalls: [...SECCOMP_DENIED_SYSCALLS] } : { active: false },
       cgroups: {
