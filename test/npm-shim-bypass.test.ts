@@ -35,4 +35,14 @@ describe("npm installs inside a sandbox", () => {
     expect(lines).toHaveLength(3);
     for (const line of lines) expect(line).not.toMatch(/: 0$/);
   }, 40_000);
+
+  it("the advice names the packages asked for, not the values of options before them", async () => {
+    const result = await fx.engine.executeCommand({
+      command: "cd /tmp && pip install --index-url http://127.0.0.1:9/simple -t /tmp/t requests; npm install --registry http://127.0.0.1:9 left-pad",
+      timeoutS: 20,
+    });
+    expect(result.status).not.toBe("timeout");
+    expect(result.stderr).toContain("ask the admin to add requests to python.packages");
+    expect(result.stderr).toContain("ask the admin to add left-pad to node.packages");
+  }, 40_000);
 });

@@ -9,6 +9,8 @@ import sys
 NEEDS_INDEX = {"install", "download", "wheel"}
 # pip's global options that take a value, so the command is found after them.
 VALUED_OPTIONS = {"--python", "--log", "--proxy", "--retries", "--timeout", "--exists-action", "--trusted-host", "--cert", "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated", "--keyring-provider"}
+# install/download/wheel options that take a value as the next argument.
+COMMAND_VALUED_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform", "--python-version", "--implementation", "--abi", "--src", "--upgrade-strategy", "--progress-bar", "--root-user-action", "--report", "-d", "--dest", "-w", "--wheel-dir", "-C", "--config-settings", "--global-option", "--build-option", "--no-binary", "--only-binary"}
 SHIM_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -36,6 +38,9 @@ def _wanted(rest):
             skip = True
             if arg in ("-r", "--requirement") and index + 1 < len(rest):
                 files.append(rest[index + 1])
+            continue
+        if arg in COMMAND_VALUED_OPTIONS or arg in VALUED_OPTIONS:
+            skip = True  # an index URL, a directory...: not a package
             continue
         if arg.startswith("-"):
             continue
