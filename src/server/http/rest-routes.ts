@@ -350,14 +350,22 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       body: fileWriteInput.omit({ session_id: true }),
       query: z.object({ path: fileReadInput.shape.path.optional().describe("Target file, for a raw body") }),
       // Without ?path= the body is the JSON form whatever its type (curl -d sends form-urlencoded).
-      rawBody: { contentType: "application/octet-stream", description: "the file's bytes (any type but application/json), with ?path=", accepts: (c) => isRawUpload(c) },
+      // Any ?path= skips the JSON parse, so a JSON body with ?path= reaches the handler's own error
+      // (how to upload a .json file's bytes), not "body field path: Required".
+      rawBody: { contentType: "application/octet-stream", description: "the file's bytes (any type but application/json), with ?path=", accepts: (c) => c.req.query("path") !== undefined },
       response: fileWriteOutput,
       handle: async ({ params, body, query, owner, c }) => {
         if (query.path !== undefined && isRawUpload(c)) {
           sessionOf(params.session_id, owner);
           return uploadRaw({ c, ctx, sessionId: params.session_id, owner }, query.path);
         }
-        if (query.path !== undefined) throw new SandgateError("INVALID_INPUT", "with a JSON body the path goes in the body; ?path= is for a raw body (the file's bytes)", { data: { field: "path", location: "query parameter" } });
+        if (query.path !== undefined) {
+          throw new SandgateError(
+            "INVALID_INPUT",
+            "with Content-Type application/json the body is file_write's JSON {path, content} and takes no ?path=; to upload a file's bytes (a .json file too) to ?path=, send them with another Content-Type, e.g. application/octet-stream (curl -T sends none)",
+            { data: { field: "path", location: "query parameter" } },
+          );
+        }
         return run(fileWriteOutput, "file_write", { ...body, session_id: params.session_id }, owner);
       },
     }),
