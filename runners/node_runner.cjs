@@ -300,6 +300,8 @@ process.exit = function exit(code) {
 function onUncaught(err) {
   // A tool call nobody awaited, failed because its run ended: nothing to tell anyone about.
   if (err instanceof codeMode.ToolError && err.kind === 'ToolCancelled') return;
+  // A timers/promises sleep or interval of an interrupted call, stopped with it.
+  if (err !== null && typeof err === 'object' && err.name === 'AbortError' && err.cause === TIMER_STOPPED) return;
   if (err instanceof ExitSignal) {
     if (active) active.finish(exitOutcome(err));
     else writeStderr(`${err.message} called outside a running call; ignored\n`);
@@ -357,6 +359,8 @@ for (const [setName, clearName] of [['setTimeout', 'clearTimeout'], ['setInterva
 
 // timers/promises (await setTimeout(ms), for await of setInterval(ms)): each pending one of a call
 // gets an abort signal, so an interrupt rejects it (AbortError) instead of letting it tick on.
+// Left uncaught, that rejection is no news to anyone (onUncaught drops it).
+const TIMER_STOPPED = new Error('the interrupted call\'s timer was stopped');
 for (const [name, optionsAt] of [['setTimeout', 2], ['setImmediate', 1], ['setInterval', 2]]) {
   const real = timersPromises[name];
   const wrapped = function (...args) {
@@ -365,7 +369,7 @@ for (const [name, optionsAt] of [['setTimeout', 2], ['setImmediate', 1], ['setIn
     const options = args[optionsAt];
     if (options !== undefined && (options === null || typeof options !== 'object')) return Reflect.apply(real, this, args);
     const controller = new AbortController();
-    const entry = { clear: (c) => c.abort(), handle: controller };
+    const entry = { clear: (c) => c.abort(TIMER_STOPPED), handle: controller };
     const signal = options?.signal instanceof AbortSignal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
     args.length = Math.max(args.length, optionsAt + 1);
     args[optionsAt] = { ...options, signal };
