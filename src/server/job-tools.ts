@@ -6,7 +6,7 @@ import { LOCAL_OWNER, type JobRequest, type JobSnapshot } from "../execution/ind
 import type { ServerContext } from "./context.js";
 import { describeResult, renderResultText } from "./result-text.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
-import { getJobInput, getJobOutput, jobSnapshotSchema, MAX_JOB_WAIT_S, stopJobInput, toWireJob, toWireJobSnapshot } from "./job-wire.js";
+import { getJobInput, getJobToolOutput, jobSnapshotToolSchema, MAX_JOB_WAIT_S, stopJobInput, toWireJob, toWireJobSnapshot, type getJobOutput, type jobSnapshotSchema } from "./job-wire.js";
 import type { WireExecutionResult } from "./wire.js";
 
 const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
@@ -72,7 +72,7 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
       "Status, new output and (once ended) the result of a background job started with background: true; without job_id, lists your jobs. " +
       `wait_s (up to ${MAX_JOB_WAIT_S}) waits for news; since (the last answer's next) returns only newer output.`,
     input: getJobInput,
-    output: getJobOutput,
+    output: getJobToolOutput,
     annotations: { title: "Read a background job", readOnlyHint: true, openWorldHint: false },
     async run(args, call) {
       const owner = ownerOf(call);
@@ -97,7 +97,7 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
     title: "Stop a background job",
     description: "Stop a background job; returns it once stopped, with its output and result so far. A job in a session is stopped as a cancelled call is.",
     input: stopJobInput,
-    output: jobSnapshotSchema,
+    output: jobSnapshotToolSchema,
     annotations: { title: "Stop a background job", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async run(args, call) {
       const job = await engine.jobs.stop(args.job_id, ownerOf(call));

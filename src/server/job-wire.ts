@@ -43,6 +43,16 @@ export const getJobOutput = z.object({
   job: jobSnapshotSchema.optional().describe("The job asked for"),
   jobs: z.array(jobSchema).optional().describe("Your running and recently finished jobs, without job_id"),
 });
+
+/**
+ * The get_job and stop_job tools' outputSchema: the result is execute_code's, whose full schema
+ * is in that tool's outputSchema already (repeating it made tools/list a fifth longer). REST's
+ * OpenAPI keeps the full jobSnapshotSchema.
+ */
+export const jobSnapshotToolSchema = jobSnapshotSchema.extend({
+  result: z.record(z.unknown()).optional().describe("The execution result once the run ended: the object execute_code returns (see its outputSchema)"),
+});
+export const getJobToolOutput = getJobOutput.extend({ job: jobSnapshotToolSchema.optional().describe("The job asked for") });
 export const stopJobInput = z.object({ job_id: jobId }).strict();
 export const listJobsOutput = z.object({ jobs: z.array(jobSchema) });
 
