@@ -2,7 +2,7 @@
 // directory and makes it active by replacing a link, so a sandbox never sees a half-installed set.
 
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { nodePackageName, pythonPackageName } from "../config/package-specs.js";
@@ -353,25 +353,42 @@ function prune(root: string, language: PackageLanguage, keep: Array<string | und
   }
 }
 
-/** One sync at a time per SANDBOX_DIR; a lock left by a process that died is taken over. */
+/** A lock without a readable pid (half-written by an older sandgate) counts as held for this long. */
+const UNREADABLE_LOCK_MS = 60_000;
+
+/**
+ * One sync at a time per SANDBOX_DIR; a lock left by a process that died is taken over. The lock
+ * appears with its pid already in it (a link to a file written first), so a sync started at the
+ * same moment never reads it empty and takes it for a dead one's.
+ */
 function lock(root: string): () => void {
   const path = join(root, ".sync.lock");
   for (let attempt = 0; attempt < 2; attempt++) {
+    const written = join(root, `.sync.lock.${process.pid}`);
+    writeFileSync(written, String(process.pid), { mode: 0o644 });
     try {
-      const fd = openSync(path, "wx", 0o644);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      linkSync(written, path);
       return () => rmSync(path, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const holder = Number(readFileSync(path, "utf8"));
-      if (Number.isInteger(holder) && holder > 0 && alive(holder)) {
-        throw new SandgateError("CONFIG_INVALID", `another \`sandgate packages sync\` (pid ${holder}) is running on ${root}; wait for it`);
-      }
-      rmSync(path, { force: true });
+    } finally {
+      rmSync(written, { force: true });
     }
+    let holder: number;
+    let ageMs: number;
+    try {
+      holder = Number(readFileSync(path, "utf8"));
+      ageMs = Date.now() - statSync(path).mtimeMs;
+    } catch {
+      continue; // released meanwhile
+    }
+    const known = Number.isInteger(holder) && holder > 0;
+    if (known ? alive(holder) : ageMs < UNREADABLE_LOCK_MS) {
+      throw new SandgateError("CONFIG_INVALID", `another \`sandgate packages sync\` (${known ? `pid ${holder}` : "just started"}) is running on ${root}; wait for it`);
+    }
+    rmSync(path, { force: true });
   }
-  throw new SandgateError("CONFIG_INVALID", `could not take the sync lock ${path}`);
+  throw new SandgateError("CONFIG_INVALID", `could not take the sync lock ${join(root, ".sync.lock")}`);
 }
 
 function alive(pid: number): boolean {
