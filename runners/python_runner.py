@@ -207,7 +207,11 @@ class Session:
         except BaseException as exc:
             return self._error_fields(exc)
         fields = {"ok": True, "exitCode": 0}
-        fields.update(_value_fields(_image_value(value)))
+        # A __repr__ that never ends is interrupted like the code (its value then says repr() failed).
+        try:
+            fields.update(_Interrupts.interruptible(_shown_value_fields, value))
+        except KeyboardInterrupt as exc:
+            return self._error_fields(exc)
         if type(value) is CoroutineType:
             # Dropped by the runner, Python would warn with the runner's file and line.
             frames.flush_std_streams()
@@ -432,6 +436,10 @@ def _use_sandgate_backend():
         pass
 
 
+def _shown_value_fields(value):
+    return _value_fields(_image_value(value))
+
+
 def _image_value(value):
     """A last-expression value that is an image (PIL image, figure, PNG/JPEG/SVG bytes or text, an
     MCP image item) goes to the host as an image, and a short text stands for it in `value`."""
@@ -442,10 +450,12 @@ def _image_value(value):
         return value
     if kind is dict and value.get("type") != "image":
         return value
+    if _Interrupts.came:
+        return value  # the call's time is up: no image is drawn now
     try:
         import sandgate_images
 
-        shown = _Interrupts.interruptible(sandgate_images.value_image, value)
+        shown = sandgate_images.value_image(value)
     except KeyboardInterrupt:
         return value  # the call's time is up: it ends as interrupted
     except Exception as exc:
@@ -460,6 +470,8 @@ def _send_open_figures():
     if "matplotlib._pylab_helpers" not in sys.modules:
         return
     try:
+        if _Interrupts.came:
+            raise KeyboardInterrupt
         import sandgate_images
 
         _Interrupts.interruptible(sandgate_images.flush_figures)
@@ -491,15 +503,14 @@ class _Interrupts:
 
     @staticmethod
     def interruptible(work, *args):
-        """Runs the runner's work on the call's objects (drawing figures, encoding an image value),
-        which can take as long as code does: the call's interrupt stops it too, even one just before."""
-        if _Interrupts.came:
-            raise KeyboardInterrupt
+        """Runs the runner's work on the call's objects (its value's repr, drawing figures, encoding
+        an image), which runs user code and can take as long: the call's interrupt stops it too."""
+        before = _Interrupts.armed
         _Interrupts.armed = True
         try:
             return work(*args)
         finally:
-            _Interrupts.armed = False
+            _Interrupts.armed = before
 
 
 def _setup_interpreter():

@@ -1,5 +1,5 @@
-// Drawing the images a Python call leaves (open figures, an image value) is part of the call: a
-// timeout interrupts it like the code itself, so the session keeps its state.
+// Drawing the images a Python call leaves (open figures, an image value) and making its value into
+// text are part of the call: a timeout interrupts them like the code itself, so the session keeps its state.
 
 import { describe, expect, it } from "vitest";
 import { useTestEngine } from "./helpers.js";
@@ -63,4 +63,31 @@ describe.skipIf(!hasMatplotlib)("images drawn at the end of a Python call", () =
       expect(after).toMatchObject({ status: "ok", value: 42 });
     });
   }, 60_000);
+});
+
+describe("a Python call's value", () => {
+  it("whose __repr__ never ends is interrupted at the time limit, and the session keeps its state", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+      const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code: "class Endless:\n    def __repr__(self):\n        while True: pass\nEndless()" });
+      expect(slow.status).toBe("timeout");
+      expect(slow.stateReset).toBeUndefined();
+      const after = await t.engine.execute({ language: "python", sessionId, code: "x + 1" });
+      expect(after).toMatchObject({ status: "ok", value: 42 });
+      expect(after.stateReset).toBeUndefined();
+    });
+  });
+
+  it("of a call that caught its interrupt and went on still comes back", async () => {
+    await withSession(async (sessionId) => {
+      const result = await t.engine.execute({
+        language: "python",
+        sessionId,
+        timeoutS: 1,
+        code: "import time\ntry:\n    time.sleep(100)\nexcept KeyboardInterrupt:\n    pass\n'caught'",
+      });
+      expect(result.status).toBe("timeout");
+      expect(result.value).toBe("caught");
+    });
+  });
 });
