@@ -254,10 +254,32 @@ function compileError(err) {
   return error;
 }
 
+/**
+ * Runs `work` (the runner's own code over user values, whose getters run) as script
+ * code, so the call's SIGINT interrupts it like the code itself instead of finding a busy loop.
+ */
+const INTERRUPTIBLE_WORK = Symbol.for('sandgate.runner.work');
+const interruptibleScript = new VmScript(`globalThis[Symbol.for('sandgate.runner.work')]()`, { filename: 'sandgate-runner' });
+function interruptible(work) {
+  globalThis[INTERRUPTIBLE_WORK] = work;
+  try {
+    return runScript(interruptibleScript, runOptions);
+  } finally {
+    delete globalThis[INTERRUPTIBLE_WORK];
+  }
+}
+
 function success(value, call) {
   if (call.exitSignal) return exitOutcome(call.exitSignal);
   if (value === undefined) return { fields: { ok: true, exitCode: 0 } };
-  const described = describeValue(value);
+  let described;
+  try {
+    described = interruptible(() => describeValue(value));
+  } catch (err) {
+    if (!err || err.code !== 'ERR_SCRIPT_EXECUTION_INTERRUPTED') throw err;
+    clearTimers(call);
+    return failure(err, call);
+  }
   return { fields: { ok: true, exitCode: 0, valueKind: described.kind }, valueJson: described.json };
 }
 
