@@ -205,7 +205,8 @@ class Session:
             finally:
                 _Interrupts.armed = False
         except BaseException as exc:
-            return self._error_fields(exc)
+            # The error's __str__ is user code too: interrupted like it (see _error_fields).
+            return _Interrupts.interruptible(self._error_fields, exc)
         fields = {"ok": True, "exitCode": 0}
         # A __repr__ that never ends is interrupted like the code (its value then says repr() failed).
         try:
@@ -317,7 +318,11 @@ class Session:
         exc.__traceback__ = self._user_frames(exc.__traceback__)
         _add_package_hint(exc)
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
-        error = {"type": type(exc).__name__, "message": _safe_str(exc), "traceback": self._format(exc)}
+        came_before = _Interrupts.came
+        message = _safe_str(exc)
+        # A str() the call's interrupt stopped would not stop a second time: no traceback then.
+        formatted = f"{type(exc).__name__}: {message}\n" if _Interrupts.came and not came_before else self._format(exc)
+        error = {"type": type(exc).__name__, "message": message, "traceback": formatted}
         return {"ok": False, "exitCode": 1, "error": error}
 
     def _user_frames(self, tb):

@@ -78,6 +78,18 @@ describe("a Python call's value", () => {
     });
   });
 
+  it("an error whose __str__ never returns is interrupted at the time limit, and the session keeps its state", async () => {
+    await withSession(async (sessionId) => {
+      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+      const code = "class Endless(Exception):\n    def __str__(self):\n        while True: pass\nraise Endless()";
+      const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code });
+      expect(slow.status).toBe("timeout");
+      expect(slow.stateReset).toBeUndefined();
+      const after = await t.engine.execute({ language: "python", sessionId, code: "x + 1" });
+      expect(after).toMatchObject({ status: "ok", value: 42 });
+    });
+  });
+
   it("of a call that caught its interrupt and went on still comes back", async () => {
     await withSession(async (sessionId) => {
       const result = await t.engine.execute({
