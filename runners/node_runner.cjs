@@ -274,7 +274,10 @@ function success(value, call) {
   if (value === undefined) return { fields: { ok: true, exitCode: 0 } };
   let described;
   try {
-    described = interruptible(() => describeValue(value));
+    // Only an object can run user code while it is described (getters, toJSON, proxies); a
+    // primitive skips the interruptible run, which costs about 50 us of SIGINT watchdog.
+    const runsUserCode = value !== null && (typeof value === 'object' || typeof value === 'function');
+    described = runsUserCode ? interruptible(() => describeValue(value)) : describeValue(value);
   } catch (err) {
     if (!err || err.code !== 'ERR_SCRIPT_EXECUTION_INTERRUPTED') throw err;
     clearTimers(call);
