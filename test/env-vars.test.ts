@@ -130,7 +130,7 @@ describe("the host's environment", () => {
 describe("names and bounds", () => {
   it("refuses names sandgate or the runners rely on, with INVALID_INPUT naming the variable", async () => {
     const id = newSession();
-    for (const name of ["PATH", "HOME", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "NODE_OPTIONS", "NODE_PATH", "SANDGATE_TOOL_FDS", "BASH_ENV", "BASH_FUNC_x", "ENV", "IFS", "__sg_code", "__proto__", "GLIBC_TUNABLES"]) {
+    for (const name of ["PATH", "HOME", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "NODE_OPTIONS", "NODE_PATH", "SANDGATE_TOOL_FDS", "BASH_ENV", "BASH_FUNC_x", "ENV", "IFS", "__sg_code", "__proto__", "GLIBC_TUNABLES", "PIP_NO_INDEX", "npm_config_offline", "NPM_CONFIG_OFFLINE"]) {
       for (const field of ["env", "sessionEnv"] as const) {
         const error = await refused(run({ language: "python", sessionId: id, [field]: { [name]: "x" }, code: "1" }));
         expect(error.code, name).toBe("INVALID_INPUT");

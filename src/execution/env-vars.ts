@@ -54,6 +54,11 @@ const RESERVED: ReadonlyMap<string, string> = new Map([
   ["PYTHONINSPECT", "every Python the code starts would wait for input after its script"],
   ["NODE_OPTIONS", "it holds the runner's memory flags and would inject code into every node the code starts"],
   ["NODE_PATH", "sandgate puts the installed packages on it"],
+  // Set for every sandbox (runner-command.ts) so that an install getting past the shims fails at
+  // once: sandboxes have no network, and without them pip and npm retry until the time limit.
+  ["PIP_NO_INDEX", "sandgate sets it: sandboxes have no network, and pip would retry the index until the time limit"],
+  ["npm_config_offline", "sandgate sets it: sandboxes have no network, and npm would retry the registry until the time limit"],
+  ["NPM_CONFIG_OFFLINE", "sandgate sets npm_config_offline: sandboxes have no network, and npm would retry the registry until the time limit"],
   ["GLIBC_TUNABLES", "the C library reads it in every process"],
   ["GCONV_PATH", "the C library loads code from where it points"],
 ]);
