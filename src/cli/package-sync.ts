@@ -12,9 +12,9 @@ import {
   activeLink,
   MANIFEST_FILE,
   NAMES_FILE,
-  packageManifestSchema,
   packagesRoot,
   readActiveManifest,
+  readManifest,
   SANDBOX_PACKAGES_DIR,
   type PackageLanguage,
   type PackageManifest,
@@ -306,15 +306,6 @@ async function buildNode(staging: string, specs: readonly string[], interpreter:
     }
   }
   return { packages, failures };
-}
-
-function readManifest(dir: string): PackageManifest | undefined {
-  try {
-    const parsed = packageManifestSchema.safeParse(JSON.parse(readFileSync(join(dir, MANIFEST_FILE), "utf8")));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function isLink(path: string): boolean {

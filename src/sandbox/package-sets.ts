@@ -55,14 +55,19 @@ export function activeLink(sandboxDir: string, language: PackageLanguage): strin
   return join(packagesRoot(sandboxDir), language);
 }
 
-/** The active version's manifest, or undefined when the language has none (never synced, or emptied). */
-export function readActiveManifest(sandboxDir: string, language: PackageLanguage): PackageManifest | undefined {
+/** The manifest of the version in `dir`, or undefined when it has none (half-built, or not a version). */
+export function readManifest(dir: string): PackageManifest | undefined {
   try {
-    const parsed = packageManifestSchema.safeParse(JSON.parse(readFileSync(join(activeLink(sandboxDir, language), MANIFEST_FILE), "utf8")));
+    const parsed = packageManifestSchema.safeParse(JSON.parse(readFileSync(join(dir, MANIFEST_FILE), "utf8")));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The active version's manifest, or undefined when the language has none (never synced, or emptied). */
+export function readActiveManifest(sandboxDir: string, language: PackageLanguage): PackageManifest | undefined {
+  return readManifest(activeLink(sandboxDir, language));
 }
 
 /** The names of the packages installed for each language (what tool descriptions and /languages show). */
