@@ -7,7 +7,7 @@ import { PYTHON_MODULES_OF_NOTE } from "../languages/index.js";
 export { PYTHON_MODULES_OF_NOTE };
 
 /** Command-line tools checked inside a Bash sandbox, with the Debian package that provides each. */
-export const CLI_TOOLS: ReadonlyArray<readonly [tool: string, aptPackage: string]> = [
+const CLI_TOOLS: ReadonlyArray<readonly [tool: string, aptPackage: string]> = [
   ["awk", "mawk"], ["sed", "sed"], ["grep", "grep"], ["find", "findutils"], ["sort", "coreutils"], ["diff", "diffutils"],
   ["tar", "tar"], ["gzip", "gzip"], ["xz", "xz-utils"], ["zip", "zip"], ["unzip", "unzip"], ["file", "file"],
   ["which", "debianutils"], ["bc", "bc"], ["jq", "jq"], ["sqlite3", "sqlite3"], ["git", "git"], ["curl", "curl"],

@@ -50,7 +50,7 @@ const PROBE_TIMEOUT_MS = 60 * 1000;
 const LAYOUT = 1;
 
 /** The suffix of a version's directory: the specs (in any order), the interpreter's version and the layout. */
-export function setHash(language: PackageLanguage, specs: readonly string[], interpreterVersion: string): string {
+function setHash(language: PackageLanguage, specs: readonly string[], interpreterVersion: string): string {
   return createHash("sha256")
     .update(JSON.stringify({ language, specs: [...specs].sort(), interpreterVersion, layout: LAYOUT }))
     .digest("hex")
@@ -58,7 +58,7 @@ export function setHash(language: PackageLanguage, specs: readonly string[], int
 }
 
 /** The sandbox interpreter of a package language: its path and version, as the hash and manifest record it. */
-export async function interpreterOf(config: SandgateConfig, language: PackageLanguage): Promise<{ path: string; version: string }> {
+async function interpreterOf(config: SandgateConfig, language: PackageLanguage): Promise<{ path: string; version: string }> {
   const found = defaultInterpreters(language === "python" ? { python: config.paths.python } : { node: config.paths.node });
   const path = language === "python" ? found.python : found.node;
   if (path === undefined) throw new SandgateError("SANDBOX_UNAVAILABLE", `the ${language} interpreter of sandboxes was not found (see \`sandgate doctor\`)`);

@@ -32,7 +32,7 @@ const RASTER_MAGIC: Record<Exclude<ImageMime, "image/svg+xml">, (data: Buffer) =
 };
 
 /** Whether `data` is what `mime` says: the format's magic bytes, or for SVG UTF-8 text with an <svg> root near its start. */
-export function imageMatches(mime: ImageMime, data: Buffer): boolean {
+function imageMatches(mime: ImageMime, data: Buffer): boolean {
   if (mime !== "image/svg+xml") return RASTER_MAGIC[mime](data);
   const head = data.subarray(0, SVG_ROOT_WITHIN).toString("utf8");
   return /^\s*</.test(head) && /<svg[\s>]/.test(head) && !data.includes(0);

@@ -15,7 +15,7 @@ export const MANIFEST_FILE = "sandgate-packages.json";
 /** The names only, comma-separated on one line, for the shims and hints inside the sandbox (sh and Python read it). */
 export const NAMES_FILE = "sandgate-packages.txt";
 
-export const packageSourceSchema = z.enum(["system", "apt", "venv", "npm"]);
+const packageSourceSchema = z.enum(["system", "apt", "venv", "npm"]);
 export type PackageSource = z.infer<typeof packageSourceSchema>;
 
 export const packageManifestSchema = z.object({

@@ -27,7 +27,7 @@ function nsPids(pid: number): number[] | undefined {
  * namespace, one level below the host's. Processes of user code reparented to the namespace's init
  * have other pids there, and nested namespaces have more levels, so neither can be taken for it.
  */
-export function runnerHostPid(bwrapPid: number, runnerPid: number): number | undefined {
+function runnerHostPid(bwrapPid: number, runnerPid: number): number | undefined {
   for (const init of childrenOf(bwrapPid)) {
     for (const pid of childrenOf(init)) {
       const pids = nsPids(pid);
