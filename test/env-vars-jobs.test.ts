@@ -8,6 +8,17 @@ const SECRET = "xoxb-1234567890-abcdefghijkl";
 const fx = useTestEngine({}, { python: 1, javascript: 0, bash: 0 });
 
 describe("environment variables in background jobs", () => {
+  it("refuses a job with session_env but no session when it is started, as the call would be refused", () => {
+    let error: unknown;
+    try {
+      fx.engine.jobs.start({ language: "python", sessionEnv: { REGION: "eu" }, code: "1" });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toMatchObject({ code: "INVALID_INPUT", data: { field: "session_env" } });
+    expect(fx.engine.jobs.list()).toEqual([]);
+  });
+
   it("reach the job's code, and its secret, written in two pieces, is masked in the polled output, the followed output and the result", async () => {
     const id = fx.engine.sessions.create("jobs-env", undefined, { env: { REGION: "eu" } }).id;
     try {

@@ -218,6 +218,9 @@ export class Engine {
       ...(request.timeoutS !== undefined ? { timeoutS: request.timeoutS } : {}),
       ...(request.memoryMb !== undefined ? { memoryMb: request.memoryMb } : {}),
     });
+    if (request.sessionEnv !== undefined && request.sessionId === undefined) {
+      throw new SandgateError("INVALID_INPUT", "session_env sets a session's variables and needs a session_id; use env for one call", { data: { field: "session_env" } });
+    }
     return { language, limits };
   }
 
@@ -231,9 +234,6 @@ export class Engine {
     const { language, limits } = this.checked(request);
     const owner = request.owner ?? LOCAL_OWNER;
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
-    if (request.sessionEnv !== undefined && !session) {
-      throw new SandgateError("INVALID_INPUT", "session_env sets a session's variables and needs a session_id; use env for one call", { data: { field: "session_env" } });
-    }
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) return preparationFailedResult(prepared.error, session?.id ?? null);
     const scope = this.tools?.beginExecution();
