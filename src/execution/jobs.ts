@@ -192,6 +192,7 @@ export class EngineJobs {
       job.error = { code: shown.code, message: shown.message };
     }
     // What one answer shows at most is kept of each stream: many finished jobs must not hold their whole windows.
+    // Ended after the status is settled: a reader the end wakes sees the job's final state.
     job.output.end(this.options.displayChars);
     job.dropTimer = setTimeout(() => this.jobs.delete(job.id), this.options.keepFinishedMs);
     job.dropTimer.unref();
@@ -244,8 +245,6 @@ export class EngineJobs {
     const hasNews = (): boolean =>
       job.status !== "running" || job.output.endOf("stdout") > (since.stdout ?? 0) || job.output.endOf("stderr") > (since.stderr ?? 0);
     while (!hasNews() && Date.now() < deadline && !options.signal?.aborted) await job.output.changed(deadline - Date.now(), options.signal);
-    // The output ends before the result is settled: wait for the settled state, not the end of output.
-    if (job.output.done && job.status === "running") await job.finished;
     return this.snapshot(job, since, options.maxChars ?? this.options.displayChars);
   }
 
