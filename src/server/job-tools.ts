@@ -6,7 +6,7 @@ import { LOCAL_OWNER, type JobRequest, type JobSnapshot } from "../execution/ind
 import type { ServerContext } from "./context.js";
 import { describeResult, renderResultText } from "./result-text.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
-import { getJobInput, getJobToolOutput, jobSnapshotToolSchema, MAX_JOB_WAIT_S, stopJobInput, toWireJob, toWireJobSnapshot, type getJobOutput, type jobSnapshotSchema } from "./job-wire.js";
+import { getJobInput, getJobToolOutput, jobSnapshotToolSchema, MAX_JOB_WAIT_S, stopJobInput, toWireJob, toWireJobSnapshot, type jobSnapshotSchema } from "./job-wire.js";
 import type { WireExecutionResult } from "./wire.js";
 
 const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
@@ -108,5 +108,3 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
 
   return [getJob, stopJob];
 }
-
-export type GetJobOutput = z.infer<typeof getJobOutput>;
