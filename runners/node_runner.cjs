@@ -352,9 +352,12 @@ function onInterrupt() {
 /**
  * Timers a call starts (setTimeout, setInterval, setImmediate) go on after it ends, as in a REPL;
  * those of an interrupted call are cleared with it, so its interval or immediate loop does not
- * run on into later calls. Pending ones are tracked per call, and only while it runs.
+ * run on into later calls. Pending ones are tracked per call, and only while it runs; one that
+ * fires or that the code clears is forgotten at once (a debounce loop must not hold them all).
  */
 let callTimers = null;
+/** A tracked timer's handle -> its call's set and its entry there, for the clear functions. */
+const trackedTimers = new WeakMap();
 const timersModule = require('node:timers');
 const timersPromises = require('node:timers/promises');
 for (const [setName, clearName] of [['setTimeout', 'clearTimeout'], ['setInterval', 'clearInterval'], ['setImmediate', 'clearImmediate']]) {
@@ -373,13 +376,25 @@ for (const [setName, clearName] of [['setTimeout', 'clearTimeout'], ['setInterva
         };
     entry.handle = Reflect.apply(realSet, this, [run, ...rest]);
     timers.add(entry);
+    if (entry.handle !== null && typeof entry.handle === 'object') trackedTimers.set(entry.handle, { timers, entry });
     return entry.handle;
+  };
+  const wrappedClear = function (handle) {
+    const tracked = handle !== null && typeof handle === 'object' ? trackedTimers.get(handle) : undefined;
+    if (tracked !== undefined) {
+      tracked.timers.delete(tracked.entry);
+      trackedTimers.delete(handle);
+    }
+    return Reflect.apply(realClear, this, [handle]);
   };
   // Keeps name, length and util.promisify.custom, so promisify(setTimeout) still works.
   Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(realSet));
+  Object.defineProperties(wrappedClear, Object.getOwnPropertyDescriptors(realClear));
   globalThis[setName] = wrapped;
+  globalThis[clearName] = wrappedClear;
   // The same functions as code reaches them through require('timers') or import from 'node:timers'.
   if (timersModule[setName] === realSet) timersModule[setName] = wrapped;
+  if (timersModule[clearName] === realClear) timersModule[clearName] = wrappedClear;
 }
 
 // timers/promises (await setTimeout(ms), for await of setInterval(ms)): each pending one of a call
