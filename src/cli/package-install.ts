@@ -2,6 +2,7 @@
 // from argv arrays with an allowlisted environment, their output forwarded as progress.
 
 import { spawn } from "node:child_process";
+import { childrenOf } from "../sandbox/runner-signal.js";
 
 /** Where progress lines go (stderr in the CLI, never stdout). */
 export type Progress = (line: string) => void;
@@ -37,7 +38,8 @@ export function runInstaller(argv: string[], options: { env?: Record<string, str
     let stdout = "";
     let stderr = "";
     const partial = { stdout: "", stderr: "" };
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
+    // What the installer started (apt-get's methods, dpkg) goes with it: one that held its pipes open would hold the sync.
+    const timer = setTimeout(() => killTree(child.pid), options.timeoutMs);
     const forward = (stream: "stdout" | "stderr", chunk: string): void => {
       const lines = (partial[stream] + chunk).split("\n");
       partial[stream] = lines.pop() ?? "";
@@ -59,6 +61,20 @@ export function runInstaller(argv: string[], options: { env?: Record<string, str
     child.on("error", (error) => finish(null, `\n${file}: ${error.message}`));
     child.on("close", (code, signal) => finish(code, signal === "SIGKILL" ? `\n${file} was stopped after ${Math.round(options.timeoutMs / 1000)} s` : ""));
   });
+}
+
+/** SIGKILLs a process and its descendants (all found before any is killed, so none is missed by being reparented). */
+function killTree(pid: number | undefined): void {
+  if (pid === undefined) return;
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...childrenOf(tree[i] as number));
+  for (const member of tree) {
+    try {
+      process.kill(member, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
 }
 
 /** The last lines a failed installer printed that say why (pip's and npm's ERROR lines first). */

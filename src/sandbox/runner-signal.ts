@@ -3,7 +3,8 @@
 
 import { readFileSync } from "node:fs";
 
-function childrenOf(pid: number): number[] {
+/** The children of a process (forked by its main thread), or none when it is gone. */
+export function childrenOf(pid: number): number[] {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, "latin1").trim().split(/\s+/).filter(Boolean).map(Number);
   } catch {
