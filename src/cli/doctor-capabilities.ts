@@ -4,8 +4,6 @@
 import type { Engine } from "../execution/index.js";
 import { PYTHON_MODULES_OF_NOTE } from "../languages/index.js";
 
-export { PYTHON_MODULES_OF_NOTE };
-
 /** Command-line tools checked inside a Bash sandbox, with the Debian package that provides each. */
 const CLI_TOOLS: ReadonlyArray<readonly [tool: string, aptPackage: string]> = [
   ["awk", "mawk"], ["sed", "sed"], ["grep", "grep"], ["find", "findutils"], ["sort", "coreutils"], ["diff", "diffutils"],

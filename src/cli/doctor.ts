@@ -55,7 +55,6 @@ function version(path: string, flag = "--version"): string {
   }
 }
 
-
 /** The checks; `out.capabilities` receives what code can use when a sandbox could be started. */
 export async function runDoctorChecks(config: SandgateConfig, out: { capabilities?: Capabilities } = {}): Promise<Check[]> {
   const checks: Check[] = [];
