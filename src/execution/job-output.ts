@@ -17,9 +17,13 @@ export interface OutputSlice {
 }
 
 export class JobOutput {
+  /**
+   * Each stream's text from `base` on: its window, and up to a quarter window before it not cut
+   * yet (a cut copies the window: cutting at every chunk made a run of small chunks quadratic).
+   */
   private readonly text: Record<OutputStream, string> = { stdout: "", stderr: "" };
-  /** Offset of each window's first character. */
-  private readonly start: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
+  /** Offset of each stream's first character kept. */
+  private readonly base: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
   private readonly waiters = new Set<() => void>();
   private ended = false;
 
@@ -28,13 +32,12 @@ export class JobOutput {
 
   append(stream: OutputStream, chunk: string): void {
     if (this.ended || chunk === "") return;
-    let text = this.text[stream] + chunk;
-    if (text.length > this.windowChars) {
-      const drop = text.length - this.windowChars;
-      text = text.slice(drop);
-      this.start[stream] += drop;
+    this.text[stream] += chunk;
+    const extra = this.text[stream].length - this.windowChars;
+    if (extra > this.windowChars / 4) {
+      this.text[stream] = this.text[stream].slice(extra);
+      this.base[stream] += extra;
     }
-    this.text[stream] = text;
     this.wake();
   }
 
@@ -45,11 +48,11 @@ export class JobOutput {
   end(keepChars = this.windowChars): void {
     this.ended = true;
     for (const stream of ["stdout", "stderr"] as const) {
-      const drop = this.text[stream].length - keepChars;
-      if (drop <= 0) continue;
+      const first = Math.max(this.first(stream), this.endOf(stream) - keepChars);
+      if (first <= this.base[stream]) continue;
       // A copy: a slice would keep the whole window alive behind it.
-      this.text[stream] = Buffer.from(this.text[stream].slice(drop), "utf16le").toString("utf16le");
-      this.start[stream] += drop;
+      this.text[stream] = Buffer.from(this.text[stream].slice(first - this.base[stream]), "utf16le").toString("utf16le");
+      this.base[stream] = first;
     }
     this.wake();
   }
@@ -60,13 +63,19 @@ export class JobOutput {
 
   /** Offset just past the last character received. */
   endOf(stream: OutputStream): number {
-    return this.start[stream] + this.text[stream].length;
+    return this.base[stream] + this.text[stream].length;
+  }
+
+  /** Offset of the window's first character. */
+  private first(stream: OutputStream): number {
+    return Math.max(this.base[stream], this.endOf(stream) - this.windowChars);
   }
 
   read(stream: OutputStream, since = 0, maxChars = Infinity): OutputSlice {
-    const first = this.start[stream];
+    const first = this.first(stream);
     const from = Math.min(Math.max(since, first), this.endOf(stream));
-    const text = this.text[stream].slice(from - first, from - first + maxChars);
+    const at = from - this.base[stream];
+    const text = this.text[stream].slice(at, at + maxChars);
     const next = from + text.length;
     return { text, from, next, skipped: Math.max(0, Math.min(from, first) - since), more: next < this.endOf(stream) };
   }
