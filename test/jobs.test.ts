@@ -168,6 +168,7 @@ describe("background jobs and shutdown", () => {
     } finally {
       await own.close();
     }
+    expect(own.engine.jobs.list().map((j) => [j.id, j.status, j.reason])).toEqual([[job?.id, "stopped", "sandgate stopped"]]);
     expect(hostProcessesMatching("987652")).toEqual([]);
   });
 });
