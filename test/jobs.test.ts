@@ -146,6 +146,24 @@ describe("background jobs in a session", () => {
     expect(await waitFor(() => hostProcessesMatching("987653").length === 0)).toBe(true);
   });
 
+  it("stop at once while they wait for their session's turn, and never run; the job ahead runs on", async () => {
+    const { engine } = fx;
+    engine.sessions.create("queue", "alice");
+    try {
+      const ahead = engine.jobs.start({ command: "echo ahead; sleep 987650", sessionId: "queue", owner: "alice" });
+      await engine.jobs.get(ahead.id, "alice", { waitMs: 10_000 });
+      const waiting = engine.jobs.start({ command: "echo never", sessionId: "queue", owner: "alice" });
+      const stopped = await engine.jobs.stop(waiting.id, "alice");
+      expect(stopped).toMatchObject({ status: "stopped", reason: "stopped by its caller", stdout: "" });
+      expect(stopped.result).toBeUndefined();
+      expect((await engine.jobs.get(ahead.id, "alice")).status).toBe("running");
+      expect((await engine.jobs.stop(ahead.id, "alice")).status).toBe("stopped");
+      expect(engine.sessions.get("queue", "alice").calls).toBe(1);
+    } finally {
+      await engine.sessions.stop("queue", "alice");
+    }
+  });
+
   it("refuse to start in a session the caller does not have", async () => {
     const { engine } = fx;
     engine.sessions.create("mine", "alice");

@@ -263,14 +263,15 @@ export class Engine {
         this.retire(sandbox, pooled);
       }
     }
-    return this.inTurn(session, job ? undefined : limits.timeoutMs, () => this.runInSession(session, kind, limits, runRequest, request, scope));
+    return this.inTurn(session, job ? undefined : limits.timeoutMs, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope));
   }
 
   /**
    * Runs `task` in the session's turn. A call still waiting after `waitMs` while a background job
-   * holds the session gives up with SESSION_BUSY instead of waiting for the job's whole time.
+   * holds the session gives up with SESSION_BUSY instead of waiting for the job's whole time; one
+   * cancelled (`signal`) while it waits leaves at once (a stopped job must not wait for the call ahead).
    */
-  private inTurn<T>(session: Session, waitMs: number | undefined, task: () => Promise<T>): Promise<T> {
+  private inTurn<T>(session: Session, waitMs: number | undefined, signal: AbortSignal | undefined, task: () => Promise<T>): Promise<T> {
     let state: "waiting" | "started" | "gave up" = "waiting";
     const queuedAt = Date.now();
     const queued = session.serialize(async () => {
@@ -278,8 +279,23 @@ export class Engine {
       state = "started";
       return task();
     });
-    if (waitMs === undefined) return queued;
     return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (state !== "waiting") return;
+        state = "gave up";
+        // What the call would have said once its turn came (runWatched).
+        reject(new SandgateError("SANDBOX_FAILED", "the call was cancelled before the code could run"));
+      };
+      let timer: NodeJS.Timeout | undefined;
+      queued
+        .then(resolve, reject)
+        .finally(() => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+        })
+        .catch(() => undefined);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (waitMs === undefined) return;
       const check = (): void => {
         if (state !== "waiting") return;
         const job = this.jobs.runningIn(session.owner, session.id);
@@ -299,8 +315,7 @@ export class Engine {
           ),
         );
       };
-      let timer = setTimeout(check, waitMs);
-      queued.then(resolve, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
+      timer = setTimeout(check, waitMs);
     });
   }
 
