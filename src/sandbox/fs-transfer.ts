@@ -114,6 +114,16 @@ async function put(stdin: Writable, chunk: Uint8Array, ended: () => boolean): Pr
   return !ended() && !stdin.destroyed;
 }
 
+/** start(), giving the transfer place back when the helper cannot even be launched (a throw before any process). */
+function startHolding(release: () => void, ...args: Parameters<typeof start>): Started {
+  try {
+    return start(...args);
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
 /**
  * Streams `source` into the workspace as `request` (op "upload") says. When `source` throws (the
  * client went away, a cap was passed) the helper is told to drop the file, the error is rethrown,
@@ -129,7 +139,7 @@ export async function uploadStream(
 ): Promise<TransferHeader> {
   const release = await transfers.acquire();
   // An abort is told to the helper between frames, so that it removes what it made; a kill is the backstop.
-  const helper = start(runtime, workspaceDir, { ...request, op: "upload" }, { timeoutMs: options.timeoutMs });
+  const helper = startHolding(release, runtime, workspaceDir, { ...request, op: "upload" }, { timeoutMs: options.timeoutMs });
   // Not a race against one long-pending promise: each race would stay attached to it with its chunk.
   let isStopped = false;
   let rejectWait: ((error: SandgateError) => void) | undefined;
@@ -213,7 +223,7 @@ export interface DownloadStream {
  */
 export async function downloadStream(runtime: SandboxRuntime, workspaceDir: string, request: Record<string, unknown>, options: TransferOptions): Promise<DownloadStream> {
   const release = await transfers.acquire();
-  const helper = start(runtime, workspaceDir, { ...request, op: "download" }, options);
+  const helper = startHolding(release, runtime, workspaceDir, { ...request, op: "download" }, options);
   void helper.gone.then(release);
   (helper.child.stdin as Writable).end();
   let reply: { header: TransferHeader; rest: Buffer };
