@@ -74,8 +74,9 @@ export class WorkspaceReaper {
       this.log.warn({ err: error }, "could not move a workspace to the trash");
       return false;
     }
-    await unlink(join(this.ownersDir, basename(workspaceDir))).catch(() => undefined);
+    // Counted as under way from the rename on (settled() waits for it), before anything else awaits.
     void this.purge(trashed);
+    await unlink(join(this.ownersDir, basename(workspaceDir))).catch(() => undefined);
     return true;
   }
 
