@@ -114,9 +114,9 @@ def split_real(real):
     return parent, name
 
 
-def read(request):
-    segs = segments_of(request)
-    limit = int(request["maxBytes"])
+def open_regular(segs):
+    """The workspace file at `segs`, opened for reading without following a link, and its stat;
+    refused unless it is a regular file. The caller closes the descriptor."""
     existing, real = resolve(segs)
     if existing < len(segs):
         raise Refused("not_found")
@@ -143,6 +143,17 @@ def read(request):
             raise Refused("not_a_file", what="directory")
         if not stat.S_ISREG(st.st_mode):
             raise Refused("not_a_file", what="special")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read(request):
+    segs = segments_of(request)
+    limit = int(request["maxBytes"])
+    fd, st = open_regular(segs)
+    try:
         if st.st_size > limit:
             raise Refused("too_large")
         chunks = []
@@ -436,33 +447,8 @@ def upload(request):
 
 def download(request):
     """Sends a regular file whole, in chunks, without a size limit: the header says how many bytes follow."""
-    segs = segments_of(request)
-    existing, real = resolve(segs)
-    if existing < len(segs):
-        raise Refused("not_found")
-    if real == ROOT:
-        raise Refused("not_a_file", what="directory")
-    parent, name = split_real(real)
-    dfd = open_dir(parent)
+    fd, st = open_regular(segments_of(request))
     try:
-        try:
-            fd = os.open(name, READ_FLAGS, dir_fd=dfd)
-        except OSError as e:
-            if e.errno == 6:
-                raise Refused("not_a_file", what="special")
-            if e.errno == 40:
-                raise Refused("escape")
-            if e.errno == 2:
-                raise Refused("not_found")
-            raise
-    finally:
-        os.close(dfd)
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise Refused("not_a_file", what="directory")
-        if not stat.S_ISREG(st.st_mode):
-            raise Refused("not_a_file", what="special")
         size = st.st_size
         out = sys.stdout.buffer
         out.write(json.dumps({"ok": True, "size": size, "body": size}, separators=(",", ":")).encode() + b"\n")
