@@ -94,6 +94,16 @@ export function hostProcessesMatching(needle: string): number[] {
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Runs `body` in a new session of `engine`, stopped afterwards whatever happens. */
+export async function withSession<T>(engine: Engine, body: (sessionId: string) => Promise<T>): Promise<T> {
+  const session = engine.sessions.create();
+  try {
+    return await body(session.id);
+  } finally {
+    await engine.sessions.stop(session.id);
+  }
+}
+
 export async function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {

@@ -2,7 +2,7 @@
 // text are part of the call: a timeout interrupts them like the code itself, so the session keeps its state.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine, withSession } from "./helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
@@ -16,18 +16,9 @@ const hasMatplotlib = await (async () => {
   }
 })();
 
-async function withSession<T>(body: (sessionId: string) => Promise<T>): Promise<T> {
-  const session = t.engine.sessions.create();
-  try {
-    return await body(session.id);
-  } finally {
-    await t.engine.sessions.stop(session.id);
-  }
-}
-
 describe.skipIf(!hasMatplotlib)("images drawn at the end of a Python call", () => {
   it("thousands of open figures drawn past the time limit are interrupted, the state is kept and no figure is left for the next call", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41\nimport matplotlib.pyplot as plt" });
       const many = await t.engine.execute({
         language: "python",
@@ -46,7 +37,7 @@ describe.skipIf(!hasMatplotlib)("images drawn at the end of a Python call", () =
   }, 60_000);
 
   it("an image value whose drawing outlasts the time limit is interrupted and the state is kept", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
       // Sixty translucent lines of 5000 random points: drawing them takes far longer than the limit, each line a short while.
       const code = [
@@ -67,7 +58,7 @@ describe.skipIf(!hasMatplotlib)("images drawn at the end of a Python call", () =
 
 describe("a Python call's value", () => {
   it("whose __repr__ never ends is interrupted at the time limit, and the session keeps its state", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
       const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code: "class Endless:\n    def __repr__(self):\n        while True: pass\nEndless()" });
       expect(slow.status).toBe("timeout");
@@ -79,7 +70,7 @@ describe("a Python call's value", () => {
   });
 
   it("an error whose __str__ never returns is interrupted at the time limit, and the session keeps its state", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
       const code = "class Endless(Exception):\n    def __str__(self):\n        while True: pass\nraise Endless()";
       const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code });
@@ -91,7 +82,7 @@ describe("a Python call's value", () => {
   });
 
   it("of a call that caught its interrupt and went on still comes back", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       const result = await t.engine.execute({
         language: "python",
         sessionId,

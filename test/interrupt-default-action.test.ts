@@ -2,22 +2,13 @@
 // says timeout (or killed, for a cancel) and why, not that the runner died unexpectedly.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine, withSession } from "./helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
-async function withSession<T>(body: (sessionId: string) => Promise<T>): Promise<T> {
-  const session = t.engine.sessions.create();
-  try {
-    return await body(session.id);
-  } finally {
-    await t.engine.sessions.stop(session.id);
-  }
-}
-
 describe("an interrupt that ends the interpreter", () => {
   it("a Python call that reset SIGINT to its default and times out says timeout and state_reset, and the session goes on", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
       const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\ntime.sleep(100)" });
       expect(slow.status).toBe("timeout");
@@ -29,7 +20,7 @@ describe("an interrupt that ends the interpreter", () => {
   });
 
   it("a cancelled Python call that reset SIGINT to its default says killed by the cancel, not an unexpected exit", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       const controller = new AbortController();
       const cancelled = await t.engine.execute({
         language: "python",

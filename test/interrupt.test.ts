@@ -2,7 +2,7 @@
 // state; code that will not stop is killed, and the first result the caller sees afterwards says so.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine, withSession } from "./helpers.js";
 import { withServer } from "./server-helpers.js";
 import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
 
@@ -10,15 +10,6 @@ const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
 /** Python code whose value lists the live (not zombie) `sleep` processes in the sandbox. */
 const LIVE_SLEEPS = "import os\n[n for n in os.listdir('/proc') if n.isdigit() and open(f'/proc/{n}/stat').read().split(') ')[0].endswith('(sleep') and open(f'/proc/{n}/stat').read().split(') ')[1][0] not in 'ZX']";
-
-async function withSession<T>(body: (sessionId: string) => Promise<T>): Promise<T> {
-  const session = t.engine.sessions.create();
-  try {
-    return await body(session.id);
-  } finally {
-    await t.engine.sessions.stop(session.id);
-  }
-}
 
 describe("a Python session", () => {
   for (const [what, code] of <Array<[string, string]>>[
@@ -29,7 +20,7 @@ describe("a Python session", () => {
     ["an awaited sleep", "import asyncio\nawait asyncio.sleep(100)"],
   ]) {
     it(`keeps its variables when ${what} times out, and says where the code was`, async () => {
-      await withSession(async (sessionId) => {
+      await withSession(t.engine, async (sessionId) => {
         await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
         const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code });
         expect(slow.status).toBe("timeout");
@@ -45,7 +36,7 @@ describe("a Python session", () => {
   }
 
   it("kills the processes the interrupted code started", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       const slow = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code: "import subprocess\np = subprocess.Popen(['sleep', '100'])\nwhile True: pass" });
       expect(slow.status).toBe("timeout");
       const after = await t.engine.execute({ language: "python", sessionId, code: LIVE_SLEEPS });
@@ -54,7 +45,7 @@ describe("a Python session", () => {
   });
 
   it("is killed when its code swallows the interrupt, and that result says state_reset", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
       const code = "import time\nwhile True:\n    try:\n        time.sleep(100)\n    except KeyboardInterrupt:\n        pass";
       const stubborn = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code });
@@ -67,7 +58,7 @@ describe("a Python session", () => {
   });
 
   it("keeps its variables when the caller cancels a running call", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
       const controller = new AbortController();
       const cancelled = await t.engine.execute({
@@ -86,7 +77,7 @@ describe("a Python session", () => {
   });
 
   it("says state_reset on the next call after a cancelled call had to be killed", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
       const controller = new AbortController();
       await t.engine.execute({
@@ -105,7 +96,7 @@ describe("a Python session", () => {
   });
 
   it("says state_reset on the next call after its idle interpreter died", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
       t.engine.sessions.manager.get("local", sessionId).sandbox("python")?.terminate();
       const next = await t.engine.execute({ language: "python", sessionId, code: "'x' in globals()" });
@@ -122,7 +113,7 @@ describe("a JavaScript session", () => {
     ["a loop after an await", "await 0;\nwhile (true) { await new Promise((r) => setTimeout(r, 10)); }"],
   ]) {
     it(`keeps its globals when ${what} times out`, async () => {
-      await withSession(async (sessionId) => {
+      await withSession(t.engine, async (sessionId) => {
         await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.x = 41" });
         const slow = await t.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code });
         expect(slow.status).toBe("timeout");
@@ -140,7 +131,7 @@ describe("a JavaScript session", () => {
     ["abandoned while it awaited", "await new Promise(() => {})"],
   ]) {
     it(`stops the timers of a call ${what}, and keeps those of a call that ended`, async () => {
-      await withSession(async (sessionId) => {
+      await withSession(t.engine, async (sessionId) => {
         await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.kept = 0; setInterval(() => { kept++; }, 10); 1" });
         const code = `globalThis.ticks = 0;\nsetInterval(() => { ticks++; }, 10);\nconst loop = () => setImmediate(loop);\nloop();\n${wait}`;
         const slow = await t.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code });
@@ -154,7 +145,7 @@ describe("a JavaScript session", () => {
   }
 
   it("is killed when a busy loop runs after an await, and that result says state_reset", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.x = 41" });
       const stuck = await t.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code: "await 0;\nfor (;;) {}" });
       expect(stuck.status).toBe("timeout");

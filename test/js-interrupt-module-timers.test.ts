@@ -2,22 +2,13 @@
 // module (require or import), and timers/promises (awaited sleeps, async interval loops).
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine, withSession } from "./helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 
-async function withSession<T>(body: (sessionId: string) => Promise<T>): Promise<T> {
-  const session = t.engine.sessions.create();
-  try {
-    return await body(session.id);
-  } finally {
-    await t.engine.sessions.stop(session.id);
-  }
-}
-
 describe("an interrupted JavaScript call", () => {
   it("stops intervals started through require('timers'), import from 'node:timers' and timers/promises, quietly, and keeps the state", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.kept = 41" });
       const code = [
         "const timers = require('timers');",
@@ -45,7 +36,7 @@ describe("an interrupted JavaScript call", () => {
   });
 
   it("an interval and a sleep of timers/promises left running are stopped without an error in the next call", async () => {
-    await withSession(async (sessionId) => {
+    await withSession(t.engine, async (sessionId) => {
       const code = [
         "const { setInterval: every, setTimeout: sleep } = require('node:timers/promises');",
         "(async () => { for await (const _ of every(300)) console.log('tick'); })();",

@@ -2,18 +2,9 @@
 // interrupts it like the code itself, so the session keeps its state.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine, withSession } from "./helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
-
-async function withSession<T>(body: (sessionId: string) => Promise<T>): Promise<T> {
-  const session = t.engine.sessions.create();
-  try {
-    return await body(session.id);
-  } finally {
-    await t.engine.sessions.stop(session.id);
-  }
-}
 
 describe("a JavaScript call's value", () => {
   for (const [what, code] of <Array<[string, string]>>[
@@ -22,7 +13,7 @@ describe("a JavaScript call's value", () => {
     ["an awaited value's getter", "await Promise.resolve({ get y() { while (true) {} } })"],
   ]) {
     it(`with ${what} that never returns is interrupted at the time limit, and the session keeps its state`, async () => {
-      await withSession(async (sessionId) => {
+      await withSession(t.engine, async (sessionId) => {
         await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.kept = 41" });
         const slow = await t.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code });
         expect(slow.status).toBe("timeout");
