@@ -200,7 +200,7 @@ describe("inferred output schemas from a hostile result", () => {
     try {
       await cm.start();
       expect(cm.catalog.resolve("hostile.report")?.outputSchema).toBeUndefined();
-      const reply = await cm.beginExecution().onUpstreamCall({ tool: "hostile.report", args: {} }, new AbortController().signal);
+      const reply = await cm.beginExecution({ executionId: "test", owner: "local", sessionId: null }).onUpstreamCall({ tool: "hostile.report", args: {} }, new AbortController().signal);
       expect(reply.ok).toBe(true);
       expect(cm.catalog.resolve("hostile.report")).toMatchObject({ outputSchemaInferred: true, outputSchema: { type: "object" } });
       expect(readFileSync(kept, "utf8")).toBe(JSON.stringify({ "hostile.report": { type: "string" } }));

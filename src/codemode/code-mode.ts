@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
 import { maskText, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
-import type { UpstreamCallScope } from "../execution/index.js";
+import type { ExecutionContext, UpstreamCallScope } from "../execution/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { createUpstreamCallScope } from "./upstream-calls.js";
@@ -100,7 +100,7 @@ export class CodeMode {
   }
 
   /** Upstream calls of one execution, bound to the session (or stateless call) that runs it. */
-  beginExecution(): UpstreamCallScope {
+  beginExecution(_context: ExecutionContext): UpstreamCallScope {
     const { codeMode } = this.config;
     return createUpstreamCallScope({
       catalog: this.catalog,

@@ -1,6 +1,7 @@
 // The execution engine: validates a request, picks a sandbox (a warm spare or a fresh one for
 // stateless calls, the session's own otherwise), runs the code and returns the built result.
 
+import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { registerHostPaths, SandgateError } from "../errors/index.js";
@@ -21,7 +22,8 @@ import {
 } from "../sandbox/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-outputs.js";
-import type { UpstreamCallScope } from "./upstream-call-scope.js";
+import type { ExecutionContext, UpstreamCallScope } from "./upstream-call-scope.js";
+import type { Governance } from "../governance/index.js";
 import { prepareCode } from "../languages/index.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
@@ -45,7 +47,7 @@ export const INTERRUPT_GRACE_MS = 2000;
 /** Code mode as the engine sees it: a read-only tree to mount and an upstream-call scope per run. */
 export interface ToolProvider {
   toolsDir: string;
-  beginExecution(): UpstreamCallScope;
+  beginExecution(context: ExecutionContext): UpstreamCallScope;
 }
 
 export interface CommandRequest extends Omit<ExecuteRequest, "code" | "language"> {
@@ -60,6 +62,8 @@ export interface EngineOptions {
   pool?: Record<RunnerKind, number>;
   /** Upstream tools for code to call; without it, calls fail with a clear error. */
   tools?: ToolProvider;
+  /** Static analysis, policy, approvals and the audit; without it code runs unjudged and unrecorded (library use, tests). */
+  governance?: Governance;
 }
 
 export class Engine {
@@ -236,7 +240,13 @@ export class Engine {
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) return preparationFailedResult(prepared.error, session?.id ?? null);
-    const scope = this.tools?.beginExecution();
+    const executionId = randomUUID();
+    const scope = this.tools?.beginExecution({
+      executionId,
+      owner,
+      sessionId: session?.id ?? null,
+      ...(request.approver ? { approver: request.approver } : {}),
+    });
     const { kind, code, filename, mode } = prepared.prepared;
     const runRequest = {
       code,

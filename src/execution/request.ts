@@ -5,6 +5,7 @@ import { z } from "zod";
 import { FLAVOR_NAMES, type SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { describeLanguages, LANGUAGES, resolveLanguage, type Language } from "../languages/index.js";
+import type { Approver } from "../governance/index.js";
 import type { OutputStream } from "../sandbox/index.js";
 import { checkEnv } from "./env-vars.js";
 
@@ -36,6 +37,8 @@ export interface ExecuteRequest extends Omit<ExecuteInput, "language"> {
    * Sessions and saved outputs belong to it; library callers may leave it out ("local").
    */
   owner?: string;
+  /** Asks the calling client itself when policy wants a human's approval (MCP elicitation); else the approvals queue. */
+  approver?: Approver;
 }
 
 /** The UNKNOWN_LANGUAGE error for `language`, listing the names and aliases accepted. */

@@ -1,6 +1,7 @@
 // Result building: turns a sandbox's raw run outcome into the ExecutionResult callers see
 // (stdout/stderr/value shaped to the budgets, token counts, saved full outputs, error fields).
 
+import type { SecuritySummary } from "../governance/index.js";
 import type { RunImage, RunOutcome, RunStatus } from "../sandbox/index.js";
 import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./output.js";
 import type { SavedStream } from "./saved-outputs.js";
@@ -40,6 +41,10 @@ export interface ExecutionResult {
   /** Upstream tools the code called, in order. */
   toolCalls: UpstreamCallRecord[];
   tokens: TokenCounts;
+  /** The static analysis and the policy's action for this code (with governance on): top findings; all are in the audit. */
+  security?: SecuritySummary;
+  /** The execution's id in the audit trail (with governance on). */
+  executionId?: string;
 }
 
 /** One image of a result: its type and its bytes in base64. */

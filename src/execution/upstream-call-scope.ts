@@ -1,7 +1,19 @@
 // What the engine needs from code mode for one execution (src/codemode implements it): a
 // handler for the code's upstream calls, and the record of those calls at the end.
 
+import type { Approver } from "../governance/index.js";
 import type { UpstreamCallHandler } from "../sandbox/index.js";
+
+/** Who runs the execution whose upstream calls a scope handles: for tool policy, approvals and the audit. */
+export interface ExecutionContext {
+  /** Unique per execution; the audit ties the execution's tool calls and approvals to it. */
+  executionId: string;
+  /** The caller's identity (see ExecuteRequest.owner). */
+  owner: string;
+  sessionId: string | null;
+  /** Asks the calling client itself when a tool call needs approval (MCP elicitation). */
+  approver?: Approver;
+}
 
 /** One upstream call as the execution result reports it (`tool_calls` on the wire). */
 export interface UpstreamCallRecord {

@@ -1,0 +1,26 @@
+// What each language's rule file gives the analyzer: the grammar it parses with, the node types the
+// metrics count, and the function that turns a parse tree into findings.
+
+import type { Node } from "web-tree-sitter";
+import type { Finding } from "../types.js";
+import type { GrammarName } from "./grammars.js";
+
+export interface MetricNodeTypes {
+  function: readonly string[];
+  call: readonly string[];
+  import: readonly string[];
+  /** Nodes that add a path through the code (if, loops, case arms, boolean operators, catch). */
+  branch: readonly string[];
+}
+
+export interface LanguageRules {
+  grammar: GrammarName;
+  metricNodes: MetricNodeTypes;
+  /** Every finding in the program; `source` is the text `root` was parsed from. */
+  findings(root: Node, source: string): Finding[];
+}
+
+/** A finding at `node`'s position (tree-sitter rows and columns are 0-based, findings 1-based). */
+export function findingAt(node: Node, finding: Omit<Finding, "line" | "endLine" | "column">): Finding {
+  return { ...finding, line: node.startPosition.row + 1, endLine: node.endPosition.row + 1, column: node.startPosition.column + 1 };
+}

@@ -1,0 +1,36 @@
+// Public surface of governance: static analysis, risk scores, policy and approvals, and the
+// events the audit, metrics and anomaly rules consume.
+export { Analyzer, LANGUAGE_RULES } from "./analysis/analyzer.js";
+export { Governance } from "./governance.js";
+export type { GovernanceOptions } from "./governance.js";
+export { GovernanceEvents, findingRefs } from "./events.js";
+export type {
+  AnomalyEvent,
+  ApprovalEvent,
+  AuthFailureEvent,
+  EventSink,
+  ExecutionEvent,
+  FileEvent,
+  FindingRef,
+  GovernanceEvent,
+  GovernanceEventKind,
+  NewGovernanceEvent,
+  PolicyBlockEvent,
+  ToolCallEvent,
+} from "./events.js";
+export { riskLevel, riskScore, SEVERITY_WEIGHT } from "./risk.js";
+export { ACTIONS, CATEGORIES, RISK_LEVELS, SEVERITIES } from "./types.js";
+export type {
+  Action,
+  Analysis,
+  ApprovalBroker,
+  ApprovalDecision,
+  ApprovalRequest,
+  Approver,
+  Category,
+  CodeMetrics,
+  Finding,
+  RiskLevel,
+  SecuritySummary,
+  Severity,
+} from "./types.js";
