@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { request as httpRequest } from "node:http";
 import type { SandgateConfig, ServerConfig } from "../src/config/index.js";
 import { CodeMode } from "../src/codemode/index.js";
+import { Governance } from "../src/governance/index.js";
 import type { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer, type ServerContext } from "../src/server/index.js";
 import { silentLogger } from "../src/util/logger.js";
@@ -18,6 +19,7 @@ export function serverContext(engine: Engine, config: SandgateConfig, overrides:
     // Without upstream servers a CodeMode holds an empty catalog and starts nothing.
     codeMode: codeMode ?? new CodeMode({ ...config, mcpServers: {} }),
     config: { ...config, server: { ...config.server, port: 0, ...overrides } },
+    governance: engine.governance ?? new Governance({ config }),
     log: silentLogger,
     version: "test",
     startedAt: Date.now(),

@@ -4,6 +4,7 @@
 import type { SandgateConfig } from "../config/index.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine, warmTokenizer } from "../execution/index.js";
+import { Governance } from "../governance/index.js";
 import { serveStdio, startHttpServer, assertSafeToServe, type ServerContext } from "../server/index.js";
 import { createLogger } from "../util/logger.js";
 
@@ -23,9 +24,10 @@ function waitForSignal(): Promise<NodeJS.Signals> {
 async function context(config: SandgateConfig, version: string): Promise<ServerContext> {
   const log = createLogger(config.logLevel);
   const codeMode = new CodeMode(config, { log, version });
+  const governance = new Governance({ config });
   let engine: Engine;
   try {
-    engine = Engine.create(config, { log, tools: codeMode });
+    engine = Engine.create(config, { log, tools: codeMode, governance });
   } catch (error) {
     await codeMode.close();
     throw error;
@@ -33,11 +35,12 @@ async function context(config: SandgateConfig, version: string): Promise<ServerC
   await codeMode.start();
   // The tokenizer's tables take a few hundred ms to load: pay that now, not in the first call.
   warmTokenizer();
+  await governance.analyzer.ready();
   for (const server of codeMode.status()) {
     if (server.state === "failed") log.warn({ server: server.name, error: server.error }, "upstream MCP server unavailable");
     else log.info({ server: server.name, state: server.state, tools: server.toolCount }, "upstream MCP server");
   }
-  return { engine, codeMode, config, log, version, startedAt: Date.now() };
+  return { engine, codeMode, config, governance, log, version, startedAt: Date.now() };
 }
 
 async function closeContext(ctx: ServerContext): Promise<void> {

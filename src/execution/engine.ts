@@ -91,6 +91,8 @@ export class Engine {
     log: Logger,
     poolSizes: Record<RunnerKind, number>,
     private readonly tools: ToolProvider | undefined,
+    /** Static analysis, policy, approvals and the audit, when the engine was built with them. */
+    readonly governance: Governance | undefined,
   ) {
     this.defaultLimits = resolveLimits(config);
     this.outputs = new SavedOutputs({ dir: runtime.outputsDir, ttlMs: config.outputTtlS * 1000, capBytes: config.limits.savedOutputsMb * 1048576, log });
@@ -180,7 +182,7 @@ export class Engine {
       ...(bwrap ? { bwrap } : {}),
       interpreters,
     });
-    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools);
+    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.governance);
     engine.pool.fill();
     return engine;
   }

@@ -8,27 +8,28 @@ import type { ApprovalBroker } from "./types.js";
 
 export interface GovernanceOptions {
   config: SandgateConfig;
-  approvals: ApprovalBroker;
+  /** Who decides approvals; without one, anything that needs approval is denied. */
+  approvals?: ApprovalBroker;
   events?: GovernanceEvents;
 }
+
+/** The broker of a governance built without one: nobody can approve, so nothing waits. */
+const NOBODY: ApprovalBroker = {
+  request: () => Promise.resolve({ approved: false, by: "none", reason: "no approver is configured" }),
+};
 
 export class Governance {
   readonly config: SandgateConfig;
   /** Static analysis of code, per language. */
-  readonly analyzer: Analyzer;
+  readonly analyzer = new Analyzer();
   /** Asks a human whether a run or a tool call may go ahead. */
   readonly approvals: ApprovalBroker;
   /** Where executions, tool calls, file operations, approvals, refusals and anomalies are recorded. */
   readonly events: GovernanceEvents;
 
-  private constructor(analyzer: Analyzer, options: GovernanceOptions) {
+  constructor(options: GovernanceOptions) {
     this.config = options.config;
-    this.analyzer = analyzer;
-    this.approvals = options.approvals;
+    this.approvals = options.approvals ?? NOBODY;
     this.events = options.events ?? new GovernanceEvents();
-  }
-
-  static async create(options: GovernanceOptions): Promise<Governance> {
-    return new Governance(await Analyzer.create(), options);
   }
 }

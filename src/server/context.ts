@@ -3,6 +3,7 @@
 import type { SandgateConfig } from "../config/index.js";
 import type { CodeMode } from "../codemode/index.js";
 import type { Engine } from "../execution/index.js";
+import type { Governance } from "../governance/index.js";
 import type { Logger } from "../util/logger.js";
 
 export interface ServerContext {
@@ -10,6 +11,8 @@ export interface ServerContext {
   /** Upstream servers and their catalog; empty when none is configured. */
   codeMode: CodeMode;
   config: SandgateConfig;
+  /** Analysis, policy, approvals and events; the same object the engine gates executions with. */
+  governance: Governance;
   log: Logger;
   version: string;
   startedAt: number;

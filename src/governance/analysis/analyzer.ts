@@ -65,18 +65,27 @@ function countMetrics(root: Node, source: string, types: MetricNodeTypes): CodeM
 }
 
 export class Analyzer {
-  private constructor(private readonly grammars: Grammars) {}
+  private grammars: Grammars | undefined;
+  private loading: Promise<Grammars> | undefined;
 
-  /** Loads the grammars (a few tens of ms, once per process). */
-  static async create(): Promise<Analyzer> {
-    return new Analyzer(await Grammars.load());
+  /** Loads the grammars (a few tens of ms, once per process); analyze() does it on first use. */
+  async ready(): Promise<void> {
+    this.grammars ??= await (this.loading ??= Grammars.load());
   }
 
-  /** Analyses `code` as `language` (a resolved name, not an alias). Synchronous once created. */
-  analyze(language: Language, code: string): Analysis {
+  /** Analyses `code` as `language` (a resolved name, not an alias). */
+  async analyze(language: Language, code: string): Promise<Analysis> {
+    if (!this.grammars) await this.ready();
+    return this.analyzeLoaded(language, code);
+  }
+
+  /** analyze() without waiting: for callers that awaited ready() (benches, hot paths). */
+  analyzeLoaded(language: Language, code: string): Analysis {
+    const grammars = this.grammars;
+    if (!grammars) throw new Error("Analyzer.analyzeLoaded called before ready()");
     const started = performance.now();
     const rules = LANGUAGE_RULES[language];
-    const { findings, metrics } = this.grammars.withTree(rules.grammar, code, (root) => ({
+    const { findings, metrics } = grammars.withTree(rules.grammar, code, (root) => ({
       findings: rules.findings(root, code).sort(bySeverityThenLine),
       metrics: countMetrics(root, code, rules.metricNodes),
     }));
