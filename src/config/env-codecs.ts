@@ -159,3 +159,30 @@ export const apiKeysCodec: EnvCodec<Record<string, string>> = {
   show: (value) => Object.keys(value).map((name) => `${name}:…`).join(","),
   example: () => "example-a:example-key-aaaaaaaaaaaa,example-b:example-key-bbbbbbbbbbbb",
 };
+
+/** Scopes per API key name: "name:scope+scope,name:scope". */
+export function keyScopesCodec<S extends string>(scopes: readonly S[]): EnvCodec<Record<string, S[]>> {
+  return {
+    kind: "custom",
+    format: "`name:scope+scope,name:scope`",
+    parse(raw, _current, variable) {
+      const result: Record<string, S[]> = {};
+      for (const [index, part] of raw.split(",").entries()) {
+        const colon = part.indexOf(":");
+        const name = colon === -1 ? "" : part.slice(0, colon).trim();
+        const listed = colon === -1 ? [] : part.slice(colon + 1).split("+").map((scope) => scope.trim()).filter((scope) => scope !== "");
+        if (name === "" || listed.length === 0 || name in result) {
+          throw new SandgateError("CONFIG_INVALID", `${variable} entry ${index + 1} is not of the form name:scope+scope${name in result ? ` (the name ${JSON.stringify(name)} appears twice)` : ""}`, {
+            data: { variable },
+          });
+        }
+        const unknown = listed.find((scope) => !(scopes as readonly string[]).includes(scope));
+        if (unknown !== undefined) throw invalid(variable, raw, `names the scope ${JSON.stringify(unknown)}; scopes are ${orList(scopes)}`);
+        result[name] = listed as S[];
+      }
+      return result;
+    },
+    show: (value) => Object.entries(value).map(([name, listed]) => `${name}:${listed.join("+")}`).join(","),
+    example: () => "example-a:execute+files,example-b:audit",
+  };
+}

@@ -9,5 +9,5 @@ export { locateConfigFile } from "./locate.js";
 export type { ConfigLocation } from "./locate.js";
 export { validateConfig } from "./validate.js";
 export { envSecretValues, maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamSecretValues, SECRET_MASK } from "./mask.js";
-export { configSchema, defaultTimeoutS, flavorSchema, limitsSchema, serverSchema, volumeSchema, isLoopbackHost, allApiKeys, upstreamServerSchema, codeModeSchema, LANGUAGES, FLAVOR_NAMES } from "./schema.js";
-export type { SandgateConfig, Limits, Flavor, FlavorName, Language, ServerConfig, VolumeConfig, UpstreamServerConfig, StdioServerConfig, HttpServerConfig, CodeModeConfig } from "./schema.js";
+export { configSchema, defaultTimeoutS, flavorSchema, limitsSchema, serverSchema, volumeSchema, isLoopbackHost, allApiKeys, scopesOfKey, SCOPES, upstreamServerSchema, codeModeSchema, LANGUAGES, FLAVOR_NAMES } from "./schema.js";
+export type { SandgateConfig, Limits, Flavor, FlavorName, Language, ServerConfig, VolumeConfig, UpstreamServerConfig, StdioServerConfig, HttpServerConfig, CodeModeConfig, Scope } from "./schema.js";

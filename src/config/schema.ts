@@ -5,7 +5,7 @@ import { availableParallelism, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { INTERPRETER_SPECS, INTERPRETERS, RUNNER_KINDS, type Interpreter, type RunnerKind } from "../languages/names.js";
-import { apiKeysCodec, poolCodec } from "./env-codecs.js";
+import { apiKeysCodec, keyScopesCodec, poolCodec } from "./env-codecs.js";
 import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPackagesSchema } from "./package-specs.js";
 import { setting } from "./setting.js";
 
@@ -100,6 +100,18 @@ export function defaultTimeoutS(limits: Pick<Limits, "defaultExecutionTimeS" | "
 
 const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/**
+ * What an API key may do: execute (run code, jobs, analysis, tool search), files (workspace files),
+ * sessions (start, list, stop), admin (approvals and policy), audit (the audit trail and metrics).
+ */
+export const SCOPES = ["execute", "files", "sessions", "admin", "audit"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** The scopes of the key named `name`: those listed in server.keyScopes, else every scope. */
+export function scopesOfKey(server: { keyScopes: Record<string, readonly Scope[]> }, name: string): ReadonlySet<Scope> {
+  return new Set(server.keyScopes[name] ?? SCOPES);
+}
+
 /** Every configured API key as [name, key]; server.apiKey is the key named "default". */
 export function allApiKeys(server: { apiKey?: string | undefined; apiKeys: Record<string, string> }): [string, string][] {
   return [...(server.apiKey === undefined ? [] : [["default", server.apiKey] as [string, string]]), ...Object.entries(server.apiKeys)];
@@ -129,6 +141,12 @@ export const serverSchema = z
         doc: "Named API keys, name -> key, each at least 16 characters. The name is the caller's identity: sessions, MCP sessions and concurrency caps belong to it; secret, masked in `config --print`",
       },
     ),
+    keyScopes: setting(z.record(z.string(), z.array(z.enum(SCOPES)).min(1)), {
+      default: {},
+      env: "SANDGATE_KEY_SCOPES",
+      codec: keyScopesCodec(SCOPES),
+      doc: "What each API key may do, key name -> scopes (execute, files, sessions, admin, audit); a key not listed has every scope",
+    }),
     cors: z
       .object({
         enabled: setting(z.boolean(), { default: false, env: "MCP_ENABLE_CORS", doc: "Answer CORS preflights and add CORS headers" }),
@@ -183,6 +201,11 @@ export const serverSchema = z
   .refine((server) => server.apiKey === undefined || !("default" in server.apiKeys), {
     message: 'server.apiKey is the key named "default"; do not also list a key named "default" in server.apiKeys',
     path: ["apiKeys"],
+  })
+  // Without keys nobody is named, so scopes have nobody to apply to; with keys a stray name is a typo.
+  .refine((server) => allApiKeys(server).length === 0 || Object.keys(server.keyScopes).every((name) => allApiKeys(server).some(([key]) => key === name)), {
+    message: "server.keyScopes names a key that is not configured; list scopes only for names in server.apiKeys (or \"default\" for server.apiKey)",
+    path: ["keyScopes"],
   })
   .refine((server) => new Set(allApiKeys(server).map(([, key]) => key)).size === allApiKeys(server).length, {
     message: "every API key must be different: the key decides who the caller is",

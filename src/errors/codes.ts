@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   MCP_SESSION_REQUIRED: { jsonRpc: -32000, http: 400, tool: "protocol", summary: "an MCP request other than initialize came without the Mcp-Session-Id header initialize returned" },
   MCP_SESSION_NOT_FOUND: { jsonRpc: -32001, http: 404, tool: "protocol", summary: "no open MCP session has this Mcp-Session-Id (it ended or the server restarted); initialize a new one" },
   UNAUTHORIZED: { jsonRpc: -32008, http: 401, tool: "protocol", summary: "a valid API key is required" },
+  FORBIDDEN: { jsonRpc: -32018, http: 403, tool: "protocol", summary: "the API key is valid but lacks the scope this route or tool needs (server.keyScopes)" },
   FORBIDDEN_ORIGIN: { jsonRpc: -32009, http: 403, tool: "protocol", summary: "the Host or Origin header is not allowed (DNS rebinding protection)" },
   BODY_TOO_LARGE: { jsonRpc: -32600, http: 413, tool: "protocol", summary: "the request body is larger than the configured maximum" },
   MALFORMED_REQUEST: { jsonRpc: -32700, http: 400, tool: "protocol", summary: "the request body is not valid JSON" },

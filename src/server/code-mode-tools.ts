@@ -62,6 +62,7 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
 
   const searchTools = defineTool({
     name: "search_tools",
+    scope: "execute",
     title: "Search upstream tools",
     description:
       "Find tools of the connected MCP servers that code run by execute_code can call. Ranked by relevance to the query. " +
@@ -91,6 +92,7 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
 
   const listServers = defineTool({
     name: "list_servers",
+    scope: "execute",
     title: "List upstream servers",
     description: "List the upstream MCP servers whose tools code can call: state, number of tools and the module names to import. Use search_tools to find tools.",
     input: listServersInput,

@@ -67,6 +67,7 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
 
   const getJob = defineTool({
     name: "get_job",
+    scope: "execute",
     title: "Read a background job",
     description:
       "Status, new output and (once ended) the result of a background job started with background: true; without job_id, lists your jobs. " +
@@ -94,6 +95,7 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
 
   const stopJob = defineTool({
     name: "stop_job",
+    scope: "execute",
     title: "Stop a background job",
     description: "Stop a background job; returns it once stopped, with its output and result so far. A job in a session is stopped as a cancelled call is.",
     input: stopJobInput,

@@ -16,6 +16,8 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { jsonRpcCodeOf, publicError, SandgateError, scrubHostPaths, type ErrorLog } from "../errors/index.js";
+import type { Scope } from "../config/index.js";
+import { missingScope, recordAuthFailure } from "./auth-events.js";
 import type { ClientLimiter } from "./client-limiter.js";
 import type { ServerContext } from "./context.js";
 import { OutputForwarder } from "./output-forwarder.js";
@@ -34,6 +36,8 @@ export interface McpServerOptions {
    * its concurrency cap, and the sessions and files its tools see.
    */
   owner: string;
+  /** What the client's API key may do: tools outside these scopes are neither listed nor callable. Default every scope. */
+  scopes?: ReadonlySet<Scope>;
   limiter?: ClientLimiter;
   /** Called when a tools/call starts; the returned function when it ends (MCP session bookkeeping). */
   onCall?: () => () => void;
@@ -92,9 +96,15 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
     return {};
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(toMcpTool) }));
+  const allowed = (tool: ToolDefinition): boolean => options.scopes?.has(tool.scope) ?? true;
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.filter(allowed).map(toMcpTool) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const wanted = tools.find((tool) => tool.name === request.params.name);
+    if (wanted && !allowed(wanted)) {
+      await recordAuthFailure(ctx, { client: options.owner, reason: "missing_scope", route: `tools/call ${wanted.name}`, scope: wanted.scope });
+      throw toMcpError(missingScope(wanted.scope, `the tool ${wanted.name}`));
+    }
     let release: (() => void) | undefined;
     try {
       release = options.limiter?.acquire(options.owner);

@@ -3,6 +3,7 @@
 
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import type { Scope } from "../config/index.js";
 import type { OutputStream } from "../sandbox/index.js";
 
 /** What a running tool call may use besides its arguments. */
@@ -30,6 +31,8 @@ export interface ToolReply {
 
 export interface ToolDefinition {
   name: string;
+  /** What an API key needs to list and call the tool (server.keyScopes). */
+  scope: Scope;
   title: string;
   description: string;
   input: z.AnyZodObject;
@@ -40,6 +43,7 @@ export interface ToolDefinition {
 
 export function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(tool: {
   name: string;
+  scope: Scope;
   title: string;
   description: string;
   input: I;

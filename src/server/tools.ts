@@ -144,6 +144,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
 
   const executeCode = defineTool({
     name: "execute_code",
+    scope: "execute",
     title: "Run code in a sandbox",
     description:
       `Run ${languageTitles("or")} in an isolated Linux sandbox with no network. ` +
@@ -167,6 +168,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
 
   const executeCommand = defineTool({
     name: "execute_command",
+    scope: "execute",
     title: "Run a shell command in a sandbox",
     description:
       `Run one shell line with bash in the sandbox: pipes, redirections, globs, && and ; all work (e.g. "ls -la | head", "python3 script.py > out.txt"). ` +
@@ -183,6 +185,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
 
   const getSessions = defineTool({
     name: "get_sessions",
+    scope: "sessions",
     title: "List sessions",
     description:
       "List your live sessions (id, when created and last used, when each expires if idle, calls made, languages started), or describe one. " +
@@ -200,6 +203,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
 
   const stopSession = defineTool({
     name: "stop_session",
+    scope: "sessions",
     title: "Stop a session",
     description: "Stop a session: its sandboxes are killed and its /workspace files are deleted. Use it when a task is done, to free the session slot.",
     input: stopSessionInput,
@@ -213,6 +217,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
 
   const fileRead = defineTool({
     name: "file_read",
+    scope: "files",
     title: "Read a workspace file",
     description:
       "Read a file from a session's /workspace. Text comes back as text; a binary file (not UTF-8) as base64 with an embedded resource (blob, up to 1 MiB; larger ones get a pointer to the REST download). " +
@@ -240,6 +245,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
 
   const fileWrite = defineTool({
     name: "file_write",
+    scope: "files",
     title: "Write a workspace file",
     description: "Create or replace a file in a session's /workspace (parent directories are created). Text by default; pass encoding \"base64\" for binary content. Code in the session sees it at once.",
     input: fileWriteInput,
@@ -255,6 +261,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
 
   const fileList = defineTool({
     name: "file_list",
+    scope: "files",
     title: "List workspace files",
     description: "List a directory of a session's /workspace: names, types (file, directory, symlink, other), sizes and modification times. Not recursive.",
     input: fileListInput,
@@ -278,6 +285,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
 
   const getVolumePath = defineTool({
     name: "get_volume_path",
+    scope: "files",
     title: "Show mounted volumes",
     description: "List the host directories the admin mounted into every sandbox (read-only unless marked writable), with the path code should use, and the writable workspace path.",
     input: getVolumePathInput,

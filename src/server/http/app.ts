@@ -5,6 +5,7 @@ import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { allApiKeys } from "../../config/index.js";
 import { isSandgateError, publicError, SandgateError } from "../../errors/index.js";
+import { missingScope, recordAuthFailure } from "../auth-events.js";
 import { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { OutputForwarder } from "../output-forwarder.js";
@@ -60,7 +61,13 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   app.use("*", bodyGuard({ maxBytes: config.server.maxBodyBytes, timeoutMs: config.server.bodyTimeoutS * 1000, exempt }));
   app.use("*", originGuard({ server: config.server }));
   app.use("*", corsGuard({ server: config.server }));
-  app.use("*", authGuard({ server: config.server }));
+  app.use(
+    "*",
+    authGuard({
+      server: config.server,
+      onRefused: ({ reason, route, peer }) => recordAuthFailure(ctx, { client: peer, reason, route }),
+    }),
+  );
 
   app.all("/mcp", (c) => mcp.handle(c));
   // /mcp/execute is sessionless: no server-to-client stream to GET and no session to DELETE.
@@ -80,7 +87,12 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         if (route.refuse && isSandgateError(error)) return route.refuse(error, c);
         throw error;
       }
-      const owner = callerOf(c).id;
+      const caller = callerOf(c);
+      if (route.scope !== "any" && !caller.scopes.has(route.scope)) {
+        await recordAuthFailure(ctx, { client: caller.id, reason: "missing_scope", route: `${c.req.method} ${c.req.path}`, scope: route.scope });
+        return errorResponse(c, missingScope(route.scope, `${route.method.toUpperCase()} ${route.path}`));
+      }
+      const owner = caller.id;
       const release = route.runsCode ? limiter.acquire(owner) : (): void => undefined;
       let kept = false;
       const keepSlot = (): (() => void) => {

@@ -3,6 +3,7 @@
 
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
+import { SCOPES, type Scope } from "../../config/index.js";
 
 export interface Caller {
   /**
@@ -12,7 +13,11 @@ export interface Caller {
   id: string;
   /** The identity comes from an API key, so it is the same on every connection and MCP session. */
   keyed: boolean;
+  /** What the caller may do (server.keyScopes); every scope without API keys. */
+  scopes: ReadonlySet<Scope>;
 }
+
+const EVERY_SCOPE: ReadonlySet<Scope> = new Set(SCOPES);
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -20,9 +25,14 @@ declare module "hono" {
   }
 }
 
-/** The caller with this API key name. */
-export function keyCaller(name: string): Caller {
-  return { id: `key:${name}`, keyed: true };
+/** The caller with this API key name and its scopes. */
+export function keyCaller(name: string, scopes: ReadonlySet<Scope> = EVERY_SCOPE): Caller {
+  return { id: `key:${name}`, keyed: true, scopes };
+}
+
+/** An anonymous caller (no API keys configured) of this id: it may do everything. */
+export function anonymousCaller(id: string): Caller {
+  return { id, keyed: false, scopes: EVERY_SCOPE };
 }
 
 /** The caller as its TCP peer address (an IPv4-mapped IPv6 address is shown as IPv4). */
@@ -33,7 +43,7 @@ export function peerCaller(c: Context): Caller {
   } catch {
     // not served by @hono/node-server (app.request in tests): no socket to ask
   }
-  return { id: `peer:${(address ?? "unknown").replace(/^::ffff:(?=\d+\.)/, "")}`, keyed: false };
+  return anonymousCaller(`peer:${(address ?? "unknown").replace(/^::ffff:(?=\d+\.)/, "")}`);
 }
 
 /** The verified caller of this request, as the auth guard set it. */

@@ -3,11 +3,15 @@
 
 import type { Context } from "hono";
 import { z } from "zod";
+import type { Scope } from "../../config/index.js";
 import { SandgateError } from "../../errors/index.js";
 import { cutName, nameSome } from "../client-names.js";
 import { readJsonBody } from "./errors.js";
 
 export type HttpMethod = "get" | "post" | "put" | "delete";
+
+/** The API key scope a route needs; "any" is every caller the auth guard let in. */
+export type RouteScope = Scope | "any";
 
 /** The names of a Hono path's `:params`, as an object type: "/a/:x/b/:y" -> { x: string; y: string }. */
 export type PathParams<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
@@ -42,6 +46,7 @@ export interface RestRoute {
   summary: string;
   description?: string;
   tag: string;
+  scope: RouteScope;
   params: z.AnyZodObject;
   query: z.AnyZodObject;
   body?: z.AnyZodObject;
@@ -78,6 +83,8 @@ export interface RouteSpec<Path extends string, B extends z.AnyZodObject | undef
   summary: string;
   description?: string;
   tag: string;
+  /** What an API key needs to call the route (server.keyScopes). */
+  scope: RouteScope;
   /** The JSON body; unknown fields are refused. */
   body?: B;
   /**
@@ -153,6 +160,7 @@ export function defineRoute<Path extends string, R extends z.ZodType, B extends 
     summary: spec.summary,
     ...(spec.description !== undefined ? { description: spec.description } : {}),
     tag: spec.tag,
+    scope: spec.scope,
     params,
     query,
     ...(body ? { body } : {}),

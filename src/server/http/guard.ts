@@ -4,7 +4,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
-import { allApiKeys, isLoopbackHost, type ServerConfig } from "../../config/index.js";
+import { allApiKeys, isLoopbackHost, scopesOfKey, type ServerConfig } from "../../config/index.js";
 import { SandgateError } from "../../errors/index.js";
 import { keyCaller, peerCaller } from "./caller.js";
 import { errorResponse } from "./errors.js";
@@ -25,6 +25,8 @@ function digest(text: string): Buffer {
 
 export interface GuardOptions {
   server: ServerConfig;
+  /** Told of every request refused for a missing or wrong key (the audit's auth_failure rows). */
+  onRefused?: (refusal: { reason: "missing_key" | "invalid_key"; route: string; peer: string }) => Promise<void>;
 }
 
 /**
@@ -74,7 +76,7 @@ export function originGuard({ server }: GuardOptions): MiddlewareHandler {
  * key, and the key's name is the caller. Without keys the caller is the peer address (the MCP
  * route makes each anonymous MCP session its own caller). Any other header is not an identity.
  */
-export function authGuard({ server }: GuardOptions): MiddlewareHandler {
+export function authGuard({ server, onRefused }: GuardOptions): MiddlewareHandler {
   const keys = allApiKeys(server).map(([name, key]) => ({ name, digest: digest(key) }));
   return async (c, next) => {
     if (keys.length > 0 && !(PUBLIC_PATHS.has(c.req.path) && c.req.method === "GET") && c.req.method !== "OPTIONS") {
@@ -85,13 +87,14 @@ export function authGuard({ server }: GuardOptions): MiddlewareHandler {
       // Every key is compared, whether or not one matched already: the time says nothing.
       for (const key of keys) if (timingSafeEqual(presented, key.digest) && name === undefined) name = key.name;
       if (!match?.[1] || name === undefined) {
+        await onRefused?.({ reason: header ? "invalid_key" : "missing_key", route: `${c.req.method} ${c.req.path}`, peer: peerCaller(c).id });
         c.header("WWW-Authenticate", 'Bearer realm="sandgate"');
         return errorResponse(
           c,
           new SandgateError("UNAUTHORIZED", header ? "the API key is not valid" : "this server requires an API key: send the header Authorization: Bearer <key>"),
         );
       }
-      c.set("caller", keyCaller(name));
+      c.set("caller", keyCaller(name, scopesOfKey(server, name)));
     } else {
       c.set("caller", peerCaller(c));
     }

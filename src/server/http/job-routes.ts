@@ -16,6 +16,7 @@ export function jobRoutes(ctx: ServerContext): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/jobs",
+      scope: "execute",
       tag: "jobs",
       summary: "List your background jobs, running and recently finished (each caller sees only its own)",
       response: listJobsOutput,
@@ -24,6 +25,7 @@ export function jobRoutes(ctx: ServerContext): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/jobs/:job_id",
+      scope: "execute",
       tag: "jobs",
       summary: "A background job: status, output since the offsets given, and its result once it ended",
       description: `?wait=N waits up to N seconds (at most ${MAX_JOB_WAIT_S}) for new output or the end; ?since_stdout= and ?since_stderr= take the previous answer's next offsets.`,
@@ -52,6 +54,7 @@ export function jobRoutes(ctx: ServerContext): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/jobs/:job_id/output/:stream",
+      scope: "execute",
       tag: "jobs",
       summary: "Follow a background job's stdout or stderr live: chunked plain text that ends when the job ends",
       description: "?since= starts after that offset (default: from the start of what is kept). The result itself: GET /jobs/{job_id}.",
@@ -79,6 +82,7 @@ export function jobRoutes(ctx: ServerContext): RestRoute[] {
     defineRoute({
       method: "delete",
       path: "/jobs/:job_id",
+      scope: "execute",
       tag: "jobs",
       summary: "Stop a background job; answers once it stopped, with its output and result so far",
       response: jobSnapshotSchema,

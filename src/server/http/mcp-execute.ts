@@ -5,6 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { codeOfJsonRpc, ERROR_CODES, httpStatusOf, type ErrorCode } from "../../errors/index.js";
+import type { Scope } from "../../config/index.js";
 import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { createMcpServer } from "../mcp-server.js";
@@ -45,6 +46,8 @@ export interface McpExecuteOptions {
   tools: ToolDefinition[];
   limiter: ClientLimiter;
   owner: string;
+  /** What the caller's API key may do; tools outside it are refused. */
+  scopes: ReadonlySet<Scope>;
   /** Aborted when the client disconnects: a running tools/call is stopped. */
   signal: AbortSignal;
 }
@@ -61,8 +64,8 @@ function statusOf(error: { code: number; data?: unknown }): number {
 
 /** Hands one message to a fresh MCP server and resolves with its answer to `id` (none for a notification). */
 async function dispatch(message: JSONRPCMessage, id: RequestId | undefined, options: McpExecuteOptions): Promise<JSONRPCMessage | undefined> {
-  const { ctx, tools, limiter, owner, signal } = options;
-  const server = createMcpServer(ctx, { owner, limiter, requestSignal: () => signal }, tools);
+  const { ctx, tools, limiter, owner, scopes, signal } = options;
+  const server = createMcpServer(ctx, { owner, scopes, limiter, requestSignal: () => signal }, tools);
   const [client, serverSide] = InMemoryTransport.createLinkedPair();
   try {
     await server.connect(serverSide);

@@ -12,7 +12,7 @@ import type { ServerContext } from "../context.js";
 import { createMcpServer } from "../mcp-server.js";
 import type { ToolDefinition } from "../tools.js";
 import { SandgateError } from "../../errors/index.js";
-import { callerOf, type Caller } from "./caller.js";
+import { anonymousCaller, callerOf, type Caller } from "./caller.js";
 import { jsonRpcErrorResponse } from "./errors.js";
 
 interface McpHttpSession {
@@ -162,11 +162,12 @@ export class McpHttpSessions {
     const callSignals = new Map<RequestId, AbortSignal>();
     // Without API keys each MCP session is a caller of its own: its execution sessions and its
     // concurrency cap are not shared with any other client.
-    const owner: Caller = caller.keyed ? caller : { id: `mcp:${randomUUID()}`, keyed: false };
+    const owner: Caller = caller.keyed ? caller : anonymousCaller(`mcp:${randomUUID()}`);
     const server = createMcpServer(
       this.ctx,
       {
         owner: owner.id,
+        scopes: owner.scopes,
         limiter: this.limiter,
         onCall: () => {
           session.calls++;

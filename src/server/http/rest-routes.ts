@@ -34,6 +34,7 @@ import { defineRoute, type RestRoute } from "./define-route.js";
 import { jobRoutes } from "./job-routes.js";
 import { downloadFile, isRawUpload, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
 import { jsonRpcErrorResponse } from "./errors.js";
+import { callerOf } from "./caller.js";
 import { answerJsonRpc, jsonRpcRequest, jsonRpcResponse } from "./mcp-execute.js";
 
 export type { RestRoute } from "./define-route.js";
@@ -133,6 +134,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/",
+      scope: "any",
       tag: "status",
       summary: "Basic status (no API key needed)",
       response: rootResponse,
@@ -141,6 +143,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/health",
+      scope: "any",
       tag: "status",
       summary: "Detailed health: protections active, sessions and warm pool (no API key needed)",
       response: healthResponse,
@@ -176,6 +179,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/languages",
+      scope: "any",
       tag: "execution",
       summary: "Languages sandgate runs, with their interpreters",
       response: languagesResponse,
@@ -200,6 +204,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/security/policy",
+      scope: "any",
       tag: "status",
       summary: "The effective security policy: limits, flavors, isolation active on this host",
       response: z.record(z.unknown()),
@@ -208,6 +213,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "post",
       path: "/execute",
+      scope: "execute",
       tag: "execution",
       summary: "Run code in a sandbox",
       description:
@@ -239,6 +245,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/servers",
+      scope: "execute",
       tag: "code mode",
       summary: "Upstream MCP servers: state, tool count, module names, why one is down",
       response: listServersOutput,
@@ -247,6 +254,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/tools/search",
+      scope: "execute",
       tag: "code mode",
       summary: "Ranked search over the upstream tools that code can call",
       query: z.object({
@@ -270,6 +278,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/sessions",
+      scope: "sessions",
       tag: "sessions",
       summary: "List your live sessions (each caller sees only its own)",
       response: getSessionsOutput,
@@ -278,6 +287,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "post",
       path: "/sessions",
+      scope: "sessions",
       tag: "sessions",
       summary: "Start a session (or return the live one with this id)",
       body: z.object({
@@ -297,6 +307,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/sessions/:session_id",
+      scope: "sessions",
       tag: "sessions",
       summary: "Describe one session",
       response: sessionSchema,
@@ -305,6 +316,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "delete",
       path: "/sessions/:session_id",
+      scope: "sessions",
       tag: "sessions",
       summary: "Stop a session and delete its workspace",
       response: stopSessionOutput,
@@ -313,6 +325,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/sessions/:session_id/files",
+      scope: "files",
       tag: "files",
       summary: "List a directory of the session's workspace",
       query: fileListInput.omit({ session_id: true }),
@@ -322,6 +335,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/sessions/:session_id/files/content",
+      scope: "files",
       tag: "files",
       summary: "Download a workspace file (streamed), or read it as JSON",
       description:
@@ -341,6 +355,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "put",
       path: "/sessions/:session_id/files/content",
+      scope: "files",
       tag: "files",
       summary: "Create or replace a workspace file: its raw bytes as the body, or the JSON of file_write",
       description:
@@ -372,6 +387,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "post",
       path: "/sessions/:session_id/files",
+      scope: "files",
       tag: "files",
       summary: "Upload files (multipart/form-data), streamed",
       description:
@@ -395,6 +411,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/outputs/:id/:stream",
+      scope: "execute",
       tag: "execution",
       summary: "Read the saved full stdout or stderr of a call whose output was shortened",
       description:
@@ -411,6 +428,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/volumes",
+      scope: "files",
       tag: "files",
       summary: "Volumes the admin mounted into every sandbox",
       response: getVolumePathOutput,
@@ -419,6 +437,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "get",
       path: "/mcp/tools",
+      scope: "execute",
       tag: "mcp",
       summary: "The MCP tools with their input and output schemas, as tools/list returns them",
       response: toolsResponse,
@@ -427,6 +446,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     defineRoute({
       method: "post",
       path: "/mcp/execute",
+      scope: "any",
       tag: "mcp",
       summary: "MCP without an MCP session: one JSON-RPC 2.0 request per HTTP request",
       description:
@@ -437,11 +457,12 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       body: jsonRpcRequest,
       response: jsonRpcResponse,
       refuse: (error) => jsonRpcErrorResponse(error),
-      handle: ({ body, signal, owner }) => answerJsonRpc(body, { ctx, tools, limiter, owner, signal }),
+      handle: ({ c, body, signal, owner }) => answerJsonRpc(body, { ctx, tools, limiter, owner, scopes: callerOf(c).scopes, signal }),
     }),
     defineRoute({
       method: "get",
       path: "/mcp/protocol-info",
+      scope: "any",
       tag: "mcp",
       summary: "How to connect over MCP: endpoint, transports, protocol versions and capabilities",
       response: protocolInfoResponse,

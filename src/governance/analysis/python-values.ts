@@ -1,0 +1,442 @@
+// What a Python expression stands for, as far as a reader can tell without running it: a qualified
+// name (through imports, aliases, getattr, __import__, globals()), a folded constant string, and taints.
+
+import type { Node } from "web-tree-sitter";
+import { isCredentialPath } from "./python-paths.js";
+
+/** Where a value's data came from, when that matters to a rule. */
+export interface Taint {
+  /** Built from encoded data: base64, hex, zlib, marshal, char codes, rot13. */
+  decoded?: boolean;
+  /** Fetched over the network (HTTP response, socket recv). */
+  remote?: boolean;
+  /** Received on a raw socket (a command channel). */
+  socket?: boolean;
+  /** Sensitive data: the whole environment, a credentials file, host identity. */
+  secret?: string;
+}
+
+export interface Val extends Taint {
+  /** Qualified name of a module, function or instance ("os.system", "socket.socket()"). */
+  q?: string;
+  /** The constant string, when the expression folds to one. */
+  s?: string;
+  /** Literal text with unknown parts as \u0000, for strings that only partly fold (f-strings). */
+  t?: string;
+  /** The name or string came out of folding pieces (concat, join, chr, decode, reversal). */
+  built?: boolean;
+  /** Elements of a literal list or tuple. */
+  items?: Val[];
+  /** A literal integer. */
+  n?: number;
+  /** An object opened on a path (open(), Path()). */
+  path?: string;
+  mode?: string;
+}
+
+const BUILTIN_NAMES = new Set([
+  "eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "globals", "locals", "vars", "chr", "ord",
+  "bytes", "bytearray", "str", "dict", "list", "input", "breakpoint", "memoryview", "map", "print", "repr", "format",
+]);
+
+const MODULE_ALIASES: Record<string, string> = {
+  __builtin__: "builtins", cPickle: "pickle", _pickle: "pickle", "six.moves.cPickle": "pickle", commands: "subprocess",
+  posix: "os", nt: "os", "urllib2": "urllib.request", "six.moves.urllib.request": "urllib.request", httplib: "http.client",
+  "_thread": "threading", "_posixsubprocess": "subprocess",
+};
+
+export function normalize(q: string): string {
+  for (const [from, to] of Object.entries(MODULE_ALIASES)) {
+    if (q === from || q.startsWith(from + ".")) return to + q.slice(from.length);
+  }
+  return q;
+}
+
+function unescape(text: string): string {
+  if (!text.includes("\\")) return text;
+  return text.replace(/\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)/g, (_m, e: string) => {
+    const c = e[0];
+    if (c === "x" || c === "u" || c === "U") return String.fromCodePoint(parseInt(e.slice(1), 16));
+    if (c !== undefined && c >= "0" && c <= "7") return String.fromCharCode(parseInt(e, 8));
+    switch (c) {
+      case "n": return "\n";
+      case "t": return "\t";
+      case "r": return "\r";
+      case "\n": return "";
+      default: return e;
+    }
+  });
+}
+
+function merge(into: Val, from: Val | undefined): Val {
+  if (!from) return into;
+  if (from.decoded) into.decoded = true;
+  if (from.remote) into.remote = true;
+  if (from.socket) into.socket = true;
+  if (from.secret && !into.secret) into.secret = from.secret;
+  return into;
+}
+
+export function isTainted(v: Val): boolean {
+  return Boolean(v.decoded || v.remote || v.secret);
+}
+
+const DECODERS = new Set([
+  "base64.b64decode", "base64.b32decode", "base64.b16decode", "base64.a85decode", "base64.b85decode", "base64.decodebytes",
+  "base64.decodestring", "base64.urlsafe_b64decode", "base64.standard_b64decode", "binascii.unhexlify", "binascii.a2b_hex",
+  "binascii.a2b_base64", "bytes.fromhex", "bytearray.fromhex", "zlib.decompress", "gzip.decompress", "bz2.decompress",
+  "lzma.decompress", "marshal.loads", "codecs.decode", "binascii.a2b_uu",
+]);
+
+function decodeLiteral(fn: string, s: string, arg2: string | undefined): string | undefined {
+  try {
+    if (fn === "base64.b64decode" || fn === "base64.decodebytes" || fn === "base64.standard_b64decode" || fn === "base64.decodestring")
+      return Buffer.from(s, "base64").toString("latin1");
+    if (fn === "base64.urlsafe_b64decode") return Buffer.from(s, "base64url").toString("latin1");
+    if (fn === "bytes.fromhex" || fn === "bytearray.fromhex" || fn === "binascii.unhexlify" || fn === "binascii.a2b_hex" || fn === "base64.b16decode")
+      return Buffer.from(s.replace(/\s+/g, ""), "hex").toString("latin1");
+    if (fn === "codecs.decode" && arg2 !== undefined) {
+      const enc = arg2.toLowerCase().replace(/[-_]/g, "");
+      if (enc === "rot13") return s.replace(/[a-zA-Z]/g, (c) => String.fromCharCode(((c.toLowerCase().charCodeAt(0) - 97 + 13) % 26) + (c <= "Z" ? 65 : 97)));
+      if (enc === "hex") return Buffer.from(s, "hex").toString("latin1");
+      if (enc === "base64") return Buffer.from(s, "base64").toString("latin1");
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+/** Methods of str/bytes that keep the (taint of the) receiver and fold when the receiver is constant. */
+const STRING_METHODS: Record<string, (s: string, args: Val[]) => string | undefined> = {
+  decode: (s) => s,
+  encode: (s) => s,
+  strip: (s) => s.trim(),
+  lower: (s) => s.toLowerCase(),
+  upper: (s) => s.toUpperCase(),
+  replace: (s, a) => (a[0]?.s !== undefined && a[1]?.s !== undefined ? s.split(a[0].s).join(a[1].s) : undefined),
+  format: (s, a) => {
+    let i = 0;
+    let ok = true;
+    const out = s.replace(/\{[^{}]*\}/g, () => {
+      const v = a[i++]?.s;
+      if (v === undefined) ok = false;
+      return v ?? "";
+    });
+    return ok ? out : undefined;
+  },
+};
+
+export interface ValueHost {
+  /** The binding of a plain name, if the program assigned or imported it. */
+  lookup(name: string): Val | undefined;
+  /** Whether the program wrote downloaded data to this path. */
+  isDownloaded?(path: string): boolean;
+}
+
+/** Evaluates expressions to Vals, memoised per node so nested calls are folded once. */
+export class Evaluator {
+  private readonly memo = new Map<number, Val>();
+
+  constructor(private readonly host: ValueHost) {}
+
+  ev(node: Node | null | undefined): Val {
+    if (!node) return {};
+    const hit = this.memo.get(node.id);
+    if (hit) return hit;
+    const v = this.compute(node);
+    this.memo.set(node.id, v);
+    return v;
+  }
+
+  private compute(node: Node): Val {
+    switch (node.type) {
+      case "identifier": {
+        const name = node.text;
+        const bound = this.host.lookup(name);
+        if (bound) return bound;
+        if (name === "__builtins__") return { q: "builtins" };
+        if (BUILTIN_NAMES.has(name)) return { q: `builtins.${name}` };
+        return {};
+      }
+      case "attribute": {
+        const obj = this.ev(node.childForFieldName("object"));
+        const attr = node.childForFieldName("attribute")?.text ?? "";
+        const v: Val = merge({}, obj);
+        if (obj.q) v.q = attr === "__dict__" ? obj.q : normalize(`${obj.q}.${attr}`);
+        if (v.q === "os.environ") v.secret = "the whole environment";
+        if (obj.path !== undefined) v.path = obj.path;
+        else if (obj.q === "pathlib.Path()" && obj.s !== undefined) v.path = obj.s;
+        return v;
+      }
+      case "string":
+        return this.stringVal(node);
+      case "concatenated_string": {
+        const parts = node.namedChildren.map((c) => this.ev(c));
+        return this.concat(parts, false);
+      }
+      case "integer": {
+        const text = node.text.replace(/_/g, "");
+        const n = /^0[oO]/.test(text) ? parseInt(text.slice(2), 8) : Number(text);
+        return Number.isFinite(n) ? { n } : {};
+      }
+      case "parenthesized_expression":
+      case "await":
+        return this.ev(node.namedChildren[0]);
+      case "binary_operator": {
+        const left = this.ev(node.childForFieldName("left"));
+        const right = this.ev(node.childForFieldName("right"));
+        const op = node.childForFieldName("operator")?.text;
+        if (op === "+") return this.concat([left, right], true);
+        if (op === "/" && left.s !== undefined && right.s !== undefined) return { q: left.q, s: `${left.s.replace(/\/$/, "")}/${right.s}` };
+        if (op === "|" && left.n !== undefined && right.n !== undefined) return { n: left.n | right.n };
+        if (op === "%") return merge(merge({ t: left.s ?? left.t }, left), right);
+        return merge(merge({}, left), right);
+      }
+      case "subscript":
+        return this.subscript(node);
+      case "call":
+        return this.call(node);
+      case "list":
+      case "tuple":
+      case "expression_list": {
+        const items = node.namedChildren.map((c) => this.ev(c));
+        const v: Val = { items };
+        for (const item of items) merge(v, item);
+        return v;
+      }
+      case "conditional_expression":
+      case "boolean_operator":
+      case "dictionary":
+      case "pair":
+      case "dictionary_splat":
+      case "list_splat":
+      case "set": {
+        const v: Val = {};
+        for (const c of node.namedChildren) merge(v, this.ev(c));
+        return v;
+      }
+      default:
+        return {};
+    }
+  }
+
+  private stringVal(node: Node): Val {
+    const start = node.namedChildren[0];
+    const prefix = (start?.type === "string_start" ? start.text : "").replace(/['"]/g, "");
+    const raw = /r/i.test(prefix);
+    let s = "";
+    let t = "";
+    let whole = true;
+    const v: Val = {};
+    for (const child of node.namedChildren) {
+      if (child.type === "string_content") {
+        const text = raw ? child.text : unescape(child.text);
+        s += text;
+        t += text;
+      } else if (child.type === "interpolation") {
+        const inner = this.ev(child.childForFieldName("expression"));
+        merge(v, inner);
+        if (inner.s !== undefined && !child.childForFieldName("format_specifier")) {
+          s += inner.s;
+          t += inner.s;
+          v.built = true;
+        } else {
+          whole = false;
+          t += "\u0000";
+        }
+      }
+    }
+    if (whole) v.s = s;
+    v.t = t;
+    return v;
+  }
+
+  private concat(parts: Val[], built: boolean): Val {
+    const v: Val = {};
+    let s: string | undefined = "";
+    let t = "";
+    for (const p of parts) {
+      merge(v, p);
+      if (p.s !== undefined && s !== undefined) s += p.s;
+      else s = undefined;
+      t += p.s ?? p.t ?? "\u0000";
+      if (p.built) v.built = true;
+    }
+    if (s !== undefined) {
+      v.s = s;
+      if (built) v.built = true;
+    }
+    v.t = t;
+    if (parts.every((p) => p.items)) v.items = parts.flatMap((p) => p.items ?? []);
+    return v;
+  }
+
+  private subscript(node: Node): Val {
+    const base = this.ev(node.childForFieldName("value"));
+    const keyNode = node.childForFieldName("subscript");
+    if (keyNode?.type === "slice") {
+      const v = merge({}, base);
+      if (base.s !== undefined && keyNode.text.replace(/\s/g, "") === "::-1") {
+        v.s = [...base.s].reverse().join("");
+        v.built = true;
+      }
+      return v;
+    }
+    const key = this.ev(keyNode);
+    if (base.q && key.s !== undefined) {
+      if (base.q === "builtins.globals()" || base.q === "builtins.locals()" || base.q === "builtins.vars()") {
+        if (key.s === "__builtins__") return { q: "builtins", built: key.built };
+        const bound = this.host.lookup(key.s);
+        return { ...(bound ?? { q: `builtins.${key.s}` }), built: true };
+      }
+      if (base.q === "sys.modules") return { q: normalize(key.s), built: key.built };
+      if (base.q === "builtins") return { q: `builtins.${key.s}`, built: key.built };
+      if (base.q === "os.environ") return key.s === "HOME" ? { s: "~" } : {};
+    }
+    const v = merge({}, base);
+    if (base.items && key.n !== undefined) return base.items[key.n] ?? v;
+    return v;
+  }
+
+  /** Argument values: positional in order, keywords by name. */
+  args(call: Node): { pos: Val[]; kw: Map<string, Val>; kwNodes: Map<string, Node>; posNodes: Node[] } {
+    const pos: Val[] = [];
+    const posNodes: Node[] = [];
+    const kw = new Map<string, Val>();
+    const kwNodes = new Map<string, Node>();
+    const list = call.childForFieldName("arguments");
+    if (list?.type === "argument_list") {
+      for (const a of list.namedChildren) {
+        if (a.type === "keyword_argument") {
+          const name = a.childForFieldName("name")?.text ?? "";
+          const value = a.childForFieldName("value");
+          kw.set(name, this.ev(value));
+          if (value) kwNodes.set(name, value);
+        } else if (a.type !== "comment") {
+          pos.push(this.ev(a));
+          posNodes.push(a);
+        }
+      }
+    } else if (list) {
+      pos.push(this.ev(list));
+      posNodes.push(list);
+    }
+    return { pos, kw, kwNodes, posNodes };
+  }
+
+  private call(node: Node): Val {
+    const fnNode = node.childForFieldName("function");
+    const fn = this.ev(fnNode);
+    const { pos, kw } = this.args(node);
+    const q = fn.q;
+    const a0 = pos[0];
+    const out: Val = {};
+    // Receiver and arguments pass their taint on (str(x), x.decode(), json.dumps(x), f.read()).
+    merge(out, fn);
+    for (const p of pos) merge(out, p);
+    for (const v of kw.values()) merge(out, v);
+    if (q === "builtins.getattr" && pos[1]?.s !== undefined && pos[0]?.q) {
+      return { q: normalize(`${pos[0].q}.${pos[1].s}`), built: pos[1].built };
+    }
+    if ((q === "builtins.__import__" || q === "importlib.import_module") && a0?.s !== undefined) {
+      return { q: normalize(a0.s), built: a0.built || a0.decoded };
+    }
+    if (q === "builtins.globals" || q === "builtins.locals") return { q: `${q}()` };
+    if (q === "builtins.vars") return a0 ? { ...a0, q: a0.q === "builtins" ? "builtins" : a0.q } : { q: "builtins.vars()" };
+    if (q === "builtins.chr" && a0?.n !== undefined) return { s: String.fromCharCode(a0.n), built: true, decoded: true };
+    if (q && DECODERS.has(q)) {
+      const decodedText = a0?.s !== undefined ? decodeLiteral(q, a0.s, pos[1]?.s ?? kw.get("encoding")?.s) : undefined;
+      const enc = (pos[1]?.s ?? "").toLowerCase();
+      if (q === "codecs.decode" && !/rot|hex|base64|zlib|bz2|uu/.test(enc)) return out;
+      const v: Val = { ...out, decoded: true, built: true };
+      delete v.q;
+      if (decodedText !== undefined) v.s = decodedText;
+      return v;
+    }
+    if (fnNode?.type === "attribute") {
+      const method = fnNode.childForFieldName("attribute")?.text ?? "";
+      const recv = this.ev(fnNode.childForFieldName("object"));
+      if (method === "join" && recv.s !== undefined) {
+        const joined = this.joinArg(node, pos[0]);
+        if (joined) return merge({ ...joined, s: joined.s === undefined ? undefined : joined.items ? joined.s : joined.s }, out);
+      }
+      const fold = STRING_METHODS[method];
+      if (fold && (recv.s !== undefined || recv.t !== undefined)) {
+        const v: Val = merge({}, out);
+        delete v.q;
+        if (recv.s !== undefined) {
+          const s = fold(recv.s, pos);
+          if (s !== undefined) v.s = s;
+        }
+        v.t = recv.t ?? recv.s;
+        v.built = recv.built || method === "format";
+        return v;
+      }
+      if (recv.q === "os.environ" && (method === "get" || method === "pop" || method === "setdefault")) return pos[0]?.s === "HOME" ? { s: "~" } : {};
+    }
+    if (q === "os.getenv") return a0?.s === "HOME" ? { s: "~" } : {};
+    if (q === "os.path.expanduser" || q === "pathlib.Path" || q === "pathlib.PurePath" || q === "pathlib.PosixPath" || q === "os.path.abspath" || q === "os.path.realpath" || q === "os.fspath" || q === "builtins.str") {
+      const v = merge({}, out);
+      v.q = q === "builtins.str" ? undefined : "pathlib.Path()";
+      if (a0?.s !== undefined) v.s = a0.s;
+      else if (a0?.t !== undefined) v.t = a0.t;
+      if (q === "builtins.str") delete v.q;
+      return v;
+    }
+    if (q === "pathlib.Path.home" || q === "os.path.expanduser") return { q: "pathlib.Path()", s: "~" };
+    if (q === "os.path.join" && pos.length > 0) {
+      if (pos.every((p) => p.s !== undefined)) return { s: pos.map((p) => p.s).join("/").replace(/\/+/g, "/") };
+      return merge({ t: pos.map((p) => p.s ?? p.t ?? "\u0000").join("/") }, out);
+    }
+    if (q === "builtins.bytes" || q === "builtins.bytearray") {
+      if (a0?.items?.every((i) => i.n !== undefined)) return { s: String.fromCharCode(...a0.items.map((i) => i.n ?? 0)), decoded: true, built: true };
+      if (a0?.s !== undefined) return merge({ s: a0.s }, a0);
+    }
+    if (q === "builtins.open" || q === "io.open" || q === "codecs.open" || q === "os.open") {
+      const path = a0?.s ?? a0?.t;
+      const v: Val = { q: "builtins.open()", mode: pos[1]?.s ?? kw.get("mode")?.s ?? "r" };
+      if (path !== undefined) v.path = path;
+      if (path !== undefined && isCredentialPath(path)) v.secret = path;
+      if (path !== undefined && this.host.isDownloaded?.(path)) v.remote = true;
+      return v;
+    }
+    if (q && /\.(read_text|read_bytes|open)$/.test(q) && fn.path !== undefined) {
+      const v: Val = merge({ q: "builtins.open()", path: fn.path, mode: pos[0]?.s ?? "r" }, out);
+      if (isCredentialPath(fn.path)) v.secret = fn.path;
+      if (q.endsWith(".open")) return v;
+      delete v.q;
+      return v;
+    }
+    if (q && !q.endsWith("()")) out.q = `${q}()`;
+    else delete out.q;
+    return out;
+  }
+
+  /** `"".join(...)` of literal pieces, chr() of char codes, map(chr, [...]). */
+  private joinArg(call: Node, arg: Val | undefined): Val | undefined {
+    const argNode = call.childForFieldName("arguments")?.namedChildren[0];
+    if (!argNode) return undefined;
+    const sep = this.ev(call.childForFieldName("function")?.childForFieldName("object")).s ?? "";
+    if (arg?.items && arg.items.every((i) => i.s !== undefined)) return { s: arg.items.map((i) => i.s).join(sep), built: true, decoded: arg.decoded, items: undefined };
+    if (argNode.type === "generator_expression" || argNode.type === "list_comprehension") {
+      const body = argNode.childForFieldName("body");
+      const clause = argNode.namedChildren.find((c) => c.type === "for_in_clause");
+      const source = this.ev(clause?.childForFieldName("right"));
+      if (body?.type === "call" && this.ev(body.childForFieldName("function")).q === "builtins.chr") {
+        if (source.items?.every((i) => i.n !== undefined)) return { s: String.fromCharCode(...source.items.map((i) => i.n ?? 0)), built: true, decoded: true };
+        return { built: true, decoded: true };
+      }
+      return undefined;
+    }
+    if (argNode.type === "call" && this.ev(argNode.childForFieldName("function")).q === "builtins.map") {
+      const mapArgs = argNode.childForFieldName("arguments")?.namedChildren ?? [];
+      if (mapArgs[0] && this.ev(mapArgs[0]).q === "builtins.chr") {
+        const source = this.ev(mapArgs[1]);
+        if (source.items?.every((i) => i.n !== undefined)) return { s: String.fromCharCode(...source.items.map((i) => i.n ?? 0)), built: true, decoded: true };
+        return { built: true, decoded: true };
+      }
+    }
+    return undefined;
+  }
+}
