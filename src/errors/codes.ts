@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   TOOL_CALL_LIMIT: { jsonRpc: -32015, http: 429, tool: "result", summary: "the execution made more tool calls than allowed" },
   JOB_NOT_FOUND: { jsonRpc: -32016, http: 404, tool: "result", summary: "no background job of this caller has this id (unknown, expired or another caller's)" },
   TOO_MANY_JOBS: { jsonRpc: -32017, http: 429, tool: "result", summary: "this caller, or the server, has as many background jobs running as allowed; wait for one or stop one" },
+  POLICY_BLOCKED: { jsonRpc: -32019, http: 403, tool: "result", summary: "the security policy blocks this code: its static analysis found what the policy level refuses (see data.findings)" },
+  APPROVAL_DENIED: { jsonRpc: -32020, http: 403, tool: "result", summary: "the code or tool call needed a human's approval and was denied, or nobody answered in time" },
   INTERNAL: { jsonRpc: -32603, http: 500, tool: "protocol", summary: "an unexpected failure inside sandgate" },
 } as const satisfies Record<string, { jsonRpc: number; http: number; tool: "protocol" | "result"; summary: string }>;
 
