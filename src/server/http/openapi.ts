@@ -47,6 +47,8 @@ function operation(route: RestRoute, secured: boolean): Record<string, unknown> 
         : { description: "error: code, message and data; the status follows the code", content: { "application/json": { schema: toJsonSchema(errorBodySchema) } } },
     },
     ...(secured && !PUBLIC.has(route.path) ? { security: [{ bearerAuth: [] }] } : { security: [] }),
+    // The API key scope the route needs (server.keyScopes); "any" is every valid key.
+    "x-sandgate-scope": route.scope,
   };
 }
 
@@ -74,6 +76,6 @@ export function openApiDocument(routes: RestRoute[], options: { version: string;
       description: "Code execution gateway for AI agents: run Python, JavaScript, TypeScript and Bash in Linux sandboxes. The same tools are served over MCP at /mcp.",
     },
     paths,
-    components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "One of the API keys configured in server.apiKeys / SANDGATE_API_KEYS (or server.apiKey / SANDGATE_API_KEY); its name is the caller's identity" } } },
+    components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "One of the API keys configured in server.apiKeys / SANDGATE_API_KEYS (or server.apiKey / SANDGATE_API_KEY); its name is the caller's identity and server.keyScopes / SANDGATE_KEY_SCOPES what it may do (each operation's x-sandgate-scope)" } } },
   };
 }
