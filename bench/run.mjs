@@ -3,7 +3,7 @@
 // Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
 // `--only engine`, `--only server` (bench/server.mjs), `--only codemode` (bench/code-mode.mjs) or
 // `--only neighbour` (bench/neighbour.mjs), `--only files` (bench/files.mjs), `--only images` (bench/images.mjs) or `--only packages`
-// (bench/packages.mjs) runs one part; all seven run by default, in that order.
+// (bench/packages.mjs) or `--only governance` (bench/governance.mjs) runs one part; all eight run by default, in that order.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -14,6 +14,7 @@ import { Engine } from "../dist/execution/index.js";
 import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
 import { codeModeBench } from "./code-mode.mjs";
 import { filesBench } from "./files.mjs";
+import { governanceBench } from "./governance.mjs";
 import { imagesBench } from "./images.mjs";
 import { packagesBench } from "./packages.mjs";
 import { neighbourBench } from "./neighbour.mjs";
@@ -23,7 +24,7 @@ import { fmt, pct, sleep } from "./stats.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages"];
+const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages", "governance"];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) throw new Error(`--only takes ${PARTS.join(", ")}, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
@@ -215,6 +216,7 @@ async function main() {
   if (ONLY === undefined || ONLY === "files") process.stdout.write(`\n${await filesBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "images") process.stdout.write(`\n${await imagesBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "packages") process.stdout.write(`\n${await packagesBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "governance") process.stdout.write(`\n${await governanceBench({ quick: QUICK })}\n`);
 }
 
 main().catch((e) => {

@@ -47,7 +47,7 @@ export interface CodeMetrics {
   imports: number;
   /** Branch points + 1 over the whole program (McCabe). */
   cyclomatic: number;
-  /** Deepest nesting of syntax nodes. */
+  /** Deepest nesting of functions and branches inside each other (control-flow depth). */
   maxDepth: number;
   /** Nodes the parser could not make sense of; analysis of broken code is best effort. */
   parseErrors: number;
@@ -71,6 +71,10 @@ export interface Analysis {
 /** What policy decides for a run or a tool call. */
 export const ACTIONS = ["allow", "warn", "approve", "block"] as const;
 export type Action = (typeof ACTIONS)[number];
+
+/** Named policy tables from severities to actions (policy.ts), picked by `security.level`. */
+export const SECURITY_LEVELS = ["permissive", "standard", "strict"] as const;
+export type SecurityLevel = (typeof SECURITY_LEVELS)[number];
 
 /** What every execute result carries (`security` on the wire): the top findings, all of them in the audit. */
 export interface SecuritySummary {

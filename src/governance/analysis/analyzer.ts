@@ -23,45 +23,44 @@ function bySeverityThenLine(a: Finding, b: Finding): number {
   return SEVERITIES.indexOf(b.severity) - SEVERITIES.indexOf(a.severity) || a.line - b.line || a.column - b.column;
 }
 
+/**
+ * Metrics from the parser's own search (descendantsOfType runs inside the wasm module): a walk over
+ * every node from JavaScript costs about as much as the parse itself, this a small part of it.
+ */
 function countMetrics(root: Node, source: string, types: MetricNodeTypes): CodeMetrics {
   const kinds = new Map<string, keyof MetricNodeTypes>();
   for (const key of ["function", "call", "import", "branch"] as const) for (const type of types[key]) kinds.set(type, key);
   const counts = { function: 0, call: 0, import: 0, branch: 0 };
-  let maxDepth = 0;
-  let parseErrors = 0;
-  const cursor = root.walk();
-  try {
-    let depth = 0;
-    for (;;) {
-      const type = cursor.nodeType;
-      const kind = kinds.get(type);
-      if (kind) counts[kind]++;
-      if (type === "ERROR" || cursor.currentNode.isMissing) parseErrors++;
-      if (depth > maxDepth) maxDepth = depth;
-      if (cursor.gotoFirstChild()) {
-        depth++;
-        continue;
-      }
-      while (!cursor.gotoNextSibling()) {
-        if (!cursor.gotoParent()) return finish();
-        depth--;
-      }
-    }
-  } finally {
-    cursor.delete();
+  const nesting: Node[] = [];
+  for (const node of kinds.size > 0 ? root.descendantsOfType([...kinds.keys()]) : []) {
+    const kind = kinds.get(node.type);
+    if (!kind) continue;
+    counts[kind]++;
+    if (kind === "function" || kind === "branch") nesting.push(node);
   }
-  function finish(): CodeMetrics {
-    return {
-      lines: source === "" ? 0 : source.split("\n").length,
-      bytes: Buffer.byteLength(source, "utf8"),
-      functions: counts.function,
-      calls: counts.call,
-      imports: counts.import,
-      cyclomatic: counts.branch + 1,
-      maxDepth,
-      parseErrors,
-    };
+  const errors = root.hasError ? Math.max(1, root.descendantsOfType("ERROR").length) : 0;
+  return {
+    lines: source === "" ? 0 : source.split("\n").length,
+    bytes: Buffer.byteLength(source, "utf8"),
+    functions: counts.function,
+    calls: counts.call,
+    imports: counts.import,
+    cyclomatic: counts.branch + 1,
+    maxDepth: maxNesting(nesting),
+    parseErrors: errors,
+  };
+}
+
+/** How deeply the given nodes nest inside each other (they come in document order). */
+function maxNesting(nodes: readonly Node[]): number {
+  const open: number[] = [];
+  let deepest = 0;
+  for (const node of nodes) {
+    while (open.length > 0 && (open.at(-1) ?? 0) <= node.startIndex) open.pop();
+    open.push(node.endIndex);
+    deepest = Math.max(deepest, open.length);
   }
+  return deepest;
 }
 
 export class Analyzer {
