@@ -310,6 +310,33 @@ export const codeModeSchema = z
   .describe("Code mode: upstream tools called from sandboxed code");
 export type CodeModeConfig = z.infer<typeof codeModeSchema>;
 
+export const auditSchema = z
+  .object({
+    enabled: setting(z.boolean(), {
+      default: true,
+      env: "SANDGATE_AUDIT",
+      doc: "Record executions (their code included), tool calls, file operations, approvals, refusals and anomalies in the audit log of `sandgate serve`; false records nothing",
+    }),
+    path: setting(z.string().min(1).optional(), {
+      env: "SANDGATE_AUDIT_PATH",
+      defaultDoc: "SANDBOX_DIR/audit/audit.db",
+      doc: "The audit log's SQLite file; its directory is created mode 0700 and the file 0600",
+    }),
+    retentionDays: setting(z.number().positive(), { default: 90, env: "SANDGATE_AUDIT_RETENTION_DAYS", doc: "Audit rows older than this are deleted (checked at start and hourly), days" }),
+    maxMb: setting(z.number().int().min(1), { default: 1024, env: "SANDGATE_AUDIT_MAX_MB", doc: "Size of the audit log past which its oldest rows are deleted (checked at start and hourly), MiB" }),
+    queueMax: setting(z.number().int().min(1), {
+      default: 10000,
+      doc: "Audit rows waiting to be written past which new events wait for room (backpressure); rows are never dropped",
+    }),
+    writeTimeoutS: setting(z.number().positive(), {
+      default: 10,
+      doc: "How long an event waits for room in a full audit queue before its request fails with AUDIT_UNAVAILABLE, seconds",
+    }),
+  })
+  .strict()
+  .describe("The audit trail: a hash-chained SQLite log of what ran, who ran it and what it touched");
+export type AuditConfig = z.infer<typeof auditSchema>;
+
 /** What the pool's count for each runner means; a runner without a line here fails to compile. */
 const POOL_DOCS: Record<RunnerKind, string> = {
   python: "Warm Python sandboxes",
@@ -440,6 +467,7 @@ export const configSchema = z
       doc: "Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)",
     }),
     codeMode: codeModeSchema,
+    audit: auditSchema,
     python: z
       .object({
         packages: setting(pythonPackagesSchema, {

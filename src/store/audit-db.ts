@@ -1,0 +1,101 @@
+// The audit log's SQLite file: where it lives, how it is opened (WAL, owner-only modes), its one
+// table with an index per filter, and the meta table that holds the chain's anchor and head.
+
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import Database from "better-sqlite3";
+import { GENESIS_HASH } from "./audit-row.js";
+
+export type AuditDatabase = Database.Database;
+
+/** The audit path of a config: audit.path, else SANDBOX_DIR/audit/audit.db. */
+export function auditPathOf(config: { sandboxDir: string; audit: { path?: string | undefined } }): string {
+  return resolve(config.audit.path ?? join(config.sandboxDir, "audit", "audit.db"));
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY,
+  time INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  client TEXT NOT NULL,
+  session_id TEXT,
+  execution_id TEXT,
+  language TEXT,
+  status TEXT,
+  risk REAL,
+  action TEXT,
+  tool TEXT,
+  data TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_time ON audit (time);
+CREATE INDEX IF NOT EXISTS audit_kind ON audit (kind);
+CREATE INDEX IF NOT EXISTS audit_client ON audit (client);
+CREATE INDEX IF NOT EXISTS audit_session ON audit (session_id);
+CREATE INDEX IF NOT EXISTS audit_execution ON audit (execution_id);
+CREATE INDEX IF NOT EXISTS audit_language ON audit (language);
+CREATE INDEX IF NOT EXISTS audit_status ON audit (status);
+CREATE INDEX IF NOT EXISTS audit_risk ON audit (risk);
+CREATE INDEX IF NOT EXISTS audit_tool ON audit (tool);
+CREATE TABLE IF NOT EXISTS audit_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+/**
+ * Opens (creating) the log for writing. Busy waits are off (timeout 0): a locked file fails the
+ * write at once and the writer retries on a timer, rather than block the event loop.
+ */
+export function openAuditWriter(path: string): AuditDatabase {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  chmodSync(dirname(path), 0o700);
+  const fresh = !existsSync(path);
+  const db = new Database(path, { timeout: 0 });
+  try {
+    chmodSync(path, 0o600);
+    // Set before the first table exists: deleted rows' pages can then be given back to the disk.
+    if (fresh) db.pragma("auto_vacuum = INCREMENTAL");
+    db.pragma("journal_mode = WAL");
+    // NORMAL in WAL mode syncs at checkpoints, not at every commit: a power loss or OS crash may lose
+    // the last commits (the rows in flight), never corrupt the file; a crash of sandgate alone loses nothing committed.
+    db.pragma("synchronous = NORMAL");
+    db.exec(SCHEMA);
+    for (const suffix of ["-wal", "-shm"]) if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** Opens an existing log to read (the CLI, while a server may be writing: WAL lets both go on). */
+export function openAuditReader(path: string): AuditDatabase {
+  const db = new Database(path, { fileMustExist: true, timeout: 5000 });
+  db.pragma("journal_mode = WAL");
+  return db;
+}
+
+export interface ChainEnds {
+  /** The hash the oldest kept row chains from: GENESIS_HASH, or the last row retention deleted. */
+  anchorHash: string;
+  anchorId: number;
+  /** The newest row written, as the writer recorded it (absent before the first write). */
+  headHash?: string;
+  headId?: number;
+}
+
+export function readChainEnds(db: AuditDatabase): ChainEnds {
+  const meta = new Map((db.prepare("SELECT key, value FROM audit_meta").all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+  const headId = meta.get("head_id");
+  const headHash = meta.get("head_hash");
+  return {
+    anchorHash: meta.get("anchor_hash") ?? GENESIS_HASH,
+    anchorId: Number(meta.get("anchor_id") ?? 0),
+    ...(headId !== undefined && headHash !== undefined ? { headId: Number(headId), headHash } : {}),
+  };
+}
+
+export function setMeta(db: AuditDatabase, entries: Record<string, string | number>): void {
+  const put = db.prepare("INSERT INTO audit_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  for (const [key, value] of Object.entries(entries)) put.run(key, String(value));
+}

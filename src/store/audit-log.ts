@@ -1,0 +1,217 @@
+// AuditLog: the event sink that writes governance events to the hash-chained SQLite log through an
+// in-memory queue flushed in batches, pushing back on callers when full and never dropping a row.
+
+import type { Statement } from "better-sqlite3";
+import { SandgateError } from "../errors/index.js";
+import type { EventSink, GovernanceEvent } from "../governance/index.js";
+import type { Logger } from "../util/logger.js";
+import { silentLogger } from "../util/logger.js";
+import { openAuditWriter, readChainEnds, setMeta, type AuditDatabase } from "./audit-db.js";
+import { queryAudit, type AuditPage, type AuditPageRequest } from "./audit-query.js";
+import { applyRetention } from "./audit-retention.js";
+import { columnsOf, rowHash, type AuditColumns } from "./audit-row.js";
+import { verifyAudit, type VerifyResult } from "./audit-verify.js";
+
+export interface AuditLogOptions {
+  path: string;
+  /** Rows waiting to be written past which record() waits for room. */
+  queueMax: number;
+  /** How long record() waits for room before it rejects with AUDIT_UNAVAILABLE, milliseconds. */
+  writeTimeoutMs: number;
+  retentionDays: number;
+  maxMb: number;
+  log?: Logger;
+}
+
+/** Told after every batch written: how many rows and how long the transaction took. */
+export type FlushObserver = (rows: number, ms: number) => void;
+
+interface Waiter {
+  row: AuditColumns;
+  resolve: () => void;
+  timer: NodeJS.Timeout;
+}
+
+/** Rows per transaction: a batch holds the event loop for a few milliseconds at most. */
+const BATCH = 1000;
+const RETENTION_EVERY_MS = 3_600_000;
+const RETRY_FIRST_MS = 20;
+const RETRY_MAX_MS = 1000;
+
+export class AuditLog implements EventSink {
+  private readonly db: AuditDatabase;
+  private readonly log: Logger;
+  private queue: AuditColumns[] = [];
+  private readonly waiting: Waiter[] = [];
+  private readonly observers = new Set<FlushObserver>();
+  private scheduled = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = RETRY_FIRST_MS;
+  /** The write error of the current failure streak, logged once when it starts. */
+  private failing: unknown;
+  private readonly retentionTimer: NodeJS.Timeout;
+  private closing: Promise<void> | undefined;
+  private readonly insert: Statement<[AuditColumns & { id: number; prev_hash: string; hash: string }]>;
+  private readonly lastRow: Statement<[], { id: number; hash: string }>;
+  private readonly writeBatch: (rows: AuditColumns[]) => void;
+
+  constructor(private readonly options: AuditLogOptions) {
+    this.log = options.log ?? silentLogger;
+    this.db = openAuditWriter(options.path);
+    this.insert = this.db.prepare<[AuditColumns & { id: number; prev_hash: string; hash: string }]>(
+      "INSERT INTO audit (id, time, kind, client, session_id, execution_id, language, status, risk, action, tool, data, prev_hash, hash) " +
+        "VALUES (@id, @time, @kind, @client, @session_id, @execution_id, @language, @status, @risk, @action, @tool, @data, @prev_hash, @hash)",
+    );
+    this.lastRow = this.db.prepare<[], { id: number; hash: string }>("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1");
+    // IMMEDIATE: a writer that cannot have the lock fails at BEGIN, before any work.
+    const batch = this.db.transaction((rows: AuditColumns[]) => {
+      let head = this.lastRow.get();
+      if (!head) {
+        const ends = readChainEnds(this.db);
+        head = { id: ends.anchorId, hash: ends.anchorHash };
+      }
+      let { id, hash } = head;
+      for (const row of rows) {
+        id += 1;
+        const next = rowHash(hash, id, row);
+        this.insert.run({ ...row, id, prev_hash: hash, hash: next });
+        hash = next;
+      }
+      setMeta(this.db, { head_id: id, head_hash: hash });
+    });
+    this.writeBatch = (rows) => batch.immediate(rows);
+    this.retain();
+    this.retentionTimer = setInterval(() => this.retain(), RETENTION_EVERY_MS).unref();
+  }
+
+  /** Queues the event; the promise (only when the queue is full) settles once there is room, or rejects after writeTimeoutMs. */
+  record(event: GovernanceEvent): void | Promise<void> {
+    if (this.closing) return Promise.reject(new SandgateError("AUDIT_UNAVAILABLE", "the audit log is closed; sandgate is stopping"));
+    const row = columnsOf(event);
+    if (this.queue.length < this.options.queueMax && this.waiting.length === 0) {
+      this.queue.push(row);
+      this.schedule();
+      return;
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        row,
+        resolve,
+        timer: setTimeout(() => {
+          const at = this.waiting.indexOf(waiter);
+          if (at >= 0) this.waiting.splice(at, 1);
+          const why = this.failing instanceof Error ? `: ${this.failing.message}` : "";
+          reject(
+            new SandgateError("AUDIT_UNAVAILABLE", `the audit log could not take this ${event.kind} event within ${this.options.writeTimeoutMs / 1000} s (${this.queue.length} rows wait to be written${why}); the request was not carried out`, {
+              data: { queued: this.queue.length, retry_after: 1 },
+            }),
+          );
+        }, this.options.writeTimeoutMs),
+      };
+      this.waiting.push(waiter);
+      this.schedule();
+    });
+  }
+
+  /** Calls `observer` after every batch written (audit write latency); returns the unsubscribe. */
+  onFlush(observer: FlushObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  /** Rows accepted and not yet written, and events waiting for room. */
+  get backlog(): { queued: number; waiting: number } {
+    return { queued: this.queue.length, waiting: this.waiting.length };
+  }
+
+  query(request: AuditPageRequest = {}): AuditPage {
+    return queryAudit(this.db, request);
+  }
+
+  verify(): VerifyResult {
+    return verifyAudit(this.db);
+  }
+
+  /** Writes what is queued now (tests, close); false when the database refused the batch. */
+  flush(): boolean {
+    while (this.queue.length > 0) {
+      const batch = this.queue.length <= BATCH ? this.queue : this.queue.slice(0, BATCH);
+      const t0 = performance.now();
+      try {
+        this.writeBatch(batch);
+      } catch (error) {
+        if (this.failing === undefined) this.log.error({ err: error, queued: this.queue.length }, "audit log write failed; rows stay queued and are retried");
+        this.failing = error;
+        return false;
+      }
+      const ms = performance.now() - t0;
+      this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
+      if (this.failing !== undefined) this.log.warn({ queued: this.queue.length }, "audit log writes again");
+      this.failing = undefined;
+      this.retryMs = RETRY_FIRST_MS;
+      this.admitWaiting();
+      for (const observer of this.observers) observer(batch.length, ms);
+    }
+    return true;
+  }
+
+  /** Writes everything still queued or waiting, then closes the file. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.closeNow();
+    return this.closing;
+  }
+
+  private async closeNow(): Promise<void> {
+    clearInterval(this.retentionTimer);
+    clearTimeout(this.retryTimer);
+    // Waiting events are accepted now: close writes them all.
+    this.admitWaiting(Infinity);
+    const deadline = Date.now() + this.options.writeTimeoutMs;
+    while (!this.flush()) {
+      if (Date.now() >= deadline) {
+        this.log.error({ lost: this.queue.length, err: this.failing }, "audit log closed with rows it could not write");
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    this.db.close();
+  }
+
+  private admitWaiting(room = this.options.queueMax): void {
+    while (this.waiting.length > 0 && this.queue.length < room) {
+      const waiter = this.waiting.shift();
+      if (!waiter) break;
+      clearTimeout(waiter.timer);
+      this.queue.push(waiter.row);
+      waiter.resolve();
+    }
+  }
+
+  /** A flush on the next turn of the event loop, or after a back-off while writes fail. */
+  private schedule(): void {
+    if (this.scheduled || this.closing) return;
+    this.scheduled = true;
+    const run = (): void => {
+      this.scheduled = false;
+      this.retryTimer = undefined;
+      if (this.closing) return;
+      if (this.flush()) return;
+      this.scheduled = true;
+      this.retryTimer = setTimeout(run, this.retryMs).unref();
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    };
+    if (this.failing === undefined) setImmediate(run);
+    else {
+      this.retryTimer = setTimeout(run, this.retryMs).unref();
+    }
+  }
+
+  private retain(): void {
+    try {
+      const deleted = applyRetention(this.db, { retentionDays: this.options.retentionDays, maxMb: this.options.maxMb });
+      if (deleted > 0) this.log.info({ deleted }, "audit retention deleted old rows");
+    } catch (error) {
+      this.log.warn({ err: error }, "audit retention could not run; it retries within the hour");
+    }
+  }
+}

@@ -1,0 +1,99 @@
+// Reading the audit log: filtered, paged queries (newest first by default, cursor = last id) and
+// an export that streams every matching row in id order with constant memory.
+
+import type { GovernanceEvent } from "../governance/index.js";
+import type { AuditDatabase } from "./audit-db.js";
+import type { AuditRow } from "./audit-row.js";
+
+export const AUDIT_PAGE_DEFAULT = 100;
+export const AUDIT_PAGE_MAX = 1000;
+
+export interface AuditFilter {
+  /** Milliseconds since the epoch, inclusive. */
+  since?: number;
+  /** Milliseconds since the epoch, exclusive. */
+  until?: number;
+  sessionId?: string;
+  client?: string;
+  status?: string;
+  language?: string;
+  tool?: string;
+  kind?: string;
+  /** Rows with risk >= this (only executions and policy blocks carry a risk). */
+  minRisk?: number;
+}
+
+export interface AuditPageRequest extends AuditFilter {
+  limit?: number;
+  /** The last id of the previous page. */
+  cursor?: number;
+  order?: "desc" | "asc";
+}
+
+/** A row as queries and exports give it: the columns, the event, and its place in the chain. */
+export interface AuditRecord {
+  id: number;
+  time: string;
+  kind: string;
+  client: string;
+  session_id: string | null;
+  execution_id: string | null;
+  language: string | null;
+  status: string | null;
+  risk: number | null;
+  action: string | null;
+  tool: string | null;
+  event: GovernanceEvent;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface AuditPage {
+  rows: AuditRecord[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: number | null;
+}
+
+function where(filter: AuditFilter): { sql: string; params: unknown[] } {
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  const add = (clause: string, value: unknown): void => {
+    clauses.push(clause);
+    params.push(value);
+  };
+  if (filter.since !== undefined) add("time >= ?", filter.since);
+  if (filter.until !== undefined) add("time < ?", filter.until);
+  if (filter.sessionId !== undefined) add("session_id = ?", filter.sessionId);
+  if (filter.client !== undefined) add("client = ?", filter.client);
+  if (filter.status !== undefined) add("status = ?", filter.status);
+  if (filter.language !== undefined) add("language = ?", filter.language);
+  if (filter.tool !== undefined) add("tool = ?", filter.tool);
+  if (filter.kind !== undefined) add("kind = ?", filter.kind);
+  if (filter.minRisk !== undefined) add("risk >= ?", filter.minRisk);
+  return { sql: clauses.length > 0 ? clauses.join(" AND ") : "1", params };
+}
+
+export function toRecord(row: AuditRow): AuditRecord {
+  const { data, time, ...columns } = row;
+  return { ...columns, time: new Date(time).toISOString(), event: JSON.parse(data) as GovernanceEvent };
+}
+
+/** One page of matching rows. */
+export function queryAudit(db: AuditDatabase, request: AuditPageRequest = {}): AuditPage {
+  const limit = Math.min(Math.max(1, Math.floor(request.limit ?? AUDIT_PAGE_DEFAULT)), AUDIT_PAGE_MAX);
+  const order = request.order ?? "desc";
+  const { sql, params } = where(request);
+  const cursor = request.cursor === undefined ? "" : order === "desc" ? " AND id < ?" : " AND id > ?";
+  const rows = db
+    .prepare(`SELECT * FROM audit WHERE ${sql}${cursor} ORDER BY id ${order === "desc" ? "DESC" : "ASC"} LIMIT ?`)
+    .all(...params, ...(request.cursor === undefined ? [] : [request.cursor]), limit + 1) as AuditRow[];
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { rows: page.map(toRecord), next_cursor: rows.length > limit && last ? last.id : null };
+}
+
+/** Every matching row, oldest first, read one at a time from the database. */
+export function* exportAudit(db: AuditDatabase, filter: AuditFilter = {}): Generator<AuditRecord> {
+  const { sql, params } = where(filter);
+  for (const row of db.prepare(`SELECT * FROM audit WHERE ${sql} ORDER BY id`).iterate(...params) as IterableIterator<AuditRow>) yield toRecord(row);
+}

@@ -1,0 +1,13 @@
+// Public surface of store: the SQLite audit log (writer, queries, verification, retention) that
+// the server records governance events in and `sandgate audit` reads.
+export { AuditLog } from "./audit-log.js";
+export type { AuditLogOptions, FlushObserver } from "./audit-log.js";
+export { openAuditLog } from "./open-audit.js";
+export { auditPathOf, openAuditReader } from "./audit-db.js";
+export type { AuditDatabase } from "./audit-db.js";
+export { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, exportAudit, queryAudit } from "./audit-query.js";
+export type { AuditFilter, AuditPage, AuditPageRequest, AuditRecord } from "./audit-query.js";
+export { applyRetention } from "./audit-retention.js";
+export { verifyAudit } from "./audit-verify.js";
+export type { VerifyResult } from "./audit-verify.js";
+export { parseTimeBound } from "./relative-time.js";
