@@ -5,7 +5,7 @@ import type { SandgateConfig } from "../config/index.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine, warmTokenizer } from "../execution/index.js";
 import { Governance } from "../governance/index.js";
-import { serveStdio, startHttpServer, assertSafeToServe, type ServerContext } from "../server/index.js";
+import { observeServer, serveStdio, startHttpServer, assertSafeToServe, type ServerContext } from "../server/index.js";
 import { createLogger } from "../util/logger.js";
 
 function waitForSignal(): Promise<NodeJS.Signals> {
@@ -40,7 +40,8 @@ async function context(config: SandgateConfig, version: string): Promise<ServerC
     if (server.state === "failed") log.warn({ server: server.name, error: server.error }, "upstream MCP server unavailable");
     else log.info({ server: server.name, state: server.state, tools: server.toolCount }, "upstream MCP server");
   }
-  return { engine, codeMode, config, governance, log, version, startedAt: Date.now() };
+  // Anomaly rules and metrics watch the events for as long as the process lives.
+  return observeServer({ engine, codeMode, config, governance, log, version, startedAt: Date.now() }).ctx;
 }
 
 async function closeContext(ctx: ServerContext): Promise<void> {

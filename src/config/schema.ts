@@ -337,6 +337,35 @@ export const auditSchema = z
   .describe("The audit trail: a hash-chained SQLite log of what ran, who ran it and what it touched");
 export type AuditConfig = z.infer<typeof auditSchema>;
 
+export const metricsSchema = z
+  .object({
+    enabled: setting(z.boolean(), { default: true, env: "SANDGATE_METRICS", doc: "Serve Prometheus metrics at GET /metrics (API keys need the audit scope); false: no route, nothing counted" }),
+  })
+  .strict()
+  .describe("Prometheus metrics of `sandgate serve`: executions, tool calls, policy, approvals, anomalies, pool and sessions");
+export type MetricsConfig = z.infer<typeof metricsSchema>;
+
+export const anomaliesSchema = z
+  .object({
+    burstExecutions: setting(z.number().int().min(1), { default: 30, doc: "Alert when one client starts more than this many executions within burstWindowS" }),
+    burstWindowS: setting(z.number().positive(), { default: 10, doc: "The window of the burst rule, seconds" }),
+    blockedAttempts: setting(z.number().int().min(1), { default: 5, doc: "Alert when one client has this many policy blocks and authentication failures within blockedWindowS" }),
+    blockedWindowS: setting(z.number().positive(), { default: 300, doc: "The window of the repeated-blocks rule, seconds" }),
+    toolCallFactor: setting(z.number().min(1), { default: 5, doc: "Alert when a client's upstream tool calls in a minute exceed this multiple of its own moving per-minute average" }),
+    toolCallMinCalls: setting(z.number().int().min(1), { default: 20, doc: "...and exceed this many calls in that minute (the tool-call volume rule)" }),
+    errorRate: setting(z.number().min(0).max(1), { default: 0.5, doc: "Alert when more than this share of a client's tool calls in a minute fail" }),
+    errorMinCalls: setting(z.number().int().min(1), { default: 10, doc: "...once it made at least this many calls in that minute (the tool-error rule)" }),
+    riskBaseline: setting(z.number().min(0).max(100), { default: 10, doc: "The risk-jump rule watches clients whose recent runs averaged a risk below this" }),
+    riskBaselineRuns: setting(z.number().int().min(1).max(1000), { default: 20, doc: "How many recent runs make that average" }),
+    riskJump: setting(z.number().min(0).max(100), { default: 60, doc: "Alert when such a client sends code of at least this risk" }),
+    cooldownS: setting(z.number().min(0), { default: 300, doc: "One alert per rule and client per this many seconds" }),
+    throttleS: setting(z.number().min(0), { default: 0, env: "SANDGATE_ANOMALY_THROTTLE", doc: "Refuse a client's executions for this many seconds after one of its anomalies (TOO_MANY_REQUESTS with retry_after); 0: alert only" }),
+    maxClients: setting(z.number().int().min(16), { default: 10000, doc: "Clients whose recent activity the rules keep; the least recently seen are forgotten beyond it" }),
+  })
+  .strict()
+  .describe("Anomaly rules over governance events: bursts, repeated refusals, tool-call volume and errors against a client's own baseline, risk jumps");
+export type AnomaliesConfig = z.infer<typeof anomaliesSchema>;
+
 /** What the pool's count for each runner means; a runner without a line here fails to compile. */
 const POOL_DOCS: Record<RunnerKind, string> = {
   python: "Warm Python sandboxes",
@@ -467,6 +496,8 @@ export const configSchema = z
       doc: "Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)",
     }),
     codeMode: codeModeSchema,
+    metrics: metricsSchema,
+    anomalies: anomaliesSchema,
     audit: auditSchema,
     python: z
       .object({

@@ -34,3 +34,7 @@ export type {
   SecuritySummary,
   Severity,
 } from "./types.js";
+export { AnomalyDetector } from "./anomalies.js";
+export type { AnomalyDetectorOptions } from "./anomalies.js";
+export { ANOMALY_RULES } from "./anomaly-rules.js";
+export type { AnomalyRule } from "./anomaly-rules.js";

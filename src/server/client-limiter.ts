@@ -1,5 +1,6 @@
 // The per-caller concurrency cap: each verified identity (an API key's name; without keys an
-// MCP session or a REST peer address) may have a bounded number of executions running.
+// MCP session or a REST peer address) may have a bounded number of executions running, and none
+// while the anomaly rules throttle it.
 
 import { SandgateError } from "../errors/index.js";
 
@@ -9,10 +10,25 @@ const RETRY_AFTER_S = 2;
 export class ClientLimiter {
   private readonly running = new Map<string, number>();
 
-  constructor(private readonly max: number) {}
+  /** `throttle`: seconds `owner` is refused for after an anomaly (anomalies.throttleS), undefined when not. */
+  constructor(
+    private readonly max: number,
+    private readonly throttle?: { throttledFor(owner: string): number | undefined },
+  ) {}
 
-  /** Takes a slot for `owner`; call the returned function exactly once when done. */
-  acquire(owner: string): () => void {
+  /**
+   * Takes a slot for `owner`; call the returned function exactly once when done. A call that runs
+   * code (`runsCode`) is refused while `owner` is throttled; reads of jobs, files and sessions are not.
+   */
+  acquire(owner: string, runsCode = true): () => void {
+    const throttled = runsCode ? this.throttle?.throttledFor(owner) : undefined;
+    if (throttled !== undefined) {
+      throw new SandgateError(
+        "TOO_MANY_REQUESTS",
+        `your executions are refused for ${throttled} more s: an anomaly rule flagged this client's activity (see the audit's anomaly rows); retry after that`,
+        { data: { retry_after: throttled, reason: "anomaly" } },
+      );
+    }
     const count = this.running.get(owner) ?? 0;
     if (count >= this.max) {
       throw new SandgateError(

@@ -3,8 +3,9 @@
 import type { SandgateConfig } from "../config/index.js";
 import type { CodeMode } from "../codemode/index.js";
 import type { Engine } from "../execution/index.js";
-import type { Governance } from "../governance/index.js";
+import type { AnomalyDetector, Governance } from "../governance/index.js";
 import type { Logger } from "../util/logger.js";
+import type { ServerMetrics } from "./metrics.js";
 
 export interface ServerContext {
   engine: Engine;
@@ -13,6 +14,10 @@ export interface ServerContext {
   config: SandgateConfig;
   /** Analysis, policy, approvals and events; the same object the engine gates executions with. */
   governance: Governance;
+  /** Prometheus metrics served at /metrics; absent when metrics.enabled is false (see observeServer). */
+  metrics?: ServerMetrics;
+  /** The anomaly rules; the server refuses the executions of a client they throttle. */
+  anomalies?: AnomalyDetector;
   log: Logger;
   version: string;
   startedAt: number;

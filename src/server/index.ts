@@ -12,3 +12,7 @@ export { securityPolicy, POLICY_URI } from "./policy.js";
 export type { ServerContext } from "./context.js";
 export { toWireResult, toWireSession, executionResultSchema } from "./wire.js";
 export type { WireExecutionResult } from "./wire.js";
+export { observeServer } from "./observers.js";
+export type { Observed } from "./observers.js";
+export { ServerMetrics } from "./metrics.js";
+export type { McpOperation, MetricSources } from "./metrics.js";

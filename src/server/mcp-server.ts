@@ -28,6 +28,9 @@ import { OUTPUT_TEMPLATE, readOutputResource } from "./output-resources.js";
 import { GUIDE_PROMPT, guideText } from "./prompts.js";
 import { callTool, createTools, toMcpTool, type ToolDefinition } from "./tools.js";
 
+/** The tools that run code: refused while the anomaly rules throttle the caller. */
+const CODE_TOOLS = new Set(["execute_code", "execute_command"]);
+
 const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 export interface McpServerOptions {
@@ -100,16 +103,23 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.filter(allowed).map(toMcpTool) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const received = performance.now();
     const wanted = tools.find((tool) => tool.name === request.params.name);
+    /** mcp.server.operation.duration; the tool label only ever names one of our tools. */
+    const measure = (errorType?: string): void =>
+      ctx.metrics?.observeMcpOperation({ method: "tools/call", tool: wanted?.name ?? "unknown", seconds: (performance.now() - received) / 1000, ...(errorType ? { errorType } : {}) });
+    const errorTypeOf = (error: JsonRpcError): string => (typeof error.data?.code === "string" ? error.data.code : "_OTHER");
     if (wanted && !allowed(wanted)) {
       await recordAuthFailure(ctx, { client: options.owner, reason: "missing_scope", route: `tools/call ${wanted.name}`, scope: wanted.scope });
       throw toMcpError(missingScope(wanted.scope, `the tool ${wanted.name}`));
     }
     let release: (() => void) | undefined;
     try {
-      release = options.limiter?.acquire(options.owner);
+      release = options.limiter?.acquire(options.owner, CODE_TOOLS.has(request.params.name));
     } catch (error) {
-      throw toMcpError(error);
+      const mapped = toMcpError(error);
+      measure(errorTypeOf(mapped));
+      throw mapped;
     }
     const ended = options.onCall?.();
     const progressToken = extra._meta?.progressToken;
@@ -143,10 +153,12 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
       forwarder.flush();
       const status = (result.structuredContent as { status?: unknown } | undefined)?.status;
       ctx.log.info({ tool, client: options.owner, ms: Math.round(performance.now() - started), isError: result.isError === true, ...(status ? { status } : {}) }, "tool call");
+      measure(result.isError === true ? "tool_error" : undefined);
       return result;
     } catch (error) {
       const mapped = toMcpError(error, ctx.log);
       ctx.log.info({ tool, client: options.owner, ms: Math.round(performance.now() - started), error: mapped.message }, "tool call refused");
+      measure(errorTypeOf(mapped));
       throw mapped;
     } finally {
       clearInterval(heartbeat);

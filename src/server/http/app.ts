@@ -27,8 +27,9 @@ export interface HttpApp {
 
 export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = createTools(ctx)): HttpApp {
   const { config, log } = ctx;
-  const limiter = new ClientLimiter(config.server.maxConcurrentPerClient);
+  const limiter = new ClientLimiter(config.server.maxConcurrentPerClient, ctx.anomalies);
   const mcp = new McpHttpSessions(ctx, tools, limiter);
+  ctx.metrics?.watchMcpSessions(() => mcp.count);
   const app = new Hono();
 
   const streamTool = (c: Context, tool: string, args: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string): Response =>

@@ -32,6 +32,7 @@ import {
 } from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { jobRoutes } from "./job-routes.js";
+import { metricsRoutes } from "./metrics-route.js";
 import { downloadFile, isRawUpload, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
 import { jsonRpcErrorResponse } from "./errors.js";
 import { callerOf } from "./caller.js";
@@ -242,6 +243,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       },
     }),
     ...jobRoutes(ctx),
+    ...metricsRoutes(ctx),
     defineRoute({
       method: "get",
       path: "/servers",
