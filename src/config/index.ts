@@ -10,5 +10,5 @@ export type { ConfigLocation } from "./locate.js";
 export { validateConfig } from "./validate.js";
 export { envSecretValues, maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamSecretValues, SECRET_MASK } from "./mask.js";
 export { configSchema, defaultTimeoutS, flavorSchema, limitsSchema, serverSchema, volumeSchema, isLoopbackHost, allApiKeys, scopesOfKey, SCOPES, upstreamServerSchema, codeModeSchema, LANGUAGES, FLAVOR_NAMES } from "./schema.js";
-export type { SandgateConfig, Limits, Flavor, FlavorName, Language, ServerConfig, VolumeConfig, UpstreamServerConfig, StdioServerConfig, HttpServerConfig, CodeModeConfig, Scope } from "./schema.js";
+export type { SandgateConfig, Limits, Flavor, FlavorName, Language, ServerConfig, VolumeConfig, UpstreamServerConfig, StdioServerConfig, HttpServerConfig, CodeModeConfig, SecurityConfig, Scope } from "./schema.js";
 export type { AnomaliesConfig, MetricsConfig } from "./schema.js";

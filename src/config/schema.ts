@@ -4,10 +4,11 @@
 import { availableParallelism, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { INTERPRETER_SPECS, INTERPRETERS, RUNNER_KINDS, type Interpreter, type RunnerKind } from "../languages/names.js";
+import { INTERPRETER_SPECS, INTERPRETERS, LANGUAGES, RUNNER_KINDS, type Interpreter, type RunnerKind } from "../languages/names.js";
 import { apiKeysCodec, keyScopesCodec, poolCodec } from "./env-codecs.js";
 import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPackagesSchema } from "./package-specs.js";
 import { setting } from "./setting.js";
+import { ACTIONS, CATEGORIES, SECURITY_LEVELS, SEVERITIES, type Severity } from "../governance/types.js";
 
 export { LANGUAGES, type Language } from "../languages/names.js";
 
@@ -366,6 +367,43 @@ export const anomaliesSchema = z
   .describe("Anomaly rules over governance events: bursts, repeated refusals, tool-call volume and errors against a client's own baseline, risk jumps");
 export type AnomaliesConfig = z.infer<typeof anomaliesSchema>;
 
+// The vocabulary of findings and actions is governance's own: a type-only module with no imports above config.
+const ACTION = z.enum(ACTIONS);
+const categoryOverridesSchema = z.record(
+  z.enum(CATEGORIES),
+  z.union([ACTION, z.object(Object.fromEntries(SEVERITIES.map((s) => [s, ACTION.optional()])) as Record<Severity, z.ZodOptional<typeof ACTION>>).strict()]),
+);
+
+export const securitySchema = z
+  .object({
+    enabled: setting(z.boolean(), {
+      default: true,
+      env: "SANDGATE_GOVERNANCE",
+      doc: "Static analysis, the code policy and the audit of `sandgate serve` and `sandgate exec`; false turns all three off (results carry no `security`)",
+    }),
+    level: setting(z.enum(SECURITY_LEVELS), {
+      default: "standard",
+      env: "SANDGATE_SECURITY_LEVEL",
+      doc: "Policy table from finding severities to actions (allow, warn, approve, block): permissive, standard or strict",
+    }),
+    categories: setting(categoryOverridesSchema, {
+      default: {},
+      doc: "Per finding category, an action or a table severity -> action that replaces the level's for that category",
+    }),
+    languages: setting(z.record(z.enum(LANGUAGES), z.object({ level: z.enum(SECURITY_LEVELS).optional(), categories: categoryOverridesSchema.optional() }).strict()), {
+      default: {},
+      doc: "Per language, a level and category overrides that replace the server-wide ones for code in that language",
+    }),
+    findingsShown: setting(z.number().int().min(0).max(100), {
+      default: 5,
+      env: "SANDGATE_SECURITY_FINDINGS",
+      doc: "Findings an execute result's `security` shows at most (most severe first); the audit keeps all",
+    }),
+  })
+  .strict()
+  .describe("Security analysis and the code policy");
+export type SecurityConfig = z.infer<typeof securitySchema>;
+
 /** What the pool's count for each runner means; a runner without a line here fails to compile. */
 const POOL_DOCS: Record<RunnerKind, string> = {
   python: "Warm Python sandboxes",
@@ -496,6 +534,7 @@ export const configSchema = z
       doc: "Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)",
     }),
     codeMode: codeModeSchema,
+    security: securitySchema,
     metrics: metricsSchema,
     anomalies: anomaliesSchema,
     audit: auditSchema,

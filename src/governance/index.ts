@@ -19,7 +19,9 @@ export type {
   ToolCallEvent,
 } from "./events.js";
 export { riskLevel, riskScore, SEVERITY_WEIGHT } from "./risk.js";
-export { ACTIONS, CATEGORIES, RISK_LEVELS, SEVERITIES } from "./types.js";
+export { actionRank, decide, describeCodePolicy, findingAction, LEVEL_TABLES, policyFor } from "./policy.js";
+export type { CategoryOverride, CategoryOverrides, CodePolicy, Decision, SeverityActions } from "./policy.js";
+export { ACTIONS, CATEGORIES, RISK_LEVELS, SECURITY_LEVELS, SEVERITIES } from "./types.js";
 export type {
   Action,
   Analysis,
@@ -35,6 +37,7 @@ export type {
   Severity,
 } from "./types.js";
 export { AnomalyDetector } from "./anomalies.js";
+  SecurityLevel,
 export type { AnomalyDetectorOptions } from "./anomalies.js";
 export { ANOMALY_RULES } from "./anomaly-rules.js";
 export type { AnomalyRule } from "./anomaly-rules.js";
