@@ -36,6 +36,7 @@ import { Room } from "./room.js";
 import { callRunEnv, maskToolCalls, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 import { EngineJobs } from "./jobs.js";
+import { ExecutionGate, type Verdict } from "./execution-gate.js";
 
 /**
  * How long a session's runner has, after a timeout or cancel interrupted its code (SIGINT:
@@ -84,6 +85,8 @@ export class Engine {
   private readonly defaultLimits: ResolvedLimits;
   private readonly retiring = new Set<Promise<void>>();
   private closing = false;
+  /** Analysis, policy and the execution record, when governance is on. */
+  private readonly gate: ExecutionGate | undefined;
 
   private constructor(
     readonly config: SandgateConfig,
@@ -95,6 +98,7 @@ export class Engine {
     readonly governance: Governance | undefined,
   ) {
     this.defaultLimits = resolveLimits(config);
+    this.gate = ExecutionGate.of(governance);
     this.outputs = new SavedOutputs({ dir: runtime.outputsDir, ttlMs: config.outputTtlS * 1000, capBytes: config.limits.savedOutputsMb * 1048576, log });
     this.admission = new Admission({
       maxSandboxes: config.limits.maxSandboxes,
@@ -151,7 +155,9 @@ export class Engine {
           // A job in a session nobody started fails now, not once it runs.
           if (request.sessionId !== undefined) this.sessionManager.get(request.owner ?? LOCAL_OWNER, request.sessionId);
         },
-        run: (request, signal, onOutput) => this.run({ ...("command" in request ? this.commandAsCode(request) : request), signal, onOutput }, true),
+        screen: (request) => this.screen("command" in request ? this.commandAsCode(request) : request, true, "command" in request ? request.command : undefined, true),
+        run: (request, signal, onOutput, screened) =>
+          this.run({ ...("command" in request ? this.commandAsCode(request) : request), signal, onOutput }, true, "command" in request ? request.command : undefined, screened),
         sessionEnded: (owner, id) => this.sessionManager.endedReason(owner, id),
       },
       {
@@ -198,7 +204,7 @@ export class Engine {
 
   /** Runs a shell line with bash (pipes, redirections) in a subshell of the session's shell. */
   async executeCommand(request: CommandRequest): Promise<ExecutionResult> {
-    return this.execute(this.commandAsCode(request));
+    return this.run(this.commandAsCode(request), false, request.command);
   }
 
   /** The bash request that runs `request`'s shell line. */
@@ -235,14 +241,66 @@ export class Engine {
     return this.run(request, false);
   }
 
-  /** Runs a call, or a background job's call (`job`: it waits for its session's turn however long that takes). */
-  private async run(request: ExecuteRequest, job: boolean): Promise<ExecutionResult> {
+  /**
+   * The gate's verdict on a call before it runs: POLICY_BLOCKED, or (unless `blockOnly`, for a job
+   * about to be started) a human's approval. Undefined without governance or with it switched off.
+   * `original` is a shell line's text, analysed instead of the bash that wraps it.
+   */
+  async screen(request: ExecuteRequest, background: boolean, original?: string, blockOnly = false): Promise<Verdict | undefined> {
+    const gate = this.gate;
+    if (!gate) return undefined;
+    const { language } = this.checked(request);
+    const owner = request.owner ?? LOCAL_OWNER;
+    const verdict = await gate.judge({
+      language,
+      code: original ?? request.code,
+      owner,
+      sessionId: request.sessionId ?? null,
+      executionId: randomUUID(),
+      background,
+      approver: request.approver,
+      signal: request.signal,
+      onWaiting: request.onWaiting,
+    });
+    await gate.admit(verdict, blockOnly);
+    return verdict;
+  }
+
+  /**
+   * Runs a call, or a background job's call (`job`: it waits for its session's turn however long that
+   * takes), through the gate (a job's verdict may come from its start); the execution is recorded however it ends.
+   */
+  private async run(request: ExecuteRequest, job: boolean, original?: string, screened?: Verdict): Promise<ExecutionResult> {
+    if (!this.gate) return this.runChecked(request, job, randomUUID());
+    let verdict = screened;
+    if (verdict) {
+      // A job screened at its start: the signal and approver are the job's own now.
+      verdict.context.signal = request.signal;
+      await this.gate.admit(verdict);
+    } else {
+      verdict = await this.screen(request, job, original);
+    }
+    if (!verdict) return this.runChecked(request, job, randomUUID());
+    const started = performance.now();
+    let result: ExecutionResult;
+    try {
+      result = await this.runChecked(request, job, verdict.context.executionId);
+    } catch (error) {
+      await this.gate.recordRun(verdict, performance.now() - started, undefined, error);
+      throw error;
+    }
+    result.security = verdict.security;
+    result.executionId = verdict.context.executionId;
+    await this.gate.recordRun(verdict, performance.now() - started, result);
+    return result;
+  }
+
+  private async runChecked(request: ExecuteRequest, job: boolean, executionId: string): Promise<ExecutionResult> {
     const { language, limits } = this.checked(request);
     const owner = request.owner ?? LOCAL_OWNER;
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) return preparationFailedResult(prepared.error, session?.id ?? null);
-    const executionId = randomUUID();
     const scope = this.tools?.beginExecution({
       executionId,
       owner,

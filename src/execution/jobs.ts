@@ -8,6 +8,7 @@ import type { Logger } from "../util/logger.js";
 import { JobOutput } from "./job-output.js";
 import type { ExecuteRequest } from "./request.js";
 import type { ExecutionResult } from "./result-builder.js";
+import type { Verdict } from "./execution-gate.js";
 import { LOCAL_OWNER } from "./sessions.js";
 
 /** A call to run as a job: code (language) or a shell line (command); output and cancellation are the job's own. */
@@ -78,7 +79,9 @@ export interface JobsOptions {
 /** What the engine lends its jobs: checking and running a call, and whether a session ended. */
 export interface JobRunner {
   validate(request: JobRequest): void;
-  run(request: JobRequest, signal: AbortSignal, onOutput: (stream: OutputStream, text: string) => void): Promise<ExecutionResult>;
+  /** The gate's verdict on a job before it starts: throws POLICY_BLOCKED; approval is asked when it runs. */
+  screen(request: JobRequest): Promise<Verdict | undefined>;
+  run(request: JobRequest, signal: AbortSignal, onOutput: (stream: OutputStream, text: string) => void, screened?: Verdict): Promise<ExecutionResult>;
   /** Why `owner`'s session `id` ended, if it did. */
   sessionEnded(owner: string, id: string): string | undefined;
 }
@@ -142,7 +145,7 @@ export class EngineJobs {
    * Starts a job for `request.owner` and returns at once. Bad input throws as the call would;
    * TOO_MANY_JOBS when the caller or the server has its maximum running.
    */
-  start(request: JobRequest): JobInfo {
+  start(request: JobRequest, screened?: Verdict): JobInfo {
     this.assertOpen();
     const owner = request.owner ?? LOCAL_OWNER;
     const timeoutS = request.timeoutS ?? this.options.defaultTimeoutS;
@@ -166,12 +169,24 @@ export class EngineJobs {
     const job = new Job(`job_${randomBytes(12).toString("hex")}`, owner, request.sessionId ?? null, kind, timeoutS, new JobOutput(this.options.windowChars));
     this.jobs.set(job.id, job);
     job.finished = this.runner
-      .run(withTimeout, job.controller.signal, (stream, text) => job.output.append(stream, text))
+      .run(withTimeout, job.controller.signal, (stream, text) => job.output.append(stream, text), screened)
       .then(
         (result) => this.settle(job, result, undefined),
         (error: unknown) => this.settle(job, undefined, error),
       );
     return job.info();
+  }
+
+  /**
+   * start() behind the execution gate: code the security policy blocks is refused at once
+   * (POLICY_BLOCKED) and no job is made; code that needs approval starts and waits for it as a job.
+   */
+  async submit(request: JobRequest): Promise<JobInfo> {
+    this.assertOpen();
+    const owner = request.owner ?? LOCAL_OWNER;
+    this.runner.validate({ ...request, owner });
+    const screened = await this.runner.screen({ ...request, owner });
+    return this.start(request, screened);
   }
 
   private settle(job: Job, result: ExecutionResult | undefined, error: unknown): void {

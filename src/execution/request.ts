@@ -39,6 +39,8 @@ export interface ExecuteRequest extends Omit<ExecuteInput, "language"> {
   owner?: string;
   /** Asks the calling client itself when policy wants a human's approval (MCP elicitation); else the approvals queue. */
   approver?: Approver;
+  /** Told, now and then, that the call waits for a human's approval (progress for the caller). */
+  onWaiting?: (message: string) => void;
 }
 
 /** The UNKNOWN_LANGUAGE error for `language`, listing the names and aliases accepted. */
