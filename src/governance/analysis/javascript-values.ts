@@ -30,6 +30,12 @@ const GLOBALS = new Set([
   "Array", "import", "document", "localStorage", "navigator", "Deno", "Bun",
 ]);
 
+/** Node modules as programs usually name them. */
+const USUAL_MODULE_NAMES = new Set(["fs", "child_process", "cp", "vm", "net", "http", "https", "os", "path", "v8", "dgram", "tls", "dns", "zlib", "cluster", "worker_threads"]);
+
+/** child_process functions as snippets call them after destructuring elsewhere; own functions of these names are bound. */
+const CHILD_PROCESS_FUNCTIONS = new Set(["exec", "execSync", "execFile", "execFileSync", "spawn", "spawnSync"]);
+
 export class Scope {
   readonly bindings = new Map<string, Binding>();
 
@@ -124,7 +130,7 @@ export class Scope {
     const inner = this.foldInfo(object, depth + 1);
     if (inner?.value === undefined) return undefined;
     const decoded = inner.decoded === true;
-    switch (method) {
+    switch (method ?? "") {
       case "toString": {
         // Buffer.from(x, "base64").toString() already decoded; "hex" output is not code.
         const encoding = args[0] ? this.fold(args[0], depth + 1) : undefined;
@@ -132,6 +138,9 @@ export class Scope {
           ? { value: inner.value, built: true, decoded }
           : undefined;
       }
+      case "join":
+        // "abc".split("").reverse().join(""): the folded value is already the joined string.
+        return args[0] && this.fold(args[0], depth + 1) === "" ? { value: inner.value, built: true, decoded } : undefined;
       case "split":
         return { value: inner.value, built: true, decoded }; // the following .join() puts it back together
       case "reverse":
@@ -179,6 +188,9 @@ export class Scope {
         if (bound?.name !== undefined) return { name: bound.name, built: bound.built ?? false };
         if (bound?.value !== undefined) return undefined;
         if (GLOBALS.has(node.text) || GLOBAL_OBJECTS.has(node.text)) return { name: node.text, built: false };
+        // Snippets often use a module under its usual name without the require; read `fs.x` as the module's.
+        if (USUAL_MODULE_NAMES.has(node.text)) return { name: node.text === "cp" ? "child_process" : node.text, built: false };
+        if (CHILD_PROCESS_FUNCTIONS.has(node.text)) return { name: `child_process.${node.text}`, built: false };
         return undefined;
       }
       case "parenthesized_expression":
@@ -233,6 +245,12 @@ export class Scope {
         const args = node.childForFieldName("arguments")?.namedChildren ?? [];
         const moduleOf = this.requiredModule(calleeName.name, args, depth);
         if (moduleOf) return moduleOf.value === undefined ? undefined : { name: Scope.moduleName(moduleOf.value), built: calleeName.built || moduleOf.built === true };
+        if (calleeName.name === "util.promisify" || calleeName.name === "util.callbackify") return this.resolve(args[0] ?? null, depth + 1);
+        if (calleeName.name === "Reflect.get") {
+          const target = this.resolve(args[0] ?? null, depth + 1);
+          const key = this.foldInfo(args[1] ?? null, depth + 1);
+          return target && key?.value !== undefined ? { name: GLOBAL_OBJECTS.has(target.name) ? key.value : `${target.name}.${key.value}`, built: true } : undefined;
+        }
         if (calleeName.name.endsWith(".bind")) return { name: calleeName.name.slice(0, -5), built: calleeName.built };
         if (calleeName.name === "module.createRequire" || calleeName.name === "createRequire") return { name: "require", built: false };
         return { name: `${calleeName.name}()`, built: calleeName.built };
@@ -264,7 +282,8 @@ export function isLoader(name: string): boolean {
     name === "module.constructor._load" ||
     name === "module._load" ||
     name === "module.Module._load" ||
-    name === "process.mainModule.constructor._load"
+    name === "process.mainModule.constructor._load" ||
+    name.endsWith(".mainModule.require")
   );
 }
 

@@ -1,11 +1,225 @@
-// Scaffolding: the JavaScript and TypeScript rules are being written (issue 12); this placeholder finds nothing.
+// The JavaScript and TypeScript rules: one cursor walk collects the nodes that matter, bindings resolve aliases,
+// then per-node rules run and whole-program rules join them (socket + shell, download + run, secret + send).
 
-import type { LanguageRules } from "./rules.js";
+import type { Node } from "web-tree-sitter";
+import type { Finding } from "../types.js";
+import { checkCall, secretName } from "./javascript-calls.js";
+import { ObjectRules } from "./javascript-objects.js";
+import { Program } from "./javascript-program.js";
+import type { Binding } from "./javascript-values.js";
+import type { LanguageRules, MetricNodeTypes } from "./rules.js";
+
+const METRIC_NODES: MetricNodeTypes = {
+  function: ["function_declaration", "function_expression", "function", "arrow_function", "method_definition", "generator_function_declaration", "generator_function"],
+  call: ["call_expression", "new_expression"],
+  import: ["import_statement"],
+  branch: ["if_statement", "for_statement", "for_in_statement", "while_statement", "do_statement", "switch_case", "catch_clause", "ternary_expression"],
+};
+
+const BINDING_TYPES = new Set(["variable_declarator", "import_statement", "assignment_expression", "function_declaration", "generator_function_declaration"]);
+const LOOP_TYPES = new Set(["while_statement", "for_statement", "do_statement"]);
+/** Strings worth a look: prototype payloads, metadata hosts, paste and webhook sites. */
+const STRING_HINT = /__proto__|constructor.{0,6}prototype|169\.254\.169\.254|metadata\.google|100\.100\.100\.200|webhooks|pastebin|paste\.ee|hastebin|ngrok|transfer\.sh|requestbin|pipedream|webhook\.site|burpcollab|interact\.sh|oast\.|\.onion|api\.telegram/i;
+const PAIR_HINT = /rejectUnauthorized|strictSSL|NODE_TLS_REJECT_UNAUTHORIZED|checkServerIdentity/;
+
+interface Collected {
+  bindings: Node[];
+  calls: Node[];
+  assignments: Node[];
+  pairs: Node[];
+  strings: Node[];
+  loops: Node[];
+}
+
+function collect(root: Node, source: string): Collected {
+  const wantStrings = STRING_HINT.test(source);
+  const wantPairs = PAIR_HINT.test(source);
+  const out: Collected = { bindings: [], calls: [], assignments: [], pairs: [], strings: [], loops: [] };
+  const cursor = root.walk();
+  try {
+    for (;;) {
+      const type = cursor.nodeType;
+      let descend = true;
+      if (type === "call_expression" || type === "new_expression") out.calls.push(cursor.currentNode);
+      else if (BINDING_TYPES.has(type)) {
+        const node = cursor.currentNode;
+        out.bindings.push(node);
+        if (type === "assignment_expression") out.assignments.push(node);
+      } else if (type === "augmented_assignment_expression") out.assignments.push(cursor.currentNode);
+      else if (LOOP_TYPES.has(type)) out.loops.push(cursor.currentNode);
+      else if (type === "pair" && wantPairs) out.pairs.push(cursor.currentNode);
+      else if (type === "string" || type === "template_string") {
+        if (wantStrings) out.strings.push(cursor.currentNode);
+        descend = type === "template_string";
+      } else if (type === "comment") descend = false;
+      if (descend && cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return out;
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+/** Records what `name` is bound to by a declaration, import or assignment, and what the value carries. */
+function bind(program: Program, node: Node): void {
+  if (node.type === "import_statement") return bindImport(program, node);
+  if (node.type === "function_declaration" || node.type === "generator_function_declaration") {
+    // The program's own function of that name, not a builtin or module function.
+    const name = node.childForFieldName("name");
+    if (name) program.scope.bindings.set(name.text, { name: `local:${name.text}` });
+    return;
+  }
+  const target = node.childForFieldName(node.type === "variable_declarator" ? "name" : "left");
+  const value = node.childForFieldName(node.type === "variable_declarator" ? "value" : "right");
+  if (!target || !value) return;
+  const { scope } = program;
+  const facts = program.facts(value);
+  const names: string[] = [];
+  if (target.type === "identifier") {
+    names.push(target.text);
+    const folded = scope.foldInfo(value);
+    let binding: Binding | undefined = folded?.value !== undefined ? folded : undefined;
+    if (!binding) {
+      const resolved = scope.resolve(value);
+      if (resolved) binding = { name: resolved.name, built: resolved.built };
+    }
+    // A variable of unknown value still shadows a builtin or module function of the same name.
+    scope.bindings.set(target.text, binding ?? { name: `local:${target.text}` });
+    if (binding?.decoded && binding.value !== undefined && /require\s*\(|child_process|eval\s*\(|Function\s*\(|process\.|https?:\/\/|\/bin\/(ba)?sh/.test(binding.value))
+      program.add(node, "hidden-code", "obfuscation", "high", `${target.text} is decoded from an encoded string into code or a command`, "Ship readable code; encoded payloads hide what runs.");
+  } else if (target.type === "object_pattern") {
+    const base = scope.resolve(value);
+    for (const property of target.namedChildren) {
+      let key: string | undefined;
+      let local: string | undefined;
+      if (property.type === "shorthand_property_identifier_pattern") key = local = property.text;
+      else if (property.type === "pair_pattern") {
+        const keyNode = property.childForFieldName("key");
+        key = keyNode?.type === "string" ? scope.fold(keyNode) : keyNode?.text;
+        const valueNode = property.childForFieldName("value");
+        local = valueNode?.type === "identifier" ? valueNode.text : valueNode?.type === "assignment_pattern" ? valueNode.childForFieldName("left")?.text : undefined;
+      } else if (property.type === "object_assignment_pattern") key = local = property.childForFieldName("left")?.text;
+      if (key === undefined || local === undefined) continue;
+      names.push(local);
+      scope.bindings.set(local, base ? { name: key === "default" ? base.name : `${base.name}.${key}`, built: base.built } : { name: `local:${local}` });
+    }
+  } else return;
+  for (const name of names) {
+    if (facts.secret) program.secrets.set(name, facts.secret);
+    if (facts.decoded) program.decodedVars.add(name);
+    if (facts.remote) program.remoteVars.add(name);
+  }
+}
+
+function bindImport(program: Program, node: Node): void {
+  const sourceNode = node.childForFieldName("source");
+  const clause = node.namedChildren.find((child) => child.type === "import_clause" || child.type === "import_require_clause");
+  if (!clause) return;
+  if (clause.type === "import_require_clause") {
+    const local = clause.namedChildren.find((child) => child.type === "identifier");
+    const spec = program.scope.fold(clause.childForFieldName("source"));
+    if (local && spec !== undefined) program.scope.bindings.set(local.text, { name: moduleOf(spec) });
+    return;
+  }
+  const spec = program.scope.fold(sourceNode);
+  if (spec === undefined) return;
+  const module = moduleOf(spec);
+  for (const part of clause.namedChildren) {
+    if (part.type === "identifier") program.scope.bindings.set(part.text, { name: module });
+    else if (part.type === "namespace_import") {
+      const local = part.namedChildren.find((child) => child.type === "identifier");
+      if (local) program.scope.bindings.set(local.text, { name: module });
+    } else if (part.type === "named_imports") {
+      for (const specifier of part.namedChildren) {
+        if (specifier.type !== "import_specifier") continue;
+        const imported = specifier.childForFieldName("name");
+        const alias = specifier.childForFieldName("alias") ?? imported;
+        if (!imported || !alias) continue;
+        const key = imported.type === "string" ? program.scope.fold(imported) : imported.text;
+        program.scope.bindings.set(alias.text, { name: key === "default" ? module : `${module}.${key}` });
+      }
+    }
+  }
+}
+
+function moduleOf(spec: string): string {
+  let name = spec.startsWith("node:") ? spec.slice(5) : spec;
+  if (name.endsWith("/promises")) name = name.slice(0, -"/promises".length);
+  return name;
+}
+
+/** `import("child_process").then((cp) => ...)` binds `cp` to the module. */
+function bindThen(program: Program, node: Node): void {
+  const callee = node.childForFieldName("function");
+  if (callee?.type !== "member_expression" || callee.childForFieldName("property")?.text !== "then") return;
+  const module = program.scope.resolve(callee.childForFieldName("object"));
+  const callback = node.childForFieldName("arguments")?.namedChild(0);
+  if (!module || !callback || (callback.type !== "arrow_function" && callback.type !== "function_expression")) return;
+  const param = callback.childForFieldName("parameter") ?? callback.childForFieldName("parameters")?.namedChild(0);
+  const local = param?.type === "identifier" ? param : param?.type === "required_parameter" ? param.childForFieldName("pattern") : undefined;
+  if (local?.type === "identifier") program.scope.bindings.set(local.text, { name: module.name.replace(/\(\)$/, ""), built: module.built });
+}
+
+function isInfinite(loop: Node): boolean {
+  if (loop.type === "for_statement") {
+    const condition = loop.childForFieldName("condition");
+    return !condition || condition.type === "empty_statement" || /^\(?\s*(true|1|!0)\s*;?\)?$/.test(condition.text);
+  }
+  const condition = loop.childForFieldName("condition")?.text.replace(/\s/g, "");
+  return condition === "(true)" || condition === "(1)" || condition === "(!0)" || condition === "(!false)";
+}
+
+/** Whether a loop body can leave the loop (break, return, throw, process.exit) or waits (await, yield). */
+function loopExits(loop: Node): { exits: boolean; waits: boolean } {
+  const body = loop.childForFieldName("body");
+  const text = body?.text ?? "";
+  return { exits: /\b(break|return|throw)\b|process\.exit/.test(text), waits: /\b(await|yield)\b/.test(text) };
+}
+
+function wholeProgram(program: Program, loops: Node[]): void {
+  const infinite = loops.filter(isInfinite).map((loop) => ({ loop, ...loopExits(loop) }));
+  const spawns = program.spawnCalls;
+  for (const { loop, exits, waits } of infinite) {
+    const inside = spawns.filter((spawn) => spawn.startIndex >= loop.startIndex && spawn.endIndex <= loop.endIndex);
+    if (inside.length > 0)
+      program.add(inside[0] as Node, exits ? "spawn-loop" : "fork-bomb", "resource-abuse", exits ? "medium" : "critical", exits ? "starts processes or workers in an unbounded loop" : "starts processes or workers in a loop that never ends (fork bomb)", "Bound the number of processes you start; use a pool.");
+    else if (!exits && !waits) program.add(loop, "endless-loop", "resource-abuse", "medium", "this loop never ends", "Give the loop an exit condition.");
+  }
+  if (program.sockets.length > 0 && program.shells.length > 0)
+    program.add(program.shells[0] as Node, "socket-shell", "reverse-shell", "critical", "starts a shell in a program that opens a raw socket (reverse or bind shell)", "Remove it: a shell on a socket hands control of the sandbox to a remote party.");
+  if (program.downloads.length > 0 && program.dynamicRuns.length > 0)
+    program.add(program.dynamicRuns[0] as Node, "download-run", "download-exec", "critical", "downloads data and runs code, a command or a newly executable file", "Install dependencies with the package manager; never run what you download.");
+  const sentSecrets = program.findings.some((finding) => finding.ruleId.endsWith("send-secrets"));
+  const secret = program.strongSecret;
+  if (secret && !sentSecrets && program.sends.length > 0)
+    program.add(program.sends[0] as Node, "gather-and-send", "exfiltration", secret === "metadata" ? "high" : "critical", `gathers ${secretName(secret)} and sends data over the network`, "Never send credentials, keys or the environment out of the sandbox.");
+}
+
+function findings(root: Node, source: string, prefix: string): Finding[] {
+  const program = new Program(prefix);
+  const collected = collect(root, source);
+  for (const call of collected.calls) if (call.type === "call_expression") bindThen(program, call);
+  for (const node of collected.bindings) bind(program, node);
+  for (const call of collected.calls) checkCall(program, call);
+  const objects = new ObjectRules(program);
+  for (const node of collected.assignments) objects.assignment(node);
+  for (const node of collected.pairs) objects.pair(node);
+  for (const node of collected.strings) objects.string(node);
+  const obfuscatedNames = source.includes("_0x") ? (source.match(/\b_0x[0-9a-f]{4,}\b/g)?.length ?? 0) : 0;
+  if (obfuscatedNames >= 8) program.add(root, "obfuscator-names", "obfuscation", "medium", "the code uses obfuscator-generated names (_0x...)", "Ship readable source; obfuscated code cannot be reviewed.");
+  wholeProgram(program, collected.loops);
+  return program.findings;
+}
 
 export const javascriptRules: LanguageRules = {
   grammar: "javascript",
-  metricNodes: { function: [], call: [], import: [], branch: [] },
-  findings: () => [],
+  metricNodes: METRIC_NODES,
+  findings: (root, source) => findings(root, source, "js"),
 };
 
-export const typescriptRules: LanguageRules = { ...javascriptRules, grammar: "typescript" };
+/** TypeScript shares the rules: the grammar adds type nodes, which the rules look through. */
+export const typescriptRules: LanguageRules = {
+  grammar: "typescript",
+  metricNodes: METRIC_NODES,
+  findings: (root, source) => findings(root, source, "js"),
+};
