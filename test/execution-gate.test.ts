@@ -60,7 +60,7 @@ async function codeOf(promise: Promise<unknown>): Promise<{ code: string; messag
 describe("the execution gate", () => {
   it("refuses blocked code with POLICY_BLOCKED naming the finding and its line, before anything runs", async () => {
     const fx = governed();
-    await fx.engine.sessions.ensure("s", "alice");
+    fx.engine.sessions.ensure("s", "alice");
     const code = `open('/workspace/ran', 'w').write('yes')\n${REVERSE_SHELL}`;
     const refused = await codeOf(fx.engine.execute({ language: "python", code, sessionId: "s", owner: "alice" }));
     expect(refused.code).toBe("POLICY_BLOCKED");
