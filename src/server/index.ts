@@ -12,6 +12,8 @@ export { securityPolicy, POLICY_URI } from "./policy.js";
 export type { ServerContext } from "./context.js";
 export { toWireResult, toWireSession, executionResultSchema } from "./wire.js";
 export type { WireExecutionResult } from "./wire.js";
+export { securityLine, toWireAnalysis } from "./security-wire.js";
+export type { WireAnalysis } from "./security-wire.js";
 export { observeServer } from "./observers.js";
 export type { Observed } from "./observers.js";
 export { ServerMetrics } from "./metrics.js";

@@ -12,8 +12,9 @@ import type { WireExecutionResult } from "./wire.js";
 const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
 
 /** Starts `request` as `call`'s background job; the reply is an execution result with status running and the job id. */
-export function startJob(ctx: ServerContext, request: JobRequest, call: ToolCallContext, note?: string): { structured: WireExecutionResult; text: string } {
-  const job = ctx.engine.jobs.start({ ...request, owner: ownerOf(call) });
+export async function startJob(ctx: ServerContext, request: JobRequest, call: ToolCallContext, note?: string): Promise<{ structured: WireExecutionResult; text: string }> {
+  // Behind the execution gate: code the policy blocks is refused before a job id exists.
+  const job = await ctx.engine.jobs.submit({ ...request, owner: ownerOf(call) });
   const structured: WireExecutionResult = {
     status: "running",
     job_id: job.id,

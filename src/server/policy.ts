@@ -6,6 +6,7 @@ import { SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
 import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames } from "../execution/index.js";
 import type { ServerContext } from "./context.js";
 
+import { describeCodePolicy } from "../governance/index.js";
 export const POLICY_URI = "sandgate://security-policy";
 
 /** How the workspace limits are held: by a filesystem of their own (the kernel) or by checks after calls. */
@@ -20,6 +21,23 @@ function workspaceQuota(ctx: ServerContext): Record<string, unknown> {
 }
 
 export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
+/** The code policy: the level, its table severity -> action, the overrides, and whether analysis is on at all. */
+function codePolicy(ctx: ServerContext): Record<string, unknown> {
+  const { enabled, findingsShown } = ctx.config.security;
+  const policy = describeCodePolicy(ctx.config.security);
+  return {
+    enabled,
+    ...(enabled ? {} : { note: "governance is off (security.enabled false): code runs unanalysed and unrecorded; analyze_code still analyses" }),
+    level: policy.level,
+    table: policy.table,
+    levels: policy.levels,
+    categories: policy.categories,
+    languages: policy.languages,
+    findings_shown: findingsShown,
+    actions: "the most restrictive action over all findings wins: block > approve > warn > allow",
+  };
+}
+
   const { config, engine } = ctx;
   const runtime = engine.runtime;
   const { limits } = config;
@@ -71,6 +89,7 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       environment: "cleared; only PATH, HOME, LANG and interpreter settings are set, and the variables callers give (env)",
     },
     volumes: config.volumes.map((v) => ({ name: v.name, path: `/mnt/${v.name}`, read_only: v.readOnly })),
+    code_policy: codePolicy(ctx),
     http: {
       api_key_required: allApiKeys(config.server).length > 0,
       cors: config.server.cors.enabled,

@@ -3,6 +3,7 @@
 
 import type { SandgateConfig } from "../config/index.js";
 import type { WireExecutionResult } from "./wire.js";
+import { securityLine } from "./security-wire.js";
 
 /** One sentence on how the run ended and, when it failed, what to do about it. */
 export function describeResult(result: WireExecutionResult, config: SandgateConfig): string {
@@ -48,6 +49,8 @@ export function renderResultText(result: WireExecutionResult, summary: string, n
   if (result.images?.length) parts.push(`[images] ${result.images.map((image) => `${image.mime} (${Math.ceil((image.data_base64.length * 3) / 4096)} KiB)`).join(", ")}`);
   if (result.images_note) parts.push(`[images: ${result.images_note}]`);
   if (result.tool_calls.length > 0) parts.push(describeToolCalls(result.tool_calls));
+  const security = securityLine(result.security);
+  if (security) parts.push(security);
   parts.push(`[${result.status}${result.exit_code === null ? "" : `, exit ${result.exit_code}`}] ${summary}`);
   return parts.join("\n\n");
 }

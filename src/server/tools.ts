@@ -12,6 +12,7 @@ import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
 import { createJobTools, startJob } from "./job-tools.js";
+import { createSecurityTools } from "./security-tools.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
@@ -105,7 +106,7 @@ async function runExecution(
 const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
 
 /** Starts a call as a background job (background: true), in the caller's session when it names one. */
-function runInBackground(ctx: ServerContext, sessionId: string | undefined, call: ToolCallContext, request: JobRequest): { structured: WireExecutionResult; text: string } {
+function runInBackground(ctx: ServerContext, sessionId: string | undefined, call: ToolCallContext, request: JobRequest): Promise<{ structured: WireExecutionResult; text: string }> {
   const session = sessionFor(ctx, sessionId, ownerOf(call));
   return startJob(ctx, { ...request, ...(session.sessionId ? { sessionId: session.sessionId } : {}) }, call, session.note);
 }
@@ -304,7 +305,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     },
   });
 
-  return [executeCode, executeCommand, ...createCodeModeTools(ctx), ...createJobTools(ctx), getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
+  return [executeCode, executeCommand, ...createCodeModeTools(ctx), ...createJobTools(ctx), ...createSecurityTools(ctx), getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
 }
 
 const listed = new WeakMap<ToolDefinition, Tool>();

@@ -7,6 +7,7 @@ import { ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { ExecutionResult, SessionInfo } from "../execution/index.js";
 import { describeLanguages, LANGUAGE_NAMES_AND_ALIASES, languageTitles } from "../languages/index.js";
 import { IMAGE_MIME_TYPES } from "../sandbox/index.js";
+import { securitySummarySchema, toWireSecurity } from "./security-wire.js";
 
 const sessionId = z
   .string()
@@ -126,6 +127,8 @@ export const executionResultSchema = z.object({
       tool_results: z.number().int().describe("Tokens of upstream tool results that stayed in the sandbox"),
     })
     .describe("Token accounting: what reached you against what stayed in the sandbox"),
+  security: securitySummarySchema.optional(),
+  execution_id: z.string().optional().describe("The execution's id in the audit trail (when governance is on)"),
 });
 export type WireExecutionResult = z.infer<typeof executionResultSchema>;
 
@@ -216,6 +219,8 @@ export function toWireResult(result: ExecutionResult): WireExecutionResult {
     ...(result.imagesNote ? { images_note: result.imagesNote } : {}),
     tool_calls: result.toolCalls.map((c) => ({ tool: c.tool, ok: c.ok, duration_ms: c.durationMs, ...(c.error ? { error: c.error } : {}) })),
     tokens: { returned: result.tokens.returned, output: result.tokens.output, tool_results: result.tokens.toolResults },
+    ...(result.security ? { security: toWireSecurity(result.security) } : {}),
+    ...(result.executionId ? { execution_id: result.executionId } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import type { AdmissionState } from "../../execution/index.js";
 import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { securityPolicy } from "../policy.js";
+import { analyzeCodeInput, analyzeCodeOutput } from "../security-wire.js";
 import { isSavedStream } from "../output-resources.js";
 import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
 import { codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
@@ -213,6 +214,17 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     }),
     defineRoute({
       method: "post",
+    defineRoute({
+      method: "post",
+      path: "/security/analyze",
+      scope: "execute",
+      tag: "status",
+      summary: "Static analysis of code without running it: risk, level, the policy's action, findings and metrics",
+      body: analyzeCodeInput,
+      parseBody: (value) => parseToolArguments(findTool(tools, "analyze_code"), value) as z.infer<typeof analyzeCodeInput>,
+      response: analyzeCodeOutput,
+      handle: ({ body, owner }) => run(analyzeCodeOutput, "analyze_code", body, owner),
+    }),
       path: "/execute",
       scope: "execute",
       tag: "execution",
