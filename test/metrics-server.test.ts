@@ -9,6 +9,7 @@ import { loadConfig, type AnomaliesConfig, type SandgateConfig, type ServerConfi
 import { Engine } from "../src/execution/index.js";
 import { Governance, type GovernanceEvent } from "../src/governance/index.js";
 import { observeServer, startHttpServer, type RunningServer } from "../src/server/index.js";
+import { openAuditLog } from "../src/store/index.js";
 import { callTool, connectMcp } from "./fixtures/mcp-client.js";
 import { bearer, expectError, jsonApi, rawRequest, serverContext, type Api } from "./server-helpers.js";
 
@@ -63,7 +64,7 @@ interface Served {
 
 /** A server whose context is observed as `sandgate serve` observes it, with config overrides. */
 async function withObservedServer(
-  overrides: { server?: Partial<ServerConfig>; anomalies?: Partial<AnomaliesConfig>; metricsEnabled?: boolean },
+  overrides: { server?: Partial<ServerConfig>; anomalies?: Partial<AnomaliesConfig>; metricsEnabled?: boolean; audit?: boolean },
   fn: (served: Served) => Promise<void>,
 ): Promise<void> {
   const base = serverContext(engine, config, overrides.server ?? {});
@@ -77,7 +78,9 @@ async function withObservedServer(
   };
   const events: GovernanceEvent[] = [];
   const stopRecording = ctx.governance.events.subscribe({ record: (event) => void events.push(event) });
-  const observed = observeServer(ctx);
+  const audit = overrides.audit ? openAuditLog(ctx.config) : undefined;
+  const stopAudit = audit ? ctx.governance.events.subscribe(audit) : undefined;
+  const observed = observeServer(ctx, audit ? { audit } : {});
   const server = await startHttpServer(observed.ctx);
   const api = jsonApi(() => server.url);
   const scrape = async (headers: Record<string, string> = {}): Promise<Sample[]> => {
@@ -92,6 +95,8 @@ async function withObservedServer(
     await server.close();
     observed.stop();
     stopRecording();
+    stopAudit?.();
+    await audit?.close();
   }
 }
 
@@ -151,6 +156,20 @@ describe("GET /metrics", () => {
       const samples = await scrape(bearer(keys.auditor));
       expect(valueOf(samples, "sandgate_auth_failures_total", { reason: "missing_scope" })).toBe(1);
       expect(valueOf(samples, "sandgate_auth_failures_total", { reason: "missing_key" })).toBe(1);
+    });
+  });
+
+  it("times the audit log's batch writes", async () => {
+    await withObservedServer({ audit: true }, async ({ api, scrape }) => {
+      expect((await api("/execute", { json: { language: "python", code: "2" } })).body).toMatchObject({ status: "ok" });
+      // The audit writes its queue on the next turn of the event loop: scrape until the batch shows.
+      let samples = await scrape();
+      for (let i = 0; i < 100 && (valueOf(samples, "sandgate_audit_rows_written_total") ?? 0) < 1; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        samples = await scrape();
+      }
+      expect(valueOf(samples, "sandgate_audit_rows_written_total")).toBeGreaterThanOrEqual(1);
+      expect(valueOf(samples, "sandgate_audit_write_seconds_count")).toBeGreaterThanOrEqual(1);
     });
   });
 

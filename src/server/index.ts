@@ -15,6 +15,6 @@ export type { WireExecutionResult } from "./wire.js";
 export { securityLine, toWireAnalysis } from "./security-wire.js";
 export type { WireAnalysis } from "./security-wire.js";
 export { observeServer } from "./observers.js";
-export type { Observed } from "./observers.js";
+export type { ObserveOptions, Observed } from "./observers.js";
 export { ServerMetrics } from "./metrics.js";
 export type { McpOperation, MetricSources } from "./metrics.js";
