@@ -32,6 +32,10 @@ export interface Val extends Taint {
   /** An object opened on a path (open(), Path()). */
   path?: string;
   mode?: string;
+  /** The name was reached through a lookup (getattr, __import__, globals(), sys.modules), not written. */
+  via?: boolean;
+  /** What calling it returns (lambdas). */
+  ret?: Val;
 }
 
 const BUILTIN_NAMES = new Set([
@@ -55,9 +59,9 @@ export function normalize(q: string): string {
 function unescape(text: string): string {
   if (!text.includes("\\")) return text;
   return text.replace(/\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)/g, (_m, e: string) => {
-    const c = e[0];
+    const c = e[0] ?? "";
     if (c === "x" || c === "u" || c === "U") return String.fromCodePoint(parseInt(e.slice(1), 16));
-    if (c !== undefined && c >= "0" && c <= "7") return String.fromCharCode(parseInt(e, 8));
+    if (c >= "0" && c <= "7") return String.fromCharCode(parseInt(e, 8));
     switch (c) {
       case "n": return "\n";
       case "t": return "\t";
@@ -107,6 +111,13 @@ function decodeLiteral(fn: string, s: string, arg2: string | undefined): string 
   return undefined;
 }
 
+/** Calls whose result is data from the network. */
+const REMOTE_CALL =
+  /^(requests|httpx)\.(get|post|request|put|patch)$|^(requests\.Session|httpx\.Client|httpx\.AsyncClient|aiohttp\.ClientSession|urllib3\.PoolManager)\(\)\.(get|post|request|put|patch)$|^urllib\.request\.urlopen$|^urllib\.urlopen$|^socket\.(socket|create_connection)\(\)\.(recv|recvfrom|recv_into|makefile)$|^http\.client\.HTTPS?Connection\(\)\.getresponse$/;
+
+/** Calls that say who and where the host is (GuardDog counts sending them as exfiltration). */
+const HOST_IDENTITY = new Set(["socket.gethostname", "getpass.getuser", "os.getlogin", "platform.node", "platform.uname", "uuid.getnode", "os.uname"]);
+
 /** Methods of str/bytes that keep the (taint of the) receiver and fold when the receiver is constant. */
 const STRING_METHODS: Record<string, (s: string, args: Val[]) => string | undefined> = {
   decode: (s) => s,
@@ -155,7 +166,7 @@ export class Evaluator {
         const name = node.text;
         const bound = this.host.lookup(name);
         if (bound) return bound;
-        if (name === "__builtins__") return { q: "builtins" };
+        if (name === "__builtins__") return { q: "builtins", via: true };
         if (BUILTIN_NAMES.has(name)) return { q: `builtins.${name}` };
         return {};
       }
@@ -164,6 +175,8 @@ export class Evaluator {
         const attr = node.childForFieldName("attribute")?.text ?? "";
         const v: Val = merge({}, obj);
         if (obj.q) v.q = attr === "__dict__" ? obj.q : normalize(`${obj.q}.${attr}`);
+        if (obj.q && obj.via) v.via = true;
+        if (obj.q && obj.built) v.built = true;
         if (v.q === "os.environ") v.secret = "the whole environment";
         if (obj.path !== undefined) v.path = obj.path;
         else if (obj.q === "pathlib.Path()" && obj.s !== undefined) v.path = obj.s;
@@ -205,6 +218,8 @@ export class Evaluator {
         for (const item of items) merge(v, item);
         return v;
       }
+      case "lambda":
+        return { ret: this.ev(node.childForFieldName("body")) };
       case "conditional_expression":
       case "boolean_operator":
       case "dictionary":
@@ -232,6 +247,7 @@ export class Evaluator {
     for (const child of node.namedChildren) {
       if (child.type === "string_content") {
         const text = raw ? child.text : unescape(child.text);
+        if (!raw && /\\(x|u|[0-7])/.test(child.text)) v.built = true;
         s += text;
         t += text;
       } else if (child.type === "interpolation") {
@@ -286,12 +302,12 @@ export class Evaluator {
     const key = this.ev(keyNode);
     if (base.q && key.s !== undefined) {
       if (base.q === "builtins.globals()" || base.q === "builtins.locals()" || base.q === "builtins.vars()") {
-        if (key.s === "__builtins__") return { q: "builtins", built: key.built };
+        if (key.s === "__builtins__") return { q: "builtins", built: key.built, via: true };
         const bound = this.host.lookup(key.s);
-        return { ...(bound ?? { q: `builtins.${key.s}` }), built: true };
+        return { ...(bound ?? { q: `builtins.${key.s}` }), built: key.built, via: true };
       }
-      if (base.q === "sys.modules") return { q: normalize(key.s), built: key.built };
-      if (base.q === "builtins") return { q: `builtins.${key.s}`, built: key.built };
+      if (base.q === "sys.modules") return { q: normalize(key.s), built: key.built, via: true };
+      if (base.q === "builtins") return { q: `builtins.${key.s}`, built: key.built, via: true };
       if (base.q === "os.environ") return key.s === "HOME" ? { s: "~" } : {};
     }
     const v = merge({}, base);
@@ -334,21 +350,23 @@ export class Evaluator {
     const out: Val = {};
     // Receiver and arguments pass their taint on (str(x), x.decode(), json.dumps(x), f.read()).
     merge(out, fn);
+    merge(out, fn.ret);
     for (const p of pos) merge(out, p);
     for (const v of kw.values()) merge(out, v);
     if (q === "builtins.getattr" && pos[1]?.s !== undefined && pos[0]?.q) {
-      return { q: normalize(`${pos[0].q}.${pos[1].s}`), built: pos[1].built };
+      return { q: normalize(`${pos[0].q}.${pos[1].s}`), built: pos[1].built || pos[0].built, via: true };
     }
     if ((q === "builtins.__import__" || q === "importlib.import_module") && a0?.s !== undefined) {
-      return { q: normalize(a0.s), built: a0.built || a0.decoded };
+      return { q: normalize(a0.s), built: a0.built || a0.decoded, via: true };
     }
     if (q === "builtins.globals" || q === "builtins.locals") return { q: `${q}()` };
     if (q === "builtins.vars") return a0 ? { ...a0, q: a0.q === "builtins" ? "builtins" : a0.q } : { q: "builtins.vars()" };
     if (q === "builtins.chr" && a0?.n !== undefined) return { s: String.fromCharCode(a0.n), built: true, decoded: true };
-    if (q && DECODERS.has(q)) {
-      const decodedText = a0?.s !== undefined ? decodeLiteral(q, a0.s, pos[1]?.s ?? kw.get("encoding")?.s) : undefined;
+    const dq = q?.replace(/^builtins\./, "");
+    if (dq && DECODERS.has(dq)) {
+      const decodedText = a0?.s !== undefined ? decodeLiteral(dq, a0.s, pos[1]?.s ?? kw.get("encoding")?.s) : undefined;
       const enc = (pos[1]?.s ?? "").toLowerCase();
-      if (q === "codecs.decode" && !/rot|hex|base64|zlib|bz2|uu/.test(enc)) return out;
+      if (dq === "codecs.decode" && !/rot|hex|base64|zlib|bz2|uu/.test(enc)) return out;
       const v: Val = { ...out, decoded: true, built: true };
       delete v.q;
       if (decodedText !== undefined) v.s = decodedText;
@@ -408,6 +426,11 @@ export class Evaluator {
       delete v.q;
       return v;
     }
+    if (q && REMOTE_CALL.test(q)) {
+      out.remote = true;
+      if (q.startsWith("socket.")) out.socket = true;
+    }
+    if (q && HOST_IDENTITY.has(q)) out.secret ??= "host identity";
     if (q && !q.endsWith("()")) out.q = `${q}()`;
     else delete out.q;
     return out;
@@ -415,7 +438,8 @@ export class Evaluator {
 
   /** `"".join(...)` of literal pieces, chr() of char codes, map(chr, [...]). */
   private joinArg(call: Node, arg: Val | undefined): Val | undefined {
-    const argNode = call.childForFieldName("arguments")?.namedChildren[0];
+    const list = call.childForFieldName("arguments");
+    const argNode = list?.type === "generator_expression" ? list : list?.namedChildren[0];
     if (!argNode) return undefined;
     const sep = this.ev(call.childForFieldName("function")?.childForFieldName("object")).s ?? "";
     if (arg?.items && arg.items.every((i) => i.s !== undefined)) return { s: arg.items.map((i) => i.s).join(sep), built: true, decoded: arg.decoded, items: undefined };

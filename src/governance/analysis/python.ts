@@ -1,9 +1,243 @@
-// Scaffolding: the python rules are being written (issue 12); this placeholder finds nothing.
+// The Python rules: one cursor walk in source order that follows imports and assignments (aliases,
+// getattr, __import__, folded strings), checks every call, and then joins facts that mean harm together.
 
+import type { Node } from "web-tree-sitter";
+import type { Finding } from "../types.js";
+import { PyContext, posOf } from "./python-context.js";
+import { checkCodeExec, checkDeserialization, checkNative, checkProcess, type CallInfo } from "./python-exec-rules.js";
+import { checkFilesystem, checkNetwork } from "./python-io-rules.js";
+import { Evaluator, normalize, type Val } from "./python-values.js";
 import type { LanguageRules } from "./rules.js";
+
+/** Names `from M import *` brings in that rules care about. */
+const STAR_NAMES: Record<string, readonly string[]> = {
+  os: ["system", "popen", "execv", "execl", "execvp", "spawnl", "fork", "dup2", "chmod", "remove", "environ", "setuid"],
+  subprocess: ["run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"],
+  pickle: ["load", "loads"],
+  socket: ["socket", "create_connection", "AF_INET", "SOCK_STREAM"],
+  pty: ["spawn"],
+  base64: ["b64decode", "b32decode", "b16decode", "decodebytes"],
+  marshal: ["loads", "load"],
+  shutil: ["rmtree"],
+};
+
+class Bindings {
+  private readonly names = new Map<string, Val>();
+  private readonly starModules: string[] = [];
+
+  set(name: string, value: Val): void {
+    this.names.set(name, value);
+  }
+
+  star(module: string): void {
+    this.starModules.push(module);
+  }
+
+  lookup(name: string): Val | undefined {
+    const bound = this.names.get(name);
+    if (bound) return bound;
+    for (const module of this.starModules) if (STAR_NAMES[module]?.includes(name)) return { q: `${module}.${name}` };
+    return undefined;
+  }
+}
+
+function bindImport(node: Node, bindings: Bindings): void {
+  if (node.type === "import_statement") {
+    for (const child of node.namedChildren) {
+      if (child.type === "dotted_name") {
+        const first = child.namedChildren[0]?.text;
+        if (first) bindings.set(first, { q: normalize(first) });
+      } else if (child.type === "aliased_import") {
+        const name = child.childForFieldName("name")?.text;
+        const alias = child.childForFieldName("alias")?.text;
+        if (name && alias) bindings.set(alias, { q: normalize(name) });
+      }
+    }
+    return;
+  }
+  const moduleNode = node.childForFieldName("module_name");
+  const module = normalize(moduleNode?.text ?? "");
+  for (const child of node.namedChildren) {
+    if (child.id === moduleNode?.id) continue;
+    if (child.type === "wildcard_import") bindings.star(module);
+    else if (child.type === "dotted_name") bindings.set(child.text.split(".").pop() ?? child.text, { q: normalize(`${module}.${child.text}`) });
+    else if (child.type === "aliased_import") {
+      const name = child.childForFieldName("name")?.text;
+      const alias = child.childForFieldName("alias")?.text;
+      if (name && alias) bindings.set(alias, { q: normalize(`${module}.${name}`) });
+    }
+  }
+}
+
+function bindAssignment(node: Node, ctx: PyContext, bindings: Bindings): void {
+  const left = node.childForFieldName("left");
+  const right = node.childForFieldName("right");
+  if (!left || !right) return;
+  if (node.type === "augmented_assignment") {
+    if (left.type !== "identifier") return;
+    const before = bindings.lookup(left.text) ?? {};
+    const add = ctx.ev.ev(right);
+    const v: Val = { ...before, ...(add.decoded || before.decoded ? { decoded: true } : {}), ...(add.remote || before.remote ? { remote: true } : {}) };
+    v.s = before.s !== undefined && add.s !== undefined && node.childForFieldName("operator")?.text === "+=" ? before.s + add.s : undefined;
+    if (v.s === undefined) delete v.s;
+    else v.built = true;
+    bindings.set(left.text, v);
+    return;
+  }
+  const value = ctx.ev.ev(right);
+  if (left.type === "identifier") bindings.set(left.text, value);
+  else if (left.type === "pattern_list" || left.type === "tuple_pattern") {
+    const names = left.namedChildren;
+    names.forEach((n, i) => {
+      if (n.type !== "identifier") return;
+      if (value.items?.[i]) bindings.set(n.text, value.items[i] ?? {});
+      else if (i === 0 && value.q?.endsWith(".accept()")) bindings.set(n.text, { q: "socket.socket()" });
+      else bindings.set(n.text, { ...(value.remote ? { remote: true } : {}), ...(value.socket ? { socket: true } : {}) });
+    });
+  }
+  // TLS checks switched off by attribute: ctx.check_hostname = False, ctx.verify_mode = ssl.CERT_NONE.
+  if (left.type === "attribute") {
+    const attr = left.childForFieldName("attribute")?.text;
+    if (attr === "check_hostname" && right.text === "False") ctx.add(node, "network", "high", "tls-no-hostname-check", "TLS host name checking is switched off", "Keep check_hostname = True.");
+  }
+}
+
+/** `for k, v in os.environ.items()`: the loop variables carry the iterable's taint. */
+function bindLoopTarget(node: Node, evaluator: Evaluator, bindings: Bindings): void {
+  const source = evaluator.ev(node.childForFieldName("right"));
+  const taint: Val = {};
+  if (source.secret) taint.secret = source.secret;
+  if (source.remote) taint.remote = true;
+  if (source.decoded) taint.decoded = true;
+  if (source.socket) taint.socket = true;
+  const left = node.childForFieldName("left");
+  const names = left?.type === "identifier" ? [left] : (left?.namedChildren ?? []);
+  for (const n of names) if (n.type === "identifier") bindings.set(n.text, taint);
+}
+
+function isForever(node: Node): boolean {
+  if (node.type === "while_statement") {
+    const cond = node.childForFieldName("condition");
+    return cond !== null && (cond.type === "true" || (cond.type === "integer" && cond.text !== "0"));
+  }
+  const right = node.childForFieldName("right");
+  return right?.type === "call" && /^(itertools\.)?count\(|^iter\(int,\s*1\)/.test(right.text);
+}
+
+function checkCall(ctx: PyContext, node: Node): void {
+  const fnNode = node.childForFieldName("function");
+  const fn = ctx.ev.ev(fnNode);
+  const { pos, kw, posNodes, kwNodes } = ctx.ev.args(node);
+  const call: CallInfo = { node, fnNode, q: fn.q ?? "", fn, pos, kw, posNodes, kwNodes };
+  checkCodeExec(ctx, call);
+  checkProcess(ctx, call);
+  checkDeserialization(ctx, call);
+  checkNative(ctx, call);
+  checkNetwork(ctx, call);
+  checkFilesystem(ctx, call);
+  if (call.q === "os.dup2") {
+    const first = posNodes[0]?.text ?? "";
+    const socketish = pos[0]?.q?.startsWith("socket.") === true || /fileno\(\)/.test(first);
+    if (socketish) {
+      ctx.facts.dup2 ??= posOf(node);
+      ctx.add(node, "reverse-shell", "high", "dup2-socket", "os.dup2 points the standard streams at a socket", "Remove this: it hands the process's input and output to a remote host.");
+    }
+  }
+}
+
+/** Findings that need two facts: a socket and a shell, credentials and a send. */
+function correlate(ctx: PyContext): void {
+  const f = ctx.facts;
+  const socket = f.socketConnect ?? f.socketListen;
+  const shell = f.dup2 ?? f.shellSpawn;
+  if (socket && shell && (f.dup2 || f.shellSpawn)) {
+    ctx.add(shell, "reverse-shell", "critical", "socket-shell", `a shell is wired to a network socket (socket at line ${socket.line}): a ${f.socketListen && !f.socketConnect ? "bind" : "reverse"} shell`, "Remove this code: it gives a remote host a shell.");
+  }
+  if (f.credentialRead && f.networkSend && !ctx.has("exfiltration", "critical")) {
+    ctx.add(f.networkSend, "exfiltration", "critical", "credentials-sent", `credentials read at line ${f.credentialRead.line} and data sent over the network`, "Never send credentials or keys to a remote host.");
+  }
+}
+
+function findings(root: Node): Finding[] {
+  const bindings = new Bindings();
+  const evaluator: Evaluator = new Evaluator({ lookup: (name) => bindings.lookup(name), isDownloaded: (path): boolean => ctx.isDownloaded(path) });
+  const ctx: PyContext = new PyContext(evaluator);
+  // Top-level functions and classes shadow builtins of the same name (a user's own `compile`).
+  for (const child of root.namedChildren) {
+    const def = child.type === "decorated_definition" ? child.childForFieldName("definition") : child;
+    if (def?.type === "function_definition" || def?.type === "class_definition") {
+      const name = def.childForFieldName("name")?.text;
+      if (name) bindings.set(name, { q: `local.${name}` });
+    }
+  }
+  const loops: { depth: number; forever: boolean }[] = [];
+  const cursor = root.walk();
+  let depth = 0;
+  try {
+    for (;;) {
+      const type = cursor.nodeType;
+      while (loops.length > 0 && (loops[loops.length - 1]?.depth ?? 0) >= depth) loops.pop();
+      switch (type) {
+        case "import_statement":
+        case "import_from_statement":
+          bindImport(cursor.currentNode, bindings);
+          break;
+        case "assignment":
+        case "augmented_assignment":
+          bindAssignment(cursor.currentNode, ctx, bindings);
+          break;
+        case "with_item": {
+          const item = cursor.currentNode.childForFieldName("value");
+          if (item?.type === "as_pattern") {
+            const target = item.childForFieldName("alias")?.namedChildren[0];
+            if (target?.type === "identifier") bindings.set(target.text, evaluator.ev(item.namedChildren[0]));
+          }
+          break;
+        }
+        case "while_statement":
+        case "for_statement": {
+          const node = cursor.currentNode;
+          loops.push({ depth, forever: isForever(node) });
+          if (type === "for_statement") bindLoopTarget(node, evaluator, bindings);
+          break;
+        }
+        case "call":
+          ctx.loop = loops.length === 0 ? undefined : loops.some((l) => l.forever) ? "forever" : "loop";
+          checkCall(ctx, cursor.currentNode);
+          break;
+        case "attribute": {
+          const node = cursor.currentNode;
+          if (node.childForFieldName("attribute")?.text === "CERT_NONE" && evaluator.ev(node).q === "ssl.CERT_NONE") {
+            ctx.add(node, "network", "high", "tls-cert-none", "ssl.CERT_NONE turns TLS certificate verification off", "Use ssl.CERT_REQUIRED with a CA bundle.");
+          }
+          break;
+        }
+        default:
+      }
+      if (cursor.gotoFirstChild()) {
+        depth++;
+        continue;
+      }
+      while (!cursor.gotoNextSibling()) {
+        if (!cursor.gotoParent()) {
+          correlate(ctx);
+          return ctx.findings;
+        }
+        depth--;
+      }
+    }
+  } finally {
+    cursor.delete();
+  }
+}
 
 export const pythonRules: LanguageRules = {
   grammar: "python",
-  metricNodes: { function: [], call: [], import: [], branch: [] },
-  findings: () => [],
+  metricNodes: {
+    function: ["function_definition", "lambda"],
+    call: ["call"],
+    import: ["import_statement", "import_from_statement", "future_import_statement"],
+    branch: ["if_statement", "elif_clause", "for_statement", "while_statement", "except_clause", "boolean_operator", "conditional_expression", "case_clause", "for_in_clause", "if_clause"],
+  },
+  findings: (root) => findings(root),
 };
