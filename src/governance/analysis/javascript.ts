@@ -10,7 +10,7 @@ import type { Binding } from "./javascript-values.js";
 import type { LanguageRules, MetricNodeTypes } from "./rules.js";
 
 const METRIC_NODES: MetricNodeTypes = {
-  function: ["function_declaration", "function_expression", "function", "arrow_function", "method_definition", "generator_function_declaration", "generator_function"],
+  function: ["function_declaration", "function_expression", "arrow_function", "method_definition", "generator_function_declaration", "generator_function"],
   call: ["call_expression", "new_expression"],
   import: ["import_statement"],
   branch: ["if_statement", "for_statement", "for_in_statement", "while_statement", "do_statement", "switch_case", "catch_clause", "ternary_expression"],
@@ -95,7 +95,7 @@ function bind(program: Program, node: Node): void {
       if (property.type === "shorthand_property_identifier_pattern") key = local = property.text;
       else if (property.type === "pair_pattern") {
         const keyNode = property.childForFieldName("key");
-        key = keyNode?.type === "string" ? scope.fold(keyNode) : keyNode?.text;
+        key = keyNode?.type === "string" ? scope.fold(keyNode) : keyNode?.type === "computed_property_name" ? scope.fold(keyNode.namedChild(0)) : keyNode?.text;
         const valueNode = property.childForFieldName("value");
         local = valueNode?.type === "identifier" ? valueNode.text : valueNode?.type === "assignment_pattern" ? valueNode.childForFieldName("left")?.text : undefined;
       } else if (property.type === "object_assignment_pattern") key = local = property.childForFieldName("left")?.text;
