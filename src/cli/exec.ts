@@ -9,7 +9,8 @@ import { describeLanguages, languageForFile, RUNNER_KINDS, type RunnerKind } fro
 import { createLogger } from "../util/logger.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
-import { toWireResult } from "../server/index.js";
+import { Governance } from "../governance/index.js";
+import { securityLine, toWireResult } from "../server/index.js";
 import { prepareImagesDir, saveImages } from "./exec-images.js";
 
 export interface ExecArgs {
@@ -108,7 +109,15 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
   const log = createLogger(config.logLevel);
   // Upstream servers are connected only when configured: plain runs pay nothing for code mode.
   const codeMode = Object.keys(config.mcpServers).length > 0 ? new CodeMode(config, { log }) : undefined;
-  const engine = Engine.create(config, { pool: Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, 0])) as Record<RunnerKind, number>, log, ...(codeMode ? { tools: codeMode } : {}) });
+  // Analysis and the code policy apply here as on the server: a blocked snippet does not run. Nobody
+  // can approve at a terminal, so what needs approval is refused too (APPROVAL_DENIED); events go nowhere.
+  const governance = config.security.enabled ? new Governance({ config }) : undefined;
+  const engine = Engine.create(config, {
+    pool: Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, 0])) as Record<RunnerKind, number>,
+    log,
+    ...(codeMode ? { tools: codeMode } : {}),
+    ...(governance ? { governance } : {}),
+  });
   const closeAll = (): Promise<unknown> => Promise.all([engine.close(), codeMode?.close()]);
   const stop = (): void => void closeAll().finally(() => process.exit(130));
   process.once("SIGINT", stop);
@@ -129,9 +138,14 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
       ...(args.json ? {} : { onOutput: (stream, text) => void (stream === "stdout" ? process.stdout : process.stderr).write(text) }),
     });
     reportImages(result, args.images);
+    const wire = toWireResult(result);
+    if (!args.json) {
+      const security = securityLine(wire.security);
+      if (security) process.stderr.write(`sandgate: ${security.slice(1, -1)}\n`);
+    }
     if (args.json) {
       // The same snake_case object the REST API and the MCP tools return.
-      process.stdout.write(`${JSON.stringify(toWireResult(result), null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(wire, null, 2)}\n`);
     } else {
       if (result.value !== undefined) process.stdout.write(`${typeof result.value === "string" ? result.value : JSON.stringify(result.value)}\n`);
       // A shell's non-zero status is already told by the exit code; anything else gets its traceback.

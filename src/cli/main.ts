@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { loadConfig, locateConfigFile, type SandgateConfig } from "../config/index.js";
 import { isSandgateError, SandgateError } from "../errors/index.js";
 import { describeLanguages } from "../languages/index.js";
+import { runAnalyze } from "./analyze.js";
 import { runConfig } from "./config.js";
 import { runDoctor } from "./doctor.js";
 import { runExec } from "./exec.js";
@@ -22,6 +23,7 @@ Usage:
   sandgate exec --language LANG [options] CODE     run CODE in a fresh sandbox
   sandgate exec -f FILE [options]                  run a file (language from its extension)
   echo CODE | sandgate exec --language LANG        run code from standard input
+  sandgate analyze --language LANG [--json] CODE  analyse code without running it (also -f FILE, stdin)
   sandgate doctor [--json]                         report which protections are active here
   sandgate tools [--server S] [--json]             connect the upstream MCP servers and list their tools
   sandgate tools --search WORDS [--detail D]       search the tools (detail: name, summary, full)
@@ -45,7 +47,8 @@ exec options:
       --images DIR      save the images the code returns (plots, sandgate.show) as files in DIR
 
 Exit status of exec: the program's own (0 on success), 124 timeout, 125 output flood,
-137 memory limit or killed.
+137 memory limit or killed; 2 when the security policy blocks the code (POLICY_BLOCKED).
+Exit status of analyze: 0 when the policy allows or warns, 3 when it would block or ask for approval.
 `;
 
 function packageVersion(): string {
@@ -118,6 +121,14 @@ async function main(argv: string[]): Promise<number> {
         },
       });
       return runExec({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config());
+    }
+    case "analyze": {
+      const { values, positionals } = parseArgs({
+        args,
+        allowPositionals: true,
+        options: { language: { type: "string", short: "l" }, file: { type: "string", short: "f" }, json: { type: "boolean" } },
+      });
+      return runAnalyze({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config());
     }
     case "doctor": {
       const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });

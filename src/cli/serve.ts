@@ -35,7 +35,8 @@ async function context(config: SandgateConfig, version: string): Promise<ServerC
   await codeMode.start();
   // The tokenizer's tables take a few hundred ms to load: pay that now, not in the first call.
   warmTokenizer();
-  await governance.analyzer.ready();
+  // Analysis, policy and audit switched off (security.enabled): analyze_code still loads the grammars on first use.
+  if (config.security.enabled) await governance.analyzer.ready();
   for (const server of codeMode.status()) {
     if (server.state === "failed") log.warn({ server: server.name, error: server.error }, "upstream MCP server unavailable");
     else log.info({ server: server.name, state: server.state, tools: server.toolCount }, "upstream MCP server");
