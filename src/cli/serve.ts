@@ -23,8 +23,8 @@ function waitForSignal(): Promise<NodeJS.Signals> {
 /** The engine and the upstream servers, started together; upstream failures are logged, not fatal. */
 async function context(config: SandgateConfig, version: string): Promise<ServerContext> {
   const log = createLogger(config.logLevel);
-  const codeMode = new CodeMode(config, { log, version });
   const governance = new Governance({ config });
+  const codeMode = new CodeMode(config, { log, version, governance });
   let engine: Engine;
   try {
     engine = Engine.create(config, { log, tools: codeMode, governance });

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
 import { maskText, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
 import type { ExecutionContext, UpstreamCallScope } from "../execution/index.js";
+import type { Governance } from "../governance/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { createUpstreamCallScope } from "./upstream-calls.js";
@@ -16,6 +17,8 @@ export interface CodeModeOptions {
   /** Host directory of the generated tree; default SANDBOX_DIR/tools. */
   toolsDir?: string;
   version?: string;
+  /** Approvals for the tool policy's "approve" and the record of every tool call; without it calls go unrecorded and "approve" denies. */
+  governance?: Governance;
 }
 
 export class CodeMode {
@@ -26,6 +29,7 @@ export class CodeMode {
   private readonly secrets: string[];
   private readonly jsonSecrets: string[];
   private readonly log: Logger;
+  private readonly governance: Governance | undefined;
   private readonly catalogListeners = new Set<() => void>();
   /** Output schemas inferred from real responses, kept across restarts unless codeMode.persistInferredSchemas is off. */
   private readonly inferredPath: string | undefined;
@@ -42,6 +46,9 @@ export class CodeMode {
     // The sandbox user reads the tree; nobody but sandgate writes it.
     chmodSync(this.toolsDir, 0o755);
     this.log = options.log ?? silentLogger;
+    this.governance = options.governance;
+    const unknown = Object.keys(config.toolPolicy.rules).filter((key) => !((key.split(".")[0] ?? key) in config.mcpServers));
+    if (unknown.length > 0) this.log.warn({ rules: unknown }, "toolPolicy.rules name upstream servers that are not configured");
     this.inferredPath = config.codeMode.persistInferredSchemas ? join(config.sandboxDir, "inferred-output-schemas.json") : undefined;
     this.catalog = new Catalog({ dir: this.toolsDir, inferred: this.loadInferred() });
     const { codeMode } = config;
@@ -100,7 +107,7 @@ export class CodeMode {
   }
 
   /** Upstream calls of one execution, bound to the session (or stateless call) that runs it. */
-  beginExecution(_context: ExecutionContext): UpstreamCallScope {
+  beginExecution(context: ExecutionContext): UpstreamCallScope {
     const { codeMode } = this.config;
     return createUpstreamCallScope({
       catalog: this.catalog,
@@ -109,6 +116,9 @@ export class CodeMode {
       redact: (text) => this.redact(text),
       redactValue: (value) => this.redactValue(value),
       onInferred: () => this.saveInferred(),
+      policy: this.config.toolPolicy,
+      context,
+      governance: this.governance,
     });
   }
 

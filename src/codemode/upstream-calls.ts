@@ -1,10 +1,13 @@
-// Upstream calls made by sandboxed code during one execution: resolved against the catalog, sent
-// upstream with the host's credentials, counted, timed, and turned into values or errors.
+// Upstream calls made by sandboxed code during one execution: resolved against the catalog, checked
+// against the tool policy, sent upstream with the host's credentials, counted, timed, recorded.
 
+import { createHash } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Catalog } from "../catalog/index.js";
+import type { ToolPolicyConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
-import { estimateJsonTokens, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
+import { estimateJsonTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
+import { toolPolicyFor, type Governance, type ToolCallEvent } from "../governance/index.js";
 import type { UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
 
@@ -18,7 +21,30 @@ export interface UpstreamCallScopeOptions {
   redactValue: (value: unknown) => unknown;
   /** Called when a result taught the catalog a tool's output schema. */
   onInferred?: () => void;
+  /** Which tools the code may call: allow, deny or approve per server and tool. */
+  policy: ToolPolicyConfig;
+  /** Who runs the execution: the identity, session and approver of its tool calls. */
+  context: ExecutionContext;
+  /** Approvals and the event record; without it, calls are not recorded and "approve" denies. */
+  governance?: Governance | undefined;
 }
+
+/** Sizes and hashes of what crossed the boundary; the audit never keeps the values. */
+function digest(value: unknown): { bytes: number; hash: string } {
+  const text = JSON.stringify(value) ?? "null";
+  return { bytes: Buffer.byteLength(text), hash: createHash("sha256").update(text).digest("hex") };
+}
+
+const OUTCOME_OF: Record<string, ToolCallEvent["outcome"]> = {
+  ToolTimeout: "timeout",
+  ToolUnavailable: "unavailable",
+  ToolNotFound: "not_found",
+  ToolLimit: "limit",
+  ToolDenied: "denied",
+};
+
+/** How many characters of a call's arguments the person asked to approve it sees. */
+const ARGS_PREVIEW_CHARS = 1000;
 
 const ERROR_KIND: Record<string, string> = {
   UPSTREAM_TIMEOUT: "ToolTimeout",
@@ -58,10 +84,21 @@ function errorText(result: CallToolResult): string {
 }
 
 export function createUpstreamCallScope(options: UpstreamCallScopeOptions): UpstreamCallScope {
-  const { catalog, upstream, maxCalls, redact } = options;
+  const { catalog, upstream, maxCalls, redact, context, governance } = options;
   const calls: UpstreamCallRecord[] = [];
   let tokensInSandbox = 0;
   let attempted = 0;
+
+  /** One tool_call event per call, whatever became of it; a refused record fails the call (the audit pushes back). */
+  const record = async (event: Omit<ToolCallEvent, "kind" | "time" | "client" | "sessionId" | "executionId">, reply: UpstreamCallReply): Promise<UpstreamCallReply> => {
+    if (governance === undefined) return reply;
+    try {
+      await governance.events.record({ kind: "tool_call", client: context.owner, sessionId: context.sessionId, executionId: context.executionId, ...event });
+      return reply;
+    } catch (error) {
+      return { ok: false, error: { type: "ToolError", message: `the call could not be recorded in the audit trail, so its result is withheld: ${redact((error as Error).message)}` } };
+    }
+  };
 
   const fail = (tool: string, started: number, type: string, raw: string): UpstreamCallReply => {
     const message = redact(raw);
@@ -69,27 +106,74 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
     return { ok: false, error: { type, message } };
   };
 
+  /** Asks a person whether the call may go ahead; undefined when approved, else why not. */
+  const approve = async (id: string, rule: string, args: Record<string, unknown>, argsBytes: number, signal: AbortSignal): Promise<string | undefined> => {
+    if (governance === undefined) return `tool \`${id}\` needs approval (tool policy rule ${rule}) and nobody can approve here`;
+    const shown = JSON.stringify(args);
+    const preview = shown.length > ARGS_PREVIEW_CHARS ? `${shown.slice(0, ARGS_PREVIEW_CHARS)}…` : shown;
+    const decision = await governance.approvals.request(
+      {
+        kind: "tool_call",
+        client: context.owner,
+        sessionId: context.sessionId,
+        executionId: context.executionId,
+        summary: `call upstream tool ${id} with ${argsBytes} bytes of arguments (tool policy rule ${rule}: approve)`,
+        details: { tool: id, rule, argsBytes, arguments: preview },
+      },
+      { approver: context.approver, signal, onWaiting: context.onWaiting },
+    );
+    if (decision.approved) return undefined;
+    const why = decision.by === "timeout" || decision.by === "cancelled" || decision.by === "queue-full" ? (decision.reason ?? decision.by) : `denied by ${decision.by}${decision.reason ? `: ${decision.reason}` : ""}`;
+    return `tool \`${id}\` was not approved (${why})`;
+  };
+
   return {
     async onUpstreamCall(call, signal) {
       const started = performance.now();
+      const args = (call.args ?? {}) as Record<string, unknown>;
+      const sent = digest(args);
+      const base = { argsBytes: sent.bytes, argsHash: sent.hash };
+      const failed = (tool: string, server: string | undefined, action: ToolCallEvent["action"], type: string, raw: string): Promise<UpstreamCallReply> => {
+        const reply = fail(tool, started, type, raw);
+        const error = reply.ok ? undefined : reply.error.message;
+        return record(
+          { tool, ...(server ? { server } : {}), action, outcome: OUTCOME_OF[type] ?? "error", ...base, durationMs: elapsed(started), ...(error ? { error } : {}) },
+          reply,
+        );
+      };
       if (++attempted > maxCalls) {
-        return fail(call.tool, started, "ToolLimit", `this execution reached its limit of ${maxCalls} tool calls; do more work per call or split the job`);
+        return failed(call.tool, undefined, "allow", "ToolLimit", `this execution reached its limit of ${maxCalls} tool calls; do more work per call or split the job`);
       }
       const entry = catalog.resolve(call.tool);
-      if (!entry) return fail(call.tool, started, "ToolNotFound", notFoundMessage(catalog, call.tool));
-      const args = (call.args ?? {}) as Record<string, unknown>;
+      if (!entry) return failed(call.tool, undefined, "allow", "ToolNotFound", notFoundMessage(catalog, call.tool));
+      const policy = toolPolicyFor(options.policy, entry.server, entry.name);
+      if (policy.action === "deny") {
+        const reason = `tool \`${entry.id}\` is denied by the tool policy (${policy.rule === "default" ? "toolPolicy.default" : `toolPolicy.rules["${policy.rule}"]`}: deny); ask the admin if the task needs it`;
+        await governance?.events
+          .record({ kind: "policy_block", client: context.owner, sessionId: context.sessionId, executionId: context.executionId, subject: "tool_call", tool: entry.id, findings: [], reason })
+          .catch(() => undefined);
+        return failed(entry.id, entry.server, "deny", "ToolDenied", reason);
+      }
+      if (policy.action === "approve") {
+        const refusal = await approve(entry.id, policy.rule, args, sent.bytes, signal);
+        if (refusal !== undefined) return failed(entry.id, entry.server, "approve", "ToolDenied", refusal);
+      }
       try {
         // The upstream layer applies the server's timeoutS, else codeMode.toolCallTimeoutS.
         const result = await upstream.callTool(entry.server, entry.name, args, { signal });
-        if (result.isError) return fail(entry.id, started, "ToolError", errorText(result));
+        if (result.isError) return failed(entry.id, entry.server, policy.action, "ToolError", errorText(result));
         const value = options.redactValue(toolResultValue(result));
         learnOutputSchema(catalog, entry.id, value, options.onInferred);
         tokensInSandbox += estimateJsonTokens(value);
         calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started) });
-        return { ok: true, value };
+        const received = digest(value);
+        return record(
+          { tool: entry.id, server: entry.server, action: policy.action, outcome: "ok", ...base, resultBytes: received.bytes, resultHash: received.hash, durationMs: elapsed(started) },
+          { ok: true, value },
+        );
       } catch (error) {
-        if (isSandgateError(error)) return fail(entry.id, started, ERROR_KIND[error.code] ?? "ToolError", error.message);
-        return fail(entry.id, started, "ToolError", (error as Error).message);
+        if (isSandgateError(error)) return failed(entry.id, entry.server, policy.action, ERROR_KIND[error.code] ?? "ToolError", error.message);
+        return failed(entry.id, entry.server, policy.action, "ToolError", (error as Error).message);
       }
     },
     finish() {

@@ -8,6 +8,7 @@ import { INTERPRETER_SPECS, INTERPRETERS, LANGUAGES, RUNNER_KINDS, type Interpre
 import { apiKeysCodec, keyScopesCodec, poolCodec } from "./env-codecs.js";
 import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPackagesSchema } from "./package-specs.js";
 import { setting } from "./setting.js";
+import { TOOL_ACTIONS, TOOL_RULE_KEY, toolRulesCodec } from "./tool-policy.js";
 import { ACTIONS, CATEGORIES, SECURITY_LEVELS, SEVERITIES, type Severity } from "../governance/types.js";
 
 export { LANGUAGES, type Language } from "../languages/names.js";
@@ -404,6 +405,46 @@ export const securitySchema = z
   .describe("Security analysis and the code policy");
 export type SecurityConfig = z.infer<typeof securitySchema>;
 
+export const approvalsSchema = z
+  .object({
+    timeoutS: setting(z.number().positive().max(24 * 3600), {
+      default: 300,
+      env: "SANDGATE_APPROVAL_TIMEOUT",
+      doc: "How long a run or tool call that needs approval waits for a person (MCP elicitation, else POST /approvals/{id}) before it is denied, seconds",
+    }),
+    maxPending: setting(z.number().int().min(1), {
+      default: 100,
+      env: "SANDGATE_MAX_PENDING_APPROVALS",
+      doc: "Approval requests waiting at once on this server; beyond it a request is denied at once",
+    }),
+    maxPendingPerClient: setting(z.number().int().min(1), {
+      default: 10,
+      env: "SANDGATE_MAX_PENDING_APPROVALS_PER_CALLER",
+      doc: "Approval requests one caller may have waiting at once; beyond it its request is denied at once",
+    }),
+  })
+  .strict()
+  .describe("Approvals: how runs and tool calls that policy sends for approval wait for a person");
+export type ApprovalsConfig = z.infer<typeof approvalsSchema>;
+
+export const toolPolicySchema = z
+  .object({
+    default: setting(z.enum(TOOL_ACTIONS), {
+      default: "allow",
+      env: "SANDGATE_TOOL_POLICY_DEFAULT",
+      doc: "What a call from sandboxed code to an upstream tool that no rule names gets: allow, deny or approve",
+    }),
+    rules: setting(z.record(z.string().regex(TOOL_RULE_KEY, 'rule keys are "server" or "server.tool"'), z.enum(TOOL_ACTIONS)), {
+      default: {},
+      env: "SANDGATE_TOOL_POLICY",
+      codec: toolRulesCodec,
+      doc: 'Actions per upstream server ("server") or tool ("server.tool", the catalog id): allow, deny or approve; the most specific rule wins',
+    }),
+  })
+  .strict()
+  .describe("Upstream tool policy: which tools sandboxed code may call, may not call, or may call once a person approves");
+export type ToolPolicyConfig = z.infer<typeof toolPolicySchema>;
+
 /** What the pool's count for each runner means; a runner without a line here fails to compile. */
 const POOL_DOCS: Record<RunnerKind, string> = {
   python: "Warm Python sandboxes",
@@ -534,6 +575,8 @@ export const configSchema = z
       doc: "Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)",
     }),
     codeMode: codeModeSchema,
+    approvals: approvalsSchema,
+    toolPolicy: toolPolicySchema,
     security: securitySchema,
     metrics: metricsSchema,
     anomalies: anomaliesSchema,

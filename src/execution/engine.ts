@@ -306,6 +306,7 @@ export class Engine {
       owner,
       sessionId: session?.id ?? null,
       ...(request.approver ? { approver: request.approver } : {}),
+      ...(request.onWaiting ? { onWaiting: request.onWaiting } : {}),
     });
     const { kind, code, filename, mode } = prepared.prepared;
     const runRequest = {

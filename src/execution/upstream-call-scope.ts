@@ -13,6 +13,8 @@ export interface ExecutionContext {
   sessionId: string | null;
   /** Asks the calling client itself when a tool call needs approval (MCP elicitation). */
   approver?: Approver;
+  /** Receives "waiting for approval ..." while a tool call waits for a person (MCP progress). */
+  onWaiting?: (message: string) => void;
 }
 
 /** One upstream call as the execution result reports it (`tool_calls` on the wire). */

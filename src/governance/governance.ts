@@ -3,20 +3,16 @@
 
 import type { SandgateConfig } from "../config/index.js";
 import { Analyzer } from "./analysis/analyzer.js";
+import { ApprovalQueue } from "./approvals.js";
 import { GovernanceEvents } from "./events.js";
 import type { ApprovalBroker } from "./types.js";
 
 export interface GovernanceOptions {
   config: SandgateConfig;
-  /** Who decides approvals; without one, anything that needs approval is denied. */
+  /** Who decides approvals; default an ApprovalQueue (the client's elicitation, else GET/POST /approvals). */
   approvals?: ApprovalBroker;
   events?: GovernanceEvents;
 }
-
-/** The broker of a governance built without one: nobody can approve, so nothing waits. */
-const NOBODY: ApprovalBroker = {
-  request: () => Promise.resolve({ approved: false, by: "none", reason: "no approver is configured" }),
-};
 
 export class Governance {
   readonly config: SandgateConfig;
@@ -29,7 +25,7 @@ export class Governance {
 
   constructor(options: GovernanceOptions) {
     this.config = options.config;
-    this.approvals = options.approvals ?? NOBODY;
     this.events = options.events ?? new GovernanceEvents();
+    this.approvals = options.approvals ?? new ApprovalQueue({ config: options.config, events: this.events });
   }
 }

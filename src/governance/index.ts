@@ -1,7 +1,11 @@
 // Public surface of governance: static analysis, risk scores, policy and approvals, and the
 // events the audit, metrics and anomaly rules consume.
 export { Analyzer, LANGUAGE_RULES } from "./analysis/analyzer.js";
+export { ApprovalQueue } from "./approvals.js";
+export type { ApprovalQueueOptions, PendingApproval } from "./approvals.js";
 export { Governance } from "./governance.js";
+export { describeToolPolicy, toolPolicyFor } from "./tool-policy.js";
+export type { ToolPolicyDecision } from "./tool-policy.js";
 export type { GovernanceOptions } from "./governance.js";
 export { GovernanceEvents, findingRefs } from "./events.js";
 export type {
@@ -33,11 +37,11 @@ export type {
   CodeMetrics,
   Finding,
   RiskLevel,
+  SecurityLevel,
   SecuritySummary,
   Severity,
 } from "./types.js";
 export { AnomalyDetector } from "./anomalies.js";
-  SecurityLevel,
 export type { AnomalyDetectorOptions } from "./anomalies.js";
 export { ANOMALY_RULES } from "./anomaly-rules.js";
 export type { AnomalyRule } from "./anomaly-rules.js";

@@ -20,6 +20,7 @@ import type { Scope } from "../config/index.js";
 import { missingScope, recordAuthFailure } from "./auth-events.js";
 import type { ClientLimiter } from "./client-limiter.js";
 import type { ServerContext } from "./context.js";
+import { elicitationApprover } from "./elicitation-approver.js";
 import { OutputForwarder } from "./output-forwarder.js";
 import { POLICY_URI, securityPolicy } from "./policy.js";
 import { wireErrorData } from "./retry-after.js";
@@ -149,7 +150,14 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
     const signal = httpSignal ? AbortSignal.any([extra.signal, httpSignal]) : extra.signal;
     const tool = request.params.name;
     try {
-      const result = await callTool(tools, tool, request.params.arguments, { signal, onOutput: forwarder.push, owner: options.owner });
+      const approver = elicitationApprover(server, extra, options.owner);
+      const onWaiting = (message: string): void => {
+        if (enabled("notice")) void extra.sendNotification({ method: "notifications/message", params: { level: "notice", logger: "approval", data: message } }).catch(() => undefined);
+        if (progressToken === undefined) return;
+        progress += 1;
+        void extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, message } }).catch(() => undefined);
+      };
+      const result = await callTool(tools, tool, request.params.arguments, { signal, onOutput: forwarder.push, owner: options.owner, onWaiting, ...(approver ? { approver } : {}) });
       forwarder.flush();
       const status = (result.structuredContent as { status?: unknown } | undefined)?.status;
       ctx.log.info({ tool, client: options.owner, ms: Math.round(performance.now() - started), isError: result.isError === true, ...(status ? { status } : {}) }, "tool call");

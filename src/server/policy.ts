@@ -4,6 +4,7 @@
 import { allApiKeys, defaultTimeoutS, LANGUAGES } from "../config/index.js";
 import { SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
 import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames } from "../execution/index.js";
+import { describeToolPolicy } from "../governance/index.js";
 import type { ServerContext } from "./context.js";
 
 import { describeCodePolicy } from "../governance/index.js";
@@ -89,6 +90,13 @@ function codePolicy(ctx: ServerContext): Record<string, unknown> {
       environment: "cleared; only PATH, HOME, LANG and interpreter settings are set, and the variables callers give (env)",
     },
     volumes: config.volumes.map((v) => ({ name: v.name, path: `/mnt/${v.name}`, read_only: v.readOnly })),
+    tool_policy: describeToolPolicy(config.toolPolicy, Object.keys(config.mcpServers)),
+    approvals: {
+      timeout_s: config.approvals.timeoutS,
+      max_pending: config.approvals.maxPending,
+      max_pending_per_client: config.approvals.maxPendingPerClient,
+      how: "the calling MCP client is asked through elicitation when it supports it; an admin can always decide at GET /approvals and POST /approvals/{id}; no decision in time denies. Sandboxed code has no network and cannot answer either",
+    },
     code_policy: codePolicy(ctx),
     http: {
       api_key_required: allApiKeys(config.server).length > 0,

@@ -4,6 +4,7 @@
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Scope } from "../config/index.js";
+import type { Approver } from "../governance/index.js";
 import type { OutputStream } from "../sandbox/index.js";
 
 /** What a running tool call may use besides its arguments. */
@@ -17,6 +18,10 @@ export interface ToolCallContext {
    * ever looked up among its own. Library callers that leave it out act as "local".
    */
   owner?: string;
+  /** Asks the calling client when the run or a tool call needs approval (MCP elicitation); absent: the approvals queue. */
+  approver?: Approver;
+  /** Receives "waiting for approval ..." while the call waits for a person (MCP progress). */
+  onWaiting?: (message: string) => void;
 }
 
 export interface ToolReply {

@@ -86,7 +86,7 @@ async function runExecution(
   ctx: ServerContext,
   sessionId: string | undefined,
   call: ToolCallContext,
-  run: (common: Pick<ExecuteRequest, "sessionId" | "signal" | "onOutput" | "owner">) => Promise<ExecutionResult>,
+  run: (common: Pick<ExecuteRequest, "sessionId" | "signal" | "onOutput" | "owner" | "approver" | "onWaiting">) => Promise<ExecutionResult>,
 ): Promise<{ structured: WireExecutionResult; text: string; isError: boolean; images?: ToolReply["images"] }> {
   const owner = ownerOf(call);
   const session = sessionFor(ctx, sessionId, owner);
@@ -95,6 +95,8 @@ async function runExecution(
     ...(session.sessionId ? { sessionId: session.sessionId } : {}),
     ...(call.signal ? { signal: call.signal } : {}),
     ...(call.onOutput ? { onOutput: call.onOutput } : {}),
+    ...(call.approver ? { approver: call.approver } : {}),
+    ...(call.onWaiting ? { onWaiting: call.onWaiting } : {}),
   });
   if (session.note) result.stateReset = true;
   const wire = toWireResult(result);

@@ -33,6 +33,7 @@ import {
 } from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { jobRoutes } from "./job-routes.js";
+import { approvalRoutes } from "./approval-routes.js";
 import { metricsRoutes } from "./metrics-route.js";
 import { downloadFile, isRawUpload, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
 import { jsonRpcErrorResponse } from "./errors.js";
@@ -214,8 +215,6 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     }),
     defineRoute({
       method: "post",
-    defineRoute({
-      method: "post",
       path: "/security/analyze",
       scope: "execute",
       tag: "status",
@@ -225,6 +224,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: analyzeCodeOutput,
       handle: ({ body, owner }) => run(analyzeCodeOutput, "analyze_code", body, owner),
     }),
+    defineRoute({
+      method: "post",
       path: "/execute",
       scope: "execute",
       tag: "execution",
@@ -255,6 +256,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       },
     }),
     ...jobRoutes(ctx),
+    ...approvalRoutes(ctx),
     ...metricsRoutes(ctx),
     defineRoute({
       method: "get",

@@ -1,0 +1,177 @@
+// The approvals broker: asks the calling client first (MCP elicitation), else keeps the request in
+// a bounded in-memory queue until a person decides over REST or the time runs out.
+
+import { randomUUID } from "node:crypto";
+import type { SandgateConfig } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import type { ApprovalEvent, GovernanceEvents } from "./events.js";
+import type { ApprovalBroker, ApprovalDecision, ApprovalRequest, Approver } from "./types.js";
+
+export interface ApprovalQueueOptions {
+  config: Pick<SandgateConfig, "approvals">;
+  events: GovernanceEvents;
+  /** How often a waiting request says so again through onWaiting; default 10 s. */
+  reminderMs?: number;
+}
+
+/** A request waiting for a decision, as GET /approvals shows it. */
+export interface PendingApproval extends ApprovalRequest {
+  /** "client" while the calling client is being asked (it may still answer), "queue" once only REST can. */
+  waitingOn: "client" | "queue";
+}
+
+interface Waiting {
+  request: ApprovalRequest;
+  waitingOn: "client" | "queue";
+  settle(decision: ApprovalDecision): void;
+}
+
+type RequestOptions = Parameters<ApprovalBroker["request"]>[1];
+/** What every approval event of one request shares. */
+type EventBase = Pick<ApprovalEvent, "client" | "sessionId" | "executionId" | "approvalId" | "subject" | "summary">;
+
+export class ApprovalQueue implements ApprovalBroker {
+  private readonly config: ApprovalQueueOptions["config"];
+  private readonly events: GovernanceEvents;
+  private readonly reminderMs: number;
+  /** Every request in flight, asked of its client or queued; the caps count them all. */
+  private readonly waiting = new Map<string, Waiting>();
+
+  constructor(options: ApprovalQueueOptions) {
+    this.config = options.config;
+    this.events = options.events;
+    this.reminderMs = options.reminderMs ?? 10_000;
+  }
+
+  /** Requests waiting for a decision, oldest first; `client` keeps one caller's. */
+  list(filter: { client?: string } = {}): PendingApproval[] {
+    return [...this.waiting.values()]
+      .filter((w) => filter.client === undefined || w.request.client === filter.client)
+      .map((w) => ({ ...structuredClone(w.request), waitingOn: w.waitingOn }));
+  }
+
+  /** Decides a waiting request; the first decision wins, so one already decided or gone is not found. */
+  decide(id: string, decision: ApprovalDecision): PendingApproval {
+    const entry = this.waiting.get(id);
+    if (entry === undefined) {
+      throw new SandgateError("APPROVAL_NOT_FOUND", `no approval request ${JSON.stringify(id)} is waiting: it is unknown, already decided, timed out or was cancelled (GET /approvals lists those waiting)`, {
+        data: { approvalId: id },
+      });
+    }
+    const shown = { ...structuredClone(entry.request), waitingOn: entry.waitingOn };
+    entry.settle(decision);
+    return shown;
+  }
+
+  async request(input: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, options: RequestOptions): Promise<ApprovalDecision> {
+    const { timeoutS, maxPending, maxPendingPerClient } = this.config.approvals;
+    const createdAt = Date.now();
+    const request: ApprovalRequest = { ...input, id: randomUUID(), createdAt, expiresAt: createdAt + timeoutS * 1000 };
+    const base: EventBase = { client: request.client, sessionId: request.sessionId, executionId: request.executionId, approvalId: request.id, subject: request.kind, summary: request.summary };
+
+    const full = this.fullReason(request.client, maxPending, maxPendingPerClient);
+    if (full !== undefined) {
+      const decision: ApprovalDecision = { approved: false, by: "queue-full", reason: full };
+      await this.events.record({ kind: "approval", ...base, decision: "requested" });
+      await this.events.record({ kind: "approval", ...base, decision: "denied", by: decision.by, waitedMs: 0 });
+      return decision;
+    }
+    if (options.signal?.aborted) return this.cancelledAtOnce(base);
+
+    // The slot is taken before anything is awaited, so that requests arriving together cannot pass the caps.
+    const open = this.open(request, options, timeoutS);
+    try {
+      await this.events.record({ kind: "approval", ...base, decision: "requested" });
+    } catch (error) {
+      open.close();
+      throw error;
+    }
+    open.ask();
+    const decision = await open.decided;
+    const waitedMs = Date.now() - createdAt;
+    const outcome = decision.approved ? "approved" : decision.by === "timeout" ? "timeout" : decision.by === "cancelled" ? "cancelled" : "denied";
+    await this.events.record({ kind: "approval", ...base, decision: outcome, by: decision.by, waitedMs });
+    return decision;
+  }
+
+  private async cancelledAtOnce(base: EventBase): Promise<ApprovalDecision> {
+    await this.events.record({ kind: "approval", ...base, decision: "requested" });
+    await this.events.record({ kind: "approval", ...base, decision: "cancelled", by: "cancelled", waitedMs: 0 });
+    return { approved: false, by: "cancelled", reason: "the call was cancelled before it could be approved" };
+  }
+
+  /** Why the queue takes no more from `client`, or undefined when it has room. */
+  private fullReason(client: string, maxPending: number, maxPerClient: number): string | undefined {
+    if (this.waiting.size >= maxPending) {
+      return `denied at once: ${this.waiting.size} approval requests already wait on this server (approvals.maxPending); decide some with POST /approvals/{id}`;
+    }
+    let mine = 0;
+    for (const w of this.waiting.values()) if (w.request.client === client) mine += 1;
+    if (mine >= maxPerClient) return `denied at once: ${mine} approval requests of this caller already wait (approvals.maxPendingPerClient); wait for them to be decided`;
+    return undefined;
+  }
+
+  /**
+   * Queues the request (its time limit, reminders and the caller's signal start now); `ask` then puts
+   * it to the client's approver as well, and the first decision, the time limit or the signal ends it.
+   */
+  private open(request: ApprovalRequest, options: RequestOptions, timeoutS: number): { decided: Promise<ApprovalDecision>; ask: () => void; close: () => void } {
+    const { approver, signal, onWaiting } = options;
+    const asking = new AbortController();
+    let resolve: (decision: ApprovalDecision) => void = () => undefined;
+    const decided = new Promise<ApprovalDecision>((done) => (resolve = done));
+    const entry: Waiting = { request, waitingOn: approver ? "client" : "queue", settle: (decision) => finish(decision) };
+    const say = (): void => {
+      if (onWaiting === undefined) return;
+      const left = Math.max(0, Math.round((request.expiresAt - Date.now()) / 1000));
+      const how = `${entry.waitingOn === "client" ? "answer the client's prompt, or an admin can" : "an admin can"} POST /approvals/${request.id}`;
+      try {
+        onWaiting(`waiting for approval ${request.id}: ${request.summary} (${how}; denied in ${left} s without a decision)`);
+      } catch {
+        // A progress sink that fails must not decide the request.
+      }
+    };
+    const onAbort = (): void => finish({ approved: false, by: "cancelled", reason: "the call was cancelled while it waited for approval" });
+    const timer = setTimeout(() => finish({ approved: false, by: "timeout", reason: `nobody decided within ${timeoutS} s (approvals.timeoutS)` }), timeoutS * 1000);
+    const reminder = setInterval(say, this.reminderMs);
+    const finish = (decision: ApprovalDecision): void => {
+      if (this.waiting.get(request.id) !== entry) return;
+      this.waiting.delete(request.id);
+      clearTimeout(timer);
+      clearInterval(reminder);
+      signal?.removeEventListener("abort", onAbort);
+      asking.abort();
+      resolve(decision);
+    };
+    this.waiting.set(request.id, entry);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    return {
+      decided,
+      ask: () => {
+        say();
+        if (approver) this.ask(approver, request, asking.signal, entry, say);
+      },
+      close: () => finish({ approved: false, by: "cancelled", reason: "the request could not be recorded" }),
+    };
+  }
+
+  /** The client's answer decides; no answer (no elicitation, an error) leaves the request to the queue. */
+  private ask(approver: Approver, request: ApprovalRequest, signal: AbortSignal, entry: Waiting, say: () => void): void {
+    const toQueue = (): void => {
+      if (signal.aborted || !this.waiting.has(request.id)) return;
+      entry.waitingOn = "queue";
+      say();
+    };
+    let asked: Promise<ApprovalDecision | undefined>;
+    try {
+      asked = approver(request, signal);
+    } catch {
+      toQueue();
+      return;
+    }
+    asked.then(
+      (decision) => (decision === undefined ? toQueue() : entry.settle(decision)),
+      () => toQueue(),
+    );
+  }
+}

@@ -1,0 +1,32 @@
+// The upstream tool policy as a pure decision: which action the config gives a call to one tool,
+// and which rule gave it (the most specific: "server.tool", then "server", then the default).
+
+import type { ToolAction, ToolPolicyConfig } from "../config/index.js";
+
+export interface ToolPolicyDecision {
+  action: ToolAction;
+  /** The rule's key ("server.tool" or "server"), or "default". */
+  rule: string;
+}
+
+/** The action for a call to tool `name` of upstream server `server`. */
+export function toolPolicyFor(policy: ToolPolicyConfig, server: string, name: string): ToolPolicyDecision {
+  const exact = `${server}.${name}`;
+  const forTool = policy.rules[exact];
+  if (forTool !== undefined) return { action: forTool, rule: exact };
+  const forServer = policy.rules[server];
+  if (forServer !== undefined) return { action: forServer, rule: server };
+  return { action: policy.default, rule: "default" };
+}
+
+/** The policy as /security/policy and sandgate://security-policy show it. */
+export function describeToolPolicy(policy: ToolPolicyConfig, servers: readonly string[]): Record<string, unknown> {
+  const unknown = Object.keys(policy.rules).filter((key) => !servers.includes(key.split(".")[0] ?? key));
+  return {
+    default: policy.default,
+    rules: { ...policy.rules },
+    precedence: "server.tool, then server, then default",
+    checked: "on every call sandboxed code makes to an upstream tool; deny fails the call with ToolDenied, approve waits for a person (MCP elicitation, else POST /approvals/{id})",
+    ...(unknown.length > 0 ? { rules_for_unconfigured_servers: unknown } : {}),
+  };
+}
