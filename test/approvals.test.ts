@@ -97,7 +97,11 @@ describe("the REST approvals queue", () => {
     const client = await agentClient();
     try {
       events.length = 0;
-      const running = run(client, "python", `await call_mcp_tool("memory.create_entities", ${JSON.stringify(ENTITY)})\nprint("went on")`);
+      const progress: string[] = [];
+      const code = `await call_mcp_tool("memory.create_entities", ${JSON.stringify(ENTITY)})\nprint("went on")`;
+      const running = client.callTool({ name: "execute_code", arguments: { language: "python", code, timeout: 60 } }, undefined, {
+        onprogress: (p) => void (p.message !== undefined && progress.push(p.message)),
+      });
       let listed: { approvals: Array<{ id: string; kind: string; client: string; summary: string; waiting_on: string; details: Record<string, unknown> }> } = { approvals: [] };
       expect(
         await waitFor(() => {
@@ -113,7 +117,9 @@ describe("the REST approvals queue", () => {
       expect(decided.status).toBe(200);
       expect(decided.body).toMatchObject({ approved: true, by: "key:admin" });
       const r = await running;
-      expect(r.wire.stdout).toBe("went on\n");
+      expect((r.structuredContent as { stdout?: string }).stdout).toBe("went on\n");
+      // The wait was told as MCP progress, naming the request and where to decide it.
+      expect(progress.find((m) => m.startsWith("waiting for approval"))).toMatch(new RegExp(`^waiting for approval ${pending?.id}: call upstream tool memory\\.create_entities.*POST /approvals/`));
       expect(approvalEvents().at(-1)).toMatchObject({ decision: "approved", by: "key:admin" });
       // Decided once: a second decision finds nothing.
       expectError(await api(`/approvals/${pending?.id}`, { json: { approve: false }, headers: bearer(ADMIN) }), 404, "APPROVAL_NOT_FOUND");

@@ -9,7 +9,7 @@ import { describeLanguages, languageForFile, RUNNER_KINDS, type RunnerKind } fro
 import { createLogger } from "../util/logger.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
-import { Governance } from "../governance/index.js";
+import { Governance, refusingBroker } from "../governance/index.js";
 import { securityLine, toWireResult } from "../server/index.js";
 import { prepareImagesDir, saveImages } from "./exec-images.js";
 
@@ -108,10 +108,11 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
 
   const log = createLogger(config.logLevel);
   // Upstream servers are connected only when configured: plain runs pay nothing for code mode.
-  const codeMode = Object.keys(config.mcpServers).length > 0 ? new CodeMode(config, { log }) : undefined;
   // Analysis and the code policy apply here as on the server: a blocked snippet does not run. Nobody
-  // can approve at a terminal, so what needs approval is refused too (APPROVAL_DENIED); events go nowhere.
-  const governance = config.security.enabled ? new Governance({ config }) : undefined;
+  // can approve at a terminal, so what needs approval (code, or a tool call under toolPolicy) is refused
+  // at once (APPROVAL_DENIED, ToolDenied); events go nowhere.
+  const governance = config.security.enabled ? new Governance({ config, approvals: refusingBroker("nobody can approve at a terminal (sandgate exec); run it through sandgate serve") }) : undefined;
+  const codeMode = Object.keys(config.mcpServers).length > 0 ? new CodeMode(config, { log, ...(governance ? { governance } : {}) }) : undefined;
   const engine = Engine.create(config, {
     pool: Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, 0])) as Record<RunnerKind, number>,
     log,

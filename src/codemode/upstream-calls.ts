@@ -90,10 +90,12 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
   let attempted = 0;
 
   /** One tool_call event per call, whatever became of it; a refused record fails the call (the audit pushes back). */
+  // With governance switched off (security.enabled false) nothing is recorded; the tool policy still applies.
+  const recording = governance?.config.security.enabled === true ? governance : undefined;
   const record = async (event: Omit<ToolCallEvent, "kind" | "time" | "client" | "sessionId" | "executionId">, reply: UpstreamCallReply): Promise<UpstreamCallReply> => {
-    if (governance === undefined) return reply;
+    if (recording === undefined) return reply;
     try {
-      await governance.events.record({ kind: "tool_call", client: context.owner, sessionId: context.sessionId, executionId: context.executionId, ...event });
+      await recording.events.record({ kind: "tool_call", client: context.owner, sessionId: context.sessionId, executionId: context.executionId, ...event });
       return reply;
     } catch (error) {
       return { ok: false, error: { type: "ToolError", message: `the call could not be recorded in the audit trail, so its result is withheld: ${redact((error as Error).message)}` } };
@@ -123,7 +125,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       { approver: context.approver, signal, onWaiting: context.onWaiting },
     );
     if (decision.approved) return undefined;
-    const why = decision.by === "timeout" || decision.by === "cancelled" || decision.by === "queue-full" ? (decision.reason ?? decision.by) : `denied by ${decision.by}${decision.reason ? `: ${decision.reason}` : ""}`;
+    const why = decision.by === "timeout" || decision.by === "cancelled" || decision.by === "queue-full" || decision.by === "none" ? (decision.reason ?? decision.by) : `denied by ${decision.by}${decision.reason ? `: ${decision.reason}` : ""}`;
     return `tool \`${id}\` was not approved (${why})`;
   };
 
@@ -149,7 +151,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       const policy = toolPolicyFor(options.policy, entry.server, entry.name);
       if (policy.action === "deny") {
         const reason = `tool \`${entry.id}\` is denied by the tool policy (${policy.rule === "default" ? "toolPolicy.default" : `toolPolicy.rules["${policy.rule}"]`}: deny); ask the admin if the task needs it`;
-        await governance?.events
+        await recording?.events
           .record({ kind: "policy_block", client: context.owner, sessionId: context.sessionId, executionId: context.executionId, subject: "tool_call", tool: entry.id, findings: [], reason })
           .catch(() => undefined);
         return failed(entry.id, entry.server, "deny", "ToolDenied", reason);

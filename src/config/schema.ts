@@ -432,7 +432,7 @@ export const toolPolicySchema = z
     default: setting(z.enum(TOOL_ACTIONS), {
       default: "allow",
       env: "SANDGATE_TOOL_POLICY_DEFAULT",
-      doc: "What a call from sandboxed code to an upstream tool that no rule names gets: allow, deny or approve",
+      doc: "What a call from sandboxed code to an upstream tool that no rule names gets",
     }),
     rules: setting(z.record(z.string().regex(TOOL_RULE_KEY, 'rule keys are "server" or "server.tool"'), z.enum(TOOL_ACTIONS)), {
       default: {},

@@ -13,7 +13,7 @@ export const TOOL_RULE_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}(\.[^\s,=]{1,128})?
 
 export const toolRulesCodec: EnvCodec<Record<string, ToolAction>> = {
   kind: "custom",
-  format: "`server.tool=action,server=action` (allow, deny or approve)",
+  format: "`server.tool=action,server=action`",
   parse(raw, _current, variable) {
     const rules: Record<string, ToolAction> = {};
     for (const [index, part] of raw.split(",").entries()) {

@@ -175,3 +175,8 @@ export class ApprovalQueue implements ApprovalBroker {
     );
   }
 }
+
+/** A broker for where nobody can answer (a terminal run): everything that needs approval is denied at once. */
+export function refusingBroker(reason: string): ApprovalBroker {
+  return { request: () => Promise.resolve({ approved: false, by: "none", reason }) };
+}

@@ -1,7 +1,7 @@
 // Public surface of governance: static analysis, risk scores, policy and approvals, and the
 // events the audit, metrics and anomaly rules consume.
 export { Analyzer, LANGUAGE_RULES } from "./analysis/analyzer.js";
-export { ApprovalQueue } from "./approvals.js";
+export { ApprovalQueue, refusingBroker } from "./approvals.js";
 export type { ApprovalQueueOptions, PendingApproval } from "./approvals.js";
 export { Governance } from "./governance.js";
 export { describeToolPolicy, toolPolicyFor } from "./tool-policy.js";
