@@ -1,9 +1,237 @@
-// Scaffolding: the bash rules are being written (issue 12); this placeholder finds nothing.
+// The bash rules: one post-order walk over the parse tree that folds words, follows variables and
+// aliases, normalises every command, runs the rule files on it, and re-parses code found in strings.
 
+import { Parser, type Language, type Node } from "web-tree-sitter";
+import type { Finding } from "../types.js";
+import { readCommand, unwrapCommand } from "./bash-commands.js";
+import { INTERPRETER, SHELL, newFacts, reporter, type BashContext, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
+import { execRules } from "./bash-exec-rules.js";
+import { foldStages } from "./bash-fold.js";
+import { functionRules, loopRules, pipelineRules, programRules } from "./bash-flow.js";
+import { netRules } from "./bash-net-rules.js";
+import { systemRules } from "./bash-system-rules.js";
+import { WordReader, type SubstitutionValue, type Taint } from "./bash-words.js";
 import type { LanguageRules } from "./rules.js";
+
+/** Strings are re-parsed as bash at most this deep (eval "$(echo ... | base64 -d)" inside sh -c ...). */
+const MAX_DEPTH = 3;
+const MAX_SNIPPET = 100_000;
+
+let snippetParser: { parser: Parser; language: Language } | undefined;
+
+function parserFor(language: Language): Parser {
+  if (snippetParser?.language !== language) {
+    const parser = new Parser();
+    parser.setLanguage(language);
+    snippetParser = { parser, language };
+  }
+  return snippetParser.parser;
+}
+
+/** One level of the walk: a node, its children (named and not, to see `&`), and whether `&` follows it. */
+interface Frame {
+  node: Node;
+  kids: Node[];
+  next: number;
+  background: boolean;
+}
+
+class BashWalk {
+  private readonly report: Report;
+  private readonly reader: WordReader;
+  /** The ancestors of the node being visited, root first (tree-sitter's `parent` walks from the root: too slow). */
+  private frames: Frame[] = [];
+
+  constructor(
+    private readonly ctx: BashContext,
+    private readonly language: Language,
+  ) {
+    this.report = reporter(ctx);
+    this.reader = new WordReader({ vars: ctx.vars, substitution: (node) => this.substitution(node) });
+  }
+
+  walk(root: Node): void {
+    // Post-order: a command's substitutions and earlier assignments are seen before the command.
+    const stack = this.frames;
+    stack.push({ node: root, kids: root.children, next: 0, background: false });
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as Frame;
+      if (top.next < top.kids.length) {
+        const child = top.kids[top.next++] as Node;
+        if (!child.isNamed || LEAVES.has(child.type)) continue;
+        stack.push({ node: child, kids: child.childCount > 0 ? child.children : [], next: 0, background: top.kids[top.next]?.type === "&" });
+        continue;
+      }
+      stack.pop();
+      this.visit(top);
+    }
+  }
+
+  /** Parents of the node just popped, nearest first. */
+  private ancestors(): Node[] {
+    const out: Node[] = [];
+    for (let i = this.frames.length - 1; i >= 0; i--) out.push((this.frames[i] as Frame).node);
+    return out;
+  }
+
+  /** Whether the statement holding the popped node (through redirects and pipelines) ends with `&`. */
+  private inBackground(frame: Frame): boolean {
+    if (frame.background) return true;
+    for (let i = this.frames.length - 1; i >= 0; i--) {
+      const parent = this.frames[i] as Frame;
+      if (parent.node.type !== "redirected_statement" && parent.node.type !== "pipeline") return false;
+      if (parent.background) return true;
+    }
+    return false;
+  }
+
+  private snippet = (code: string, at: Node): void => {
+    if (this.ctx.depth >= MAX_DEPTH || code.length > MAX_SNIPPET || code.trim() === "") return;
+    const tree = parserFor(this.language).parse(code);
+    if (!tree) return;
+    try {
+      const inner: BashContext = {
+        ...this.ctx,
+        anchor: this.ctx.anchor ?? at,
+        depth: this.ctx.depth + 1,
+        commandFacts: new Map(),
+        commands: new Map(),
+        background: new Set(),
+        piped: new Set(),
+        pipelineOf: new Map(),
+      };
+      new BashWalk(inner, this.language).walk(tree.rootNode);
+    } finally {
+      tree.delete();
+    }
+  };
+
+  private substitution(node: Node): SubstitutionValue {
+    const taints = new Set<Taint>();
+    for (const command of node.descendantsOfType("command")) for (const taint of this.ctx.commandFacts.get(command.id)?.produces ?? []) taints.add(taint);
+    const statements = node.namedChildren;
+    if (node.type !== "command_substitution" || statements.length !== 1) return { value: undefined, taints, obfuscated: false };
+    const only = statements[0] as Node;
+    const stages = only.type === "pipeline" ? only.namedChildren : [only];
+    const folded = foldStages(stages.map((stage) => this.ctx.commands.get((stage.type === "command" ? stage : stage.childForFieldName("body"))?.id ?? -1)));
+    if (!folded) return { value: undefined, taints, obfuscated: false };
+    return { value: folded.value.replace(/\n+$/, ""), taints, obfuscated: folded.decoded };
+  }
+
+  private visit(frame: Frame): void {
+    const node = frame.node;
+    switch (node.type) {
+      case "variable_assignment":
+        return this.assignment(node);
+      case "command":
+        return this.command(frame);
+      case "pipeline":
+        return pipelineRules(node, this.ancestors().slice(0, 2), this.ctx, this.report, this.snippet);
+      case "function_definition":
+        return functionRules(node, this.ctx, this.report);
+      case "while_statement":
+      case "c_style_for_statement":
+        return loopRules(node, this.ctx, this.report);
+      default:
+        return;
+    }
+  }
+
+  private assignment(node: Node): void {
+    const parent = this.frames[this.frames.length - 1]?.node;
+    if (parent?.type === "command") return;
+    const name = node.childForFieldName("name")?.text;
+    const valueNode = node.childForFieldName("value");
+    if (!name) return;
+    const word = valueNode ? this.reader.read(valueNode) : undefined;
+    const value = word ? word.value : "";
+    this.ctx.vars.set(name, { value, taints: word?.taints ?? new Set(), rebuilt: word?.rebuilt ?? false });
+    if ((name === "HISTFILE" && value === "/dev/null") || (/^HIST(FILE)?SIZE$/.test(name) && value === "0")) {
+      this.report(node, "erase-traces", "obfuscation", "medium", `${name}=${value} stops recording the shell history, hiding what is done`, "Leave the history alone.");
+    }
+    if ((/^(NODE_TLS_REJECT_UNAUTHORIZED|PYTHONHTTPSVERIFY)$/.test(name) && value === "0") || (name === "GIT_SSL_NO_VERIFY" && value && !/^(0|false)$/i.test(value))) {
+      this.report(node, "tls-off", "network", "high", `${name}=${value} turns off TLS certificate verification`, "Keep verification on; install the server's CA certificate instead.");
+    }
+    if (name === "LD_PRELOAD" && value !== "" && parent?.type === "declaration_command") {
+      this.report(node, "ld-preload", "privilege", "high", `export LD_PRELOAD injects ${value ?? "a library"} into every program started later`, "Do not preload libraries into other programs.");
+    }
+  }
+
+  private command(frame: Frame): void {
+    const node = frame.node;
+    const ancestors = this.ancestors();
+    const background = this.inBackground(frame);
+    if (background) this.ctx.background.add(node.id);
+    let outer: Node | undefined;
+    for (const parent of ancestors) {
+      if (parent.type === "pipeline") outer = parent;
+      else if (parent.type !== "redirected_statement") break;
+    }
+    if (outer) {
+      this.ctx.piped.add(node.id);
+      this.ctx.pipelineOf.set(node.id, outer);
+    }
+    const raw = readCommand(node, ancestors, background, this.reader);
+    const commands = unwrapCommand(raw, this.ctx);
+    const facts: CommandFacts = { produces: new Set(), runsStdin: false, sends: false, network: false, shell: false };
+    const env: RuleEnv = { ctx: this.ctx, report: this.report, facts, snippet: this.snippet };
+    for (const command of commands) {
+      const name = command.name;
+      facts.shell ||= !!name && (SHELL.test(name) || INTERPRETER.test(name));
+      netRules(command, env);
+      execRules(command, env);
+      systemRules(command, env);
+      if (name === "alias") {
+        for (const arg of command.args) {
+          const match = /^([A-Za-z0-9_.-]+)=(.*)$/s.exec(arg.value ?? "");
+          if (match) this.ctx.aliases.set(match[1] as string, match[2] as string);
+        }
+      } else if (name === "set" && command.args.some((arg) => /^-[a-zA-Z]*u/.test(arg.value ?? "") || arg.value === "nounset")) {
+        this.ctx.facts.setU = true;
+      }
+      const self = [command.nameWord, ...command.args].some((word) => word && /^"?\$0"?$/.test(word.text));
+      if (self && background) {
+        const inLoop = ancestors.some((parent) => LOOPS.has(parent.type));
+        this.report(node, "self-respawn", "resource-abuse", inLoop ? "critical" : "high", `the script starts copies of itself ($0) in the background${inLoop ? " in a loop (a fork bomb)" : ""}`, "Do not re-run the script from itself.");
+      }
+    }
+    this.ctx.commandFacts.set(node.id, facts);
+    this.ctx.commands.set(node.id, commands);
+  }
+}
+
+const LOOPS = new Set(["while_statement", "for_statement", "c_style_for_statement"]);
+/** Nodes with nothing inside for the rules: their children are not walked. */
+const LEAVES = new Set(["word", "raw_string", "string_content", "number", "comment", "heredoc_content", "ansi_c_string", "variable_name", "special_variable_name", "test_operator", "file_descriptor", "heredoc_start", "heredoc_end", "regex", "extglob_pattern"]);
+
+export function bashFindings(root: Node): Finding[] {
+  const ctx: BashContext = {
+    findings: [],
+    seen: new Set(),
+    vars: new Map(),
+    aliases: new Map(),
+    functions: new Set(),
+    facts: newFacts(),
+    commandFacts: new Map(),
+    commands: new Map(),
+    background: new Set(),
+    piped: new Set(),
+    pipelineOf: new Map(),
+    anchor: undefined,
+    depth: 0,
+  };
+  new BashWalk(ctx, root.tree.language).walk(root);
+  programRules(ctx, reporter(ctx));
+  return ctx.findings;
+}
 
 export const bashRules: LanguageRules = {
   grammar: "bash",
-  metricNodes: { function: [], call: [], import: [], branch: [] },
-  findings: () => [],
+  metricNodes: {
+    function: ["function_definition"],
+    call: ["command"],
+    import: [],
+    branch: ["if_statement", "elif_clause", "for_statement", "c_style_for_statement", "while_statement", "case_item", "list", "ternary_expression"],
+  },
+  findings: (root) => bashFindings(root),
 };
