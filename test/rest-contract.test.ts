@@ -106,6 +106,12 @@ describe("every REST route answers what its schemas declare", () => {
     expectError(await call("post", "/execute", "/execute", { raw: "{nope" }), 400, "MALFORMED_REQUEST");
   });
 
+  it("approvals: the queue is listed, and deciding an unknown request is 404", async () => {
+    const listed = await call<{ approvals: unknown[] }>("get", "/approvals", "/approvals");
+    expect(listed.body.approvals).toEqual([]);
+    expectError(await call("post", "/approvals/:approval_id", "/approvals/nothing-waits", { json: { approve: true } }), 404, "APPROVAL_NOT_FOUND");
+  });
+
   it("background jobs: started with 202, read, followed, listed and stopped", async () => {
     const started = await api<WireExecutionResult>("/execute", { json: { language: "bash", code: "echo hi", background: true } });
     expect(started.status).toBe(202);
