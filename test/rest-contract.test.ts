@@ -77,6 +77,9 @@ describe("every REST route answers what its schemas declare", () => {
     await call("get", "/health", "/health");
     await call("get", "/languages", "/languages");
     await call("get", "/security/policy", "/security/policy");
+    // The test server keeps no audit log: both audit routes say so with the error schema.
+    expectError(await call("get", "/audit", "/audit?since=1h&limit=5"), 503, "AUDIT_UNAVAILABLE");
+    expectError(await call("get", "/audit/verify", "/audit/verify"), 503, "AUDIT_UNAVAILABLE");
     await call("get", "/volumes", "/volumes");
     await call("get", "/servers", "/servers");
     const found = await call<{ tools: unknown[] }>("get", "/tools/search", "/tools/search?q=issues&detail=full&limit=5");

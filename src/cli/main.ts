@@ -8,6 +8,7 @@ import { loadConfig, locateConfigFile, type SandgateConfig } from "../config/ind
 import { isSandgateError, SandgateError } from "../errors/index.js";
 import { describeLanguages } from "../languages/index.js";
 import { runAnalyze } from "./analyze.js";
+import { runAudit } from "./audit.js";
 import { runConfig } from "./config.js";
 import { runDoctor } from "./doctor.js";
 import { runExec } from "./exec.js";
@@ -25,6 +26,10 @@ Usage:
   echo CODE | sandgate exec --language LANG        run code from standard input
   sandgate analyze --language LANG [--json] CODE  analyse code without running it (also -f FILE, stdin)
   sandgate doctor [--json]                         report which protections are active here
+  sandgate audit [--since 1h] [filters] [--json]   show audit rows, newest first (--jsonl: one JSON row per line)
+                [--until T --session S --client C --status S --language L --tool T --kind K --min-risk N --limit N --cursor ID]
+  sandgate audit verify [--json]                   check the audit log's hash chain (exit 1 naming the first bad row)
+  sandgate audit export [filters] > audit.jsonl    write every matching audit row as JSON lines, oldest first
   sandgate tools [--server S] [--json]             connect the upstream MCP servers and list their tools
   sandgate tools --search WORDS [--detail D]       search the tools (detail: name, summary, full)
   sandgate tools --tree | --show PATH              list or print the generated servers/ tree
@@ -129,6 +134,30 @@ async function main(argv: string[]): Promise<number> {
         options: { language: { type: "string", short: "l" }, file: { type: "string", short: "f" }, json: { type: "boolean" } },
       });
       return runAnalyze({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config());
+    }
+    case "audit": {
+      const { values, positionals } = parseArgs({
+        args,
+        allowPositionals: true,
+        options: {
+          since: { type: "string" },
+          until: { type: "string" },
+          session: { type: "string" },
+          client: { type: "string" },
+          status: { type: "string" },
+          language: { type: "string" },
+          tool: { type: "string" },
+          kind: { type: "string" },
+          "min-risk": { type: "string" },
+          limit: { type: "string" },
+          cursor: { type: "string" },
+          json: { type: "boolean" },
+          jsonl: { type: "boolean" },
+        },
+      });
+      const { "min-risk": minRisk, ...rest } = values;
+      if (positionals.length > 1) throw new SandgateError("INVALID_INPUT", `sandgate audit takes one action (verify or export), not ${positionals.join(" ")}`);
+      return runAudit({ ...rest, ...(minRisk !== undefined ? { minRisk } : {}), ...(positionals[0] !== undefined ? { action: positionals[0] } : {}) }, config());
     }
     case "doctor": {
       const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });

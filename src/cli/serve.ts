@@ -6,6 +6,7 @@ import { CodeMode } from "../codemode/index.js";
 import { Engine, warmTokenizer } from "../execution/index.js";
 import { Governance } from "../governance/index.js";
 import { observeServer, serveStdio, startHttpServer, assertSafeToServe, type ServerContext } from "../server/index.js";
+import { openAuditLog } from "../store/index.js";
 import { createLogger } from "../util/logger.js";
 
 function waitForSignal(): Promise<NodeJS.Signals> {
@@ -24,12 +25,16 @@ function waitForSignal(): Promise<NodeJS.Signals> {
 async function context(config: SandgateConfig, version: string): Promise<ServerContext> {
   const log = createLogger(config.logLevel);
   const governance = new Governance({ config });
+  // The audit log records every event from here on; it is closed (flushed) after everything else.
+  const audit = config.audit.enabled && config.security.enabled ? openAuditLog(config, log) : undefined;
+  if (audit) governance.events.subscribe(audit);
   const codeMode = new CodeMode(config, { log, version, governance });
   let engine: Engine;
   try {
     engine = Engine.create(config, { log, tools: codeMode, governance });
   } catch (error) {
     await codeMode.close();
+    await audit?.close();
     throw error;
   }
   await codeMode.start();
@@ -42,11 +47,13 @@ async function context(config: SandgateConfig, version: string): Promise<ServerC
     else log.info({ server: server.name, state: server.state, tools: server.toolCount }, "upstream MCP server");
   }
   // Anomaly rules and metrics watch the events for as long as the process lives.
-  return observeServer({ engine, codeMode, config, governance, log, version, startedAt: Date.now() }).ctx;
+  return observeServer({ engine, codeMode, config, governance, ...(audit ? { audit } : {}), log, version, startedAt: Date.now() }, audit ? { audit } : {}).ctx;
 }
 
 async function closeContext(ctx: ServerContext): Promise<void> {
   await Promise.all([ctx.engine.close(), ctx.codeMode.close()]);
+  // Last: it writes what the engine and code mode recorded while they stopped.
+  await ctx.audit?.close();
 }
 
 export async function runServe(config: SandgateConfig, version: string): Promise<number> {

@@ -1,7 +1,9 @@
 // engine.files: reading, writing and listing a session's workspace files for its owner, through
 // a file helper kept per session, and the check of a workspace against its limits after a call.
+// Every operation is recorded as a governance `file` event when the engine has governance.
 
 import { SandgateError } from "../errors/index.js";
+import type { FileEvent, GovernanceEvents } from "../governance/index.js";
 import { FsHelper, type SandboxRuntime } from "../sandbox/index.js";
 import type { Session } from "./session.js";
 import { LOCAL_OWNER, type SessionManager } from "./sessions.js";
@@ -68,16 +70,57 @@ export class EngineFiles {
     private readonly runtime: SandboxRuntime,
     private readonly sessions: SessionManager,
     private readonly limits: WorkspaceFileLimits,
+    /** Where file operations are recorded (the audit); none for library and test engines. */
+    private readonly events?: GovernanceEvents,
   ) {}
+
+  /**
+   * Runs one file operation and records it, ok or failed. A refused record (the audit could not take
+   * it in time) fails the request: nothing is handed back unrecorded.
+   */
+  private async audited<T>(operation: FileEvent["operation"], owner: string, sessionId: string, path: string, run: () => Promise<T>, bytes: (done: T) => number | undefined, abandon?: (done: T) => void): Promise<T> {
+    const events = this.events;
+    if (!events) return run();
+    const event = { kind: "file" as const, client: owner, sessionId, operation, path };
+    let done: T;
+    try {
+      done = await run();
+    } catch (error) {
+      const code = error instanceof SandgateError ? error.code : "INTERNAL";
+      await events.record({ ...event, outcome: "error", error: code }).catch(() => undefined);
+      throw error;
+    }
+    const size = bytes(done);
+    try {
+      await events.record({ ...event, outcome: "ok", ...(size === undefined ? {} : { bytes: size }) });
+    } catch (error) {
+      abandon?.(done);
+      throw error;
+    }
+    return done;
+  }
 
   /** Reads a file of `owner`'s session `sessionId`. */
   async read(sessionId: string, path: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<WorkspaceFile> {
-    const session = this.sessions.get(owner, sessionId);
-    return session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
+    return this.audited(
+      "read",
+      owner,
+      sessionId,
+      path,
+      async () => {
+        const session = this.sessions.get(owner, sessionId);
+        return session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
+      },
+      (file) => file.size,
+    );
   }
 
   /** Writes a file, creating missing parents; refused (FILE_TOO_LARGE) while the workspace is over its limits. */
   async write(sessionId: string, path: string, content: string, encoding: FileEncoding = "utf8", owner: string = LOCAL_OWNER): Promise<WrittenFile> {
+    return this.audited("write", owner, sessionId, path, () => this.writeNow(sessionId, path, content, encoding, owner), (file) => file.size);
+  }
+
+  private async writeNow(sessionId: string, path: string, content: string, encoding: FileEncoding, owner: string): Promise<WrittenFile> {
     const session = this.sessions.get(owner, sessionId);
     return session.serialize(async () => {
       if (session.overLimit !== undefined) {
@@ -96,13 +139,23 @@ export class EngineFiles {
    * not at all. Refused like write() while the workspace is over its limits.
    */
   async upload(sessionId: string, path: string, source: AsyncIterable<Uint8Array>, maxUploadBytes: number, options: TransferOptions): Promise<UploadedFile> {
-    const session = this.sessions.get(options.owner ?? LOCAL_OWNER, sessionId);
-    const release = this.admit(options.owner ?? LOCAL_OWNER);
-    try {
-      return await this.uploadNow(session, path, source, maxUploadBytes, options);
-    } finally {
-      release();
-    }
+    const owner = options.owner ?? LOCAL_OWNER;
+    return this.audited(
+      "upload",
+      owner,
+      sessionId,
+      path,
+      async () => {
+        const session = this.sessions.get(owner, sessionId);
+        const release = this.admit(owner);
+        try {
+          return await this.uploadNow(session, path, source, maxUploadBytes, options);
+        } finally {
+          release();
+        }
+      },
+      (file) => file.size,
+    );
   }
 
   private uploadNow(session: Session, path: string, source: AsyncIterable<Uint8Array>, maxUploadBytes: number, options: TransferOptions): Promise<UploadedFile> {
@@ -121,6 +174,19 @@ export class EngineFiles {
 
   /** A file of the session as a stream of its bytes (any size), opened after the running call. */
   async download(sessionId: string, path: string, options: TransferOptions): Promise<DownloadedFile> {
+    const owner = options.owner ?? LOCAL_OWNER;
+    return this.audited(
+      "download",
+      owner,
+      sessionId,
+      path,
+      () => this.downloadNow(sessionId, path, options),
+      (file) => file.size,
+      (file) => file.body.destroy(),
+    );
+  }
+
+  private async downloadNow(sessionId: string, path: string, options: TransferOptions): Promise<DownloadedFile> {
     const session = this.sessions.get(options.owner ?? LOCAL_OWNER, sessionId);
     const release = this.admit(options.owner ?? LOCAL_OWNER);
     return session
@@ -166,8 +232,17 @@ export class EngineFiles {
 
   /** One directory level of the workspace (its root when `path` is omitted). */
   async list(sessionId: string, path?: string, owner: string = LOCAL_OWNER): Promise<WorkspaceListing> {
-    const session = this.sessions.get(owner, sessionId);
-    return session.serialize(() => listWorkspaceFiles(this.target(session), path));
+    return this.audited(
+      "list",
+      owner,
+      sessionId,
+      path ?? "",
+      async () => {
+        const session = this.sessions.get(owner, sessionId);
+        return session.serialize(() => listWorkspaceFiles(this.target(session), path));
+      },
+      () => undefined,
+    );
   }
 
   /**

@@ -147,7 +147,7 @@ export class Engine {
       maxFileBytes: this.defaultLimits.fileSizeBytes,
       workspaceBytes: this.defaultLimits.workspaceBytes,
       workspaceInodes: config.limits.maxWorkspaceInodes,
-    });
+    }, governance?.events);
     this.jobs = new EngineJobs(
       {
         validate: (request) => {

@@ -4,6 +4,7 @@ import type { SandgateConfig } from "../config/index.js";
 import type { CodeMode } from "../codemode/index.js";
 import type { Engine } from "../execution/index.js";
 import type { AnomalyDetector, Governance } from "../governance/index.js";
+import type { AuditLog } from "../store/index.js";
 import type { Logger } from "../util/logger.js";
 import type { ServerMetrics } from "./metrics.js";
 
@@ -18,6 +19,8 @@ export interface ServerContext {
   metrics?: ServerMetrics;
   /** The anomaly rules; the server refuses the executions of a client they throttle. */
   anomalies?: AnomalyDetector;
+  /** The audit log the governance events are written to; absent when audit.enabled or security.enabled is false. */
+  audit?: AuditLog;
   log: Logger;
   version: string;
   startedAt: number;

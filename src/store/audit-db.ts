@@ -47,8 +47,8 @@ CREATE TABLE IF NOT EXISTS audit_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
  * write at once and the writer retries on a timer, rather than block the event loop.
  */
 export function openAuditWriter(path: string): AuditDatabase {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  chmodSync(dirname(path), 0o700);
+  // Only a directory made here is set to 0700: audit.path may name a file in a directory others share.
+  if (mkdirSync(dirname(path), { recursive: true, mode: 0o700 }) !== undefined) chmodSync(dirname(path), 0o700);
   const fresh = !existsSync(path);
   const db = new Database(path, { timeout: 0 });
   try {
@@ -60,7 +60,7 @@ export function openAuditWriter(path: string): AuditDatabase {
     // the last commits (the rows in flight), never corrupt the file; a crash of sandgate alone loses nothing committed.
     db.pragma("synchronous = NORMAL");
     db.exec(SCHEMA);
-    for (const suffix of ["-wal", "-shm"]) if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
+    ownerOnly(path);
     return db;
   } catch (error) {
     db.close();
@@ -72,7 +72,13 @@ export function openAuditWriter(path: string): AuditDatabase {
 export function openAuditReader(path: string): AuditDatabase {
   const db = new Database(path, { fileMustExist: true, timeout: 5000 });
   db.pragma("journal_mode = WAL");
+  ownerOnly(path);
   return db;
+}
+
+/** The WAL and shared-memory files hold rows too: as private as the log (they come and go with connections). */
+function ownerOnly(path: string): void {
+  for (const suffix of ["-wal", "-shm"]) if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
 }
 
 export interface ChainEnds {

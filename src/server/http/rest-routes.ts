@@ -33,6 +33,7 @@ import {
 } from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { jobRoutes } from "./job-routes.js";
+import { auditRoutes } from "./audit-routes.js";
 import { approvalRoutes } from "./approval-routes.js";
 import { metricsRoutes } from "./metrics-route.js";
 import { downloadFile, isRawUpload, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
@@ -256,6 +257,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       },
     }),
     ...jobRoutes(ctx),
+    ...auditRoutes(ctx),
     ...approvalRoutes(ctx),
     ...metricsRoutes(ctx),
     defineRoute({

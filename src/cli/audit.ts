@@ -1,0 +1,133 @@
+// `sandgate audit`: query the audit log (a table, --json or --jsonl), `audit verify` (walk the hash
+// chain; exit 1 naming the first bad row) and `audit export` (every row as JSON lines, streamed).
+// It reads the SQLite file directly, also while the server writes to it (WAL).
+
+import { existsSync } from "node:fs";
+import { once } from "node:events";
+import type { SandgateConfig } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import {
+  AUDIT_PAGE_MAX,
+  auditPathOf,
+  exportAudit,
+  openAuditReader,
+  parseTimeBound,
+  queryAudit,
+  verifyAudit,
+  type AuditDatabase,
+  type AuditFilter,
+  type AuditRecord,
+} from "../store/index.js";
+
+export interface AuditOptions {
+  action?: string;
+  since?: string;
+  until?: string;
+  session?: string;
+  client?: string;
+  status?: string;
+  language?: string;
+  tool?: string;
+  kind?: string;
+  minRisk?: string;
+  limit?: string;
+  cursor?: string;
+  json?: boolean;
+  jsonl?: boolean;
+}
+
+function whole(text: string | undefined, flag: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) > max) throw new SandgateError("INVALID_INPUT", `--${flag} ${text} is not a whole number${max < Number.MAX_SAFE_INTEGER ? ` from 0 to ${max}` : ""}`);
+  return Number(text);
+}
+
+function filterOf(options: AuditOptions): AuditFilter {
+  const minRisk = whole(options.minRisk, "min-risk", 100);
+  return {
+    ...(options.since !== undefined ? { since: parseTimeBound(options.since, "--since") } : {}),
+    ...(options.until !== undefined ? { until: parseTimeBound(options.until, "--until") } : {}),
+    ...(options.session !== undefined ? { sessionId: options.session } : {}),
+    ...(options.client !== undefined ? { client: options.client } : {}),
+    ...(options.status !== undefined ? { status: options.status } : {}),
+    ...(options.language !== undefined ? { language: options.language } : {}),
+    ...(options.tool !== undefined ? { tool: options.tool } : {}),
+    ...(options.kind !== undefined ? { kind: options.kind } : {}),
+    ...(minRisk !== undefined ? { minRisk } : {}),
+  };
+}
+
+/** What a row is about, in a few words, for the table. */
+function subject(row: AuditRecord): string {
+  const event = row.event;
+  switch (event.kind) {
+    case "execution":
+      return `${event.durationMs} ms, ${JSON.stringify((event.code.split("\n")[0] ?? "").slice(0, 60))}`;
+    case "tool_call":
+      return `${event.tool} ${event.durationMs} ms`;
+    case "file":
+      return `${event.operation} ${event.path}${event.bytes === undefined ? "" : ` (${event.bytes} bytes)`}`;
+    case "approval":
+      return `${event.summary}${event.by === undefined ? "" : ` by ${event.by}`}`;
+    case "auth_failure":
+      return event.route;
+    case "policy_block":
+      return event.reason;
+    case "anomaly":
+      return event.detail;
+  }
+}
+
+function tableLine(row: AuditRecord): string {
+  const risk = row.risk === null ? "" : String(row.risk);
+  return [String(row.id).padStart(6), row.time, row.kind.padEnd(12), row.client.padEnd(16), (row.session_id ?? "-").padEnd(12), (row.language ?? "").padEnd(10), (row.status ?? "").padEnd(10), risk.padStart(3), subject(row)].join("  ");
+}
+
+/** Writes a line, waiting for stdout to drain when it is full (export of a large log stays small). */
+async function writeLine(text: string): Promise<void> {
+  if (!process.stdout.write(`${text}\n`)) await once(process.stdout, "drain");
+}
+
+function openLog(config: SandgateConfig): AuditDatabase | undefined {
+  const path = auditPathOf(config);
+  if (!existsSync(path)) {
+    process.stderr.write(`sandgate: no audit log at ${path}; \`sandgate serve\` creates it (audit.enabled, audit.path)\n`);
+    return undefined;
+  }
+  return openAuditReader(path);
+}
+
+export async function runAudit(options: AuditOptions, config: SandgateConfig): Promise<number> {
+  const action = options.action ?? "query";
+  if (!["query", "verify", "export"].includes(action)) throw new SandgateError("INVALID_INPUT", `sandgate audit ${action}: use sandgate audit [filters], audit verify or audit export`);
+  const filter = filterOf(options);
+  const limit = whole(options.limit, "limit", AUDIT_PAGE_MAX);
+  const cursor = whole(options.cursor, "cursor");
+  if (limit === 0) throw new SandgateError("INVALID_INPUT", `--limit 0 is not a whole number from 1 to ${AUDIT_PAGE_MAX}`);
+  const db = openLog(config);
+  if (!db) return 1;
+  try {
+    if (action === "verify") {
+      const result = verifyAudit(db);
+      if (options.json) await writeLine(JSON.stringify(result.ok ? result : { ok: false, rows: result.rows, bad_id: result.badId, reason: result.reason }));
+      else if (result.ok) await writeLine(`${result.rows} rows verified`);
+      else process.stderr.write(`sandgate: the audit log was tampered with: ${result.reason} (first bad row ${result.badId}; ${result.rows} rows before it verified)\n`);
+      return result.ok ? 0 : 1;
+    }
+    if (action === "export") {
+      for (const row of exportAudit(db, filter)) await writeLine(JSON.stringify(row));
+      return 0;
+    }
+    const page = queryAudit(db, { ...filter, ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+    if (options.json) await writeLine(JSON.stringify(page, null, 2));
+    else if (options.jsonl) for (const row of page.rows) await writeLine(JSON.stringify(row));
+    else {
+      if (page.rows.length === 0) process.stderr.write("no audit rows match\n");
+      for (const row of page.rows) await writeLine(tableLine(row));
+      if (page.next_cursor !== null) process.stderr.write(`more rows: add --cursor ${page.next_cursor}\n`);
+    }
+    return 0;
+  } finally {
+    db.close();
+  }
+}
