@@ -77,6 +77,7 @@ describe("every REST route answers what its schemas declare", () => {
     await call("get", "/health", "/health");
     await call("get", "/languages", "/languages");
     await call("get", "/security/policy", "/security/policy");
+    await call("post", "/security/analyze", "/security/analyze", { json: { language: "python", code: "import os\nos.system('ls')" } });
     // The test server keeps no audit log: both audit routes say so with the error schema.
     expectError(await call("get", "/audit", "/audit?since=1h&limit=5"), 503, "AUDIT_UNAVAILABLE");
     expectError(await call("get", "/audit/verify", "/audit/verify"), 503, "AUDIT_UNAVAILABLE");
