@@ -8,6 +8,10 @@ import type { Program } from "./javascript-program.js";
 const FUNCTION_TYPES = new Set(["function_declaration", "function_expression", "function", "arrow_function", "method_definition", "generator_function_declaration", "generator_function"]);
 const GUARD = /__proto__|["'`]constructor["'`]|["'`]prototype["'`]|hasOwnProperty|Object\.hasOwn|\bhasOwn\(|Object\.create\(null\)|isSafeKey|isPrototypePolluted|forbidden|FORBIDDEN|blocked|BLOCKED|DANGEROUS|new Map|Object\.freeze\(Object\.prototype\)/;
 
+/** JSON keys or property paths through __proto__ or constructor.prototype, not prose that mentions them. */
+const PAYLOAD = /["']__proto__["']\s*:|__proto__\s*(\.|\[)\s*["'\w]|[\w\]]\s*(\.|\[["'])__proto__\b|["']constructor["']\s*:\s*\{\s*["']prototype["']|constructor\.prototype\.\w/;
+const INTERESTING_MEMBER = /__proto__|prototype|constructor|rejectUnauthorized|NODE_TLS_REJECT_UNAUTHORIZED|\[/;
+
 interface FunctionInfo {
   recursive: boolean;
   splitsPath: boolean;
@@ -26,6 +30,8 @@ export class ObjectRules {
     const left = node.childForFieldName("left");
     const right = node.childForFieldName("right");
     if (!left || (left.type !== "member_expression" && left.type !== "subscript_expression")) return;
+    // Most writes are `this.x = y` or `obj.field = y`: only computed keys and prototype-ish names need a closer look.
+    if (left.type === "member_expression" && !INTERESTING_MEMBER.test(left.text)) return;
     const name = program.scope.resolve(left)?.name;
     if (name === "process.env.NODE_TLS_REJECT_UNAUTHORIZED") {
       if (program.scope.fold(right) === "0")
@@ -39,6 +45,11 @@ export class ObjectRules {
     const chain = this.chain(left);
     const proto = chain.indexOf("__proto__");
     const ctor = chain.findIndex((part, index) => part === "constructor" && chain[index + 1] === "prototype");
+    if (proto === chain.length - 1 && ctor < 0) {
+      // x.__proto__ = y gives one object a new prototype (old-style inheritance); it pollutes nothing shared.
+      program.add(node, "set-proto", "prototype-pollution", "low", "assigning __proto__ replaces one object's prototype", "Use Object.create or class extends instead of __proto__.");
+      return;
+    }
     if (proto >= 0 || ctor >= 0) {
       program.add(node, "proto-write", "prototype-pollution", "high", `assigning through ${proto >= 0 ? "__proto__" : "constructor.prototype"} changes the prototype every object inherits from`, "Never write through __proto__ or constructor.prototype; use Map or Object.create(null) for keyed data.");
       return;
@@ -129,7 +140,7 @@ export class ObjectRules {
   /** String literals carrying attack payloads: prototype-pollution JSON, metadata hosts, paste and webhook sites. */
   string(node: Node): void {
     const text = node.text;
-    if ((text.includes("__proto__") || /constructor["'\]]*[.:{[\s"']*prototype/.test(text)) && /[{[.:]/.test(text.replace(/^["'`]|["'`]$/g, "")))
+    if (PAYLOAD.test(text))
       this.program.add(node, "payload", "prototype-pollution", "high", "a string holds a __proto__/constructor.prototype payload", "Do not build objects from keys like __proto__; validate input keys.");
     if (isMetadataHost(text)) {
       this.program.strongSecret ??= "metadata";

@@ -30,6 +30,13 @@ export const DOWNLOAD = new Set([
 const DECODERS = new Set(["atob", "String.fromCharCode", "String.fromCodePoint", "unescape", "zlib.inflateSync", "zlib.gunzipSync", "zlib.unzipSync", "zlib.brotliDecompressSync", "zlib.inflateRawSync"]);
 const HOST_INFO = new Set(["os.userInfo", "os.hostname", "os.networkInterfaces", "os.platform", "os.type", "os.release", "os.arch", "os.cpus"]);
 
+/** Last names of the calls `facts` cares about, checked before resolving a callee. */
+const FACT_CALLS = new Set([
+  ...[...READ_FILE, ...DOWNLOAD, ...DECODERS, ...HOST_INFO].map((name) => name.replace(/^.*\./, "").replace(/\(\)$/, "")),
+  "from", "post", "put", "patch", "request", "get",
+]);
+const FACT_HINT = /process|readFile|createReadStream|open|readdir|readJson|userInfo|hostname|networkInterfaces|platform|release|arch|cpus|cookie|Storage|169\.254|metadata|100\.100\.100\.200|Bun|Deno|atob|fromChar|fromCode|base64|hex|unescape|inflate|gunzip|unzip|brotli|fetch|axios|got|http|request|needle|superagent|XMLHttpRequest|undici/;
+
 export class Program {
   readonly scope = new Scope();
   readonly findings: Finding[] = [];
@@ -49,7 +56,15 @@ export class Program {
   readonly dynamicRuns: Node[] = [];
   private readonly ruleSeen = new Set<string>();
 
-  constructor(readonly prefix: string) {}
+  /** Whether the source mentions any source of secrets, decoding or downloads at all; most programs do not. */
+  private readonly factsPossible: boolean;
+
+  constructor(
+    readonly prefix: string,
+    source: string,
+  ) {
+    this.factsPossible = FACT_HINT.test(source);
+  }
 
   add(node: Node, name: string, category: Category, severity: Severity, message: string, recommendation: string): void {
     // One finding per rule and place: nested calls reach the same node through several paths.
@@ -62,7 +77,7 @@ export class Program {
   /** What the expression carries, looking through at most SCAN_LIMIT nodes of it. */
   facts(node: Node | null): Facts {
     const facts: Facts = { decoded: false, remote: false };
-    if (!node) return facts;
+    if (!node || !this.factsPossible) return facts;
     const stack: Node[] = [node];
     let seen = 0;
     while (stack.length > 0 && seen++ < SCAN_LIMIT) {
@@ -78,6 +93,8 @@ export class Program {
         }
         case "member_expression":
         case "subscript_expression": {
+          const text = current.text;
+          if (!text.startsWith("process") && !/cookie|Storage|env/.test(text)) break;
           const name = this.scope.resolve(current)?.name;
           if (name === "process.env" && !isObjectOfMember(current)) facts.secret = strongest(facts.secret, "env");
           else if (name === "document.cookie" || name === "localStorage" || name === "sessionStorage") facts.secret = strongest(facts.secret, "cookie");
@@ -85,6 +102,8 @@ export class Program {
         }
         case "call_expression": {
           const callee = current.childForFieldName("function");
+          const last = callee?.type === "member_expression" ? callee.childForFieldName("property")?.text : callee?.text;
+          if (last === undefined || !FACT_CALLS.has(last)) break;
           const name = this.scope.resolve(callee)?.name;
           if (name !== undefined) this.callFacts(current, name, facts);
           break;
@@ -93,6 +112,13 @@ export class Program {
         case "template_string":
           if (isMetadataHost(current.text)) facts.secret = strongest(facts.secret, "metadata");
           continue;
+        case "arrow_function":
+        case "function_expression":
+        case "class":
+        case "statement_block":
+          // A function's body is data only when it runs; its own calls are checked where they are.
+          if (current.id !== node.id) continue;
+          break;
         default:
           break;
       }

@@ -185,7 +185,8 @@ export class Scope {
       case "identifier":
       case "this": {
         const bound = this.bindings.get(node.text);
-        if (bound?.name !== undefined) return { name: bound.name, built: bound.built ?? false };
+        // The program's own variables and functions resolve to nothing: they shadow builtins of the same name.
+        if (bound?.name !== undefined) return bound.name.startsWith("local:") ? undefined : { name: bound.name, built: bound.built ?? false };
         if (bound?.value !== undefined) return undefined;
         if (GLOBALS.has(node.text) || GLOBAL_OBJECTS.has(node.text)) return { name: node.text, built: false };
         // Snippets often use a module under its usual name without the require; read `fs.x` as the module's.
@@ -251,6 +252,8 @@ export class Scope {
           const key = this.foldInfo(args[1] ?? null, depth + 1);
           return target && key?.value !== undefined ? { name: GLOBAL_OBJECTS.has(target.name) ? key.value : `${target.name}.${key.value}`, built: true } : undefined;
         }
+        // Function.call.bind(Object.hasOwnProperty) uncurries its argument; it is not the Function constructor.
+        if (calleeName.name.endsWith(".call.bind") || calleeName.name.endsWith(".apply.bind")) return undefined;
         if (calleeName.name.endsWith(".bind")) return { name: calleeName.name.slice(0, -5), built: calleeName.built };
         if (calleeName.name === "module.createRequire" || calleeName.name === "createRequire") return { name: "require", built: false };
         return { name: `${calleeName.name}()`, built: calleeName.built };

@@ -5,7 +5,7 @@ import type { Node } from "web-tree-sitter";
 import type { Finding } from "../types.js";
 import { checkCall, secretName } from "./javascript-calls.js";
 import { ObjectRules } from "./javascript-objects.js";
-import { Program } from "./javascript-program.js";
+import { Program, type Facts } from "./javascript-program.js";
 import type { Binding } from "./javascript-values.js";
 import type { LanguageRules, MetricNodeTypes } from "./rules.js";
 
@@ -17,7 +17,11 @@ const METRIC_NODES: MetricNodeTypes = {
 };
 
 const BINDING_TYPES = new Set(["variable_declarator", "import_statement", "assignment_expression", "function_declaration", "generator_function_declaration"]);
+/** Values that carry no data (functions, classes, literals): no need to look inside them for secrets. */
+const VALUELESS = new Set(["arrow_function", "function_expression", "class", "number", "true", "false", "null", "regex", "object_pattern"]);
+const NO_FACTS: Facts = { decoded: false, remote: false };
 const LOOP_TYPES = new Set(["while_statement", "for_statement", "do_statement"]);
+const COLLECTED_TYPES = ["call_expression", "new_expression", ...BINDING_TYPES, "augmented_assignment_expression", ...LOOP_TYPES];
 /** Strings worth a look: prototype payloads, metadata hosts, paste and webhook sites. */
 const STRING_HINT = /__proto__|constructor.{0,6}prototype|169\.254\.169\.254|metadata\.google|100\.100\.100\.200|webhooks|pastebin|paste\.ee|hastebin|ngrok|transfer\.sh|requestbin|pipedream|webhook\.site|burpcollab|interact\.sh|oast\.|\.onion|api\.telegram/i;
 const PAIR_HINT = /rejectUnauthorized|strictSSL|NODE_TLS_REJECT_UNAUTHORIZED|checkServerIdentity/;
@@ -32,32 +36,23 @@ interface Collected {
 }
 
 function collect(root: Node, source: string): Collected {
-  const wantStrings = STRING_HINT.test(source);
-  const wantPairs = PAIR_HINT.test(source);
+  const types = [...COLLECTED_TYPES];
+  if (PAIR_HINT.test(source)) types.push("pair");
+  if (STRING_HINT.test(source)) types.push("string", "template_string");
   const out: Collected = { bindings: [], calls: [], assignments: [], pairs: [], strings: [], loops: [] };
-  const cursor = root.walk();
-  try {
-    for (;;) {
-      const type = cursor.nodeType;
-      let descend = true;
-      if (type === "call_expression" || type === "new_expression") out.calls.push(cursor.currentNode);
-      else if (BINDING_TYPES.has(type)) {
-        const node = cursor.currentNode;
-        out.bindings.push(node);
-        if (type === "assignment_expression") out.assignments.push(node);
-      } else if (type === "augmented_assignment_expression") out.assignments.push(cursor.currentNode);
-      else if (LOOP_TYPES.has(type)) out.loops.push(cursor.currentNode);
-      else if (type === "pair" && wantPairs) out.pairs.push(cursor.currentNode);
-      else if (type === "string" || type === "template_string") {
-        if (wantStrings) out.strings.push(cursor.currentNode);
-        descend = type === "template_string";
-      } else if (type === "comment") descend = false;
-      if (descend && cursor.gotoFirstChild()) continue;
-      while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return out;
-    }
-  } finally {
-    cursor.delete();
+  // One native walk for every type of interest: several times faster than a cursor driven from JavaScript.
+  for (const node of root.descendantsOfType(types)) {
+    const type = node.type;
+    if (type === "call_expression" || type === "new_expression") out.calls.push(node);
+    else if (BINDING_TYPES.has(type)) {
+      out.bindings.push(node);
+      if (type === "assignment_expression") out.assignments.push(node);
+    } else if (type === "augmented_assignment_expression") out.assignments.push(node);
+    else if (LOOP_TYPES.has(type)) out.loops.push(node);
+    else if (type === "pair") out.pairs.push(node);
+    else out.strings.push(node);
   }
+  return out;
 }
 
 /** Records what `name` is bound to by a declaration, import or assignment, and what the value carries. */
@@ -73,7 +68,7 @@ function bind(program: Program, node: Node): void {
   const value = node.childForFieldName(node.type === "variable_declarator" ? "value" : "right");
   if (!target || !value) return;
   const { scope } = program;
-  const facts = program.facts(value);
+  const facts = VALUELESS.has(value.type) ? NO_FACTS : program.facts(value);
   const names: string[] = [];
   if (target.type === "identifier") {
     names.push(target.text);
@@ -196,7 +191,7 @@ function wholeProgram(program: Program, loops: Node[]): void {
 }
 
 function findings(root: Node, source: string, prefix: string): Finding[] {
-  const program = new Program(prefix);
+  const program = new Program(prefix, source);
   const collected = collect(root, source);
   for (const call of collected.calls) if (call.type === "call_expression") bindThen(program, call);
   for (const node of collected.bindings) bind(program, node);
