@@ -27,7 +27,7 @@ function readRedirect(node: Node, reader: WordReader): Redirect | undefined {
 }
 
 /** Redirects written on the command and on the redirected statements around it (`ancestors`: nearest first). */
-function collectRedirects(node: Node, ancestors: readonly Node[], reader: WordReader, command: Pick<Command, "redirects" | "stdinText" | "stdinTaints">): void {
+export function collectRedirects(node: Node, ancestors: readonly Node[], reader: WordReader, command: Pick<Command, "redirects" | "stdinText" | "stdinTaints">): void {
   const visit = (redirect: Node): void => {
     if (redirect.type === "heredoc_redirect") {
       const body = redirect.namedChildren.find((child) => child.type === "heredoc_body");
@@ -41,6 +41,7 @@ function collectRedirects(node: Node, ancestors: readonly Node[], reader: WordRe
     if (read.op === "<<<") {
       command.stdinText = read.target.value;
       for (const taint of read.target.taints) command.stdinTaints.add(taint);
+      if (read.target.rebuilt) command.stdinTaints.add("decoded");
     }
   };
   for (const child of node.childrenForFieldName("redirect")) visit(child);
@@ -49,7 +50,7 @@ function collectRedirects(node: Node, ancestors: readonly Node[], reader: WordRe
   for (const parent of ancestors) {
     if (parent.type === "redirected_statement" && parent.childForFieldName("body")?.id === current.id) {
       for (const child of parent.childrenForFieldName("redirect")) visit(child);
-    } else if (!(parent.type === "pipeline" && parent.lastNamedChild?.id === current.id)) break;
+    } else if (!((parent.type === "pipeline" || parent.type === "list") && parent.lastNamedChild?.id === current.id)) break;
     current = parent;
   }
 }
@@ -82,7 +83,7 @@ const FIRST_OPERAND: Record<string, number> = { timeout: 1, taskset: 1, chrt: 1,
 export function unwrapCommand(command: Command, ctx: BashContext): Command[] {
   const out: Command[] = [];
   let words = [...(command.nameWord ? [command.nameWord] : []), ...command.args];
-  const via: string[] = [];
+  const via: string[] = [...command.via];
   let aliasDepth = 0;
   for (;;) {
     const head = words[0];

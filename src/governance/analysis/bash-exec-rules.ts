@@ -55,6 +55,10 @@ function scriptRun(env: RuleEnv, command: Command, script: Word, what: string): 
     return;
   }
   const value = script.value;
+  if (value === undefined && /^(source|\.)/.test(what)) {
+    env.report(script.node, "source-variable", "code-exec", "low", `${what} runs a file whose name comes from a variable`, "Source only fixed, known files.");
+    return;
+  }
   if (value === "-" || value === "/dev/stdin") {
     env.facts.runsStdin = true;
     return;
@@ -75,6 +79,10 @@ function checkName(env: RuleEnv, command: Command): void {
     }
     return;
   }
+  const pieces = word.node.type === "concatenation" ? word.node.namedChildren : [];
+  if (pieces.length >= 2 && pieces.every((piece) => piece.type === "simple_expansion" || piece.type === "expansion")) {
+    env.report(word.node, "assembled-name", "obfuscation", "high", `the command name "${command.name}" is assembled from the variables ${word.text}`, "Write the command name plainly.");
+  }
   if (word.rebuilt) {
     env.report(word.node, "decoded-name", "obfuscation", "critical", `the command name "${command.name}" is decoded at run time from ${word.text}`, "Write the command name plainly; decoding it hides what runs.");
   } else if (word.disguised) {
@@ -82,8 +90,29 @@ function checkName(env: RuleEnv, command: Command): void {
   }
 }
 
+/** A shell or interpreter reading its program from standard input: judged by where that input comes from. */
+function stdinProgram(env: RuleEnv, command: Command): void {
+  env.facts.runsStdin = true;
+  const herestring = command.redirects.find((redirect) => redirect.op === "<<<")?.target;
+  if (herestring && [...command.stdinTaints].some((taint) => taint === "download" || taint === "decoded" || taint === "network")) {
+    judgeDynamic(env, [{ ...herestring, taints: new Set(command.stdinTaints) }], `${command.name ?? "a shell"} <<<`, herestring);
+  }
+  if (command.stdinText !== undefined && command.name && SHELL.test(command.name)) env.snippet(command.stdinText, command.node);
+  else if (command.via.length > 0 && command.via.every((via) => via !== "xargs") && command.stdinText === undefined) {
+    env.report(command.node, "spawn-shell", "process-exec", "medium", `${command.via.join(" ")} starts an interactive ${command.name ?? "shell"}`, "Run the commands you need directly instead of starting a shell from another program.");
+  }
+}
+
 function shellCommand(env: RuleEnv, command: Command): void {
   const args = command.args;
+  if (command.via.includes("xargs")) {
+    const code = args[args.findIndex((arg) => /^-[A-Za-z]*c[A-Za-z]*$/.test(arg.value ?? "")) + 1];
+    if (!code || /^\{\}$|^\$[@*1]$/.test(code.value ?? "")) {
+      env.facts.runsStdin = true;
+      if (!env.ctx.piped.has(command.node.id)) env.report(command.node, "run-input-lines", "code-exec", "medium", `xargs runs each line of its input as ${command.name} code`, "Run fixed commands with the input as arguments instead.");
+      return;
+    }
+  }
   for (let i = 0; i < args.length; i++) {
     const value = args[i]?.value ?? "";
     if (value === "--" || value === "-") {
@@ -95,11 +124,7 @@ function shellCommand(env: RuleEnv, command: Command): void {
       if (code) runCode(env, code, `${command.name} -c`);
       return;
     }
-    if (/^-[A-Za-z]*s[A-Za-z]*$/.test(value)) {
-      env.facts.runsStdin = true;
-      if (command.stdinText !== undefined) env.snippet(command.stdinText, command.node);
-      return;
-    }
+    if (/^-[A-Za-z]*s[A-Za-z]*$/.test(value)) return stdinProgram(env, command);
     if (value.startsWith("-") || value.startsWith("+")) {
       if (/^[-+]o$/.test(value)) i++;
       continue;
@@ -108,8 +133,7 @@ function shellCommand(env: RuleEnv, command: Command): void {
     if (script) scriptRun(env, command, script, `${command.name} ${script.text}`);
     return;
   }
-  env.facts.runsStdin = true;
-  if (command.stdinText !== undefined) env.snippet(command.stdinText, command.node);
+  stdinProgram(env, command);
 }
 
 function interpreterCommand(env: RuleEnv, command: Command, name: string): void {
@@ -117,7 +141,7 @@ function interpreterCommand(env: RuleEnv, command: Command, name: string): void 
   if (inline) {
     const word = command.args.find((arg) => arg.node.id === inline.node.id);
     if (word && word.value === undefined) judgeDynamic(env, [word], `${name} inline code`, word);
-    judgeInline(inline, name, env.report);
+    judgeInline(inline, name, env.report, env.snippet);
     return;
   }
   if (name.startsWith("python") && command.args.some((arg) => arg.value === "-m")) {
@@ -130,7 +154,7 @@ function interpreterCommand(env: RuleEnv, command: Command, name: string): void 
   if (/^(php|node|deno|bun|ruby|python)/.test(name) && command.args.some((arg) => /^-S$/.test(arg.value ?? "")) && command.args.some((arg) => /^0\.0\.0\.0/.test(arg.value ?? ""))) return;
   const script = command.args.find((arg) => !(arg.value ?? "x").startsWith("-") || arg.value === "-");
   if (script) scriptRun(env, command, script, `${name} ${script.text}`);
-  else if (!command.args.some((arg) => /^-(m|c|e|E|r|p|n|-version|V|h|-help)$/.test(arg.value ?? ""))) env.facts.runsStdin = true;
+  else if (!command.args.some((arg) => /^-(m|c|e|E|r|p|n|-version|V|h|-help)$/.test(arg.value ?? ""))) stdinProgram(env, command);
 }
 
 export function execRules(command: Command, env: RuleEnv): void {

@@ -72,7 +72,7 @@ export function inlineCode(command: Command): InlineCode | undefined {
 }
 
 const NET = /(\bsocket\b|TCPSocket|UDPSocket|fsockopen|stream_socket_client|IO::Socket|PF_INET|AF_INET|\bnet\.(Socket|connect|createConnection)|require\(\s*['"](node:)?net['"]\s*\)|\/inet6?\/(tcp|udp)\/|socket\.tcp|Net::Telnet|\bnew\s+Socket\b)/;
-const SPAWN = /(dup2|pty\.spawn|\/bin\/(ba|z|da|k)?sh\b|["'](ba|z)?sh["']|sh -i|cmd\.exe|\bspawn\s*\(|\bexec[lv]?p?e?\s*[("]|\bpopen|subprocess|\bsystem\s*\(|proc_open|shell_exec|passthru|os\.execute|io\.popen|child_process|\|&|open\(\s*STDIN)/;
+const SPAWN = /(dup2|pty\.spawn|\/bin\/(ba|z|da|k)?sh\b|["'](ba|z)?sh["']|sh -i|cmd\.exe|\bspawn\s*\(|\bexec[lv]?p?e?\s*[("]|\bpopen|subprocess|\bsystem\s*\(|proc_open|shell_exec|passthru|os\.execute|io\.popen|child_process|\|&|open\(\s*STDIN|fdopen|\bsystem\s*\$|\bexec\s*\$)/;
 const FETCH = /(urllib|urlopen|requests\.(get|post)|http\.client|httpx|LWP::|HTTP::Tiny|open-uri|Net::HTTP|URI\.open|file_get_contents\s*\(\s*['"]https?:|curl_exec|\bhttps?\.get\s*\(|\bfetch\s*\(|urlretrieve)/;
 const RUN = /(\b(exec|eval|compile|execfile|system|instance_eval|popen|spawn|shell_exec|passthru|proc_open|loadstring|dofile|Function)\s*\(|subprocess|os\.system|(?<![.\w])load\s*\(|\beval\s+\$|\bexec\s+["'$]|\bchmod\b.*\b(0?755|0o755|\+x))/;
 const DECODE = /(b64decode|base64|decodebytes|fromhex|unhexlify|decode\(\s*['"](hex|base64|rot.?13|zlib)|codecs\.decode|zlib\.decompress|marshal\.loads|pack\s*\(?\s*["']H|MIME::Base64|decode_base64|Base64\.decode|\batob\s*\(|Buffer\.from\([^)]*['"](base64|hex)|gzinflate|str_rot13|base64_decode|(chr\(\d+\)\s*[+.]\s*){3}|fromCharCode|(\\x[0-9a-fA-F]{2}){4})/;
@@ -84,7 +84,18 @@ const DYNAMIC_EVAL = /\b(exec|eval)\s*\(\s*(?!['"])[A-Za-z_$]/;
 const TLS_OFF = /(verify\s*=\s*False|CERT_NONE|_create_unverified_context|rejectUnauthorized\s*:\s*false|VERIFY_NONE|SSL_VERIFY_NONE|verify_mode\s*=\s*OpenSSL::SSL::VERIFY_NONE)/;
 
 /** Judges one inline program; returns whether anything critical was found. */
-export function judgeInline(inline: InlineCode, interpreter: string, report: Report): void {
+/** Quoted strings of an inline program that look like shell commands, to analyse as bash. */
+function shellStrings(code: string): string[] {
+  const out: string[] = [];
+  for (const match of code.matchAll(/"((?:[^"\\]|\\.){4,400})"|'((?:[^'\\]|\\.){4,400})'/g)) {
+    const text = match[1] ?? match[2] ?? "";
+    if (/\s/.test(text) && /^[\w./-]+\s/.test(text)) out.push(text);
+    if (out.length >= 20) break;
+  }
+  return out;
+}
+
+export function judgeInline(inline: InlineCode, interpreter: string, report: Report, snippet: (code: string, at: Node) => void): void {
   const { code, node, language } = inline;
   if (code.length > 200_000) return;
   const net = NET.test(code);
@@ -95,6 +106,9 @@ export function judgeInline(inline: InlineCode, interpreter: string, report: Rep
       else report(node, "awk-inet", "network", "high", `${where} opens a raw network connection through /inet`, "Use a normal client (curl) to reach network services, or none at all.");
     } else if (/system\s*\(\s*("[^"]*"\s*)?[$a-zA-Z_]/.test(code)) report(node, "awk-system-built", "process-exec", "medium", `${where} runs shell commands built from input fields with system()`, "Quote fields or print the commands and review them before running them.");
     else if (/\|\s*"(\/bin\/)?(ba|da|z)?sh"/.test(code)) report(node, "awk-pipe-shell", "code-exec", "medium", `${where} pipes generated text into a shell`, "Print the commands and review them instead of piping them into sh.");
+    else if (/system\s*\(\s*"(\/bin\/)?(ba|da|z|k)?sh"\s*\)/.test(code)) report(node, "awk-shell", "process-exec", "medium", `${where} starts a shell with system()`, "Run the commands you need directly.");
+    else if (/system\s*\(/.test(code)) report(node, "awk-system", "process-exec", "low", `${where} runs a command with system()`, "Run the commands directly from the script where they are visible.");
+    for (const text of shellStrings(code)) snippet(text, node);
     return;
   }
   if (net && SPAWN.test(code)) {
@@ -117,6 +131,7 @@ export function judgeInline(inline: InlineCode, interpreter: string, report: Rep
     report(node, "inline-exfiltration", "exfiltration", "critical", `${where} reads credentials or the environment and sends them over the network`, "Do not send secrets or environment dumps anywhere.");
     return;
   }
+  if (PROCESS.test(code)) for (const text of shellStrings(code)) snippet(text, node);
   if (DESERIALIZE.test(code)) report(node, "inline-deserialize", "deserialization", "high", `${where} deserializes data with an unsafe loader (pickle, marshal, yaml.load)`, "Use JSON or a safe loader (yaml.safe_load).");
   if (TLS_OFF.test(code)) report(node, "inline-tls-off", "network", "high", `${where} turns off TLS certificate checks`, "Keep certificate verification on; add the CA instead.");
   if (DYNAMIC_EVAL.test(code) && language !== "perl") report(node, "inline-eval", "code-exec", "high", `${where} evaluates code held in a variable`, "Parse the data instead of evaluating it.");

@@ -61,6 +61,7 @@ function readSecrets(env: RuleEnv, command: Command): void {
   for (const word of paths) {
     const value = (word.value ?? "").replace(/^[A-Za-z-]*=?@/, "").replace(/^if=/, "");
     const kind = secretKind(value) ?? (env.ctx.facts.secretFiles.has(baseName(value)) ? "secret" : undefined);
+    if (/^\/etc\/(hostname|os-release|issue|machine-id)$|^\/proc\/version$/.test(value)) env.facts.produces.add("recon");
     if (!kind) continue;
     env.facts.produces.add(kind);
     if (kind === "secret") {
@@ -217,6 +218,7 @@ export function netRules(command: Command, env: RuleEnv): void {
   }
   if (TUNNELS.test(name)) env.report(command.node, "tunnel", "network", "high", `${name} opens a tunnel that exposes this machine to the internet`, "Do not open tunnels from sandboxed code.");
   else if (SCANNERS.test(name)) env.report(command.node, "scan", "network", "medium", `${name} scans networks`, "Do not scan hosts from sandboxed code.");
+  else if (name === "ztcp") env.report(command.node, "ztcp", "reverse-shell", "high", "ztcp opens a raw TCP connection from zsh, the core of a zsh reverse shell", "Use a normal client (curl) for network access, or none at all.");
   else if (name === "xterm" && values.includes("-display")) env.report(command.node, "xterm-display", "reverse-shell", "high", "xterm -display opens a terminal on a remote X server (a reverse shell)", "Remove this.");
   if (values.some((value) => /(^|[=:/\s])0\.0\.0\.0(:\d+)?$|^0\.0\.0\.0:/.test(value))) env.report(command.node, "bind-all", "network", "medium", `${name} binds to every network interface (0.0.0.0)`, "Bind to 127.0.0.1 unless the service must be reachable from outside.");
   const joined = values.join(" ");

@@ -148,7 +148,7 @@ function find(env: RuleEnv, command: Command): void {
   const deletes = values.includes("-delete") || values.some((value, i) => /^-exec/.test(value) && /^(rm|shred)$/.test(baseName(values[i + 1] ?? "")));
   if (!deletes) return;
   const roots = command.args.slice(0, Math.max(0, command.args.findIndex((arg) => /^[-(!]/.test(arg.value ?? "")))).filter((arg) => arg.value !== undefined);
-  const filtered = values.some((value) => /^-(name|iname|path|ipath|regex|iregex|newer|mtime|mmin|user|size|type)$/.test(value));
+  const filtered = values.some((value) => /^-(name|iname|path|ipath|regex|iregex|newer|mtime|mmin|atime|ctime)$/.test(value));
   for (const root of roots) {
     if (isCatastrophicTarget(root.value ?? "")) env.report(root.node, "find-delete-root", "filesystem", filtered ? "medium" : "critical", `find ${root.value} deletes ${filtered ? "matching files across" : "everything under"} the system or home directory`, "Delete only the program's own files under /workspace.");
   }
@@ -171,7 +171,7 @@ function chmod(env: RuleEnv, command: Command): void {
     if (!worldWritable) continue;
     if (isCatastrophicTarget(path)) env.report(target.node, "chmod-world-system", "filesystem", "critical", `chmod ${recursive ? "-R " : ""}${mode} ${path} makes the system world-writable`, "Never open up system directories; give your own files the least permissions they need.");
     else if (persistKind(path) || secretKind(path)) env.report(target.node, "chmod-world-sensitive", "privilege", "critical", `chmod ${mode} ${path} lets anyone modify a security-critical file`, "Leave system and credential files' permissions alone.");
-    else if (!isScratchPath(path) || target.value === undefined) env.report(target.node, "chmod-world-writable", "filesystem", "high", `chmod ${mode} makes ${path} writable by every user`, "Use 755/644 (or 700/600) instead of world-writable modes.");
+    else if ((!isScratchPath(path) || target.value === undefined) && !/^0?1[0-7]{3}$/.test(mode)) env.report(target.node, "chmod-world-writable", "filesystem", "high", `chmod ${mode} makes ${path} writable by every user`, "Use 755/644 (or 700/600) instead of world-writable modes.");
     else env.report(target.node, "chmod-world-writable-local", "filesystem", "medium", `chmod ${mode} makes ${path} writable by every user`, "Use 755/644 (or 700/600) instead of world-writable modes.");
   }
 }

@@ -104,7 +104,9 @@ function unescapeDouble(text: string): string {
   return text.replace(/\\([\\"$`\n])/g, (_, c: string) => (c === "\n" ? "" : c));
 }
 
-const EXPANSION = /^\$\{([#!]?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(.*)\}$/s;
+const EXPANSION = /^\$\{([#!]?)([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|[0-9@*#?$!-])(.*)\}$/s;
+/** Operators that slice or rewrite a value: `${x:1:2}`, `${x/a/b}`, `${x^^}`, `${x,,}`. */
+const REWRITE = /^(:\s*-?\d|:\s*\$|\/|\^|,)/;
 
 export class WordReader {
   constructor(private readonly scope: WordScope) {}
@@ -188,7 +190,7 @@ export class WordReader {
         }
         const [, prefix, name = "", rest = ""] = match;
         if (prefix || (rest && !/^:?[-=?]/.test(rest))) {
-          word.rebuilt = !(prefix === "#" && rest === "");
+          word.rebuilt = prefix === "!" || REWRITE.test(rest);
           if (name === "IFS") word.disguised = true;
           const state = this.scope.vars.get(name);
           if (state) for (const taint of state.taints) word.taints.add(taint);

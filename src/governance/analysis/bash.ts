@@ -3,8 +3,8 @@
 
 import { Parser, type Language, type Node } from "web-tree-sitter";
 import type { Finding } from "../types.js";
-import { readCommand, unwrapCommand } from "./bash-commands.js";
-import { INTERPRETER, SHELL, newFacts, reporter, type BashContext, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
+import { collectRedirects, readCommand, unwrapCommand } from "./bash-commands.js";
+import { INTERPRETER, SHELL, newFacts, reporter, type BashContext, type Command, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
 import { execRules } from "./bash-exec-rules.js";
 import { foldStages } from "./bash-fold.js";
 import { functionRules, loopRules, pipelineRules, programRules } from "./bash-flow.js";
@@ -132,6 +132,8 @@ class BashWalk {
       case "while_statement":
       case "c_style_for_statement":
         return loopRules(node, this.ctx, this.report);
+      case "redirected_statement":
+        return this.groupRedirects(node);
       default:
         return;
     }
@@ -155,6 +157,19 @@ class BashWalk {
     if (name === "LD_PRELOAD" && value !== "" && parent?.type === "declaration_command") {
       this.report(node, "ld-preload", "privilege", "high", `export LD_PRELOAD injects ${value ?? "a library"} into every program started later`, "Do not preload libraries into other programs.");
     }
+  }
+
+  /** Redirects of a group, subshell or loop (`{ ...; } > f`), or of nothing at all (`> /dev/sda`). */
+  private groupRedirects(node: Node): void {
+    const body = node.childForFieldName("body");
+    if (body && ["command", "pipeline", "list", "redirected_statement"].includes(body.type)) return;
+    const facts: CommandFacts = { produces: new Set(), runsStdin: false, sends: false, network: false, shell: false };
+    for (const inner of body?.descendantsOfType("command") ?? []) for (const taint of this.ctx.commandFacts.get(inner.id)?.produces ?? []) facts.produces.add(taint);
+    const command: Command = { node, name: undefined, path: undefined, nameWord: undefined, args: [], via: [], env: new Map(), redirects: [], stdinText: undefined, stdinTaints: new Set(), background: false };
+    collectRedirects(node, [], this.reader, command);
+    const env: RuleEnv = { ctx: this.ctx, report: this.report, facts, snippet: this.snippet };
+    netRules(command, env);
+    systemRules(command, env);
   }
 
   private command(frame: Frame): void {
