@@ -102,7 +102,7 @@ export class AuditLog implements EventSink {
           if (at >= 0) this.waiting.splice(at, 1);
           const why = this.failing instanceof Error ? `: ${this.failing.message}` : "";
           reject(
-            new SandgateError("AUDIT_UNAVAILABLE", `the audit log could not take this ${event.kind} event within ${this.options.writeTimeoutMs / 1000} s (${this.queue.length} rows wait to be written${why}); the request was not carried out`, {
+            new SandgateError("AUDIT_UNAVAILABLE", `the audit log could not take this ${event.kind} event within ${this.options.writeTimeoutMs / 1000} s (${this.queue.length} rows wait to be written${why}); the request fails rather than go unrecorded`, {
               data: { queued: this.queue.length, retry_after: 1 },
             }),
           );
