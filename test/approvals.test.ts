@@ -128,6 +128,28 @@ describe("the REST approvals queue", () => {
     }
   });
 
+  it("the time a tool call waits for a person does not count against the run's time limit", async () => {
+    const client = await agentClient();
+    try {
+      const code = `await call_mcp_tool("memory.create_entities", ${JSON.stringify(ENTITY)})\nprint("in time")`;
+      const running = client.callTool({ name: "execute_code", arguments: { language: "python", code, timeout: 2 } });
+      let id: string | undefined;
+      expect(
+        await waitFor(() => {
+          void api<{ approvals: Array<{ id: string }> }>("/approvals", { headers: bearer(ADMIN) }).then((res) => (id = res.body.approvals[0]?.id));
+          return id !== undefined;
+        }, 30_000),
+      ).toBe(true);
+      // Longer than the whole 2 s limit of the run.
+      await sleep(3000);
+      expect((await api(`/approvals/${id}`, { json: { approve: true }, headers: bearer(ADMIN) })).status).toBe(200);
+      const r = await running;
+      expect(r.structuredContent).toMatchObject({ status: "ok", stdout: "in time\n" });
+    } finally {
+      await client.close();
+    }
+  });
+
   it("a key without the admin scope gets 403 on /approvals, and an unknown id is 404", async () => {
     expectError(await api("/approvals", { headers: bearer(AGENT) }), 403, "FORBIDDEN");
     expectError(await api("/approvals/nope", { json: { approve: true }, headers: bearer(AGENT) }), 403, "FORBIDDEN");

@@ -7,8 +7,8 @@ import type { Catalog } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
 import { estimateJsonTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
-import { toolPolicyFor, type Governance, type ToolCallEvent } from "../governance/index.js";
-import type { UpstreamCallReply } from "../sandbox/index.js";
+import { toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../governance/index.js";
+import type { RunClock, UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
 
 export interface UpstreamCallScopeOptions {
@@ -109,28 +109,35 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
   };
 
   /** Asks a person whether the call may go ahead; undefined when approved, else why not. */
-  const approve = async (id: string, rule: string, args: Record<string, unknown>, argsBytes: number, signal: AbortSignal): Promise<string | undefined> => {
+  const approve = async (id: string, rule: string, args: Record<string, unknown>, argsBytes: number, signal: AbortSignal, clock: RunClock | undefined): Promise<string | undefined> => {
     if (governance === undefined) return `tool \`${id}\` needs approval (tool policy rule ${rule}) and nobody can approve here`;
     const shown = JSON.stringify(args);
     const preview = shown.length > ARGS_PREVIEW_CHARS ? `${shown.slice(0, ARGS_PREVIEW_CHARS)}…` : shown;
-    const decision = await governance.approvals.request(
-      {
-        kind: "tool_call",
-        client: context.owner,
-        sessionId: context.sessionId,
-        executionId: context.executionId,
-        summary: `call upstream tool ${id} with ${argsBytes} bytes of arguments (tool policy rule ${rule}: approve)`,
-        details: { tool: id, rule, argsBytes, arguments: preview },
-      },
-      { approver: context.approver, signal, onWaiting: context.onWaiting },
-    );
+    // The person's time is not the code's: the run's time limit stops while the call waits.
+    const release = clock?.hold();
+    let decision: ApprovalDecision;
+    try {
+      decision = await governance.approvals.request(
+        {
+          kind: "tool_call",
+          client: context.owner,
+          sessionId: context.sessionId,
+          executionId: context.executionId,
+          summary: `call upstream tool ${id} with ${argsBytes} bytes of arguments (tool policy rule ${rule}: approve)`,
+          details: { tool: id, rule, argsBytes, arguments: preview },
+        },
+        { approver: context.approver, signal, onWaiting: context.onWaiting },
+      );
+    } finally {
+      release?.();
+    }
     if (decision.approved) return undefined;
     const why = decision.by === "timeout" || decision.by === "cancelled" || decision.by === "queue-full" || decision.by === "none" ? (decision.reason ?? decision.by) : `denied by ${decision.by}${decision.reason ? `: ${decision.reason}` : ""}`;
     return `tool \`${id}\` was not approved (${why})`;
   };
 
   return {
-    async onUpstreamCall(call, signal) {
+    async onUpstreamCall(call, signal, clock) {
       const started = performance.now();
       const args = (call.args ?? {}) as Record<string, unknown>;
       const sent = digest(args);
@@ -157,7 +164,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         return failed(entry.id, entry.server, "deny", "ToolDenied", reason);
       }
       if (policy.action === "approve") {
-        const refusal = await approve(entry.id, policy.rule, args, sent.bytes, signal);
+        const refusal = await approve(entry.id, policy.rule, args, sent.bytes, signal, clock);
         if (refusal !== undefined) return failed(entry.id, entry.server, "approve", "ToolDenied", refusal);
       }
       try {

@@ -88,7 +88,13 @@ interface ActiveRun {
   started: number;
   output: CallOutput;
   result?: ResultFrame;
+  /** Stops the run at its time limit; re-armed with the time left when a hold of the clock ends. */
   timer: NodeJS.Timeout;
+  /** performance.now() at which the time limit is reached, while the clock runs. */
+  deadline: number;
+  /** Holds of the clock in progress (a tool call waiting for a person's approval), and since when. */
+  holds: number;
+  heldSince?: number;
   resolve: (outcome: RunOutcome) => void;
   /** The run's upstream calls; ended with the run, which stops handlers and drops late replies. */
   upstreamCalls: UpstreamCallBroker;
@@ -252,8 +258,10 @@ export class Sandbox {
         started: performance.now(),
         output: new CallOutput(request.outputCapBytes, streamed ? streamed.push : request.onOutput),
         timer: setTimeout(() => this.stopRun("timeout"), request.timeoutMs),
+        deadline: performance.now() + request.timeoutMs,
+        holds: 0,
         resolve,
-        upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall),
+        upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall, { hold: () => this.holdClock(id) }),
         images: new ImageCollector(request.images ?? { maxBytes: 0, maxCount: 0 }),
       };
       const markerBytes = Buffer.from(marker, "utf8");
@@ -397,6 +405,25 @@ export class Sandbox {
     const run = this.active;
     if (!run || run.result || (frame.id !== undefined && frame.id !== run.id)) return;
     run.images.add(frame);
+  }
+
+  /** Stops run `id`'s time limit until the returned function is called (see RunClock). */
+  private holdClock(id: string): () => void {
+    const run = this.active;
+    if (run?.id !== id || run.interrupt) return () => undefined;
+    if (run.holds++ === 0) {
+      clearTimeout(run.timer);
+      run.heldSince = performance.now();
+    }
+    let released = false;
+    return () => {
+      if (released || this.active !== run) return;
+      released = true;
+      if (--run.holds > 0 || run.interrupt) return;
+      run.deadline += performance.now() - (run.heldSince ?? performance.now());
+      run.heldSince = undefined;
+      run.timer = setTimeout(() => this.stopRun("timeout"), Math.max(0, run.deadline - performance.now()));
+    };
   }
 
   /** Checks a call from the sandbox and hands it to the running code's upstream calls; none run between calls. */

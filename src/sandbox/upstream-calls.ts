@@ -14,7 +14,16 @@ export interface UpstreamCall {
 export type UpstreamCallReply = { ok: true; value: unknown } | { ok: false; error: { type: string; message: string } };
 
 /** Answers an upstream call; `signal` fires when the run that made the call ends or is killed. */
-export type UpstreamCallHandler = (call: UpstreamCall, signal: AbortSignal) => Promise<UpstreamCallReply>;
+export type UpstreamCallHandler = (call: UpstreamCall, signal: AbortSignal, clock?: RunClock) => Promise<UpstreamCallReply>;
+
+/** The wall-clock limit of the run that made a call. */
+export interface RunClock {
+  /**
+   * Stops the limit counting until the returned function is called: time a person takes to
+   * approve a tool call is not the code's time. Holds may overlap; the limit counts again when all ended.
+   */
+  hold(): () => void;
+}
 
 const MAX_TOOL_NAME_LENGTH = 512;
 /** Upstream calls one run may have waiting at once; more is a runaway loop, not a program. */
@@ -173,7 +182,10 @@ export class UpstreamCallBroker {
   private readonly controller = new AbortController();
   private inFlight = 0;
 
-  constructor(private readonly handler: UpstreamCallHandler | undefined) {
+  constructor(
+    private readonly handler: UpstreamCallHandler | undefined,
+    private readonly clock?: RunClock,
+  ) {
     // Every call in flight listens on this signal; up to the cap that is expected, not a leak.
     setMaxListeners(MAX_UPSTREAM_CALLS_IN_FLIGHT + 16, this.controller.signal);
   }
@@ -195,7 +207,7 @@ export class UpstreamCallBroker {
       if (!signal.aborted) send(reply);
     };
     // async, so that a handler that throws instead of rejecting still gets a reply sent.
-    const call = async (): Promise<UpstreamCallReply> => handler({ tool, args }, signal);
+    const call = async (): Promise<UpstreamCallReply> => handler({ tool, args }, signal, this.clock);
     call().then(
       (reply) => settle(normalizeReply(reply)),
       (error: unknown) => settle(upstreamCallError("ToolError", `tool \`${tool}\` failed: ${error instanceof Error ? error.message : String(error)}`)),
