@@ -79,7 +79,7 @@ export function checkCodeExec(ctx: PyContext, c: CallInfo): void {
       const attr = c.pos[1];
       const mod = target.split(".")[0] ?? "";
       if (!DANGEROUS_MODULES.has(mod) || target.includes("(")) return;
-      if (attr?.s === undefined) ctx.add(c.node, "code-exec", "high", "getattr-computed", `${c.q.slice(9)} on ${target} with a computed attribute name`, "Call the function you need by name.");
+      if (attr?.s === undefined) ctx.add(c.node, "code-exec", /^(builtins|os|subprocess|pty|socket|ctypes|importlib|posix)$/.test(mod) ? "high" : "medium", "getattr-computed", `${c.q.slice(9)} on ${target} with a computed attribute name`, "Call the function you need by name.");
       else if (c.q !== "builtins.getattr" || isDangerousName(`${target}.${attr.s}`)) ctx.add(c.node, "code-exec", "medium", "getattr-builtin", `${c.q.slice(9)} on ${target} with the literal name "${attr.s}"`, "Call the function you need by name.");
       return;
     }
@@ -87,6 +87,10 @@ export function checkCodeExec(ctx: PyContext, c: CallInfo): void {
     case "types.CodeType":
     case "types.LambdaType":
       ctx.add(c.node, "code-exec", "high", "code-object", `${c.q} builds a function from a code object`, "Define functions normally.");
+      return;
+    case "setuptools.setup":
+    case "distutils.core.setup":
+      if (c.kw.has("cmdclass")) ctx.add(c.node, "code-exec", "medium", "install-hook", "setup() replaces install commands (cmdclass), so installing the package runs this code", "Do not run code at install time; ship a plain package.");
       return;
     case "runpy.run_path":
     case "runpy.run_module":
@@ -196,6 +200,11 @@ export function checkProcess(ctx: PyContext, c: CallInfo): void {
     const argv: Val = { items: c.pos.slice(1).flatMap((p) => p.items ?? [p]) };
     if (argv.items && argv.items.length === 0 && c.pos[0]) argv.items = [c.pos[0]];
     checkCommand(ctx, c, argv, false, q);
+  } else if (/^paramiko\.SSHClient\(\)\.exec_command$/.test(q)) {
+    const cmd = c.pos[0] ?? c.kw.get("command") ?? {};
+    ctx.add(c.node, "process-exec", cmd.s === undefined ? "high" : "medium", "ssh-exec", `paramiko runs ${cmd.s === undefined ? "a command built from a variable" : `"${cmd.s.slice(0, 60)}"`} on a remote host`, "Run only fixed commands, and validate inputs.");
+  } else if (shellKw(c) && q !== "") {
+    ctx.add(c.node, "process-exec", "medium", "shell-true", `${q} is called with shell=True`, "Pass an argument list without shell=True.");
   } else if (q === "os.fork" || q === "os.forkpty") {
     if (ctx.loop === "forever") ctx.add(c.node, "resource-abuse", "critical", "fork-bomb", `${q} inside an endless loop: a fork bomb`, "Use a bounded pool (concurrent.futures) instead of forking in a loop.");
     else if (ctx.loop) ctx.add(c.node, "resource-abuse", "medium", "fork-loop", `${q} inside a loop`, "Use a bounded pool (concurrent.futures) instead of forking in a loop.");
@@ -216,7 +225,7 @@ export function checkDeserialization(ctx: PyContext, c: CallInfo): void {
   const localFile = arg.q === "builtins.open()" && arg.path !== undefined && !arg.path.includes("\u0000") && !untrusted;
   const report = (severity: "medium" | "high" | "critical", what: string): void =>
     ctx.add(c.node, "deserialization", untrusted ? "critical" : severity, q.replace(/\(\)/g, "").replace(/\./g, "-"), `${q} ${what}${untrusted ? " from the network" : ""}`, "Load data with json or another format that cannot run code; never unpickle untrusted data.");
-  if (/^(pickle|dill|cloudpickle)\.(loads?|Unpickler)$|^jsonpickle\.decode$|^marshal\.loads?$|^shelve\.open$|^pickle\.Unpickler\(\)\.load$/.test(q)) {
+  if (/^(pickle|dill|cloudpickle)\.(loads?|Unpickler)$|^jsonpickle\.decode$|^marshal\.loads?$|^shelve\.open$/.test(q)) {
     report(localFile || q === "shelve.open" ? "medium" : "high", "deserializes data that can run code");
   } else if (q === "yaml.load" || q === "yaml.load_all") {
     const loader = c.kwNodes.get("Loader")?.text ?? c.posNodes[1]?.text ?? "";

@@ -11,6 +11,10 @@ import type { Val } from "./python-values.js";
 const SENDERS =
   /^(requests|httpx)\.(get|post|put|patch|delete|head|request|options)$|^(requests\.Session|httpx\.Client|httpx\.AsyncClient|aiohttp\.ClientSession|urllib3\.PoolManager)\(\)\.(get|post|put|patch|request|delete)$|^urllib\.request\.(urlopen|Request|urlretrieve)$|^urllib\.urlopen$|^http\.client\.HTTPS?Connection\(\)\.(request|putrequest|send)$|^socket\.(socket|create_connection)\(\)\.(send|sendall|sendto|connect)$|^socket\.(gethostbyname|getaddrinfo|create_connection)$|^smtplib\.SMTP(_SSL)?\(\)\.(sendmail|send_message)$|^ftplib\.FTP\(\)\.(storbinary|storlines)$|^dns\.resolver\.(resolve|query)$|^paramiko\.|^telnetlib\.Telnet\(\)\.write$/;
 
+/** Hosts that malware uses to drop data or fetch payloads. */
+const SHADY_HOST =
+  /https?:\/\/(\d{1,3}\.){3}\d{1,3}|pastebin\.com|paste\.ee|hastebin|transfer\.sh|ngrok|webhook\.site|requestbin|pipedream\.net|discord(app)?\.com\/api\/webhooks|api\.telegram\.org\/bot|interact\.sh|oast\.|burpcollaborator|bit\.ly|tinyurl/;
+
 const HTTP_CLIENT = /^(requests|httpx|aiohttp|urllib3|urllib\.request|http\.client|urllib\.urlopen|ftplib|smtplib|telnetlib|paramiko|websocket|websockets)(\.|$)/;
 
 function anyArg(c: CallInfo, test: (v: Val) => boolean): Val | undefined {
@@ -27,7 +31,7 @@ export function checkNetwork(ctx: PyContext, c: CallInfo): void {
   const q = c.q;
   // TLS checks switched off, on any client (requests, httpx, aiohttp, urllib3).
   const verify = c.kwNodes.get("verify") ?? c.kwNodes.get("ssl") ?? c.kwNodes.get("verify_ssl");
-  if (verify && /^(False|0)$/.test(verify.text)) ctx.add(verify, "network", "high", "tls-verify-off", `${q || "this call"} turns TLS certificate verification off`, "Keep verify=True; add the CA bundle instead of turning checks off.");
+  if (verify && /^(False|0)$/.test(verify.text) && (HTTP_CLIENT.test(q) || /(^|\.)(get|post|put|patch|delete|head|request|stream|Client|AsyncClient|Session|ClientSession|TCPConnector|urlopen)$/.test(q || (c.fnNode?.text ?? "")))) ctx.add(verify, "network", "high", "tls-verify-off", `${q || "this call"} turns TLS certificate verification off`, "Keep verify=True; add the CA bundle instead of turning checks off.");
   if (q === "ssl._create_unverified_context" || q === "ssl._create_stdlib_context") {
     ctx.add(c.node, "network", "high", "tls-unverified-context", `${q} makes TLS connections without certificate checks`, "Use ssl.create_default_context().");
   }
@@ -51,6 +55,13 @@ export function checkNetwork(ctx: PyContext, c: CallInfo): void {
     ctx.add(c.node, "network", "medium", "ssh-no-host-check", "paramiko accepts unknown host keys", "Load known host keys and reject unknown ones.");
   }
   if (q === "telnetlib.Telnet" || q === "ftplib.FTP") ctx.add(c.node, "network", "medium", "cleartext-protocol", `${q} sends data and passwords in clear text`, "Use SSH/SFTP or TLS.");
+  // Binding every interface by a literal address anywhere (app.run("0.0.0.0"), serve(("0.0.0.0", 80))).
+  if (!/^socket/.test(q) && c.kwNodes.get("host") === undefined && anyArg(c, (v) => v.s === "0.0.0.0" || v.items?.[0]?.s === "0.0.0.0")) {
+    ctx.add(c.node, "network", "medium", "bind-all", `${q || "a server"} uses the address 0.0.0.0 (every interface)`, "Bind 127.0.0.1 unless the service must be reachable from outside.");
+  }
+  if (c.kwNodes.get("debug")?.text === "True" && /\.run$/.test(q || (c.fnNode?.text ?? "")) && /app|flask|Flask/.test(c.fnNode?.text ?? "")) {
+    ctx.add(c.node, "code-exec", "medium", "debug-server", "the web app runs with debug=True, whose debugger console runs any code sent to it", "Turn debug off outside local development.");
+  }
   // Sending data out.
   if (SENDERS.test(q)) {
     ctx.facts.networkSend ??= posOf(c.node);
@@ -62,6 +73,7 @@ export function checkNetwork(ctx: PyContext, c: CallInfo): void {
     const secret = anyArg(c, (v) => v.secret !== undefined);
     if (secret?.secret === "host identity") ctx.add(c.node, "exfiltration", "high", "send-host-info", `${q} sends the host's identity (hostname, user) over the network`, "Do not send host details out.");
     else if (secret) ctx.add(c.node, "exfiltration", "critical", "send-secret", `${q} sends ${secret.secret} over the network`, "Never send credentials or the environment to a remote host.");
+    else if (SHADY_HOST.test(text)) ctx.add(c.node, "network", "medium", "shady-host", `${q} talks to a paste site, webhook collector, tunnel or bare IP address`, "Use the service's official API host; paste sites and webhooks are common drop points for stolen data.");
     else if (HTTP_CLIENT.test(q)) ctx.add(c.node, "network", "low", "http-client", `${q} makes a network request`, "Make sure the destination is expected.");
   }
   // Downloads written to files.
@@ -121,6 +133,12 @@ export function checkFilesystem(ctx: PyContext, c: CallInfo): void {
     ctx.add(c.node, "privilege", "high", "setuid", `${q} changes the process's user`, "Run with the user you were given.");
     return;
   }
+  if (/^(tarfile\.open|tarfile\.TarFile|zipfile\.ZipFile)\(\)\.extractall$/.test(q) && c.kwNodes.get("filter") === undefined) {
+    ctx.add(c.node, "filesystem", "medium", "extractall", `${q.replace("()", "(...)")} can write outside the target directory (../ or absolute member names)`, "Check member paths first, or pass filter=\"data\" (Python 3.12+).");
+  }
+  if (/^(xml\.etree\.(c?ElementTree|cElementTree)\.(parse|fromstring|XML|iterparse)|xml\.dom\.(minidom|pulldom)\.(parse|parseString)|xml\.sax\.(parse|parseString|make_parser)|lxml\.etree\.(parse|fromstring|XML))$/.test(q)) {
+    ctx.add(c.node, "deserialization", "low", "xml-parser", `${q} parses XML with a parser open to entity expansion attacks`, "Use defusedxml for XML from outside.");
+  }
   if (q === "tempfile.mktemp") ctx.add(c.node, "filesystem", "low", "mktemp", "tempfile.mktemp has a race between naming and creating the file", "Use tempfile.mkstemp or NamedTemporaryFile.");
   if (/^(winreg|_winreg)\.(SetValueEx?|CreateKey(Ex)?)$/.test(q)) {
     const run = /CurrentVersion\\\\Run/i.test(argText(c));
@@ -150,7 +168,7 @@ export function checkFilesystem(ctx: PyContext, c: CallInfo): void {
   if (writing) {
     if (isPersistencePath(path)) ctx.add(c.node, "persistence", "critical", "startup-file-write", `${q} writes "${path}", which runs code at login, on a schedule or on ssh access`, "Do not change start-up files, cron, systemd units or authorized_keys.");
     else if (/^\/etc\/(passwd|shadow|sudoers|group)/.test(path)) ctx.add(c.node, "privilege", "critical", "auth-file-write", `${q} writes the account file "${path}"`, "Do not change system accounts.");
-    else if (isSystemPath(path) && !path.startsWith("/var/tmp") && !path.startsWith("/dev/null") && !path.startsWith("/proc/self/fd")) ctx.add(c.node, "filesystem", "high", "system-file-write", `${q} writes the system path "${path}"`, "Write under /workspace or /tmp.");
+    else if (isSystemPath(path) && !/^\/(var\/tmp|dev\/(null|tty|stdout|stderr|shm|fd|pts)|proc\/self\/fd)/.test(path)) ctx.add(c.node, "filesystem", "high", "system-file-write", `${q} writes the system path "${path}"`, "Write under /workspace or /tmp.");
   } else if (isCredentialPath(path)) {
     ctx.facts.credentialRead ??= posOf(c.node);
     ctx.add(c.node, "exfiltration", "high", "read-credentials", `${q} reads the credentials file "${path}"`, "Do not read keys or credentials from sandboxed code; pass what is needed explicitly.");

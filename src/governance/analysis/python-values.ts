@@ -38,6 +38,8 @@ export interface Val extends Taint {
   ret?: Val;
 }
 
+const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/;
+
 const BUILTIN_NAMES = new Set([
   "eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "globals", "locals", "vars", "chr", "ord",
   "bytes", "bytearray", "str", "dict", "list", "input", "breakpoint", "memoryview", "map", "print", "repr", "format",
@@ -49,7 +51,11 @@ const MODULE_ALIASES: Record<string, string> = {
   "_thread": "threading", "_posixsubprocess": "subprocess",
 };
 
+const ALIAS_HEADS = new Set(Object.keys(MODULE_ALIASES).map((k) => k.split(".")[0]));
+
 export function normalize(q: string): string {
+  const dot = q.indexOf(".");
+  if (!ALIAS_HEADS.has(dot < 0 ? q : q.slice(0, dot))) return q;
   for (const [from, to] of Object.entries(MODULE_ALIASES)) {
     if (q === from || q.startsWith(from + ".")) return to + q.slice(from.length);
   }
@@ -162,25 +168,18 @@ export class Evaluator {
 
   private compute(node: Node): Val {
     switch (node.type) {
-      case "identifier": {
-        const name = node.text;
-        const bound = this.host.lookup(name);
-        if (bound) return bound;
-        if (name === "__builtins__") return { q: "builtins", via: true };
-        if (BUILTIN_NAMES.has(name)) return { q: `builtins.${name}` };
-        return {};
-      }
+      case "identifier":
+        return this.identifier(node.text);
       case "attribute": {
-        const obj = this.ev(node.childForFieldName("object"));
-        const attr = node.childForFieldName("attribute")?.text ?? "";
-        const v: Val = merge({}, obj);
-        if (obj.q) v.q = attr === "__dict__" ? obj.q : normalize(`${obj.q}.${attr}`);
-        if (obj.q && obj.via) v.via = true;
-        if (obj.q && obj.built) v.built = true;
-        if (v.q === "os.environ") v.secret = "the whole environment";
-        if (obj.path !== undefined) v.path = obj.path;
-        else if (obj.q === "pathlib.Path()" && obj.s !== undefined) v.path = obj.s;
-        return v;
+        // A plain dotted name (os.path.join) is resolved from its text, without child nodes.
+        const text = node.text;
+        if (DOTTED.test(text)) {
+          const parts = text.split(".");
+          let v = this.identifier(parts[0] ?? "");
+          for (let i = 1; i < parts.length; i++) v = this.member(v, parts[i] ?? "");
+          return v;
+        }
+        return this.member(this.ev(node.childForFieldName("object")), node.childForFieldName("attribute")?.text ?? "");
       }
       case "string":
         return this.stringVal(node);
@@ -234,6 +233,25 @@ export class Evaluator {
       default:
         return {};
     }
+  }
+
+  private member(obj: Val, attr: string): Val {
+    const v: Val = merge({}, obj);
+    if (obj.q) v.q = attr === "__dict__" ? obj.q : normalize(`${obj.q}.${attr}`);
+    if (obj.q && obj.via) v.via = true;
+    if (obj.q && obj.built) v.built = true;
+    if (v.q === "os.environ") v.secret = "the whole environment";
+    if (obj.path !== undefined) v.path = obj.path;
+    else if (obj.q === "pathlib.Path()" && obj.s !== undefined) v.path = obj.s;
+    return v;
+  }
+
+  private identifier(name: string): Val {
+    const bound = this.host.lookup(name);
+    if (bound) return bound;
+    if (name === "__builtins__") return { q: "builtins", via: true };
+    if (BUILTIN_NAMES.has(name)) return { q: `builtins.${name}` };
+    return {};
   }
 
   private stringVal(node: Node): Val {

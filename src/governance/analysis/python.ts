@@ -21,11 +21,15 @@ const STAR_NAMES: Record<string, readonly string[]> = {
   shutil: ["rmtree"],
 };
 
-class Bindings {
-  private readonly names = new Map<string, Val>();
-  private readonly starModules: string[] = [];
+/** A name's value, or how to compute it when a rule first asks (most assignments never matter). */
+type Binding = Val | (() => Val);
 
-  set(name: string, value: Val): void {
+class Bindings {
+  private readonly names = new Map<string, Binding>();
+  private readonly starModules: string[] = [];
+  private readonly computing = new Set<string>();
+
+  set(name: string, value: Binding): void {
     this.names.set(name, value);
   }
 
@@ -35,6 +39,18 @@ class Bindings {
 
   lookup(name: string): Val | undefined {
     const bound = this.names.get(name);
+    if (typeof bound === "function") {
+      // `x = f(x)`: a name read while its own value is being computed is unknown, not a loop.
+      if (this.computing.has(name)) return {};
+      this.computing.add(name);
+      try {
+        const value = bound();
+        if (this.names.get(name) === bound) this.names.set(name, value);
+        return value;
+      } finally {
+        this.computing.delete(name);
+      }
+    }
     if (bound) return bound;
     for (const module of this.starModules) if (STAR_NAMES[module]?.includes(name)) return { q: `${module}.${name}` };
     return undefined;
@@ -84,15 +100,16 @@ function bindAssignment(node: Node, ctx: PyContext, bindings: Bindings): void {
     bindings.set(left.text, v);
     return;
   }
-  const value = ctx.ev.ev(right);
-  if (left.type === "identifier") bindings.set(left.text, value);
+  if (left.type === "identifier") bindings.set(left.text, () => ctx.ev.ev(right));
   else if (left.type === "pattern_list" || left.type === "tuple_pattern") {
-    const names = left.namedChildren;
-    names.forEach((n, i) => {
+    left.namedChildren.forEach((n, i) => {
       if (n.type !== "identifier") return;
-      if (value.items?.[i]) bindings.set(n.text, value.items[i] ?? {});
-      else if (i === 0 && value.q?.endsWith(".accept()")) bindings.set(n.text, { q: "socket.socket()" });
-      else bindings.set(n.text, { ...(value.remote ? { remote: true } : {}), ...(value.socket ? { socket: true } : {}) });
+      bindings.set(n.text, () => {
+        const value = ctx.ev.ev(right);
+        if (value.items?.[i]) return value.items[i] ?? {};
+        if (i === 0 && value.q?.endsWith(".accept()")) return { q: "socket.socket()" };
+        return { ...(value.remote ? { remote: true } : {}), ...(value.socket ? { socket: true } : {}) };
+      });
     });
   }
   // TLS checks switched off by attribute: ctx.check_hostname = False, ctx.verify_mode = ssl.CERT_NONE.
@@ -104,12 +121,16 @@ function bindAssignment(node: Node, ctx: PyContext, bindings: Bindings): void {
 
 /** `for k, v in os.environ.items()`: the loop variables carry the iterable's taint. */
 function bindLoopTarget(node: Node, evaluator: Evaluator, bindings: Bindings): void {
-  const source = evaluator.ev(node.childForFieldName("right"));
-  const taint: Val = {};
-  if (source.secret) taint.secret = source.secret;
-  if (source.remote) taint.remote = true;
-  if (source.decoded) taint.decoded = true;
-  if (source.socket) taint.socket = true;
+  const right = node.childForFieldName("right");
+  const taint = (): Val => {
+    const source = evaluator.ev(right);
+    const v: Val = {};
+    if (source.secret) v.secret = source.secret;
+    if (source.remote) v.remote = true;
+    if (source.decoded) v.decoded = true;
+    if (source.socket) v.socket = true;
+    return v;
+  };
   const left = node.childForFieldName("left");
   const names = left?.type === "identifier" ? [left] : (left?.namedChildren ?? []);
   for (const n of names) if (n.type === "identifier") bindings.set(n.text, taint);
@@ -124,9 +145,19 @@ function isForever(node: Node): boolean {
   return right?.type === "call" && /^(itertools\.)?count\(|^iter\(int,\s*1\)/.test(right.text);
 }
 
+/** Callees some rule looks at; every other call is only checked for its keywords. */
+const RULE_CALLEES =
+  /^(builtins\.(eval|exec|compile|execfile|__import__|getattr|setattr|delattr|open)$|builtins\.open\(\)|os\.|subprocess\.|pty\.|asyncio\.create_subprocess|socket\.|ssl\.|requests\.|httpx\.|aiohttp\.|urllib|http\.client|pickle|dill|cloudpickle|shelve|jsonpickle|marshal|joblib|pandas\.read_pickle|numpy\.load|torch\.load|yaml\.|ctypes|cffi|mmap|shutil\.|pathlib\.Path\(\)\.|io\.open|codecs\.(open|decode)|types\.|runpy|importlib|platform\.popen|pexpect|tempfile\.mktemp|_?winreg|crontab|wget|smtplib|ftplib|telnetlib|paramiko|dns\.|multiprocessing|threading|code\.|tarfile|zipfile\.ZipFile\(\)|xml\.|lxml|setuptools|distutils)/;
+
 function checkCall(ctx: PyContext, node: Node): void {
   const fnNode = node.childForFieldName("function");
   const fn = ctx.ev.ev(fnNode);
+  // Most calls (print, len, df.groupby) reach nothing a rule knows: skip their arguments unless they
+  // pass a keyword some rule reads on any callee (verify=False, host="0.0.0.0").
+  if (!RULE_CALLEES.test(fn.q ?? "") && !fn.built && !fn.via) {
+    const text = node.childForFieldName("arguments")?.text ?? "";
+    if (!/verify|ssl|host|0\.0\.0\.0|debug|shell/.test(text)) return;
+  }
   const { pos, kw, posNodes, kwNodes } = ctx.ev.args(node);
   const call: CallInfo = { node, fnNode, q: fn.q ?? "", fn, pos, kw, posNodes, kwNodes };
   checkCodeExec(ctx, call);
@@ -137,9 +168,9 @@ function checkCall(ctx: PyContext, node: Node): void {
   checkFilesystem(ctx, call);
   if (call.q === "os.dup2") {
     const first = posNodes[0]?.text ?? "";
-    const socketish = pos[0]?.q?.startsWith("socket.") === true || /fileno\(\)/.test(first);
-    if (socketish) {
-      ctx.facts.dup2 ??= posOf(node);
+    // Any fd copied over stdio counts for the socket + shell rule; only a known socket is a finding alone.
+    if (/fileno\(\)/.test(first) || pos[0]?.q?.startsWith("socket.") === true) ctx.facts.dup2 ??= posOf(node);
+    if (pos[0]?.q?.startsWith("socket.") === true) {
       ctx.add(node, "reverse-shell", "high", "dup2-socket", "os.dup2 points the standard streams at a socket", "Remove this: it hands the process's input and output to a remote host.");
     }
   }
@@ -158,7 +189,10 @@ function correlate(ctx: PyContext): void {
   }
 }
 
-function findings(root: Node): Finding[] {
+/** Node types the rules read; everything else is reached through them. */
+const WALK_TYPES = ["import_statement", "import_from_statement", "assignment", "augmented_assignment", "with_item", "while_statement", "for_statement", "call"];
+
+function findings(root: Node, source: string): Finding[] {
   const bindings = new Bindings();
   const evaluator: Evaluator = new Evaluator({ lookup: (name) => bindings.lookup(name), isDownloaded: (path): boolean => ctx.isDownloaded(path) });
   const ctx: PyContext = new PyContext(evaluator);
@@ -170,65 +204,51 @@ function findings(root: Node): Finding[] {
       if (name) bindings.set(name, { q: `local.${name}` });
     }
   }
-  const loops: { depth: number; forever: boolean }[] = [];
-  const cursor = root.walk();
-  let depth = 0;
-  try {
-    for (;;) {
-      const type = cursor.nodeType;
-      while (loops.length > 0 && (loops[loops.length - 1]?.depth ?? 0) >= depth) loops.pop();
-      switch (type) {
-        case "import_statement":
-        case "import_from_statement":
-          bindImport(cursor.currentNode, bindings);
-          break;
-        case "assignment":
-        case "augmented_assignment":
-          bindAssignment(cursor.currentNode, ctx, bindings);
-          break;
-        case "with_item": {
-          const item = cursor.currentNode.childForFieldName("value");
-          if (item?.type === "as_pattern") {
-            const target = item.childForFieldName("alias")?.namedChildren[0];
-            if (target?.type === "identifier") bindings.set(target.text, evaluator.ev(item.namedChildren[0]));
-          }
-          break;
+  // One native pass collects the nodes rules read, in source order; walking every node from
+  // JavaScript (cursor moves cross into wasm each time) costs several times more.
+  const types = /CERT_NONE|PROTOCOL_(SSLv|TLSv1\b|TLSv1_1)/.test(source) ? [...WALK_TYPES, "attribute"] : WALK_TYPES;
+  const loops: { end: number; forever: boolean }[] = [];
+  for (const node of root.descendantsOfType(types)) {
+    const start = node.startIndex;
+    while (loops.length > 0 && (loops[loops.length - 1]?.end ?? 0) <= start) loops.pop();
+    switch (node.type) {
+      case "import_statement":
+      case "import_from_statement":
+        bindImport(node, bindings);
+        break;
+      case "assignment":
+      case "augmented_assignment":
+        bindAssignment(node, ctx, bindings);
+        break;
+      case "with_item": {
+        const item = node.childForFieldName("value");
+        if (item?.type === "as_pattern") {
+          const target = item.childForFieldName("alias")?.namedChildren[0];
+          const value = item.namedChildren[0];
+          if (target?.type === "identifier") bindings.set(target.text, () => evaluator.ev(value));
         }
-        case "while_statement":
-        case "for_statement": {
-          const node = cursor.currentNode;
-          loops.push({ depth, forever: isForever(node) });
-          if (type === "for_statement") bindLoopTarget(node, evaluator, bindings);
-          break;
-        }
-        case "call":
-          ctx.loop = loops.length === 0 ? undefined : loops.some((l) => l.forever) ? "forever" : "loop";
-          checkCall(ctx, cursor.currentNode);
-          break;
-        case "attribute": {
-          const node = cursor.currentNode;
-          if (node.childForFieldName("attribute")?.text === "CERT_NONE" && evaluator.ev(node).q === "ssl.CERT_NONE") {
-            ctx.add(node, "network", "high", "tls-cert-none", "ssl.CERT_NONE turns TLS certificate verification off", "Use ssl.CERT_REQUIRED with a CA bundle.");
-          }
-          break;
-        }
-        default:
+        break;
       }
-      if (cursor.gotoFirstChild()) {
-        depth++;
-        continue;
+      case "while_statement":
+      case "for_statement":
+        loops.push({ end: node.endIndex, forever: isForever(node) });
+        if (node.type === "for_statement") bindLoopTarget(node, evaluator, bindings);
+        break;
+      case "call":
+        ctx.loop = loops.length === 0 ? undefined : loops.some((l) => l.forever) ? "forever" : "loop";
+        checkCall(ctx, node);
+        break;
+      case "attribute": {
+        const q = evaluator.ev(node).q;
+        if (q === "ssl.CERT_NONE") ctx.add(node, "network", "high", "tls-cert-none", "ssl.CERT_NONE turns TLS certificate verification off", "Use ssl.CERT_REQUIRED with a CA bundle.");
+        else if (q !== undefined && /^ssl\.PROTOCOL_(SSLv2|SSLv3|TLSv1|TLSv1_1)$/.test(q)) ctx.add(node, "network", "high", "tls-old-version", `${q} selects a broken TLS/SSL version`, "Use ssl.create_default_context(), which negotiates TLS 1.2 or newer.");
+        break;
       }
-      while (!cursor.gotoNextSibling()) {
-        if (!cursor.gotoParent()) {
-          correlate(ctx);
-          return ctx.findings;
-        }
-        depth--;
-      }
+      default:
     }
-  } finally {
-    cursor.delete();
   }
+  correlate(ctx);
+  return ctx.findings;
 }
 
 export const pythonRules: LanguageRules = {
@@ -239,5 +259,5 @@ export const pythonRules: LanguageRules = {
     import: ["import_statement", "import_from_statement", "future_import_statement"],
     branch: ["if_statement", "elif_clause", "for_statement", "while_statement", "except_clause", "boolean_operator", "conditional_expression", "case_clause", "for_in_clause", "if_clause"],
   },
-  findings: (root) => findings(root),
+  findings: (root, source) => findings(root, source),
 };
