@@ -19,7 +19,7 @@ const captureStackTrace = Error.captureStackTrace;
  * with (import() must resolve as it does there); `safeString` never throws.
  */
 function createCodeMode({ sendText, scriptOptions, safeString }) {
-  /** A failed tool call: `tool` as called, `kind` (ToolError, ToolTimeout, ToolLimit, ToolNotFound, ...). */
+  /** A failed tool call: `tool` as called, `kind` (ToolError, ToolTimeout, ToolLimit, ToolNotFound, ToolDenied, ...). */
   class ToolError extends Error {
     constructor(tool, message, kind = 'ToolError') {
       super(`tool \`${tool}\` failed: ${message}`);

@@ -11,7 +11,7 @@ __all__ = ["call_mcp_tool", "ToolError", "show"]
 
 class ToolError(Exception):
     """A tool call that failed: `tool` as called, the host's or upstream server's `message`, and
-    `kind` (ToolError, ToolTimeout, ToolLimit, ToolNotFound, InvalidArguments, ToolCancelled)."""
+    `kind` (ToolError, ToolTimeout, ToolLimit, ToolNotFound, ToolDenied, InvalidArguments, ToolCancelled)."""
 
     def __init__(self, tool, message, kind="ToolError"):
         super().__init__(tool, message, kind)
