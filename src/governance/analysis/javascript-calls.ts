@@ -24,7 +24,7 @@ interface Call {
   isNew: boolean;
 }
 
-const CODE_EXEC = new Set(["eval", "Function", "vm.runInNewContext", "vm.runInThisContext", "vm.runInContext", "vm.compileFunction", "vm.Script", "vm.SourceTextModule", "AsyncFunction", "GeneratorFunction"]);
+const CODE_EXEC = new Set(["eval", "Function", "vm2.VM().run", "vm2.NodeVM().run", "safe-eval", "static-eval", "vm.Script().runInNewContext", "node:vm.runInNewContext", "vm.runInNewContext", "vm.runInThisContext", "vm.runInContext", "vm.compileFunction", "vm.Script", "vm.SourceTextModule", "AsyncFunction", "GeneratorFunction"]);
 const TIMERS = new Set(["setTimeout", "setInterval", "setImmediate"]);
 const SHELL_EXEC = new Set(["child_process.exec", "child_process.execSync", "shelljs.exec", "execa.command", "execa.commandSync", "execa.execaCommand", "execa.execaCommandSync"]);
 const ARGV_EXEC = new Set([
@@ -124,6 +124,8 @@ export function checkCall(program: Program, node: Node): void {
     return;
   }
   if (name === "Worker" || name === "worker_threads.Worker") return worker(program, call);
+  if (name === "RegExp" && call.args[0] && program.scope.fold(call.args[0]) === undefined)
+    return program.add(node, "computed-regexp", "resource-abuse", "info", "new RegExp from a value computed at run time can backtrack for a very long time", "Escape input before building a pattern, or match with string methods.");
   if (name === "Buffer.alloc" || name === "Buffer.allocUnsafe" || name === "Array" || name.endsWith(".repeat")) return bigAllocation(program, call);
 }
 
@@ -207,7 +209,8 @@ function shellExec(program: Program, call: Call): void {
   const facts = program.facts(args[0] ?? null);
   commandPatterns(program, node, text);
   execFacts(program, node, name, facts);
-  if (isShellProgram(text) || /\b(ba)?sh\s+-i\b/.test(text)) program.shells.push(node);
+  // A command from a variable in a program with a raw socket is how command-and-control loops are built.
+  if (!literal || isShellProgram(text) || /\b(ba)?sh\s+-i\b/.test(text)) program.shells.push(node);
   if (!literal) program.dynamicRuns.push(node);
   program.add(
     node,
@@ -240,7 +243,7 @@ function argvExec(program: Program, call: Call): void {
   if (shell) commandPatterns(program, node, line);
   execFacts(program, node, name, facts);
   const isShell = isShellProgram(command) || (shell && !literal);
-  if (isShellProgram(command)) program.shells.push(node);
+  if (isShellProgram(command) || !literal || /SHELL|ComSpec/.test(program0?.text ?? "")) program.shells.push(node);
   if (!literal || (isShell && !argvLiteral)) program.dynamicRuns.push(node);
   if (/__filename|process\.argv\[1\]|import\.meta\.(url|filename)/.test(node.childForFieldName("arguments")?.text ?? ""))
     program.add(node, "self-spawn", "resource-abuse", "medium", `${name} starts another copy of this program`, "Do not let a program re-launch itself; it multiplies without bound.");
@@ -308,13 +311,13 @@ function send(program: Program, call: Call): void {
   if (facts.secret === "metadata")
     program.add(node, "cloud-metadata", "exfiltration", "high", `${name} reads the cloud metadata service (instance credentials)`, "Do not query instance metadata from sandboxed code.");
   if (facts.secret !== undefined && facts.secret !== "metadata" && SENDS.has(name)) {
-    const strong = facts.secret !== "host";
+    const strong = facts.secret !== "host" && facts.secret !== "token";
     program.add(
       node,
-      strong ? "send-secrets" : "send-host-info",
+      strong ? "send-secrets" : facts.secret === "token" ? "send-secret-variable" : "send-host-info",
       "exfiltration",
       strong ? "critical" : "high",
-      strong ? `${name} sends ${secretName(facts.secret)} over the network` : `${name} sends host details (user, hostname, interfaces) over the network`,
+      `${name} sends ${secretName(facts.secret)} over the network`,
       "Never send credentials, keys or the environment out of the sandbox.",
     );
     return;
@@ -332,6 +335,10 @@ export function secretName(secret: string): string {
       return "cloud instance credentials";
     case "cookie":
       return "cookies or browser storage";
+    case "token":
+      return "a secret environment variable (token, key or password)";
+    case "host":
+      return "host details (user, hostname, interfaces)";
     default:
       return "host details";
   }
@@ -339,7 +346,10 @@ export function secretName(secret: string): string {
 
 function readFile(program: Program, call: Call): void {
   const path = program.pathOf(call.args[0] ?? null);
-  if (!isCredentialPath(path)) return;
+  if (!isCredentialPath(path)) {
+    if (path.includes("*")) computedPath(program, call, "reads");
+    return;
+  }
   program.strongSecret ??= "file";
   program.add(call.node, "read-credentials", "exfiltration", "high", `${call.name} reads ${path} (credentials or keys)`, "Do not read credential files from sandboxed code; pass the secret the tool needs explicitly.");
 }
@@ -354,6 +364,12 @@ function writeFile(program: Program, call: Call): void {
     program.add(node, "account-write", "privilege", "critical", `${name} writes ${path} (accounts or sudo rules)`, "Never change system accounts from code.");
   else if (isSystemPath(path) && path !== "*" && path.startsWith("/"))
     program.add(node, "system-write", "filesystem", "high", `${name} writes into the system directory ${path}`, "Write under /workspace or /tmp.");
+  else if (path.includes("*")) computedPath(program, call, "writes");
+}
+
+/** A path from a variable can be steered outside the working directory (../, absolute paths). */
+function computedPath(program: Program, call: Call, verb: string): void {
+  program.add(call.node, "computed-path", "filesystem", "info", `${call.name} ${verb} a path computed at run time`, "Resolve the path and check it stays under /workspace before using it.");
 }
 
 function remove(program: Program, call: Call): void {

@@ -98,8 +98,16 @@ export class ObjectRules {
       this.program.add(node, "path-assign", "prototype-pollution", "high", "a path setter walks keys split from a string without rejecting __proto__ or constructor", "Reject the path segments __proto__, constructor and prototype.");
       return;
     }
-    if (loopVar && object?.type === "subscript_expression")
-      this.program.add(node, "nested-key-write", "prototype-pollution", "medium", "writes obj[a][b] with keys taken from input", "Validate keys before using them as property names.");
+    if (object?.type === "identifier" && info.descends.has(object.text) && insideLoop(node, owner)) {
+      this.program.add(node, "key-walk-assign", "prototype-pollution", "low", "walks into an object by computed keys and writes a computed key", "Reject the keys __proto__, constructor and prototype, or use Map.");
+      return;
+    }
+    if (object?.type === "subscript_expression") {
+      const outer = object.childForFieldName("index");
+      const keyLike = (n: Node | null): boolean => n?.type === "identifier" && /key|prop|name|path|field|attr|k$/i.test(n.text);
+      if (loopVar || (keyLike(outer) && keyLike(index)))
+        this.program.add(node, "nested-key-write", "prototype-pollution", loopVar ? "medium" : "low", "writes obj[a][b] with keys that can come from input", "Validate keys before using them as property names.");
+    }
   }
 
   private info(fn: Node): FunctionInfo | undefined {
@@ -133,6 +141,8 @@ export class ObjectRules {
       program.add(node, "tls-disabled", "network", "high", `${key}: false turns off TLS certificate checks`, "Keep certificate checks on; trust the CA you need instead.");
     else if (key === "NODE_TLS_REJECT_UNAUTHORIZED" && program.scope.fold(value) === "0")
       program.add(node, "tls-disabled", "network", "high", "NODE_TLS_REJECT_UNAUTHORIZED=0 turns off TLS certificate checks", "Keep certificate checks on.");
+    else if (key === "noent" && value.type === "true")
+      program.add(node, "xml-entities", "deserialization", "medium", "noent: true expands external XML entities (XXE)", "Leave entity expansion off when parsing XML.");
     else if (key === "checkServerIdentity" && (value.type === "arrow_function" || value.type === "function_expression") && !/return\s+new\s+Error|throw/.test(value.text))
       program.add(node, "tls-identity-ignored", "network", "high", "checkServerIdentity accepts any server", "Keep the default host-name check.");
   }
@@ -161,6 +171,14 @@ function functionName(fn: Node): string | undefined {
     if (name?.type === "member_expression") return name.childForFieldName("property")?.text;
   }
   return undefined;
+}
+
+const LOOPS = new Set(["for_statement", "for_in_statement", "while_statement", "do_statement"]);
+
+function insideLoop(node: Node, fn: Node): boolean {
+  let current = node.parent;
+  for (let depth = 0; current && current.id !== fn.id && depth < 32; depth++, current = current.parent) if (LOOPS.has(current.type)) return true;
+  return false;
 }
 
 export function enclosingFunction(node: Node): Node | undefined {

@@ -18,7 +18,7 @@ export const COMMAND_PATTERNS: readonly CommandPattern[] = [
     name: "shell-to-socket",
     category: "reverse-shell",
     severity: "critical",
-    pattern: /\/dev\/(tcp|udp)\/|\bn(c|cat|etcat)\b[^|;&]*\s-[a-z]*[ec]\b|\bsocat\b.*\bexec:|\bmkfifo\b.*\b(nc|sh|bash)\b|\b(ba|z)?sh\s+-i\b.*[<>]&/i,
+    pattern: /\/dev\/(tcp|udp)\/|\b(python[23]?|perl|ruby|php)\b.*(socket|fsockopen|TCPSocket).*(dup2|exec|spawn|pty|\/bin\/(ba)?sh|popen|system)|\btelnet\b[^|]*\|\s*(\/bin\/)?(ba)?sh\b|\bn(c|cat|etcat)\b[^|;&]*\s-[a-z]*[ec]\b|\bsocat\b.*\bexec:|\bmkfifo\b.*\b(nc|sh|bash)\b|\b(ba|z)?sh\s+-i\b.*[<>]&/i,
     message: "runs a shell wired to a network connection (reverse or bind shell)",
     recommendation: "Remove it: a shell on a socket gives a remote party control of the sandbox.",
   },

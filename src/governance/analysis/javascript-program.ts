@@ -8,7 +8,7 @@ import { isCredentialPath, isMetadataHost } from "./javascript-patterns.js";
 import { Scope } from "./javascript-values.js";
 
 /** Sensitive data an expression carries; all but "host" count as secrets whose sending is critical. */
-export type Secret = "env" | "file" | "metadata" | "cookie" | "host";
+export type Secret = "env" | "file" | "metadata" | "cookie" | "token" | "host";
 
 export interface Facts {
   secret?: Secret;
@@ -97,6 +97,7 @@ export class Program {
           if (!text.startsWith("process") && !/cookie|Storage|env/.test(text)) break;
           const name = this.scope.resolve(current)?.name;
           if (name === "process.env" && !isObjectOfMember(current)) facts.secret = strongest(facts.secret, "env");
+          else if (name?.startsWith("process.env.") && SECRET_NAME.test(name.slice(12))) facts.secret = strongest(facts.secret, "token");
           else if (name === "document.cookie" || name === "localStorage" || name === "sessionStorage") facts.secret = strongest(facts.secret, "cookie");
           break;
         }
@@ -112,6 +113,12 @@ export class Program {
         case "template_string":
           if (isMetadataHost(current.text)) facts.secret = strongest(facts.secret, "metadata");
           continue;
+        case "pair": {
+          // Credentials in request headers are how APIs are called, not a leak.
+          const key = current.childForFieldName("key")?.text.replace(/["']/g, "").toLowerCase();
+          if (key === "headers" || key === "authorization" || key === "auth" || key === "x-api-key") continue;
+          break;
+        }
         case "arrow_function":
         case "function_expression":
         case "class":
@@ -181,8 +188,11 @@ export class Program {
   }
 }
 
+const SECRET_RANK: Record<Secret, number> = { host: 0, token: 1, cookie: 2, metadata: 2, file: 2, env: 2 };
+const SECRET_NAME = /TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|^AWS_|_KEY$/i;
+
 function strongest(a: Secret | undefined, b: Secret): Secret {
-  return a === undefined || a === "host" ? b : a;
+  return a === undefined || SECRET_RANK[b] > SECRET_RANK[a] ? b : a;
 }
 
 /** `process.env` in `process.env.HOME` is only the object of a member: a single named read, not a dump. */

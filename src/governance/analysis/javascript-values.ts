@@ -27,7 +27,7 @@ const MAX_STRING = 4096;
 const GLOBALS = new Set([
   "eval", "Function", "require", "fetch", "setTimeout", "setInterval", "setImmediate", "atob", "btoa", "Buffer", "process",
   "Object", "Reflect", "String", "JSON", "module", "WebSocket", "XMLHttpRequest", "Worker", "unescape", "decodeURIComponent",
-  "Array", "import", "document", "localStorage", "navigator", "Deno", "Bun",
+  "Array", "import", "document", "localStorage", "navigator", "Deno", "Bun", "RegExp",
 ]);
 
 /** Node modules as programs usually name them. */

@@ -24,7 +24,9 @@ const LOOP_TYPES = new Set(["while_statement", "for_statement", "do_statement"])
 const COLLECTED_TYPES = ["call_expression", "new_expression", ...BINDING_TYPES, "augmented_assignment_expression", ...LOOP_TYPES];
 /** Strings worth a look: prototype payloads, metadata hosts, paste and webhook sites. */
 const STRING_HINT = /__proto__|constructor.{0,6}prototype|169\.254\.169\.254|metadata\.google|100\.100\.100\.200|webhooks|pastebin|paste\.ee|hastebin|ngrok|transfer\.sh|requestbin|pipedream|webhook\.site|burpcollab|interact\.sh|oast\.|\.onion|api\.telegram/i;
-const PAIR_HINT = /rejectUnauthorized|strictSSL|NODE_TLS_REJECT_UNAUTHORIZED|checkServerIdentity/;
+const PAIR_HINT = /rejectUnauthorized|strictSSL|NODE_TLS_REJECT_UNAUTHORIZED|checkServerIdentity|noent/;
+/** Unicode bidirectional controls make code read differently from how it runs ("trojan source"). */
+const BIDI = /[\u202A-\u202E\u2066-\u2069]/;
 
 interface Collected {
   bindings: Node[];
@@ -202,6 +204,7 @@ function findings(root: Node, source: string, prefix: string): Finding[] {
   for (const node of collected.strings) objects.string(node);
   const obfuscatedNames = source.includes("_0x") ? (source.match(/\b_0x[0-9a-f]{4,}\b/g)?.length ?? 0) : 0;
   if (obfuscatedNames >= 8) program.add(root, "obfuscator-names", "obfuscation", "medium", "the code uses obfuscator-generated names (_0x...)", "Ship readable source; obfuscated code cannot be reviewed.");
+  if (BIDI.test(source)) program.add(root, "bidi-control", "obfuscation", "high", "the source contains Unicode bidirectional control characters, which hide what the code does", "Remove bidirectional control characters from code.");
   wholeProgram(program, collected.loops);
   return program.findings;
 }
