@@ -3,7 +3,7 @@
 // Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
 // `--only engine`, `--only server` (bench/server.mjs), `--only codemode` (bench/code-mode.mjs) or
 // `--only neighbour` (bench/neighbour.mjs), `--only files` (bench/files.mjs), `--only images` (bench/images.mjs) or `--only packages`
-// (bench/packages.mjs) or `--only governance` (bench/governance.mjs) runs one part; all eight run by default, in that order.
+// (bench/packages.mjs), `--only governance` (bench/governance.mjs) or `--only audit` (bench/audit.mjs) runs one part; all nine run by default, in that order.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
 import { Engine } from "../dist/execution/index.js";
 import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
+import { auditBench } from "./audit.mjs";
 import { codeModeBench } from "./code-mode.mjs";
 import { filesBench } from "./files.mjs";
 import { governanceBench } from "./governance.mjs";
@@ -24,7 +25,7 @@ import { fmt, pct, sleep } from "./stats.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages", "governance"];
+const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages", "governance", "audit"];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) throw new Error(`--only takes ${PARTS.join(", ")}, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
@@ -217,6 +218,7 @@ async function main() {
   if (ONLY === undefined || ONLY === "images") process.stdout.write(`\n${await imagesBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "packages") process.stdout.write(`\n${await packagesBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "governance") process.stdout.write(`\n${await governanceBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "audit") process.stdout.write(`\n${await auditBench({ quick: QUICK })}\n`);
 }
 
 main().catch((e) => {
