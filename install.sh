@@ -17,6 +17,9 @@ done
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 [ -x /usr/bin/python3 ] || need_apt+=(python3)
+# better-sqlite3 (the audit log) is built from source when no prebuilt binary can be downloaded.
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
+command -v make >/dev/null 2>&1 || need_apt+=(make)
 # Sandboxes import Debian's python3-* packages straight from the host's /usr (read-only).
 data_science=()
 if [ "$minimal" = 0 ]; then
@@ -47,6 +50,10 @@ if [ "$node_major" -lt 20 ]; then
   echo "sandgate: Node.js 20 or newer is required (found $(node --version))" >&2
   exit 1
 fi
+
+# Node's own headers, when the host has those of this very version, spare node-gyp a download.
+headers=$(awk '/define NODE_(MAJOR|MINOR|PATCH)_VERSION/ {printf "%s.", $3}' /usr/include/node/node_version.h 2>/dev/null || true)
+if [ -z "${npm_config_nodedir:-}" ] && [ "v${headers%.}" = "$(node --version)" ]; then export npm_config_nodedir=/usr; fi
 
 # `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional packages (rollup's
 # native builds) out of the lock file, which `npm ci` then refuses; install keeps the locked versions.
