@@ -182,6 +182,21 @@ describe("the tool policy", () => {
     }
   });
 
+  it("search_tools tells the agent which tools are denied or need approval", async () => {
+    const client = await agentClient();
+    try {
+      const found = await client.callTool({ name: "search_tools", arguments: { query: "entities graph nodes", detail: "name", limit: 50, server: "memory" } });
+      const tools = (found.structuredContent as { tools: Array<{ id: string; policy?: string }> }).tools;
+      const policyOf = (id: string): string | undefined => tools.find((t) => t.id === id)?.policy;
+      expect(policyOf("memory.create_entities")).toBe("approve");
+      expect(policyOf("memory.search_nodes")).toBe("deny");
+      expect(tools.find((t) => t.id === "memory.read_graph")).not.toHaveProperty("policy");
+      expect(JSON.stringify(found.content)).toMatch(/memory\.create_entities \[each call waits for a person's approval\]/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("shows the tool policy and the approval settings in /security/policy", async () => {
     const res = await api("/security/policy", { headers: bearer(AGENT) });
     expect(res.body).toMatchObject({

@@ -3,6 +3,7 @@
 
 import { z } from "zod";
 import type { SearchHit } from "../catalog/index.js";
+import { toolPolicyFor } from "../governance/index.js";
 import { upstreamCallExamples } from "../languages/index.js";
 import type { ServerContext } from "./context.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
@@ -27,6 +28,10 @@ const hitSchema = z.object({
   summary: z.string().optional(),
   signature: z.string().optional().describe("TypeScript declaration with input and output types"),
   python: z.string().optional().describe("Python signature of the generated wrapper"),
+  policy: z
+    .enum(["deny", "approve"])
+    .optional()
+    .describe("Set when the tool policy refuses calls to this tool (deny) or makes each wait for a person's approval (approve)"),
 });
 export const searchToolsOutput = z.object({ tools: z.array(hitSchema), total_tools: z.number().int() });
 
@@ -51,10 +56,13 @@ const IN_CODE =
   `In code: ${upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`).join(", ")}, ` +
   `or the generated modules ${upstreamCallExamples().flatMap(({ example }) => (example.module ? [`\`${example.module}\``] : [])).join(" and ")}.`;
 
-function renderHits(hits: SearchHit[], detail: string): string {
-  if (detail === "name") return hits.map((h) => h.id).join("\n");
-  if (detail === "summary") return hits.map((h) => `${h.id}${h.summary ? ` — ${h.summary}` : ""}`).join("\n");
-  return hits.map((h) => [`// ${h.id}`, h.signature ?? "", h.python ? `# Python: ${h.python}` : ""].filter(Boolean).join("\n")).join("\n\n");
+const POLICY_NOTE = { deny: " [denied by the tool policy]", approve: " [each call waits for a person's approval]" } as const;
+
+function renderHits(hits: Array<SearchHit & { policy?: keyof typeof POLICY_NOTE }>, detail: string): string {
+  const note = (h: { policy?: keyof typeof POLICY_NOTE }): string => (h.policy ? POLICY_NOTE[h.policy] : "");
+  if (detail === "name") return hits.map((h) => `${h.id}${note(h)}`).join("\n");
+  if (detail === "summary") return hits.map((h) => `${h.id}${note(h)}${h.summary ? ` — ${h.summary}` : ""}`).join("\n");
+  return hits.map((h) => [`// ${h.id}${note(h)}`, h.signature ?? "", h.python ? `# Python: ${h.python}` : ""].filter(Boolean).join("\n")).join("\n\n");
 }
 
 export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
@@ -79,13 +87,16 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
         ...(args.server !== undefined ? { server: args.server } : {}),
       });
       const total = codeMode.catalog.tools().length;
-      const tools = hits.map((h) => ({ ...h, score: Math.round(h.score * 1000) / 1000 }));
+      const tools = hits.map((h) => {
+        const { action } = toolPolicyFor(ctx.config.toolPolicy, h.server, h.name);
+        return { ...h, score: Math.round(h.score * 1000) / 1000, ...(action === "allow" ? {} : { policy: action }) };
+      });
       const text =
         total === 0
           ? "No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. list_servers shows their state."
           : tools.length === 0
             ? `No tool matches "${args.query}" among ${total} tools. Try other words, or list_servers.`
-            : renderHits(hits, detail);
+            : renderHits(tools, detail);
       return { structured: { tools, total_tools: total }, text };
     },
   });
