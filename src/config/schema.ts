@@ -8,8 +8,8 @@ import { INTERPRETER_SPECS, INTERPRETERS, LANGUAGES, RUNNER_KINDS, type Interpre
 import { apiKeysCodec, keyScopesCodec, poolCodec } from "./env-codecs.js";
 import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPackagesSchema } from "./package-specs.js";
 import { setting } from "./setting.js";
-import { TOOL_ACTIONS, TOOL_RULE_KEY, toolRulesCodec } from "./tool-policy.js";
 import { ACTIONS, CATEGORIES, SECURITY_LEVELS, SEVERITIES, type Severity } from "../governance/types.js";
+import { TOOL_ACTIONS, TOOL_RULE_KEY, toolRulesCodec } from "./tool-policy.js";
 
 export { LANGUAGES, type Language } from "../languages/names.js";
 
@@ -312,6 +312,83 @@ export const codeModeSchema = z
   .describe("Code mode: upstream tools called from sandboxed code");
 export type CodeModeConfig = z.infer<typeof codeModeSchema>;
 
+export const approvalsSchema = z
+  .object({
+    timeoutS: setting(z.number().positive().max(24 * 3600), {
+      default: 300,
+      env: "SANDGATE_APPROVAL_TIMEOUT",
+      doc: "How long a run or tool call that needs approval waits for a person (MCP elicitation, else POST /approvals/{id}) before it is denied, seconds",
+    }),
+    maxPending: setting(z.number().int().min(1), {
+      default: 100,
+      env: "SANDGATE_MAX_PENDING_APPROVALS",
+      doc: "Approval requests waiting at once on this server; beyond it a request is denied at once",
+    }),
+    maxPendingPerClient: setting(z.number().int().min(1), {
+      default: 10,
+      env: "SANDGATE_MAX_PENDING_APPROVALS_PER_CALLER",
+      doc: "Approval requests one caller may have waiting at once; beyond it its request is denied at once",
+    }),
+  })
+  .strict()
+  .describe("Approvals: how runs and tool calls that policy sends for approval wait for a person");
+export type ApprovalsConfig = z.infer<typeof approvalsSchema>;
+
+export const toolPolicySchema = z
+  .object({
+    default: setting(z.enum(TOOL_ACTIONS), {
+      default: "allow",
+      env: "SANDGATE_TOOL_POLICY_DEFAULT",
+      doc: "What a call from sandboxed code to an upstream tool that no rule names gets",
+    }),
+    rules: setting(z.record(z.string().regex(TOOL_RULE_KEY, 'rule keys are "server" or "server.tool"'), z.enum(TOOL_ACTIONS)), {
+      default: {},
+      env: "SANDGATE_TOOL_POLICY",
+      codec: toolRulesCodec,
+      doc: 'Actions per upstream server ("server") or tool ("server.tool", the catalog id): allow, deny or approve; the most specific rule wins',
+    }),
+  })
+  .strict()
+  .describe("Upstream tool policy: which tools sandboxed code may call, may not call, or may call once a person approves");
+export type ToolPolicyConfig = z.infer<typeof toolPolicySchema>;
+
+// The vocabulary of findings and actions is governance's own: a type-only module with no imports above config.
+const ACTION = z.enum(ACTIONS);
+const categoryOverridesSchema = z.record(
+  z.enum(CATEGORIES),
+  z.union([ACTION, z.object(Object.fromEntries(SEVERITIES.map((s) => [s, ACTION.optional()])) as Record<Severity, z.ZodOptional<typeof ACTION>>).strict()]),
+);
+
+export const securitySchema = z
+  .object({
+    enabled: setting(z.boolean(), {
+      default: true,
+      env: "SANDGATE_GOVERNANCE",
+      doc: "Static analysis, the code policy and the audit of `sandgate serve` and `sandgate exec`; false turns all three off (results carry no `security`)",
+    }),
+    level: setting(z.enum(SECURITY_LEVELS), {
+      default: "standard",
+      env: "SANDGATE_SECURITY_LEVEL",
+      doc: "Policy table from finding severities to actions (allow, warn, approve, block): permissive, standard or strict",
+    }),
+    categories: setting(categoryOverridesSchema, {
+      default: {},
+      doc: "Per finding category, an action or a table severity -> action that replaces the level's for that category",
+    }),
+    languages: setting(z.record(z.enum(LANGUAGES), z.object({ level: z.enum(SECURITY_LEVELS).optional(), categories: categoryOverridesSchema.optional() }).strict()), {
+      default: {},
+      doc: "Per language, a level and category overrides that replace the server-wide ones for code in that language",
+    }),
+    findingsShown: setting(z.number().int().min(0).max(100), {
+      default: 5,
+      env: "SANDGATE_SECURITY_FINDINGS",
+      doc: "Findings an execute result's `security` shows at most (most severe first); the audit keeps all",
+    }),
+  })
+  .strict()
+  .describe("Security analysis and the code policy");
+export type SecurityConfig = z.infer<typeof securitySchema>;
+
 export const auditSchema = z
   .object({
     enabled: setting(z.boolean(), {
@@ -367,83 +444,6 @@ export const anomaliesSchema = z
   .strict()
   .describe("Anomaly rules over governance events: bursts, repeated refusals, tool-call volume and errors against a client's own baseline, risk jumps");
 export type AnomaliesConfig = z.infer<typeof anomaliesSchema>;
-
-// The vocabulary of findings and actions is governance's own: a type-only module with no imports above config.
-const ACTION = z.enum(ACTIONS);
-const categoryOverridesSchema = z.record(
-  z.enum(CATEGORIES),
-  z.union([ACTION, z.object(Object.fromEntries(SEVERITIES.map((s) => [s, ACTION.optional()])) as Record<Severity, z.ZodOptional<typeof ACTION>>).strict()]),
-);
-
-export const securitySchema = z
-  .object({
-    enabled: setting(z.boolean(), {
-      default: true,
-      env: "SANDGATE_GOVERNANCE",
-      doc: "Static analysis, the code policy and the audit of `sandgate serve` and `sandgate exec`; false turns all three off (results carry no `security`)",
-    }),
-    level: setting(z.enum(SECURITY_LEVELS), {
-      default: "standard",
-      env: "SANDGATE_SECURITY_LEVEL",
-      doc: "Policy table from finding severities to actions (allow, warn, approve, block): permissive, standard or strict",
-    }),
-    categories: setting(categoryOverridesSchema, {
-      default: {},
-      doc: "Per finding category, an action or a table severity -> action that replaces the level's for that category",
-    }),
-    languages: setting(z.record(z.enum(LANGUAGES), z.object({ level: z.enum(SECURITY_LEVELS).optional(), categories: categoryOverridesSchema.optional() }).strict()), {
-      default: {},
-      doc: "Per language, a level and category overrides that replace the server-wide ones for code in that language",
-    }),
-    findingsShown: setting(z.number().int().min(0).max(100), {
-      default: 5,
-      env: "SANDGATE_SECURITY_FINDINGS",
-      doc: "Findings an execute result's `security` shows at most (most severe first); the audit keeps all",
-    }),
-  })
-  .strict()
-  .describe("Security analysis and the code policy");
-export type SecurityConfig = z.infer<typeof securitySchema>;
-
-export const approvalsSchema = z
-  .object({
-    timeoutS: setting(z.number().positive().max(24 * 3600), {
-      default: 300,
-      env: "SANDGATE_APPROVAL_TIMEOUT",
-      doc: "How long a run or tool call that needs approval waits for a person (MCP elicitation, else POST /approvals/{id}) before it is denied, seconds",
-    }),
-    maxPending: setting(z.number().int().min(1), {
-      default: 100,
-      env: "SANDGATE_MAX_PENDING_APPROVALS",
-      doc: "Approval requests waiting at once on this server; beyond it a request is denied at once",
-    }),
-    maxPendingPerClient: setting(z.number().int().min(1), {
-      default: 10,
-      env: "SANDGATE_MAX_PENDING_APPROVALS_PER_CALLER",
-      doc: "Approval requests one caller may have waiting at once; beyond it its request is denied at once",
-    }),
-  })
-  .strict()
-  .describe("Approvals: how runs and tool calls that policy sends for approval wait for a person");
-export type ApprovalsConfig = z.infer<typeof approvalsSchema>;
-
-export const toolPolicySchema = z
-  .object({
-    default: setting(z.enum(TOOL_ACTIONS), {
-      default: "allow",
-      env: "SANDGATE_TOOL_POLICY_DEFAULT",
-      doc: "What a call from sandboxed code to an upstream tool that no rule names gets",
-    }),
-    rules: setting(z.record(z.string().regex(TOOL_RULE_KEY, 'rule keys are "server" or "server.tool"'), z.enum(TOOL_ACTIONS)), {
-      default: {},
-      env: "SANDGATE_TOOL_POLICY",
-      codec: toolRulesCodec,
-      doc: 'Actions per upstream server ("server") or tool ("server.tool", the catalog id): allow, deny or approve; the most specific rule wins',
-    }),
-  })
-  .strict()
-  .describe("Upstream tool policy: which tools sandboxed code may call, may not call, or may call once a person approves");
-export type ToolPolicyConfig = z.infer<typeof toolPolicySchema>;
 
 /** What the pool's count for each runner means; a runner without a line here fails to compile. */
 const POOL_DOCS: Record<RunnerKind, string> = {
@@ -575,12 +575,12 @@ export const configSchema = z
       doc: "Upstream MCP servers whose tools sandboxed code can call, keyed by name (the format of desktop MCP clients' config)",
     }),
     codeMode: codeModeSchema,
-    approvals: approvalsSchema,
-    toolPolicy: toolPolicySchema,
-    security: securitySchema,
     metrics: metricsSchema,
     anomalies: anomaliesSchema,
     audit: auditSchema,
+    security: securitySchema,
+    approvals: approvalsSchema,
+    toolPolicy: toolPolicySchema,
     python: z
       .object({
         packages: setting(pythonPackagesSchema, {

@@ -6,8 +6,8 @@ import { SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
 import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames } from "../execution/index.js";
 import { describeToolPolicy } from "../governance/index.js";
 import type { ServerContext } from "./context.js";
-
 import { describeCodePolicy } from "../governance/index.js";
+
 export const POLICY_URI = "sandgate://security-policy";
 
 /** How the workspace limits are held: by a filesystem of their own (the kernel) or by checks after calls. */
@@ -21,7 +21,6 @@ function workspaceQuota(ctx: ServerContext): Record<string, unknown> {
     : { ...limits, enforcement: "directory", note: `checked after each call; file_write is refused while over, but one call can write past the limit (${state.reason ?? "?"})` };
 }
 
-export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
 /** The code policy: the level, its table severity -> action, the overrides, and whether analysis is on at all. */
 function codePolicy(ctx: ServerContext): Record<string, unknown> {
   const { enabled, findingsShown } = ctx.config.security;
@@ -39,6 +38,7 @@ function codePolicy(ctx: ServerContext): Record<string, unknown> {
   };
 }
 
+export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
   const { config, engine } = ctx;
   const runtime = engine.runtime;
   const { limits } = config;
@@ -89,6 +89,7 @@ function codePolicy(ctx: ServerContext): Record<string, unknown> {
       host_user: runtime.hostUser ? `uid ${runtime.hostUser.uid}` : `uid ${process.getuid?.() ?? "unknown"} (the user running sandgate)`,
       environment: "cleared; only PATH, HOME, LANG and interpreter settings are set, and the variables callers give (env)",
     },
+    code_policy: codePolicy(ctx),
     volumes: config.volumes.map((v) => ({ name: v.name, path: `/mnt/${v.name}`, read_only: v.readOnly })),
     tool_policy: describeToolPolicy(config.toolPolicy, Object.keys(config.mcpServers)),
     approvals: {
@@ -97,7 +98,6 @@ function codePolicy(ctx: ServerContext): Record<string, unknown> {
       max_pending_per_client: config.approvals.maxPendingPerClient,
       how: "the calling MCP client is asked through elicitation when it supports it; an admin can always decide at GET /approvals and POST /approvals/{id}; no decision in time denies. Sandboxed code has no network and cannot answer either",
     },
-    code_policy: codePolicy(ctx),
     http: {
       api_key_required: allApiKeys(config.server).length > 0,
       cors: config.server.cors.enabled,
