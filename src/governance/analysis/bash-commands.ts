@@ -120,7 +120,7 @@ export function unwrapCommand(command: Command, ctx: BashContext): Command[] {
     let i = 1;
     const valueOption = VALUE_OPTIONS[name];
     while (i < words.length) {
-      const value = words[i]?.value ?? "";
+      const value = words[i]?.value ?? words[i]?.text ?? "";
       if (value === "--") {
         i++;
         break;

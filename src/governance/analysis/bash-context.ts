@@ -101,7 +101,7 @@ export interface RuleEnv {
   ctx: BashContext;
   report: Report;
   facts: CommandFacts;
-  snippet(code: string, at: Node): void;
+  snippet: (code: string, at: Node) => void;
 }
 
 /** Where a fact about `node` is kept: code analysed inside a string is placed on that string, because

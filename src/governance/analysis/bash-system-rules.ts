@@ -73,8 +73,14 @@ function writtenText(command: Command, env: RuleEnv): string | undefined {
   return firstCommand && stages.length === 1 ? writtenText(firstCommand, env) : undefined;
 }
 
+/** Text a sed script inserts or appends (`1i text`, `$a text`), or "" when it only edits lines. */
+function sedInsertion(command: Command): string {
+  const script = command.args.find((arg) => arg.value !== undefined && !arg.value.startsWith("-"))?.value ?? "";
+  return /^\s*[0-9$]*\s*[ia]\s*\\?\s*(.+)$/s.exec(script)?.[1] ?? "";
+}
+
 function startupWrite(env: RuleEnv, command: Command, target: Target): void {
-  const content = writtenText(command, env);
+  const content = command.name === "sed" ? sedInsertion(command) : writtenText(command, env);
   const what = `${command.name ?? "a command"} writes to the shell startup file ${target.path}`;
   if (content === undefined || env.facts.produces.has("download") || env.facts.produces.has("decoded")) {
     env.report(target.word.node, "startup-file", "persistence", "critical", `${what} with content that is not in the program, to run at every login`, "Do not modify shell startup files from sandboxed code.");
@@ -204,7 +210,8 @@ function privilegeCommands(env: RuleEnv, command: Command, name: string, values:
   const joined = values.join(" ");
   if (/^(useradd|adduser|usermod)$/.test(name)) {
     if (/(^|\s)(-u|--uid)\s*0(\s|$)|(^|\s)-o(\s|$)/.test(joined)) return env.report(node, "uid-zero", "privilege", "critical", `${name} creates an account with user id 0 (a second root)`, "Never create root-equivalent accounts.");
-    if (/(-a?G|--groups)\s*\S*\b(sudo|wheel|root|admin|adm|docker|lxd|disk)\b/.test(joined)) return env.report(node, "admin-group", "privilege", "high", `${name} adds a user to an administrative group`, "Do not grant admin rights from code.");
+    const group = /(-a?G|--groups)\s*\S*\b(sudo|wheel|root|admin|adm|docker|lxd|disk)\b/.exec(joined)?.[2];
+    if (group) return env.report(node, "admin-group", "privilege", /^(docker|lxd|adm)$/.test(group) ? "medium" : "high", `${name} adds a user to the ${group} group, which grants administrative rights`, "Do not grant admin rights from code.");
     if (name !== "usermod") return env.report(node, "add-user", "privilege", "medium", `${name} creates a user account`, "Do not create accounts from sandboxed code.");
     return;
   }

@@ -169,7 +169,7 @@ export class WordReader {
       case "concatenation": {
         let index = 0;
         const quoted = node.namedChildren.filter((c) => c.type === "string" || c.type === "raw_string").length;
-        const literal = node.namedChildren.every((c) => ["word", "string", "raw_string", "ansi_c_string"].includes(c.type));
+        const literal = node.namedChildren.every((c) => ["word", "raw_string", "ansi_c_string"].includes(c.type) || (c.type === "string" && c.namedChildren.every((part) => part.type === "string_content")));
         if (literal && quoted > 0 && node.namedChildCount > 1) word.disguised = true;
         for (const child of node.children) {
           if (child.isNamed) this.fold(child, word, first && index === 0);
