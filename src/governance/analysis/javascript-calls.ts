@@ -230,7 +230,9 @@ function execFacts(program: Program, node: Node, name: string, facts: { decoded:
 function argvExec(program: Program, call: Call): void {
   const { node, name, args } = call;
   const program0 = name === "Deno.run" || name === "Bun.spawn" || name === "Bun.spawnSync" ? undefined : args[0];
-  const { text: command, literal } = commandText(program, program0);
+  // process.execPath and process.argv[0] are node itself: a fixed program, not one chosen by data.
+  const self = program0 !== undefined && /^process\.(execPath|argv\[0\]|argv0)$/.test(program0.text);
+  const { text: command, literal } = self ? { text: "node", literal: true } : commandText(program, program0);
   const argv = args[1]?.type === "array" ? args[1].namedChildren : [];
   const options = args.find((arg) => arg.type === "object");
   const optionText = options?.text ?? "";
