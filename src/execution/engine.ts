@@ -246,10 +246,10 @@ export class Engine {
    * about to be started) a human's approval. Undefined without governance or with it switched off.
    * `original` is a shell line's text, analysed instead of the bash that wraps it.
    */
-  async screen(request: ExecuteRequest, background: boolean, original?: string, blockOnly = false): Promise<Verdict | undefined> {
+  async screen(request: ExecuteRequest, background: boolean, original?: string, blockOnly = false, checked?: Language): Promise<Verdict | undefined> {
     const gate = this.gate;
     if (!gate) return undefined;
-    const { language } = this.checked(request);
+    const language = checked ?? this.checked(request).language;
     const owner = request.owner ?? LOCAL_OWNER;
     const verdict = await gate.judge({
       language,
@@ -272,19 +272,21 @@ export class Engine {
    */
   private async run(request: ExecuteRequest, job: boolean, original?: string, screened?: Verdict): Promise<ExecutionResult> {
     if (!this.gate) return this.runChecked(request, job, randomUUID());
+    // Checked once for the gate and the run: the schema parse is a fair part of a small call's cost.
+    const checked = this.checked(request);
     let verdict = screened;
     if (verdict) {
       // A job screened at its start: the signal and approver are the job's own now.
       verdict.context.signal = request.signal;
       await this.gate.admit(verdict);
     } else {
-      verdict = await this.screen(request, job, original);
+      verdict = await this.screen(request, job, original, false, checked.language);
     }
-    if (!verdict) return this.runChecked(request, job, randomUUID());
+    if (!verdict) return this.runChecked(request, job, randomUUID(), checked);
     const started = performance.now();
     let result: ExecutionResult;
     try {
-      result = await this.runChecked(request, job, verdict.context.executionId);
+      result = await this.runChecked(request, job, verdict.context.executionId, checked);
     } catch (error) {
       await this.gate.recordRun(verdict, performance.now() - started, undefined, error);
       throw error;
@@ -295,8 +297,8 @@ export class Engine {
     return result;
   }
 
-  private async runChecked(request: ExecuteRequest, job: boolean, executionId: string): Promise<ExecutionResult> {
-    const { language, limits } = this.checked(request);
+  private async runChecked(request: ExecuteRequest, job: boolean, executionId: string, checked = this.checked(request)): Promise<ExecutionResult> {
+    const { language, limits } = checked;
     const owner = request.owner ?? LOCAL_OWNER;
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
     const prepared = prepareCode(language, request.code);
