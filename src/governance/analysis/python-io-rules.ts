@@ -35,6 +35,8 @@ export function checkNetwork(ctx: PyContext, c: CallInfo): void {
   if (q === "ssl._create_unverified_context" || q === "ssl._create_stdlib_context") {
     ctx.add(c.node, "network", "high", "tls-unverified-context", `${q} makes TLS connections without certificate checks`, "Use ssl.create_default_context().");
   }
+  const certReqs = c.kwNodes.get("cert_reqs");
+  if (certReqs && /CERT_NONE/.test(certReqs.text)) ctx.add(certReqs, "network", "high", "tls-cert-none", `${q || "this call"} asks for no certificate checks (CERT_NONE)`, "Use CERT_REQUIRED with a CA bundle.");
   if (q === "urllib3.disable_warnings") ctx.add(c.node, "network", "low", "tls-warnings-off", "urllib3.disable_warnings hides warnings about unverified TLS", "Fix certificate verification instead of hiding the warning.");
   // Raw sockets.
   if (q === "socket.socket") ctx.add(c.node, "network", "medium", "raw-socket", "socket.socket opens a raw network socket", "Use an HTTP client through the configured proxy.");
@@ -162,6 +164,15 @@ export function checkFilesystem(ctx: PyContext, c: CallInfo): void {
       ctx.facts.credentialRead ??= posOf(c.node);
       ctx.add(c.node, "exfiltration", "high", "copy-credentials", `${q} copies the credentials file "${src}"`, "Do not touch credentials from sandboxed code.");
     }
+  }
+  if (/^(os\.(listdir|scandir|walk)|glob\.i?glob|pathlib\.Path\(\)\.(glob|rglob|iterdir))$/.test(q)) {
+    const dir = q.startsWith("pathlib") ? c.fn.path : c.pos[0]?.s;
+    const pattern = q.startsWith("pathlib") ? (c.pos[0]?.s ?? "x") : "id_x";
+    if (dir !== undefined && isCredentialPath(`${dir}/${pattern}`.replace(/\*/g, "x"))) {
+      ctx.facts.credentialRead ??= posOf(c.node);
+      ctx.add(c.node, "exfiltration", "high", "list-credentials", `${q} lists the credentials directory "${dir}"`, "Do not read keys or credentials from sandboxed code.");
+    }
+    return;
   }
   if (path === undefined) return;
   const writing = WRITE_MODE.test(mode);

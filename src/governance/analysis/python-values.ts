@@ -409,7 +409,17 @@ export class Evaluator {
         v.built = recv.built || method === "format";
         return v;
       }
+      if (recv.q === "pathlib.Path()" && recv.s !== undefined) {
+        if (method === "expanduser" || method === "resolve" || method === "absolute") return { q: "pathlib.Path()", s: recv.s };
+        if (method === "joinpath" && pos.every((p) => p.s !== undefined)) return { q: "pathlib.Path()", s: [recv.s, ...pos.map((p) => p.s)].join("/") };
+        if ((method === "glob" || method === "rglob" || method === "iterdir") && isCredentialPath(`${recv.s}/${(pos[0]?.s ?? "x").replace(/\*/g, "x")}`)) {
+          return { secret: recv.s };
+        }
+      }
       if (recv.q === "os.environ" && (method === "get" || method === "pop" || method === "setdefault")) return pos[0]?.s === "HOME" ? { s: "~" } : {};
+    }
+    if ((q === "os.listdir" || q === "os.scandir" || q === "os.walk" || q === "glob.glob" || q === "glob.iglob") && a0?.s !== undefined && isCredentialPath(`${a0.s}/id_x`.replace(/\*/g, "x"))) {
+      return { secret: a0.s };
     }
     if (q === "os.getenv") return a0?.s === "HOME" ? { s: "~" } : {};
     if (q === "os.path.expanduser" || q === "pathlib.Path" || q === "pathlib.PurePath" || q === "pathlib.PosixPath" || q === "os.path.abspath" || q === "os.path.realpath" || q === "os.fspath" || q === "builtins.str") {

@@ -115,6 +115,7 @@ function bindAssignment(node: Node, ctx: PyContext, bindings: Bindings): void {
   // TLS checks switched off by attribute: ctx.check_hostname = False, ctx.verify_mode = ssl.CERT_NONE.
   if (left.type === "attribute") {
     const attr = left.childForFieldName("attribute")?.text;
+    if (attr === "verify" && /^(False|0)$/.test(right.text)) ctx.add(node, "network", "high", "tls-verify-off", "TLS certificate verification is switched off for a client session", "Keep verify=True; add the CA bundle instead.");
     if (attr === "check_hostname" && right.text === "False") ctx.add(node, "network", "high", "tls-no-hostname-check", "TLS host name checking is switched off", "Keep check_hostname = True.");
   }
 }
@@ -201,7 +202,23 @@ function findings(root: Node, source: string): Finding[] {
     const def = child.type === "decorated_definition" ? child.childForFieldName("definition") : child;
     if (def?.type === "function_definition" || def?.type === "class_definition") {
       const name = def.childForFieldName("name")?.text;
-      if (name) bindings.set(name, { q: `local.${name}` });
+      if (!name) continue;
+      if (def.type === "class_definition") bindings.set(name, { q: `local.${name}` });
+      else {
+        // A function's result carries the taint of what it returns (def grab(): return dict(os.environ)).
+        const body = def.childForFieldName("body");
+        bindings.set(name, () => {
+          const ret: Val = {};
+          for (const r of body?.descendantsOfType("return_statement") ?? []) {
+            const v = evaluator.ev(r.namedChildren[0]);
+            if (v.secret) ret.secret ??= v.secret;
+            if (v.remote) ret.remote = true;
+            if (v.decoded) ret.decoded = true;
+            if (v.socket) ret.socket = true;
+          }
+          return { q: `local.${name}`, ret };
+        });
+      }
     }
   }
   // One native pass collects the nodes rules read, in source order; walking every node from
