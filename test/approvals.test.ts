@@ -248,6 +248,14 @@ describe("the approvals queue itself", () => {
     await mine[1];
   });
 
+  it("without a queue behind it (stdio), what the client cannot answer is denied at once", async () => {
+    const queue = new ApprovalQueue({ config: { approvals: { timeoutS: 600, maxPending: 5, maxPendingPerClient: 5 } }, events: new GovernanceEvents(), clientOnly: true });
+    expect(await queue.request(request, {})).toMatchObject({ approved: false, by: "none", reason: expect.stringMatching(/no approvals queue/) });
+    expect(await queue.request(request, { approver: () => Promise.resolve(undefined) })).toMatchObject({ approved: false, by: "none" });
+    expect(await queue.request(request, { approver: () => Promise.resolve({ approved: true, by: "mcp-client:stdio" }) })).toEqual({ approved: true, by: "mcp-client:stdio" });
+    expect(queue.list()).toEqual([]);
+  });
+
   it("the first decision wins between the client and the queue, and a client that cannot answer leaves it to the queue", async () => {
     const queue = new ApprovalQueue({ config: { approvals: { timeoutS: 30, maxPending: 5, maxPendingPerClient: 5 } }, events: new GovernanceEvents() });
     // The approver never answers (a client whose user is away); an admin decides meanwhile.

@@ -4,7 +4,7 @@
 import type { SandgateConfig } from "../config/index.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine, warmTokenizer } from "../execution/index.js";
-import { Governance } from "../governance/index.js";
+import { ApprovalQueue, Governance, GovernanceEvents } from "../governance/index.js";
 import { observeServer, serveStdio, startHttpServer, assertSafeToServe, type ServerContext } from "../server/index.js";
 import { openAuditLog } from "../store/index.js";
 import { createLogger } from "../util/logger.js";
@@ -22,9 +22,11 @@ function waitForSignal(): Promise<NodeJS.Signals> {
 }
 
 /** The engine and the upstream servers, started together; upstream failures are logged, not fatal. */
-async function context(config: SandgateConfig, version: string): Promise<ServerContext> {
+async function context(config: SandgateConfig, version: string, approvalsApi = true): Promise<ServerContext> {
   const log = createLogger(config.logLevel);
-  const governance = new Governance({ config });
+  // Over stdio there is no /approvals to decide at: only the client itself (elicitation) can approve.
+  const events = new GovernanceEvents();
+  const governance = new Governance({ config, events, ...(approvalsApi ? {} : { approvals: new ApprovalQueue({ config, events, clientOnly: true }) }) });
   // The audit log records every event from here on; it is closed (flushed) after everything else.
   const audit = config.audit.enabled && config.security.enabled ? openAuditLog(config, log) : undefined;
   if (audit) governance.events.subscribe(audit);
@@ -82,7 +84,7 @@ export async function runServe(config: SandgateConfig, version: string): Promise
 export async function runStdio(config: SandgateConfig, version: string): Promise<number> {
   // stdout carries MCP messages only: whatever a dependency prints through console goes to stderr.
   console.log = console.info = console.debug = console.error;
-  const ctx = await context(config, version);
+  const ctx = await context(config, version, false);
   try {
     await Promise.race([serveStdio(ctx), waitForSignal()]);
   } finally {

@@ -12,6 +12,11 @@ export interface ApprovalQueueOptions {
   events: GovernanceEvents;
   /** How often a waiting request says so again through onWaiting; default 10 s. */
   reminderMs?: number;
+  /**
+   * No REST queue behind the client (sandgate stdio has no /approvals): a request the calling
+   * client cannot answer is denied at once instead of waiting for a decision nobody can make.
+   */
+  clientOnly?: boolean;
 }
 
 /** A request waiting for a decision, as GET /approvals shows it. */
@@ -27,6 +32,8 @@ interface Waiting {
 }
 
 type RequestOptions = Parameters<ApprovalBroker["request"]>[1];
+
+const NO_QUEUE = "the client cannot be asked (it has no MCP elicitation) and this server has no approvals queue (sandgate stdio); serve over HTTP to decide at /approvals";
 /** What every approval event of one request shares. */
 type EventBase = Pick<ApprovalEvent, "client" | "sessionId" | "executionId" | "approvalId" | "subject" | "summary">;
 
@@ -34,6 +41,7 @@ export class ApprovalQueue implements ApprovalBroker {
   private readonly config: ApprovalQueueOptions["config"];
   private readonly events: GovernanceEvents;
   private readonly reminderMs: number;
+  private readonly clientOnly: boolean;
   /** Every request in flight, asked of its client or queued; the caps count them all. */
   private readonly waiting = new Map<string, Waiting>();
 
@@ -41,6 +49,7 @@ export class ApprovalQueue implements ApprovalBroker {
     this.config = options.config;
     this.events = options.events;
     this.reminderMs = options.reminderMs ?? 10_000;
+    this.clientOnly = options.clientOnly === true;
   }
 
   /** Requests waiting for a decision, oldest first; `client` keeps one caller's. */
@@ -77,6 +86,11 @@ export class ApprovalQueue implements ApprovalBroker {
       return decision;
     }
     if (options.signal?.aborted) return this.cancelledAtOnce(base);
+    if (this.clientOnly && options.approver === undefined) {
+      await this.events.record({ kind: "approval", ...base, decision: "requested" });
+      await this.events.record({ kind: "approval", ...base, decision: "denied", by: "none", waitedMs: 0 });
+      return { approved: false, by: "none", reason: NO_QUEUE };
+    }
 
     // The slot is taken before anything is awaited, so that requests arriving together cannot pass the caps.
     const open = this.open(request, options, timeoutS);
@@ -159,6 +173,10 @@ export class ApprovalQueue implements ApprovalBroker {
   private ask(approver: Approver, request: ApprovalRequest, signal: AbortSignal, entry: Waiting, say: () => void): void {
     const toQueue = (): void => {
       if (signal.aborted || !this.waiting.has(request.id)) return;
+      if (this.clientOnly) {
+        entry.settle({ approved: false, by: "none", reason: NO_QUEUE });
+        return;
+      }
       entry.waitingOn = "queue";
       say();
     };
