@@ -65,15 +65,15 @@ export function columnsOf(event: GovernanceEvent): AuditColumns {
 }
 
 /**
- * sha256(prev_hash || canonical JSON of the row's fields, id included, keys sorted): editing,
- * deleting or reordering any row changes a hash that a later row (or the log's head) recorded.
+ * sha256(prev_hash || canonical JSON of the row's columns, id included, keys sorted || "\n" || data):
+ * editing, deleting or reordering any row changes a hash that a later row (or the log's head)
+ * recorded. `data` (already JSON) goes in as it is stored, last, so it is not escaped a second time.
  */
 export function rowHash(prevHash: string, id: number, row: AuditColumns): string {
   // Keys in sorted order: JSON.stringify keeps insertion order, so this is the canonical form.
-  const canonical = JSON.stringify({
+  const columns = JSON.stringify({
     action: row.action,
     client: row.client,
-    data: row.data,
     execution_id: row.execution_id,
     id,
     kind: row.kind,
@@ -84,5 +84,5 @@ export function rowHash(prevHash: string, id: number, row: AuditColumns): string
     time: row.time,
     tool: row.tool,
   });
-  return createHash("sha256").update(prevHash).update(canonical).digest("hex");
+  return createHash("sha256").update(prevHash).update(columns).update("\n").update(row.data).digest("hex");
 }

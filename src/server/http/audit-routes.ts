@@ -38,7 +38,7 @@ const auditRecord = z.object({
   tool: z.string().nullable(),
   event: z.object({ kind: z.string(), time: z.number() }).passthrough().describe("The whole event as recorded (an execution's code included)"),
   prev_hash: z.string(),
-  hash: z.string().describe("sha256(prev_hash || canonical JSON of the row)"),
+  hash: z.string().describe("sha256(prev_hash || canonical JSON of the id and columns || \"\\n\" || the event JSON)"),
 });
 
 const auditPage = z.object({
