@@ -1,11 +1,11 @@
-// `sandgate exec` under a tool policy: nobody can approve at a terminal, so a tool call that needs
-// approval is refused at once (ToolDenied), a denied one too, and an allowed one goes through.
+// `sandgate exec` and `sandgate stdio` under a tool policy: with nobody to ask (a terminal, or a stdio
+// client without elicitation and no approvals API) a call that needs approval is refused at once.
 
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "./fixtures/cli.js";
+import { connectStdio, runCli } from "./fixtures/cli.js";
 
 const MEMORY = resolve(import.meta.dirname, "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const dir = mkdtempSync(join(tmpdir(), "sandgate-approvals-cli-"));
@@ -39,5 +39,18 @@ describe("sandgate exec with a tool policy", () => {
     expect(r.stdout).toMatch(/^ToolDenied .*memory\.create_entities.*nobody can approve at a terminal/m);
     expect(r.stdout).toMatch(/^ToolDenied .*memory\.delete_entities.*toolPolicy\.rules\["memory\.delete_entities"\]: deny/m);
     expect(r.stdout).toMatch(/^graph \['entities', 'relations'\]$/m);
+  });
+});
+
+describe("sandgate stdio with a tool policy", () => {
+  it("refuses at once a call that needs approval when the client has no elicitation", async () => {
+    const { client } = await connectStdio({ SANDBOX_DIR: dir, SANDGATE_CONFIG: configPath, SANDGATE_POOL: "python=1,javascript=0,bash=0" }, { name: "approvals-stdio" });
+    try {
+      const code = "try:\n    await call_mcp_tool('memory.create_entities', {'entities': []})\nexcept ToolError as e:\n    print(e.kind, e)";
+      const result = await client.callTool({ name: "execute_code", arguments: { language: "python", code } });
+      expect((result.structuredContent as { stdout: string }).stdout).toMatch(/^ToolDenied .*memory\.create_entities.*no approvals queue \(sandgate stdio\)/);
+    } finally {
+      await client.close();
+    }
   });
 });
