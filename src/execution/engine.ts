@@ -24,7 +24,7 @@ import { silentLogger, type Logger } from "../util/logger.js";
 import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-outputs.js";
 import type { ExecutionContext, UpstreamCallScope } from "./upstream-call-scope.js";
 import type { Governance } from "../governance/index.js";
-import { prepareCode } from "../languages/index.js";
+import { prepareCode, type Language } from "../languages/index.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
 import { LOCAL_OWNER, SessionManager } from "./sessions.js";
