@@ -85,7 +85,7 @@ function callOf(program: Program, node: Node): Call | undefined {
 
 export function checkCall(program: Program, node: Node): void {
   const call = callOf(program, node);
-  if (!call) return;
+  if (!call) return hiddenMethod(program, node);
   const { name } = call;
   if (SPAWNS.test(name)) program.spawnCalls.push(node);
   if (call.built && (CODE_EXEC.has(name) || SHELL_EXEC.has(name) || ARGV_EXEC.has(name) || isLoader(name)))
@@ -127,6 +127,16 @@ export function checkCall(program: Program, node: Node): void {
   if (name === "RegExp" && call.args[0] && program.scope.fold(call.args[0]) === undefined)
     return program.add(node, "computed-regexp", "resource-abuse", "info", "new RegExp from a value computed at run time can backtrack for a very long time", "Escape input before building a pattern, or match with string methods.");
   if (name === "Buffer.alloc" || name === "Buffer.allocUnsafe" || name === "Array" || name.endsWith(".repeat")) return bigAllocation(program, call);
+}
+
+/** `require("child_process")[name](...)` with a name the analysis cannot fold: some function of a dangerous module. */
+function hiddenMethod(program: Program, node: Node): void {
+  const callee = node.childForFieldName(node.type === "new_expression" ? "constructor" : "function");
+  if (callee?.type !== "subscript_expression") return;
+  const module = program.scope.resolve(callee.childForFieldName("object"))?.name;
+  if (module !== "child_process" && module !== "vm" && module !== "globalThis" && module !== "global" && module !== "window") return;
+  program.add(node, "hidden-name", "obfuscation", "medium", `calls a function of ${module} chosen by a computed name`, "Call functions by their plain names.");
+  if (module === "child_process") program.add(node, "computed-method", "process-exec", "high", "runs a child_process function chosen at run time", "Call execFile or spawn by name with an argv array.");
 }
 
 function isLiteral(node: Node | undefined): boolean {

@@ -82,13 +82,13 @@ export class ObjectRules {
   private dynamicKeyWrite(node: Node, left: Node): void {
     const index = left.childForFieldName("index");
     if (!index || index.type === "string" || index.type === "number" || this.program.scope.fold(index) !== undefined) return;
+    const object = left.childForFieldName("object");
     const fn = enclosingFunction(node);
-    if (!fn) return;
+    if (!fn) return this.nestedKeyWrite(node, object, index, false);
     // A callback of Object.keys(src).forEach belongs to the merge function around it.
     const owner = fn.parent?.type === "arguments" ? (enclosingFunction(fn) ?? fn) : fn;
     const info = this.info(owner);
     if (!info || info.guarded) return;
-    const object = left.childForFieldName("object");
     const loopVar = index.type === "identifier" && insideKeyLoop(node, fn, index.text);
     if (loopVar && info.recursive) {
       this.program.add(node, "unsafe-merge", "prototype-pollution", "high", "a recursive merge copies keys from its input without rejecting __proto__ or constructor", "Skip the keys __proto__, constructor and prototype, or merge into Object.create(null).");
@@ -102,12 +102,18 @@ export class ObjectRules {
       this.program.add(node, "key-walk-assign", "prototype-pollution", "low", "walks into an object by computed keys and writes a computed key", "Reject the keys __proto__, constructor and prototype, or use Map.");
       return;
     }
-    if (object?.type === "subscript_expression") {
-      const outer = object.childForFieldName("index");
-      const keyLike = (n: Node | null): boolean => n?.type === "identifier" && /key|prop|name|path|field|attr|k$/i.test(n.text);
-      if (loopVar || (keyLike(outer) && keyLike(index)))
-        this.program.add(node, "nested-key-write", "prototype-pollution", loopVar ? "medium" : "low", "writes obj[a][b] with keys that can come from input", "Validate keys before using them as property names.");
-    }
+    this.nestedKeyWrite(node, object, index, loopVar);
+  }
+
+  /** `obj[a][b] = v`: with a = "__proto__" this writes Object.prototype. */
+  private nestedKeyWrite(node: Node, object: Node | null, index: Node, loopVar: boolean): void {
+    if (object?.type !== "subscript_expression") return;
+    const outer = object.childForFieldName("index");
+    const keyLike = (n: Node | null): boolean =>
+      (n?.type === "identifier" && /key|prop|name|path|field|attr|k$/i.test(n.text)) ||
+      (n?.type === "member_expression" && /^(req|request|ctx)\.|\b(body|query|params|input|args)\b/.test(n.text));
+    if (loopVar || (keyLike(outer) && keyLike(index)))
+      this.program.add(node, "nested-key-write", "prototype-pollution", loopVar ? "medium" : "low", "writes obj[a][b] with keys that can come from input", "Validate keys before using them as property names.");
   }
 
   private info(fn: Node): FunctionInfo | undefined {

@@ -110,9 +110,11 @@ export class Program {
           break;
         }
         case "string":
-        case "template_string":
           if (isMetadataHost(current.text)) facts.secret = strongest(facts.secret, "metadata");
           continue;
+        case "template_string":
+          if (isMetadataHost(current.text)) facts.secret = strongest(facts.secret, "metadata");
+          break; // its substitutions carry data
         case "pair": {
           // Credentials in request headers are how APIs are called, not a leak.
           const key = current.childForFieldName("key")?.text.replace(/["']/g, "").toLowerCase();

@@ -11,6 +11,8 @@ export interface Binding {
   built?: boolean;
   /** The value came out of a decoder (atob, Buffer.from(.., "base64"), fromCharCode, ...). */
   decoded?: boolean;
+  /** An array of constant strings (obfuscators keep names in one: `_0x12ab[3]`). */
+  array?: string[];
 }
 
 /** A resolved callee or member: a dotted name with the node prefix and `.default` removed. */
@@ -31,7 +33,7 @@ const GLOBALS = new Set([
 ]);
 
 /** Node modules as programs usually name them. */
-const USUAL_MODULE_NAMES = new Set(["fs", "child_process", "cp", "vm", "net", "http", "https", "os", "path", "v8", "dgram", "tls", "dns", "zlib", "cluster", "worker_threads"]);
+const USUAL_MODULE_NAMES = new Set(["fs", "child_process", "cp", "vm", "net", "http", "https", "os", "path", "v8", "dgram", "tls", "dns", "zlib", "cluster", "worker_threads", "axios"]);
 
 /** child_process functions as snippets call them after destructuring elsewhere; own functions of these names are bound. */
 const CHILD_PROCESS_FUNCTIONS = new Set(["exec", "execSync", "execFile", "execFileSync", "spawn", "spawnSync"]);
@@ -95,18 +97,42 @@ export class Scope {
       }
       case "call_expression":
         return this.foldCall(node, depth);
+      case "subscript_expression": {
+        const object = node.childForFieldName("object");
+        const array = object?.type === "identifier" ? this.bindings.get(object.text)?.array : undefined;
+        if (!array) return undefined;
+        const element = array[Number(this.fold(node.childForFieldName("index"), depth + 1))];
+        return element === undefined ? undefined : { value: element, built: true };
+      }
       default:
         return undefined;
     }
+  }
+
+  /** The constant strings of an array literal, if every element folds. */
+  foldArray(node: Node, depth = 0): string[] | undefined {
+    if (node.type !== "array") return undefined;
+    const out: string[] = [];
+    for (const element of node.namedChildren) {
+      const value = this.fold(element, depth + 1);
+      if (value === undefined) return undefined;
+      out.push(value);
+    }
+    return out;
   }
 
   private foldCall(node: Node, depth: number): Binding | undefined {
     const callee = node.childForFieldName("function");
     const args = node.childForFieldName("arguments")?.namedChildren ?? [];
     if (!callee) return undefined;
-    const name = this.resolve(callee, depth + 1)?.name;
+    let name = this.resolve(callee, depth + 1)?.name;
+    let codeArgs = args;
+    if (name === "String.fromCharCode.apply" || name === "String.fromCharCode.call") {
+      codeArgs = name.endsWith("apply") ? (args[1]?.type === "array" ? args[1].namedChildren : []) : args.slice(1);
+      name = "String.fromCharCode";
+    }
     if (name === "String.fromCharCode") {
-      const codes = args.map((arg) => Number(this.fold(arg, depth + 1)));
+      const codes = codeArgs.map((arg) => Number(this.fold(arg, depth + 1)));
       if (codes.some((code) => !Number.isInteger(code) || code < 0 || code > 0xffff)) return undefined;
       return { value: String.fromCharCode(...codes), built: true, decoded: true };
     }

@@ -49,7 +49,10 @@ function collect(root: Node, source: string): Collected {
     else if (BINDING_TYPES.has(type)) {
       out.bindings.push(node);
       if (type === "assignment_expression") out.assignments.push(node);
-    } else if (type === "augmented_assignment_expression") out.assignments.push(node);
+    } else if (type === "augmented_assignment_expression") {
+      out.assignments.push(node);
+      out.bindings.push(node);
+    }
     else if (LOOP_TYPES.has(type)) out.loops.push(node);
     else if (type === "pair") out.pairs.push(node);
     else out.strings.push(node);
@@ -60,6 +63,12 @@ function collect(root: Node, source: string): Collected {
 /** Records what `name` is bound to by a declaration, import or assignment, and what the value carries. */
 function bind(program: Program, node: Node): void {
   if (node.type === "import_statement") return bindImport(program, node);
+  if (node.type === "augmented_assignment_expression") {
+    // `s += chunk`: whatever s was, it is no longer a constant.
+    const target = node.childForFieldName("left");
+    if (target?.type === "identifier") program.scope.bindings.set(target.text, { name: `local:${target.text}` });
+    return;
+  }
   if (node.type === "function_declaration" || node.type === "generator_function_declaration") {
     // The program's own function of that name, not a builtin or module function.
     const name = node.childForFieldName("name");
@@ -76,6 +85,10 @@ function bind(program: Program, node: Node): void {
     names.push(target.text);
     const folded = scope.foldInfo(value);
     let binding: Binding | undefined = folded?.value !== undefined ? folded : undefined;
+    if (!binding && value.type === "array") {
+      const array = scope.foldArray(value);
+      if (array) binding = { name: `local:${target.text}`, array };
+    }
     if (!binding) {
       const resolved = scope.resolve(value);
       if (resolved) binding = { name: resolved.name, built: resolved.built };
