@@ -2,12 +2,14 @@
 // attached, aliases expanded, and wrappers (sudo, env, timeout, xargs, find -exec ...) unwrapped.
 
 import type { Node } from "web-tree-sitter";
-import type { BashContext, Command, Redirect } from "./bash-context.js";
+import type { Ancestor, BashContext, Command, Redirect } from "./bash-context.js";
 import { baseName, type Taint, type Word, type WordReader } from "./bash-words.js";
 
 function synthetic(from: Word, value: string): Word {
   return { ...from, text: value, value, taints: new Set(from.taints), disguised: false, rebuilt: false, leadingVar: undefined, substitution: false };
 }
+
+const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"]);
 
 function readRedirect(node: Node, reader: WordReader): Redirect | undefined {
   if (node.type === "herestring_redirect") {
@@ -27,7 +29,13 @@ function readRedirect(node: Node, reader: WordReader): Redirect | undefined {
 }
 
 /** Redirects written on the command and on the redirected statements around it (`ancestors`: nearest first). */
-export function collectRedirects(node: Node, ancestors: readonly Node[], reader: WordReader, command: Pick<Command, "redirects" | "stdinText" | "stdinTaints">): void {
+export function collectRedirects(
+  node: Node,
+  ancestors: readonly Ancestor[],
+  reader: WordReader,
+  command: Pick<Command, "redirects" | "stdinText" | "stdinTaints">,
+  own: readonly Node[] = node.childrenForFieldName("redirect"),
+): void {
   const visit = (redirect: Node): void => {
     if (redirect.type === "heredoc_redirect") {
       const body = redirect.namedChildren.find((child) => child.type === "heredoc_body");
@@ -44,12 +52,14 @@ export function collectRedirects(node: Node, ancestors: readonly Node[], reader:
       if (read.target.rebuilt) command.stdinTaints.add("decoded");
     }
   };
-  for (const child of node.childrenForFieldName("redirect")) visit(child);
+  for (const child of own) visit(child);
   // Redirects after `a | b` belong to the whole pipeline: they apply to its last command.
   let current = node;
-  for (const parent of ancestors) {
-    if (parent.type === "redirected_statement" && parent.childForFieldName("body")?.id === current.id) {
-      for (const child of parent.childrenForFieldName("redirect")) visit(child);
+  for (const ancestor of ancestors) {
+    const parent = ancestor.node;
+    if (!parent) break;
+    if (parent.type === "redirected_statement" && parent.firstNamedChild?.id === current.id) {
+      for (const child of parent.namedChildren) if (REDIRECTS.has(child.type)) visit(child);
     } else if (!((parent.type === "pipeline" || parent.type === "list") && parent.lastNamedChild?.id === current.id)) break;
     current = parent;
   }
@@ -146,21 +156,28 @@ export function unwrapCommand(command: Command, ctx: BashContext): Command[] {
 }
 
 /** Reads a command node; `ancestors` are its parents nearest first, `background` whether it runs with `&`. */
-export function readCommand(node: Node, ancestors: readonly Node[], background: boolean, reader: WordReader): Command {
+export function readCommand(node: Node, ancestors: readonly Ancestor[], background: boolean, reader: WordReader): Command {
+  // One pass over the children: field lookups each walk the children again.
   const env = new Map<string, string | undefined>();
+  let nameNode: Node | null | undefined;
+  const args: Node[] = [];
+  const redirects: Node[] = [];
   for (const child of node.namedChildren) {
-    if (child.type !== "variable_assignment") continue;
-    const key = child.childForFieldName("name")?.text;
-    const value = child.childForFieldName("value");
-    if (key) env.set(key, value ? reader.read(value).value : "");
+    const type = child.type;
+    if (type === "variable_assignment") {
+      const key = child.firstNamedChild?.text;
+      const value = child.namedChildCount > 1 ? child.lastNamedChild : null;
+      if (key) env.set(key, value ? reader.read(value).value : "");
+    } else if (type === "command_name") nameNode = child.firstNamedChild;
+    else if (REDIRECTS.has(type)) redirects.push(child);
+    else if (type !== "comment") args.push(child);
   }
-  const nameNode = node.childForFieldName("name")?.namedChildren[0];
   const command: Command = {
     node,
     name: undefined,
     path: undefined,
     nameWord: nameNode ? reader.read(nameNode) : undefined,
-    args: node.childrenForFieldName("argument").map((arg) => reader.read(arg)),
+    args: args.map((arg) => reader.read(arg)),
     via: [],
     env,
     redirects: [],
@@ -168,6 +185,6 @@ export function readCommand(node: Node, ancestors: readonly Node[], background: 
     stdinTaints: new Set<Taint>(),
     background,
   };
-  collectRedirects(node, ancestors, reader, command);
+  collectRedirects(node, ancestors, reader, command, redirects);
   return command;
 }

@@ -6,6 +6,12 @@ import type { Category, Finding, Severity } from "../types.js";
 import { findingAt } from "./rules.js";
 import type { Taint, VarState, Word } from "./bash-words.js";
 
+/** A parent seen by the walk: its type, and the node itself for the types rules look into. */
+export interface Ancestor {
+  type: string;
+  node: Node | undefined;
+}
+
 export interface Redirect {
   /** `>`, `>>`, `<`, `&>`, `>&`, `<&`, `<>`, `<<<` ... */
   op: string;
@@ -73,6 +79,8 @@ export interface BashContext {
   /** Commands that run in the background (`&`), and commands that are a stage of a pipeline. */
   background: Set<number>;
   piped: Set<number>;
+  /** What the commands inside each `$(...)` / `<(...)` produce, by the substitution's node id. */
+  substitutions: Map<number, Set<Taint>>;
   /** The outermost pipeline a command is a stage of. */
   pipelineOf: Map<number, Node>;
   /** When analysing code found inside a string, findings are placed on the string in the outer program. */

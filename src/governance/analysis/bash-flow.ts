@@ -3,7 +3,7 @@
 // facts joined at the end (a downloaded file later run, credentials read and data sent).
 
 import type { Node } from "web-tree-sitter";
-import { SHELL, type BashContext, type CommandFacts, type Command, type Report } from "./bash-context.js";
+import { SHELL, type Ancestor, type BashContext, type CommandFacts, type Command, type Report } from "./bash-context.js";
 import { foldStages } from "./bash-fold.js";
 import type { Taint } from "./bash-words.js";
 
@@ -57,7 +57,7 @@ export function flatStages(node: Node): Node[] {
 }
 
 /** `node` is the outermost pipeline of its stages (`ancestors`: nearest first). */
-export function pipelineRules(node: Node, ancestors: readonly Node[], ctx: BashContext, report: Report, snippet: (code: string, at: Node) => void): void {
+export function pipelineRules(node: Node, ancestors: readonly Ancestor[], ctx: BashContext, report: Report, snippet: (code: string, at: Node) => void): void {
   const [parent, grandparent] = ancestors;
   if (parent?.type === "pipeline" || (parent?.type === "redirected_statement" && grandparent?.type === "pipeline")) return;
   const stages = flatStages(node);

@@ -1,10 +1,10 @@
 // The bash rules: one post-order walk over the parse tree that folds words, follows variables and
 // aliases, normalises every command, runs the rule files on it, and re-parses code found in strings.
 
-import { Parser, type Language, type Node } from "web-tree-sitter";
+import { Parser, type Language, type Node, type TreeCursor } from "web-tree-sitter";
 import type { Finding } from "../types.js";
 import { collectRedirects, readCommand, unwrapCommand } from "./bash-commands.js";
-import { INTERPRETER, SHELL, newFacts, reporter, type BashContext, type Command, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
+import { INTERPRETER, SHELL, newFacts, reporter, type Ancestor, type BashContext, type Command, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
 import { execRules } from "./bash-exec-rules.js";
 import { foldStages } from "./bash-fold.js";
 import { functionRules, loopRules, pipelineRules, programRules } from "./bash-flow.js";
@@ -28,12 +28,11 @@ function parserFor(language: Language): Parser {
   return snippetParser.parser;
 }
 
-/** One level of the walk: a node, its children (named and not, to see `&`), and whether `&` follows it. */
-interface Frame {
-  node: Node;
-  kids: Node[];
-  next: number;
+/** One level of the walk: a node's type, the node for types the rules look into, and whether `&` follows it. */
+interface Frame extends Ancestor {
   background: boolean;
+  /** For substitutions: what the commands inside produce. */
+  produces?: Set<Taint>;
 }
 
 class BashWalk {
@@ -51,26 +50,61 @@ class BashWalk {
   }
 
   walk(root: Node): void {
-    // Post-order: a command's substitutions and earlier assignments are seen before the command.
-    const stack = this.frames;
-    stack.push({ node: root, kids: root.children, next: 0, background: false });
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1] as Frame;
-      if (top.next < top.kids.length) {
-        const child = top.kids[top.next++] as Node;
-        if (!child.isNamed || LEAVES.has(child.type)) continue;
-        stack.push({ node: child, kids: child.childCount > 0 ? child.children : [], next: 0, background: top.kids[top.next]?.type === "&" });
-        continue;
+    // Post-order with a cursor: a command's substitutions and earlier assignments are seen before the
+    // command, and only the nodes rules look into are materialised (creating Node objects dominates).
+    const cursor = root.walk();
+    const frames = this.frames;
+    try {
+      frames.push({ type: cursor.nodeType, node: root, background: false });
+      let descend = true;
+      for (;;) {
+        if (descend && cursor.gotoFirstChild()) {
+          const type = cursor.nodeType;
+          if (!cursor.nodeIsNamed || LEAVES.has(type)) {
+            descend = false;
+            continue;
+          }
+          this.enter(cursor, type);
+          continue;
+        }
+        // The current node is done (no children, or all walked): find the next one.
+        if (!descend || !cursor.nodeIsNamed || LEAVES.has(cursor.nodeType)) {
+          if (cursor.gotoNextSibling()) {
+            descend = true;
+            const type = cursor.nodeType;
+            if (!cursor.nodeIsNamed || LEAVES.has(type)) descend = false;
+            else this.enter(cursor, type);
+            continue;
+          }
+          if (!cursor.gotoParent()) return;
+          this.visit(frames.pop() as Frame);
+          descend = false;
+          continue;
+        }
+        // A named node without children: it ends here.
+        this.visit(frames.pop() as Frame);
+        descend = false;
       }
-      stack.pop();
-      this.visit(top);
+    } finally {
+      cursor.delete();
+      frames.length = 0;
     }
   }
 
+  private enter(cursor: TreeCursor, type: string): void {
+    let background = false;
+    if (BACKGROUND_TYPES.has(type) && cursor.gotoNextSibling()) {
+      background = cursor.nodeType === "&";
+      cursor.gotoPreviousSibling();
+    }
+    const substitution = type === "command_substitution" || type === "process_substitution";
+    this.frames.push({ type, node: NODE_TYPES.has(type) || substitution ? cursor.currentNode : undefined, background, ...(substitution ? { produces: new Set<Taint>() } : {}) });
+  }
+
   /** Parents of the node just popped, nearest first. */
-  private ancestors(): Node[] {
-    const out: Node[] = [];
-    for (let i = this.frames.length - 1; i >= 0; i--) out.push((this.frames[i] as Frame).node);
+  private ancestors(): Frame[] {
+    const out: Frame[] = [];
+    for (let i = this.frames.length - 1; i >= 0; i--) out.push(this.frames[i] as Frame);
     return out;
   }
 
@@ -79,7 +113,7 @@ class BashWalk {
     if (frame.background) return true;
     for (let i = this.frames.length - 1; i >= 0; i--) {
       const parent = this.frames[i] as Frame;
-      if (parent.node.type !== "redirected_statement" && parent.node.type !== "pipeline") return false;
+      if (parent.type !== "redirected_statement" && parent.type !== "pipeline") return false;
       if (parent.background) return true;
     }
     return false;
@@ -99,6 +133,7 @@ class BashWalk {
         background: new Set(),
         piped: new Set(),
         pipelineOf: new Map(),
+        substitutions: new Map(),
       };
       new BashWalk(inner, this.language).walk(tree.rootNode);
     } finally {
@@ -107,8 +142,7 @@ class BashWalk {
   };
 
   private substitution(node: Node): SubstitutionValue {
-    const taints = new Set<Taint>();
-    for (const command of node.descendantsOfType("command")) for (const taint of this.ctx.commandFacts.get(command.id)?.produces ?? []) taints.add(taint);
+    const taints = this.ctx.substitutions.get(node.id) ?? new Set<Taint>();
     const statements = node.namedChildren;
     if (node.type !== "command_substitution" || statements.length !== 1) return { value: undefined, taints, obfuscated: false };
     const only = statements[0] as Node;
@@ -120,7 +154,8 @@ class BashWalk {
 
   private visit(frame: Frame): void {
     const node = frame.node;
-    switch (node.type) {
+    if (!node) return;
+    switch (frame.type) {
       case "variable_assignment":
         return this.assignment(node);
       case "command":
@@ -134,13 +169,17 @@ class BashWalk {
         return loopRules(node, this.ctx, this.report);
       case "redirected_statement":
         return this.groupRedirects(node);
+      case "command_substitution":
+      case "process_substitution":
+        if (frame.produces) this.ctx.substitutions.set(node.id, frame.produces);
+        return;
       default:
         return;
     }
   }
 
   private assignment(node: Node): void {
-    const parent = this.frames[this.frames.length - 1]?.node;
+    const parent = this.frames[this.frames.length - 1];
     if (parent?.type === "command") return;
     const name = node.childForFieldName("name")?.text;
     const valueNode = node.childForFieldName("value");
@@ -173,13 +212,13 @@ class BashWalk {
   }
 
   private command(frame: Frame): void {
-    const node = frame.node;
+    const node = frame.node as Node;
     const ancestors = this.ancestors();
     const background = this.inBackground(frame);
     if (background) this.ctx.background.add(node.id);
     let outer: Node | undefined;
     for (const parent of ancestors) {
-      if (parent.type === "pipeline") outer = parent;
+      if (parent.type === "pipeline") outer = parent.node;
       else if (parent.type !== "redirected_statement") break;
     }
     if (outer) {
@@ -211,10 +250,14 @@ class BashWalk {
       }
     }
     this.ctx.commandFacts.set(node.id, facts);
+    for (const parent of ancestors) if (parent.produces) for (const taint of facts.produces) parent.produces.add(taint);
     this.ctx.commands.set(node.id, commands);
   }
 }
 
+/** Types whose statements may end with `&`, and types the rules read as nodes. */
+const BACKGROUND_TYPES = new Set(["command", "redirected_statement", "pipeline"]);
+const NODE_TYPES = new Set(["command", "pipeline", "redirected_statement", "list", "variable_assignment", "function_definition", "while_statement", "c_style_for_statement"]);
 const LOOPS = new Set(["while_statement", "for_statement", "c_style_for_statement"]);
 /** Nodes with nothing inside for the rules: their children are not walked. */
 const LEAVES = new Set(["word", "raw_string", "string_content", "number", "comment", "heredoc_content", "ansi_c_string", "variable_name", "special_variable_name", "test_operator", "file_descriptor", "heredoc_start", "heredoc_end", "regex", "extglob_pattern"]);
@@ -232,6 +275,7 @@ export function bashFindings(root: Node): Finding[] {
     background: new Set(),
     piped: new Set(),
     pipelineOf: new Map(),
+    substitutions: new Map(),
     anchor: undefined,
     depth: 0,
   };
