@@ -147,6 +147,8 @@ const STRING_METHODS: Record<string, (s: string, args: Val[]) => string | undefi
 export interface ValueHost {
   /** The binding of a plain name, if the program assigned or imported it. */
   lookup(name: string): Val | undefined;
+  /** Whether `q` names a module the program imported (not a value). */
+  isModule?(q: string): boolean;
   /** Whether the program wrote downloaded data to this path. */
   isDownloaded?(path: string): boolean;
 }
@@ -327,6 +329,10 @@ export class Evaluator {
       if (base.q === "sys.modules") return { q: normalize(key.s), built: key.built, via: true };
       if (base.q === "builtins") return { q: `builtins.${key.s}`, built: key.built, via: true };
       if (base.q === "os.environ") return key.s === "HOME" ? { s: "~" } : {};
+      // A module's namespace by key: os.__dict__["system"], vars(os)["popen"].
+      if (!base.q.includes("(") && /^[A-Za-z_]\w*$/.test(key.s) && (this.host.isModule?.(base.q) ?? false)) {
+        return { q: normalize(`${base.q}.${key.s}`), built: key.built, via: true };
+      }
     }
     const v = merge({}, base);
     if (base.items && key.n !== undefined) return base.items[key.n] ?? v;

@@ -28,6 +28,8 @@ class Bindings {
   private readonly names = new Map<string, Binding>();
   private readonly starModules: string[] = [];
   private readonly computing = new Set<string>();
+  /** Qualified names bound by `import x` / `import x as y`: modules, not values. */
+  readonly modules = new Set<string>(["builtins"]);
 
   set(name: string, value: Binding): void {
     this.names.set(name, value);
@@ -63,10 +65,12 @@ function bindImport(node: Node, bindings: Bindings): void {
       if (child.type === "dotted_name") {
         const first = child.namedChildren[0]?.text;
         if (first) bindings.set(first, { q: normalize(first) });
+        if (first) bindings.modules.add(normalize(first));
       } else if (child.type === "aliased_import") {
         const name = child.childForFieldName("name")?.text;
         const alias = child.childForFieldName("alias")?.text;
         if (name && alias) bindings.set(alias, { q: normalize(name) });
+        if (name && alias) bindings.modules.add(normalize(name));
       }
     }
     return;
@@ -191,11 +195,11 @@ function correlate(ctx: PyContext): void {
 }
 
 /** Node types the rules read; everything else is reached through them. */
-const WALK_TYPES = ["import_statement", "import_from_statement", "assignment", "augmented_assignment", "with_item", "while_statement", "for_statement", "call"];
+const WALK_TYPES = ["import_statement", "import_from_statement", "assignment", "augmented_assignment", "with_item", "while_statement", "for_statement", "call", "exec_statement"];
 
 function findings(root: Node, source: string): Finding[] {
   const bindings = new Bindings();
-  const evaluator: Evaluator = new Evaluator({ lookup: (name) => bindings.lookup(name), isDownloaded: (path): boolean => ctx.isDownloaded(path) });
+  const evaluator: Evaluator = new Evaluator({ lookup: (name) => bindings.lookup(name), isDownloaded: (path): boolean => ctx.isDownloaded(path), isModule: (q) => bindings.modules.has(q) });
   const ctx: PyContext = new PyContext(evaluator);
   // Top-level functions and classes shadow builtins of the same name (a user's own `compile`).
   for (const child of root.namedChildren) {
@@ -251,6 +255,13 @@ function findings(root: Node, source: string): Finding[] {
         loops.push({ end: node.endIndex, forever: isForever(node) });
         if (node.type === "for_statement") bindLoopTarget(node, evaluator, bindings);
         break;
+      case "exec_statement": {
+        // Python 2's `exec code in ns`, still parsed: judged like exec(code).
+        const codeNode = node.childForFieldName("code");
+        const call: CallInfo = { node, fnNode: null, q: "builtins.exec", fn: { q: "builtins.exec" }, pos: [evaluator.ev(codeNode)], kw: new Map(), posNodes: codeNode ? [codeNode] : [], kwNodes: new Map() };
+        checkCodeExec(ctx, call);
+        break;
+      }
       case "call":
         ctx.loop = loops.length === 0 ? undefined : loops.some((l) => l.forever) ? "forever" : "loop";
         checkCall(ctx, node);
