@@ -11,9 +11,9 @@ import { loadConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 import { Governance } from "../src/governance/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import { auditPathOf, openAuditLog, type AuditLog, type AuditPage } from "../src/store/index.js";
+import { auditPathOf, type AuditLog, type AuditPage } from "../src/store/index.js";
 import { runCli, startServe } from "./fixtures/cli.js";
-import { bearer, expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
+import { attachAudit, bearer, expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
 
 const RUNNER = "runner-key-0123456789";
 const AUDITOR = "auditor-key-012345678";
@@ -30,11 +30,10 @@ describe("GET /audit through a real server", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "sandgate-audit-server-"));
     const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-    const governance = new Governance({ config });
-    audit = openAuditLog(config);
-    governance.events.subscribe(audit);
-    engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance });
-    server = await startHttpServer({ ...serverContext(engine, config, { apiKeys: KEYS, keyScopes: SCOPES }), audit });
+    engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
+    const ctx = serverContext(engine, config, { apiKeys: KEYS, keyScopes: SCOPES });
+    audit = attachAudit(ctx, dir);
+    server = await startHttpServer(ctx);
     api = jsonApi(() => server.url);
   });
   afterAll(async () => {

@@ -9,6 +9,7 @@ import { CodeMode } from "../src/codemode/index.js";
 import { Governance } from "../src/governance/index.js";
 import type { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer, type ServerContext } from "../src/server/index.js";
+import { openAuditLog, type AuditLog } from "../src/store/index.js";
 import { silentLogger } from "../src/util/logger.js";
 import { createTestEngine, type TestEngine } from "./helpers.js";
 
@@ -24,6 +25,17 @@ export function serverContext(engine: Engine, config: SandgateConfig, overrides:
     version: "test",
     startedAt: Date.now(),
   };
+}
+
+/**
+ * An audit log at `dir`/audit/audit.db (the test's temp dir) that records `ctx`'s governance events,
+ * set as ctx.audit for GET /audit; close it (it flushes) after the server and engine.
+ */
+export function attachAudit(ctx: ServerContext, dir: string): AuditLog {
+  const audit = openAuditLog({ ...ctx.config, sandboxDir: dir, audit: { ...ctx.config.audit, path: undefined } });
+  ctx.governance.events.subscribe(audit);
+  ctx.audit = audit;
+  return audit;
 }
 
 export function startTestServer(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}): Promise<RunningServer> {
