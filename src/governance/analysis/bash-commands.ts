@@ -57,10 +57,11 @@ export function collectRedirects(
   let current = node;
   for (const ancestor of ancestors) {
     const parent = ancestor.node;
-    if (!parent) break;
-    if (parent.type === "redirected_statement" && parent.firstNamedChild?.id === current.id) {
+    const type = ancestor.type;
+    if (!parent || (type !== "redirected_statement" && type !== "pipeline" && type !== "list")) break;
+    if (type === "redirected_statement" && parent.firstNamedChild?.id === current.id) {
       for (const child of parent.namedChildren) if (REDIRECTS.has(child.type)) visit(child);
-    } else if (!((parent.type === "pipeline" || parent.type === "list") && parent.lastNamedChild?.id === current.id)) break;
+    } else if (!(type !== "redirected_statement" && parent.lastNamedChild?.id === current.id)) break;
     current = parent;
   }
 }
