@@ -128,6 +128,32 @@ describe("the REST approvals queue", () => {
     }
   });
 
+  it("a streamed REST run tells its wait as approval events and goes on once approved", async () => {
+    const code = `await call_mcp_tool("memory.create_entities", ${JSON.stringify(ENTITY)})\nprint("streamed on")`;
+    const res = await fetch(`${stack.server.url}/execute?stream=1`, {
+      method: "POST",
+      headers: { ...bearer(AGENT), "content-type": "application/json" },
+      body: JSON.stringify({ language: "python", code, timeout: 60 }),
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (!/event: approval\ndata: .*\n/.test(text)) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+    const id = /waiting for approval ([0-9a-f-]{36})/.exec(text)?.[1];
+    expect(id, text).toBeDefined();
+    expect((await api(`/approvals/${id}`, { json: { approve: true }, headers: bearer(ADMIN) })).status).toBe(200);
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+    expect(text).toMatch(/event: result\ndata: .*streamed on/);
+  });
+
   it("the time a tool call waits for a person does not count against the run's time limit", async () => {
     const client = await agentClient();
     try {

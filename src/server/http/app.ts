@@ -41,7 +41,9 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
       });
       try {
         // The route parsed the arguments with the tool's own schema already.
-        const reply = await findTool(tools, tool).run(args, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push, owner });
+        // A wait for a person's approval is told as `approval` events, so the caller knows where to decide it.
+        const onWaiting = (message: string): void => void stream.writeSSE({ event: "approval", data: JSON.stringify({ message }) }).catch(() => undefined);
+        const reply = await findTool(tools, tool).run(args, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push, owner, onWaiting });
         forward.flush();
         await stream.writeSSE({ event: "result", data: JSON.stringify(reply.structured) });
       } catch (error) {

@@ -233,7 +233,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       summary: "Run code in a sandbox",
       description:
         "Runs code and returns the result object; a failing program is a normal result (status error, timeout, memory_limit, output_limit). " +
-        "With ?stream=1 the answer is a text/event-stream: `stdout` and `stderr` events ({text}) while the code runs, then one `result` event (or `error`). " +
+        "With ?stream=1 the answer is a text/event-stream: `stdout` and `stderr` events ({text}) while the code runs, `approval` events ({message}) while it or one of its tool calls waits for a person's approval (GET /approvals), then one `result` event (or `error`). " +
         "With background: true the answer is 202 at once, a result with status running and job_id; follow the job under /jobs/{job_id}.",
       body: executeCodeInput,
       parseBody: (value) => parseToolArguments(findTool(tools, "execute_code"), value) as z.infer<typeof executeCodeInput>,
