@@ -135,6 +135,12 @@ describe("python analysis on hard input", () => {
     expect(analysis.metrics.cyclomatic).toBeGreaterThan(100);
   });
 
+  it("survives a 100 000-byte char-code payload and out-of-range escapes", async () => {
+    const codes = Array.from({ length: 100_000 }, (_, i) => 97 + (i % 26)).join(", ");
+    const { findings } = await py(`exec(bytes([${codes}]).decode())\ns = "\\UFFFFFFFF"\n`);
+    expect(findings.some((f) => f.ruleId === "py.obfuscation.exec-decoded")).toBe(true);
+  });
+
   it("survives deeply nested expressions and empty input", async () => {
     expect((await py("")).findings).toEqual([]);
     const deep = `x = ${"(".repeat(300)}1${")".repeat(300)}\neval(${"str(".repeat(200)}y${")".repeat(200)})\n`;

@@ -2,6 +2,7 @@
 // name (through imports, aliases, getattr, __import__, globals()), a folded constant string, and taints.
 
 import type { Node } from "web-tree-sitter";
+import { DECODERS, HOST_IDENTITY, REMOTE_CALL, STRING_METHODS, decodeLiteral, unescape } from "./python-fold.js";
 import { isCredentialPath } from "./python-paths.js";
 
 /** Where a value's data came from, when that matters to a rule. */
@@ -62,21 +63,6 @@ export function normalize(q: string): string {
   return q;
 }
 
-function unescape(text: string): string {
-  if (!text.includes("\\")) return text;
-  return text.replace(/\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)/g, (_m, e: string) => {
-    const c = e[0] ?? "";
-    if (c === "x" || c === "u" || c === "U") return String.fromCodePoint(parseInt(e.slice(1), 16));
-    if (c >= "0" && c <= "7") return String.fromCharCode(parseInt(e, 8));
-    switch (c) {
-      case "n": return "\n";
-      case "t": return "\t";
-      case "r": return "\r";
-      case "\n": return "";
-      default: return e;
-    }
-  });
-}
 
 function merge(into: Val, from: Val | undefined): Val {
   if (!from) return into;
@@ -87,62 +73,13 @@ function merge(into: Val, from: Val | undefined): Val {
   return into;
 }
 
-export function isTainted(v: Val): boolean {
-  return Boolean(v.decoded || v.remote || v.secret);
+
+/** The string of a list of char codes, without spreading (a payload may hold 100 000 of them). */
+function charCodes(items: readonly Val[]): string {
+  let out = "";
+  for (const item of items) out += String.fromCharCode((item.n ?? 0) & 0xffff);
+  return out;
 }
-
-const DECODERS = new Set([
-  "base64.b64decode", "base64.b32decode", "base64.b16decode", "base64.a85decode", "base64.b85decode", "base64.decodebytes",
-  "base64.decodestring", "base64.urlsafe_b64decode", "base64.standard_b64decode", "binascii.unhexlify", "binascii.a2b_hex",
-  "binascii.a2b_base64", "bytes.fromhex", "bytearray.fromhex", "zlib.decompress", "gzip.decompress", "bz2.decompress",
-  "lzma.decompress", "marshal.loads", "codecs.decode", "binascii.a2b_uu",
-]);
-
-function decodeLiteral(fn: string, s: string, arg2: string | undefined): string | undefined {
-  try {
-    if (fn === "base64.b64decode" || fn === "base64.decodebytes" || fn === "base64.standard_b64decode" || fn === "base64.decodestring")
-      return Buffer.from(s, "base64").toString("latin1");
-    if (fn === "base64.urlsafe_b64decode") return Buffer.from(s, "base64url").toString("latin1");
-    if (fn === "bytes.fromhex" || fn === "bytearray.fromhex" || fn === "binascii.unhexlify" || fn === "binascii.a2b_hex" || fn === "base64.b16decode")
-      return Buffer.from(s.replace(/\s+/g, ""), "hex").toString("latin1");
-    if (fn === "codecs.decode" && arg2 !== undefined) {
-      const enc = arg2.toLowerCase().replace(/[-_]/g, "");
-      if (enc === "rot13") return s.replace(/[a-zA-Z]/g, (c) => String.fromCharCode(((c.toLowerCase().charCodeAt(0) - 97 + 13) % 26) + (c <= "Z" ? 65 : 97)));
-      if (enc === "hex") return Buffer.from(s, "hex").toString("latin1");
-      if (enc === "base64") return Buffer.from(s, "base64").toString("latin1");
-    }
-  } catch {
-    return undefined;
-  }
-  return undefined;
-}
-
-/** Calls whose result is data from the network. */
-const REMOTE_CALL =
-  /^(requests|httpx)\.(get|post|request|put|patch)$|^(requests\.Session|httpx\.Client|httpx\.AsyncClient|aiohttp\.ClientSession|urllib3\.PoolManager)\(\)\.(get|post|request|put|patch)$|^urllib\.request\.urlopen$|^urllib\.urlopen$|^socket\.(socket|create_connection)\(\)\.(recv|recvfrom|recv_into|makefile)$|^http\.client\.HTTPS?Connection\(\)\.getresponse$/;
-
-/** Calls that say who and where the host is (GuardDog counts sending them as exfiltration). */
-const HOST_IDENTITY = new Set(["socket.gethostname", "getpass.getuser", "os.getlogin", "platform.node", "platform.uname", "uuid.getnode", "os.uname"]);
-
-/** Methods of str/bytes that keep the (taint of the) receiver and fold when the receiver is constant. */
-const STRING_METHODS: Record<string, (s: string, args: Val[]) => string | undefined> = {
-  decode: (s) => s,
-  encode: (s) => s,
-  strip: (s) => s.trim(),
-  lower: (s) => s.toLowerCase(),
-  upper: (s) => s.toUpperCase(),
-  replace: (s, a) => (a[0]?.s !== undefined && a[1]?.s !== undefined ? s.split(a[0].s).join(a[1].s) : undefined),
-  format: (s, a) => {
-    let i = 0;
-    let ok = true;
-    const out = s.replace(/\{[^{}]*\}/g, () => {
-      const v = a[i++]?.s;
-      if (v === undefined) ok = false;
-      return v ?? "";
-    });
-    return ok ? out : undefined;
-  },
-};
 
 export interface ValueHost {
   /** The binding of a plain name, if the program assigned or imported it. */
@@ -442,7 +379,7 @@ export class Evaluator {
       return merge({ t: pos.map((p) => p.s ?? p.t ?? "\u0000").join("/") }, out);
     }
     if (q === "builtins.bytes" || q === "builtins.bytearray") {
-      if (a0?.items?.every((i) => i.n !== undefined)) return { s: String.fromCharCode(...a0.items.map((i) => i.n ?? 0)), decoded: true, built: true };
+      if (a0?.items?.every((i) => i.n !== undefined)) return { s: charCodes(a0.items), decoded: true, built: true };
       if (a0?.s !== undefined) return merge({ s: a0.s }, a0);
     }
     if (q === "builtins.open" || q === "io.open" || q === "codecs.open" || q === "os.open") {
@@ -482,7 +419,7 @@ export class Evaluator {
       const clause = argNode.namedChildren.find((c) => c.type === "for_in_clause");
       const source = this.ev(clause?.childForFieldName("right"));
       if (body?.type === "call" && this.ev(body.childForFieldName("function")).q === "builtins.chr") {
-        if (source.items?.every((i) => i.n !== undefined)) return { s: String.fromCharCode(...source.items.map((i) => i.n ?? 0)), built: true, decoded: true };
+        if (source.items?.every((i) => i.n !== undefined)) return { s: charCodes(source.items), built: true, decoded: true };
         return { built: true, decoded: true };
       }
       return undefined;
@@ -491,7 +428,7 @@ export class Evaluator {
       const mapArgs = argNode.childForFieldName("arguments")?.namedChildren ?? [];
       if (mapArgs[0] && this.ev(mapArgs[0]).q === "builtins.chr") {
         const source = this.ev(mapArgs[1]);
-        if (source.items?.every((i) => i.n !== undefined)) return { s: String.fromCharCode(...source.items.map((i) => i.n ?? 0)), built: true, decoded: true };
+        if (source.items?.every((i) => i.n !== undefined)) return { s: charCodes(source.items), built: true, decoded: true };
         return { built: true, decoded: true };
       }
     }
