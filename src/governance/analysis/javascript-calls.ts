@@ -132,6 +132,8 @@ export function checkCall(program: Program, node: Node): void {
 /** `require("child_process")[name](...)` with a name the analysis cannot fold: some function of a dangerous module. */
 function hiddenMethod(program: Program, node: Node): void {
   const callee = node.childForFieldName(node.type === "new_expression" ? "constructor" : "function");
+  if (callee?.type === "member_expression" && callee.childForFieldName("property")?.text === "repeat")
+    return bigAllocation(program, { node, name: "String.repeat", built: false, args: node.childForFieldName("arguments")?.namedChildren ?? [], isNew: false });
   if (callee?.type !== "subscript_expression") return;
   const module = program.scope.resolve(callee.childForFieldName("object"))?.name;
   if (module !== "child_process" && module !== "vm" && module !== "globalThis" && module !== "global" && module !== "window") return;

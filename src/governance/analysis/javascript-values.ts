@@ -260,6 +260,8 @@ export class Scope {
           return undefined;
         }
         if (GLOBAL_OBJECTS.has(base.name)) return { name: property, built: base.built || built };
+        // Object.getPrototypeOf(async function () {}).constructor is AsyncFunction, a Function constructor.
+        if (property === "constructor" && (base.name === "Object.getPrototypeOf()" || base.name === "Reflect.getPrototypeOf()")) return { name: "Function", built: true };
         if (property === "default" && !base.name.endsWith(")")) return base;
         if (base.name === "Function" && property === "constructor") return base;
         if (property === "constructor" && base.name.endsWith(".constructor")) return { name: "Function", built: true };

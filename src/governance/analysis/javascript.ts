@@ -4,7 +4,7 @@
 import type { Node } from "web-tree-sitter";
 import type { Finding } from "../types.js";
 import { checkCall, secretName } from "./javascript-calls.js";
-import { ObjectRules } from "./javascript-objects.js";
+import { enclosingFunction, ObjectRules } from "./javascript-objects.js";
 import { Program, type Facts } from "./javascript-program.js";
 import type { Binding } from "./javascript-values.js";
 import type { LanguageRules, MetricNodeTypes } from "./rules.js";
@@ -194,6 +194,17 @@ function wholeProgram(program: Program, loops: Node[]): void {
     if (inside.length > 0)
       program.add(inside[0] as Node, exits ? "spawn-loop" : "fork-bomb", "resource-abuse", exits ? "medium" : "critical", exits ? "starts processes or workers in an unbounded loop" : "starts processes or workers in a loop that never ends (fork bomb)", "Bound the number of processes you start; use a pool.");
     else if (!exits && !waits) program.add(loop, "endless-loop", "resource-abuse", "medium", "this loop never ends", "Give the loop an exit condition.");
+  }
+  for (const spawn of spawns) {
+    // A function that starts a process and calls itself multiplies without bound.
+    const fn = enclosingFunction(spawn);
+    const name = fn?.childForFieldName("name")?.text;
+    const body = fn?.childForFieldName("body");
+    const text = body?.text ?? "";
+    if (!name || text.length > 20_000 || !new RegExp(`(^|[^\\w$.])${name.replace(/\$/g, "\\$")}\\s*\\(`).test(text)) continue;
+    // Without a condition anywhere in the body the recursion has no base case.
+    const bounded = /\b(if|return|switch)\b|\?|&&|\|\|/.test(text);
+    program.add(spawn, "recursive-spawn", "resource-abuse", bounded ? "medium" : "critical", bounded ? `${name} starts a process and calls itself` : `${name} starts a process and calls itself without end (fork bomb)`, "Bound the number of processes you start; use a pool.");
   }
   if (program.sockets.length > 0 && program.shells.length > 0)
     program.add(program.shells[0] as Node, "socket-shell", "reverse-shell", "critical", "starts a shell in a program that opens a raw socket (reverse or bind shell)", "Remove it: a shell on a socket hands control of the sandbox to a remote party.");
