@@ -298,3 +298,27 @@ describe("the audit log", () => {
     expect(() => parseTimeBound("yesterday", "since", now)).toThrow(/ISO 8601/);
   });
 });
+
+describe("the audit log after a crash", () => {
+  it("keeps every row written before the process was killed, and the chain goes on after restart", async () => {
+    const path = tempPath();
+    // A writer in another process (the built store) that is SIGKILLed with rows still queued.
+    const script = `
+      import { AuditLog } from ${JSON.stringify(new URL("../dist/store/index.js", import.meta.url).href)};
+      const log = new AuditLog({ path: ${JSON.stringify(path)}, queueMax: 10000, writeTimeoutMs: 10000, retentionDays: 90, maxMb: 1024 });
+      const event = (i) => ({ kind: "anomaly", time: Date.now(), client: "key:crash", rule: "burst", detail: "n" + i });
+      for (let i = 0; i < 300; i++) log.record(event(i));
+      log.flush();
+      for (let i = 300; i < 310; i++) log.record(event(i));
+      process.kill(process.pid, "SIGKILL");
+    `;
+    const { spawnSync } = await import("node:child_process");
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+    expect(child.signal, child.stderr).toBe("SIGKILL");
+    const log = open(path);
+    const kept = log.verify();
+    expect(kept).toEqual({ ok: true, rows: 300 });
+    await recordAll(log, EVERY_KIND);
+    expect(log.verify()).toEqual({ ok: true, rows: 307 });
+  });
+});

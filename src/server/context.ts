@@ -4,7 +4,7 @@ import type { SandgateConfig } from "../config/index.js";
 import type { CodeMode } from "../codemode/index.js";
 import type { Engine } from "../execution/index.js";
 import type { AnomalyDetector, Governance } from "../governance/index.js";
-import type { AuditLog } from "../store/index.js";
+import type { AuditStore } from "../store/index.js";
 import type { Logger } from "../util/logger.js";
 import type { ServerMetrics } from "./metrics.js";
 
@@ -20,7 +20,7 @@ export interface ServerContext {
   /** The anomaly rules; the server refuses the executions of a client they throttle. */
   anomalies?: AnomalyDetector;
   /** The audit log the governance events are written to; absent when audit.enabled or security.enabled is false. */
-  audit?: AuditLog;
+  audit?: AuditStore;
   log: Logger;
   version: string;
   startedAt: number;

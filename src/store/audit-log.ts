@@ -26,6 +26,18 @@ export interface AuditLogOptions {
 /** Told after every batch written: how many rows and how long the transaction took. */
 export type FlushObserver = (rows: number, ms: number) => void;
 
+/**
+ * What the server needs of an audit store: a sink for events that can be queried, verified,
+ * observed and closed. AuditLog is the SQLite one; another database can implement the same.
+ */
+export interface AuditStore extends EventSink {
+  query(request?: AuditPageRequest): AuditPage | Promise<AuditPage>;
+  verify(): VerifyResult | Promise<VerifyResult>;
+  onFlush(observer: FlushObserver): () => void;
+  /** Writes everything accepted, then lets go of the database. */
+  close(): Promise<void>;
+}
+
 interface Waiter {
   row: AuditColumns;
   resolve: () => void;
@@ -38,7 +50,7 @@ const RETENTION_EVERY_MS = 3_600_000;
 const RETRY_FIRST_MS = 20;
 const RETRY_MAX_MS = 1000;
 
-export class AuditLog implements EventSink {
+export class AuditLog implements AuditStore {
   private readonly db: AuditDatabase;
   private readonly log: Logger;
   private queue: AuditColumns[] = [];

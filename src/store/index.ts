@@ -1,7 +1,7 @@
 // Public surface of store: the SQLite audit log (writer, queries, verification, retention) that
 // the server records governance events in and `sandgate audit` reads.
 export { AuditLog } from "./audit-log.js";
-export type { AuditLogOptions, FlushObserver } from "./audit-log.js";
+export type { AuditLogOptions, AuditStore, FlushObserver } from "./audit-log.js";
 export { openAuditLog } from "./open-audit.js";
 export { auditPathOf, openAuditReader } from "./audit-db.js";
 export type { AuditDatabase } from "./audit-db.js";

@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
-import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, parseTimeBound, type AuditLog, type AuditPageRequest } from "../../store/index.js";
+import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, parseTimeBound, type AuditPageRequest, type AuditStore } from "../../store/index.js";
 import type { ServerContext } from "../context.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 
@@ -53,7 +53,7 @@ const verifyResult = z.object({
   reason: z.string().optional(),
 });
 
-function auditOf(ctx: ServerContext): AuditLog {
+function auditOf(ctx: ServerContext): AuditStore {
   if (!ctx.audit) throw new SandgateError("AUDIT_UNAVAILABLE", "this server keeps no audit log (audit.enabled or security.enabled is false)");
   return ctx.audit;
 }
@@ -91,7 +91,7 @@ export function auditRoutes(ctx: ServerContext): RestRoute[] {
       query: auditQuery,
       response: auditPage,
       // An event is an interface without an index signature; the wire type says only that it is an object.
-      handle: async ({ query }) => auditOf(ctx).query(pageRequest(query)) as unknown as z.input<typeof auditPage>,
+      handle: async ({ query }) => (await auditOf(ctx).query(pageRequest(query))) as unknown as z.input<typeof auditPage>,
     }),
     defineRoute({
       method: "get",
@@ -102,7 +102,7 @@ export function auditRoutes(ctx: ServerContext): RestRoute[] {
       description: "Reads every row kept; on a large log this takes a while (sandgate audit verify does the same from the command line).",
       response: verifyResult,
       handle: async () => {
-        const result = auditOf(ctx).verify();
+        const result = await auditOf(ctx).verify();
         return result.ok ? result : { ok: false, rows: result.rows, bad_id: result.badId, reason: result.reason };
       },
     }),
