@@ -141,6 +141,12 @@ describe("python analysis on hard input", () => {
     expect(findings.some((f) => f.ruleId === "py.obfuscation.exec-decoded")).toBe(true);
   });
 
+  it("survives a 30 000-term string concatenation without overflowing the stack", async () => {
+    const chain = Array.from({ length: 30_000 }, (_, i) => `"${String.fromCharCode(97 + (i % 26))}"`).join(" + ");
+    const analysis = await py(`import os\ncmd = ${chain}\nos.system(cmd)\n`);
+    expect(analysis.findings.some((f) => f.category === "process-exec")).toBe(true);
+  });
+
   it("survives deeply nested expressions and empty input", async () => {
     expect((await py("")).findings).toEqual([]);
     const deep = `x = ${"(".repeat(300)}1${")".repeat(300)}\neval(${"str(".repeat(200)}y${")".repeat(200)})\n`;

@@ -39,6 +39,9 @@ export interface Val extends Taint {
   ret?: Val;
 }
 
+/** Nesting of expressions the evaluator follows (a 30 000-term "a" + "b" + ... chain is 30 000 deep). */
+const MAX_DEPTH = 400;
+
 const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/;
 
 const BUILTIN_NAMES = new Set([
@@ -93,6 +96,7 @@ export interface ValueHost {
 /** Evaluates expressions to Vals, memoised per node so nested calls are folded once. */
 export class Evaluator {
   private readonly memo = new Map<number, Val>();
+  private depth = 0;
 
   constructor(private readonly host: ValueHost) {}
 
@@ -100,9 +104,16 @@ export class Evaluator {
     if (!node) return {};
     const hit = this.memo.get(node.id);
     if (hit) return hit;
-    const v = this.compute(node);
-    this.memo.set(node.id, v);
-    return v;
+    // Deeper than any real expression: give up on this one rather than overflow the stack.
+    if (this.depth >= MAX_DEPTH) return {};
+    this.depth++;
+    try {
+      const v = this.compute(node);
+      this.memo.set(node.id, v);
+      return v;
+    } finally {
+      this.depth--;
+    }
   }
 
   private compute(node: Node): Val {
