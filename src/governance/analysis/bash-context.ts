@@ -79,6 +79,8 @@ export interface BashContext {
   /** Commands that run in the background (`&`), and commands that are a stage of a pipeline. */
   background: Set<number>;
   piped: Set<number>;
+  /** Facts of pipeline stages that are groups, subshells or loops, merged from the commands inside. */
+  stageFacts: Map<number, CommandFacts>;
   /** What the commands inside each `$(...)` / `<(...)` produce, by the substitution's node id. */
   substitutions: Map<number, Set<Taint>>;
   /** The outermost pipeline a command is a stage of. */

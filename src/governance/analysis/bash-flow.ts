@@ -24,18 +24,23 @@ function stageCommand(stage: Node): Node | undefined {
 function stageFacts(stage: Node, ctx: BashContext): CommandFacts {
   const direct = stageCommand(stage);
   if (direct) return ctx.commandFacts.get(direct.id) ?? emptyFacts();
-  const facts = emptyFacts();
-  for (const command of stage.descendantsOfType("command")) {
-    const found = ctx.commandFacts.get(command.id);
-    if (!found) continue;
-    for (const taint of found.produces) facts.produces.add(taint);
-    facts.sends ||= found.sends;
-    facts.network ||= found.network;
-    facts.shell ||= found.shell;
-    if (stage.type === "while_statement" && (ctx.commands.get(command.id)?.[0]?.name === undefined || ctx.commands.get(command.id)?.[0]?.name === "eval")) facts.runsStdin = true;
+  return ctx.stageFacts.get(stage.id) ?? emptyFacts();
+}
+
+/** Merges a command's facts into the pipeline stages (groups, subshells, loops) around it (`ancestors`: nearest first). */
+export function mergeIntoStages(facts: CommandFacts, commands: readonly Command[], ancestors: readonly Ancestor[], ctx: BashContext): void {
+  for (let i = 0; i + 1 < ancestors.length; i++) {
+    const stage = ancestors[i] as Ancestor;
+    if ((ancestors[i + 1] as Ancestor).type !== "pipeline" || !stage.node || stage.type === "command") continue;
+    let merged = ctx.stageFacts.get(stage.node.id);
+    if (!merged) ctx.stageFacts.set(stage.node.id, (merged = emptyFacts()));
+    for (const taint of facts.produces) merged.produces.add(taint);
+    merged.sends ||= facts.sends;
+    merged.network ||= facts.network;
+    merged.shell ||= facts.shell;
+    const name = commands[0]?.name;
+    merged.runsStdin ||= stage.type === "while_statement" ? name === undefined || name === "eval" : facts.runsStdin;
   }
-  if (stage.type !== "while_statement") facts.runsStdin = stage.descendantsOfType("command").some((command) => ctx.commandFacts.get(command.id)?.runsStdin);
-  return facts;
 }
 
 function interactiveShell(stage: Node, ctx: BashContext): boolean {

@@ -7,7 +7,7 @@ import { collectRedirects, readCommand, unwrapCommand } from "./bash-commands.js
 import { INTERPRETER, SHELL, newFacts, reporter, type Ancestor, type BashContext, type Command, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
 import { execRules } from "./bash-exec-rules.js";
 import { foldStages } from "./bash-fold.js";
-import { functionRules, loopRules, pipelineRules, programRules } from "./bash-flow.js";
+import { functionRules, loopRules, mergeIntoStages, pipelineRules, programRules } from "./bash-flow.js";
 import { netRules } from "./bash-net-rules.js";
 import { systemRules } from "./bash-system-rules.js";
 import { WordReader, type SubstitutionValue, type Taint } from "./bash-words.js";
@@ -134,6 +134,7 @@ class BashWalk {
         piped: new Set(),
         pipelineOf: new Map(),
         substitutions: new Map(),
+        stageFacts: new Map(),
       };
       new BashWalk(inner, this.language).walk(tree.rootNode);
     } finally {
@@ -251,13 +252,14 @@ class BashWalk {
     }
     this.ctx.commandFacts.set(node.id, facts);
     for (const parent of ancestors) if (parent.produces) for (const taint of facts.produces) parent.produces.add(taint);
+    mergeIntoStages(facts, commands, ancestors, this.ctx);
     this.ctx.commands.set(node.id, commands);
   }
 }
 
 /** Types whose statements may end with `&`, and types the rules read as nodes. */
 const BACKGROUND_TYPES = new Set(["command", "redirected_statement", "pipeline"]);
-const NODE_TYPES = new Set(["command", "pipeline", "redirected_statement", "list", "variable_assignment", "function_definition", "while_statement", "c_style_for_statement"]);
+const NODE_TYPES = new Set(["command", "pipeline", "redirected_statement", "list", "variable_assignment", "function_definition", "while_statement", "c_style_for_statement", "for_statement", "subshell", "compound_statement", "if_statement", "case_statement"]);
 const LOOPS = new Set(["while_statement", "for_statement", "c_style_for_statement"]);
 /** Nodes with nothing inside for the rules: their children are not walked. */
 const LEAVES = new Set(["word", "raw_string", "string_content", "number", "comment", "heredoc_content", "ansi_c_string", "variable_name", "special_variable_name", "test_operator", "file_descriptor", "heredoc_start", "heredoc_end", "regex", "extglob_pattern"]);
@@ -276,6 +278,7 @@ export function bashFindings(root: Node): Finding[] {
     piped: new Set(),
     pipelineOf: new Map(),
     substitutions: new Map(),
+    stageFacts: new Map(),
     anchor: undefined,
     depth: 0,
   };
