@@ -144,3 +144,40 @@ describe("sandgate serve and sandgate audit", () => {
     expect(bad.code).toBe(2);
   });
 });
+
+describe("a stuck audit log", () => {
+  it("fails file operations and executions with 503 AUDIT_UNAVAILABLE instead of letting them go unrecorded", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-audit-stuck-"));
+    const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
+    const config = { ...base, audit: { ...base.audit, queueMax: 1, writeTimeoutS: 0.5 } };
+    const engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
+    const ctx = serverContext(engine, config);
+    const audit = attachAudit(ctx, dir);
+    const server = await startHttpServer(ctx);
+    const locker = new Database(auditPathOf({ sandboxDir: dir, audit: {} }));
+    try {
+      const api = jsonApi(() => server.url);
+      expect((await api("/sessions/stuck/files/content", { method: "PUT", json: { path: "a.txt", content: "1" } })).status).toBe(200);
+      locker.exec("BEGIN IMMEDIATE");
+      // The queue's one place is taken by the first row of the locked log; the next waits, then fails.
+      await api("/sessions/stuck/files/content", { method: "PUT", json: { path: "b.txt", content: "2" } });
+      const refused = expectError(await api("/sessions/stuck/files/content", { method: "PUT", json: { path: "c.txt", content: "3" } }), 503, "AUDIT_UNAVAILABLE");
+      expect(refused.message).toMatch(/audit log/);
+      expectError(await api("/execute", { json: { language: "python", code: "1 + 1" } }), 503, "AUDIT_UNAVAILABLE");
+      locker.exec("ROLLBACK");
+      expect((await api("/sessions/stuck/files/content", { method: "PUT", json: { path: "d.txt", content: "4" } })).status).toBe(200);
+      audit.flush();
+      // Every accepted row is there; the refused requests left none.
+      const files = (await audit.query({ kind: "file", order: "asc" })).rows.map((r) => (r.event as { path: string }).path);
+      expect(files).toEqual(["a.txt", "b.txt", "d.txt"]);
+      expect(audit.verify()).toMatchObject({ ok: true });
+    } finally {
+      if (locker.inTransaction) locker.exec("ROLLBACK");
+      locker.close();
+      await server.close();
+      await engine.close();
+      await audit.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -210,7 +210,8 @@ export class AuditLog implements AuditStore {
       if (this.flush()) return;
       this.scheduled = true;
       this.retryTimer = setTimeout(run, this.retryMs).unref();
-      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      // Several retries within the time a waiting event has, however short writeTimeoutS is.
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS, Math.max(RETRY_FIRST_MS, this.options.writeTimeoutMs / 4));
     };
     if (this.failing === undefined) setImmediate(run);
     else {
