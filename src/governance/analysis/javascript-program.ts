@@ -28,14 +28,14 @@ export const DOWNLOAD = new Set([
   "http.request", "https.request", "request", "request.get", "needle", "needle.get", "superagent.get", "XMLHttpRequest().open", "cross-fetch",
 ]);
 const DECODERS = new Set(["atob", "String.fromCharCode", "String.fromCodePoint", "unescape", "zlib.inflateSync", "zlib.gunzipSync", "zlib.unzipSync", "zlib.brotliDecompressSync", "zlib.inflateRawSync"]);
-const HOST_INFO = new Set(["os.userInfo", "os.hostname", "os.networkInterfaces", "os.platform", "os.type", "os.release", "os.arch", "os.cpus"]);
+const HOST_INFO = new Set(["os.userInfo", "os.hostname", "os.networkInterfaces"]);
 
 /** Last names of the calls `facts` cares about, checked before resolving a callee. */
 const FACT_CALLS = new Set([
   ...[...READ_FILE, ...DOWNLOAD, ...DECODERS, ...HOST_INFO].map((name) => name.replace(/^.*\./, "").replace(/\(\)$/, "")),
   "from", "post", "put", "patch", "request", "get",
 ]);
-const FACT_HINT = /process|readFile|createReadStream|open|readdir|readJson|userInfo|hostname|networkInterfaces|platform|release|arch|cpus|cookie|Storage|169\.254|metadata|100\.100\.100\.200|Bun|Deno|atob|fromChar|fromCode|base64|hex|unescape|inflate|gunzip|unzip|brotli|fetch|axios|got|http|request|needle|superagent|XMLHttpRequest|undici/;
+const FACT_HINT = /process|readFile|createReadStream|open|readdir|readJson|userInfo|hostname|networkInterfaces|cookie|Storage|169\.254|metadata|100\.100\.100\.200|Bun|Deno|atob|fromChar|fromCode|base64|hex|unescape|inflate|gunzip|unzip|brotli|fetch|axios|got|http|request|needle|superagent|XMLHttpRequest|undici/;
 
 export class Program {
   readonly scope = new Scope();
