@@ -168,7 +168,7 @@ describe("a stuck audit log", () => {
       expect((await api("/sessions/stuck/files/content", { method: "PUT", json: { path: "d.txt", content: "4" } })).status).toBe(200);
       audit.flush();
       // Every accepted row is there; the refused requests left none.
-      const files = (await audit.query({ kind: "file", order: "asc" })).rows.map((r) => (r.event as { path: string }).path);
+      const files = audit.query({ kind: "file", order: "asc" }).rows.map((r) => (r.event as { path: string }).path);
       expect(files).toEqual(["a.txt", "b.txt", "d.txt"]);
       expect(audit.verify()).toMatchObject({ ok: true });
     } finally {
