@@ -220,8 +220,8 @@ export function netRules(command: Command, env: RuleEnv): void {
   else if (SCANNERS.test(name)) env.report(command.node, "scan", "network", "medium", `${name} scans networks`, "Do not scan hosts from sandboxed code.");
   else if (name === "ztcp") env.report(command.node, "ztcp", "reverse-shell", "high", "ztcp opens a raw TCP connection from zsh, the core of a zsh reverse shell", "Use a normal client (curl) for network access, or none at all.");
   else if (name === "xterm" && values.includes("-display")) env.report(command.node, "xterm-display", "reverse-shell", "high", "xterm -display opens a terminal on a remote X server (a reverse shell)", "Remove this.");
-  if (values.some((value) => /(^|[=:/\s])0\.0\.0\.0(:\d+)?$|^0\.0\.0\.0:/.test(value))) env.report(command.node, "bind-all", "network", "medium", `${name} binds to every network interface (0.0.0.0)`, "Bind to 127.0.0.1 unless the service must be reachable from outside.");
   const joined = values.join(" ");
+  if (joined.includes("0.0.0.0") && values.some((value) => /(^|[=:/\s])0\.0\.0\.0(:\d+)?$|^0\.0\.0\.0:/.test(value))) env.report(command.node, "bind-all", "network", "medium", `${name} binds to every network interface (0.0.0.0)`, "Bind to 127.0.0.1 unless the service must be reachable from outside.");
   if (
     (name === "git" && /http\.sslverify[= ]+(false|0|no)/i.test(joined)) ||
     (/^(npm|yarn|pnpm)$/.test(name) && /strict-ssl[= ]+false/.test(joined)) ||

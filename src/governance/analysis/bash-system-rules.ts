@@ -205,7 +205,10 @@ function persistenceCommands(env: RuleEnv, command: Command, name: string, value
   }
 }
 
+const PRIVILEGE_COMMANDS = new Set(["useradd", "adduser", "usermod", "chpasswd", "passwd", "insmod", "modprobe", "rmmod", "kexec", "mount", "sysctl", "iptables", "ip6tables", "ufw", "setenforce", "nft", "docker", "podman", "nerdctl", "nsenter", "setcap", "chown", "chgrp", "chattr"]);
+
 function privilegeCommands(env: RuleEnv, command: Command, name: string, values: string[]): void {
+  if (!PRIVILEGE_COMMANDS.has(name)) return;
   const node = command.node;
   const joined = values.join(" ");
   if (/^(useradd|adduser|usermod)$/.test(name)) {
@@ -238,11 +241,15 @@ function privilegeCommands(env: RuleEnv, command: Command, name: string, values:
   if (name === "chattr" && /(^|\s)\+[a-z]*i/.test(joined)) return env.report(node, "immutable", "persistence", "medium", "chattr +i makes files immutable so they cannot be removed", "Do not lock files against deletion.");
 }
 
+const RESOURCE_COMMANDS = new Set(["stress", "stress-ng", "kill", "pkill", "killall5", "shutdown", "reboot", "halt", "poweroff", "init", "telinit"]);
+
 function resourceCommands(env: RuleEnv, command: Command, name: string, values: string[]): void {
   const node = command.node;
-  if (/^(xmrig|minerd|cpuminer|ccminer|ethminer|nbminer|t-rex|lolminer|phoenixminer|xmr-stak|cgminer|bfgminer|nanominer|gminer|srbminer)$/i.test(name) || values.some((value) => /stratum\+(tcp|ssl|tls):\/\//i.test(value))) {
+  const maybeMiner = /miner|^(xmrig|t-rex|xmr-stak)$/i.test(name) || values.some((value) => value.includes("stratum+"));
+  if (maybeMiner && (/^(xmrig|minerd|cpuminer|ccminer|ethminer|nbminer|t-rex|lolminer|phoenixminer|xmr-stak|cgminer|bfgminer|nanominer|gminer|srbminer)$/i.test(name) || values.some((value) => /stratum\+(tcp|ssl|tls):\/\//i.test(value)))) {
     return env.report(node, "crypto-miner", "resource-abuse", "high", `${name} mines cryptocurrency`, "Do not run miners.");
   }
+  if (!RESOURCE_COMMANDS.has(name)) return;
   if (/^(stress|stress-ng)$/.test(name)) return env.report(node, "stress", "resource-abuse", "medium", `${name} deliberately exhausts CPU, memory or I/O`, "Do not load-test the sandbox host.");
   if ((name === "kill" || name === "pkill") && values.includes("-1") && values.indexOf("-1") === values.length - 1) return env.report(node, "kill-all", "resource-abuse", "high", `${name} -1 kills every process the user can signal`, "Signal only the processes the program started.");
   if (name === "killall5" || /^(shutdown|reboot|halt|poweroff)$/.test(name) || (/^(init|telinit)$/.test(name) && /^[06]$/.test(values[0] ?? ""))) return env.report(node, "shutdown", "resource-abuse", "medium", `${name} stops the machine or all processes`, "Do not shut down or reboot from code.");
