@@ -1,28 +1,12 @@
 // The JavaScript/TypeScript rules that look at one call: code execution, processes and shell command lines,
-// module loading, files, sockets and network sends, deserialization, and obfuscated arguments.
+// module loading, sockets and network sends, deserialization, and obfuscated arguments (files: javascript-files.ts).
 
 import type { Node } from "web-tree-sitter";
 import type { Severity } from "../types.js";
-import {
-  COMMAND_PATTERNS,
-  isCredentialPath,
-  isPersistencePath,
-  isPrivilegePath,
-  isRootOrHome,
-  isShellProgram,
-  isSystemPath,
-} from "./javascript-patterns.js";
-import { DOWNLOAD, READ_FILE, type Program } from "./javascript-program.js";
+import { COMMAND_PATTERNS, isShellProgram } from "./javascript-patterns.js";
+import { checkFileCall } from "./javascript-files.js";
+import { DOWNLOAD, type Call, type Program } from "./javascript-program.js";
 import { isLoader, Scope } from "./javascript-values.js";
-
-interface Call {
-  node: Node;
-  name: string;
-  /** The name was computed (`cp["ex" + "ec"]`, `globalThis[atob(..)]`). */
-  built: boolean;
-  args: Node[];
-  isNew: boolean;
-}
 
 const CODE_EXEC = new Set(["eval", "Function", "vm2.VM().run", "vm2.NodeVM().run", "safe-eval", "static-eval", "vm.Script().runInNewContext", "node:vm.runInNewContext", "vm.runInNewContext", "vm.runInThisContext", "vm.runInContext", "vm.compileFunction", "vm.Script", "vm.SourceTextModule", "AsyncFunction", "GeneratorFunction"]);
 const TIMERS = new Set(["setTimeout", "setInterval", "setImmediate"]);
@@ -40,15 +24,6 @@ const SENDS = new Set([
   "dns.lookup", "dns.resolve", "dns.resolve4", "dns.resolveTxt", "dns.promises.lookup",
 ]);
 const SOCKETS = new Set(["net.connect", "net.createConnection", "tls.connect", "net.Socket().connect", "dgram.createSocket", "net.createServer", "tls.createServer", "net.Socket"]);
-const WRITE_FILE = new Set([
-  "fs.writeFileSync", "fs.writeFile", "fs.appendFileSync", "fs.appendFile", "fs.createWriteStream", "fs.symlinkSync", "fs.symlink",
-  "fs-extra.outputFile", "fs-extra.outputFileSync", "fs-extra.writeFile", "fs-extra.writeFileSync", "Bun.write", "Deno.writeTextFile",
-]);
-const COPY_FILE = new Set(["fs.copyFileSync", "fs.copyFile", "fs.cpSync", "fs.cp", "fs.renameSync", "fs.rename", "fs-extra.copy", "fs-extra.copySync", "fs-extra.move"]);
-const REMOVE = new Set(["fs.rmSync", "fs.rm", "fs.rmdirSync", "fs.rmdir"]);
-const REMOVE_ALWAYS_RECURSIVE = new Set(["rimraf", "rimraf.sync", "rimraf.rimraf", "rimraf.rimrafSync", "fs-extra.remove", "fs-extra.removeSync", "fs-extra.emptyDir", "fs-extra.emptyDirSync", "del", "del.sync", "del.deleteAsync"]);
-const UNLINK = new Set(["fs.unlinkSync", "fs.unlink", "fs.truncateSync", "fs.truncate"]);
-const CHMOD = new Set(["fs.chmodSync", "fs.chmod", "fs.lchmodSync", "fs.lchmod", "fs.fchmodSync", "fs.fchmod"]);
 const DESERIALIZE = new Set(["v8.deserialize", "v8.Deserializer", "node-serialize.unserialize", "serialize-to-js.deserialize", "funcster.deepDeserialize", "cryo.parse", "php-serialize.unserialize"]);
 const YAML_LOAD = new Set(["js-yaml.load", "js-yaml.loadAll"]);
 const PROTO_TARGETS = new Set(["Object.prototype", "Object.__proto__", "Function.prototype", "Array.prototype", "String.prototype"]);
@@ -104,11 +79,7 @@ export function checkCall(program: Program, node: Node): void {
   if (SOCKETS.has(name)) return socket(program, call);
   if (name.endsWith(".listen")) return listen(program, call);
   if (SENDS.has(name) || DOWNLOAD.has(name)) send(program, call);
-  const plain = name;
-  if (READ_FILE.has(plain)) return readFile(program, call);
-  if (WRITE_FILE.has(plain) || COPY_FILE.has(plain)) return writeFile(program, call);
-  if (REMOVE.has(plain) || REMOVE_ALWAYS_RECURSIVE.has(plain) || UNLINK.has(plain)) return remove(program, call);
-  if (CHMOD.has(plain)) return chmod(program, call);
+  if (checkFileCall(program, call)) return;
   if (DESERIALIZE.has(name))
     return program.add(node, "unsafe-deserialize", "deserialization", isLiteral(call.args[0]) ? "medium" : "high", `${name} revives objects (and functions) from data`, "Parse data with JSON.parse and validate it with a schema.");
   if (YAML_LOAD.has(name)) return yamlLoad(program, call);
@@ -356,63 +327,6 @@ export function secretName(secret: string): string {
     default:
       return "host details";
   }
-}
-
-function readFile(program: Program, call: Call): void {
-  const path = program.pathOf(call.args[0] ?? null);
-  if (!isCredentialPath(path)) {
-    if (path.includes("*")) computedPath(program, call, "reads");
-    return;
-  }
-  program.strongSecret ??= "file";
-  program.add(call.node, "read-credentials", "exfiltration", "high", `${call.name} reads ${path} (credentials or keys)`, "Do not read credential files from sandboxed code; pass the secret the tool needs explicitly.");
-}
-
-function writeFile(program: Program, call: Call): void {
-  const { node, name, args } = call;
-  const target = COPY_FILE.has(name) ? args[1] : args[0];
-  const path = program.pathOf(target ?? null);
-  if (isPersistencePath(path))
-    program.add(node, "persistence-write", "persistence", "critical", `${name} writes ${path}, which runs code at login, on schedule or grants ssh access`, "Do not change start-up files, cron tables or ssh keys.");
-  else if (isPrivilegePath(path))
-    program.add(node, "account-write", "privilege", "critical", `${name} writes ${path} (accounts or sudo rules)`, "Never change system accounts from code.");
-  else if (isSystemPath(path) && path !== "*" && path.startsWith("/"))
-    program.add(node, "system-write", "filesystem", "high", `${name} writes into the system directory ${path}`, "Write under /workspace or /tmp.");
-  else if (path.includes("*")) computedPath(program, call, "writes");
-}
-
-/** A path from a variable can be steered outside the working directory (../, absolute paths). */
-function computedPath(program: Program, call: Call, verb: string): void {
-  program.add(call.node, "computed-path", "filesystem", "info", `${call.name} ${verb} a path computed at run time`, "Resolve the path and check it stays under /workspace before using it.");
-}
-
-function remove(program: Program, call: Call): void {
-  const { node, name, args } = call;
-  const recursive = REMOVE_ALWAYS_RECURSIVE.has(name) || /recursive\s*:\s*true/.test(args[1]?.text ?? "");
-  const path = program.pathOf(args[0] ?? null);
-  if (UNLINK.has(name)) {
-    if (isCredentialPath(path) || isPrivilegePath(path) || (isSystemPath(path) && path.startsWith("/etc")))
-      program.add(node, "system-delete", "filesystem", "high", `${name} deletes or truncates ${path}`, "Delete only files your program created under /workspace.");
-    return;
-  }
-  if (!recursive) return;
-  if (isRootOrHome(path) || /^(~|\/home\/\*|\/root)\/?\*?$/.test(path))
-    program.add(node, "rm-rf-root", "filesystem", "critical", `${name} deletes ${path} recursively`, "Delete only paths under /workspace that your program created.");
-  else if (isSystemPath(path) && path.startsWith("/"))
-    program.add(node, "rm-rf-system", "filesystem", "high", `${name} deletes inside the system directory ${path} recursively`, "Delete only paths under /workspace.");
-  else if (path.includes("*"))
-    program.add(node, "rm-rf-variable", "filesystem", "medium", `${name} deletes a computed path recursively`, "Check the path is inside your working directory before deleting.");
-}
-
-function chmod(program: Program, call: Call): void {
-  const { node, name, args } = call;
-  const raw = program.scope.fold(args[1] ?? null);
-  if (raw === undefined) return;
-  const mode = /^[0-7]{3,4}$/.test(raw) && args[1]?.type !== "number" ? parseInt(raw, 8) : Number(raw);
-  if (!Number.isInteger(mode)) return;
-  if (mode & 0o6000) program.add(node, "setuid-bit", "privilege", "high", `${name} sets setuid/setgid bits (mode ${mode.toString(8)})`, "Never set setuid bits from code.");
-  if (mode & 0o002) program.add(node, "world-writable", "filesystem", "high", `${name} makes a file world-writable (mode ${mode.toString(8)})`, "Use 0o644 for files and 0o755 for programs.");
-  if (mode & 0o111) program.dynamicRuns.push(node);
 }
 
 function yamlLoad(program: Program, call: Call): void {

@@ -7,6 +7,16 @@ import { findingAt } from "./rules.js";
 import { isCredentialPath, isMetadataHost } from "./javascript-patterns.js";
 import { Scope } from "./javascript-values.js";
 
+/** A call as the rules see it: the resolved name of what is called and its arguments. */
+export interface Call {
+  node: Node;
+  name: string;
+  /** The name was computed (`cp["ex" + "ec"]`, `globalThis[atob(..)]`). */
+  built: boolean;
+  args: Node[];
+  isNew: boolean;
+}
+
 /** Sensitive data an expression carries; all but "host" count as secrets whose sending is critical. */
 export type Secret = "env" | "file" | "metadata" | "cookie" | "token" | "host";
 
