@@ -1,5 +1,5 @@
 // The governance part of `npm run bench`: what static analysis costs per KB of code in each
-// language, and what the whole gate (analysis, policy, events, the audit when present) adds to
+// language, and what the whole gate (analysis, policy, events and the SQLite audit) adds to
 // an execution: the same warm session call with governance on and off, interleaved in one run.
 
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -94,15 +94,10 @@ async function analysisCost(governance, quick) {
   ].join("\n");
 }
 
-/** An audit sink when the store is built (src/store), else none: the comparison then covers analysis, policy and events. */
-async function auditSink(dir, config) {
-  try {
-    const store = await import("../dist/store/index.js");
-    if (typeof store.openAuditLog === "function") return await store.openAuditLog({ ...config.audit, path: join(dir, "audit.db") });
-  } catch {
-    // no store built
-  }
-  return undefined;
+/** The audit log serve would open: SQLite under the bench's SANDBOX_DIR. */
+async function auditSink(config) {
+  const { openAuditLog } = await import("../dist/store/index.js");
+  return openAuditLog(config);
 }
 
 async function gateCost(quick) {
@@ -112,8 +107,8 @@ async function gateCost(quick) {
   const config = loadConfig({ SANDBOX_DIR: dir });
   const governance = new Governance({ config });
   await governance.analyzer.ready();
-  const audit = await auditSink(dir, config);
-  if (audit) governance.events.subscribe(audit);
+  const audit = await auditSink(config);
+  governance.events.subscribe(audit);
   const on = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance });
   const off = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
   const lines = [];
@@ -141,11 +136,11 @@ async function gateCost(quick) {
     }
   } finally {
     await Promise.all([on.close(), off.close()]);
-    await audit?.close();
+    await audit.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return [
-    `Governance on vs off: a warm session call, ${n} interleaved pairs (on = analysis + policy + events${audit ? " + the SQLite audit" : ", no audit store built"}; goal p50 ratio <= 1.1):`,
+    `Governance on vs off: a warm session call, ${n} interleaved pairs (on = analysis + policy + events + the SQLite audit, as sandgate serve runs them; goal p50 ratio <= 1.1):`,
     "",
     "| code | off p50 ms | on p50 ms | on/off | off p90 ms | on p90 ms |",
     "|---|---|---|---|---|---|",

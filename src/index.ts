@@ -52,6 +52,28 @@ export { CodeMode } from "./codemode/index.js";
 export type { CodeModeOptions } from "./codemode/index.js";
 export type { UpstreamState, UpstreamStatus } from "./upstream/index.js";
 
+// Governance: static analysis with risk scores, the approval broker, and the events an audit log
+// (SQLite, hash-chained) and metrics consume. Pass a Governance to Engine.create to gate executions.
+export { Analyzer, ApprovalQueue, Governance } from "./governance/index.js";
+export type {
+  Action,
+  Analysis,
+  ApprovalBroker,
+  ApprovalDecision,
+  ApprovalRequest,
+  Approver,
+  Category,
+  EventSink,
+  Finding,
+  GovernanceEvent,
+  GovernanceOptions,
+  RiskLevel,
+  SecuritySummary,
+  Severity,
+} from "./governance/index.js";
+export { openAuditLog, verifyAudit } from "./store/index.js";
+export type { AuditLogOptions, AuditStore, VerifyResult } from "./store/index.js";
+
 // Errors: one class with stable string codes, and the table mapping them to HTTP and JSON-RPC.
 export { ERROR_CODES, httpStatusOf, isSandgateError, jsonRpcCodeOf, SandgateError } from "./errors/index.js";
 export type { ErrorCode, SandgateErrorOptions } from "./errors/index.js";

@@ -11,7 +11,12 @@ const ROOT = resolve(import.meta.dirname, "..");
 
 /** Values a program can import (classes, functions, constants). */
 const RUNTIME_EXPORTS = [
+  "Analyzer",
+  "ApprovalQueue",
   "CodeMode",
+  "Governance",
+  "openAuditLog",
+  "verifyAudit",
   "ERROR_CODES",
   "Engine",
   "LANGUAGES",
@@ -26,6 +31,23 @@ const RUNTIME_EXPORTS = [
 
 /** Types only (interfaces and type aliases); classes are in the list above. */
 const TYPE_EXPORTS = [
+  "Action",
+  "Analysis",
+  "ApprovalBroker",
+  "ApprovalDecision",
+  "ApprovalRequest",
+  "Approver",
+  "AuditLogOptions",
+  "AuditStore",
+  "Category",
+  "EventSink",
+  "Finding",
+  "GovernanceEvent",
+  "GovernanceOptions",
+  "RiskLevel",
+  "SecuritySummary",
+  "Severity",
+  "VerifyResult",
   "CodeModeConfig",
   "CodeModeOptions",
   "CommandRequest",

@@ -364,7 +364,7 @@ export const securitySchema = z
     enabled: setting(z.boolean(), {
       default: true,
       env: "SANDGATE_GOVERNANCE",
-      doc: "Static analysis, the code policy and the audit of `sandgate serve` and `sandgate exec`; false turns all three off (results carry no `security`)",
+      doc: "Static analysis and the code policy (`sandgate serve`, `stdio` and `exec`) and the audit log (`serve` and `stdio`); false turns them all off (results carry no `security`)",
     }),
     level: setting(z.enum(SECURITY_LEVELS), {
       default: "standard",
