@@ -52,14 +52,27 @@ function filed(event: GovernanceEvent): Filed {
   }
 }
 
+/**
+ * SQLite stores text as UTF-8, so a lone surrogate (a tool name sandboxed code made up) would come
+ * back as U+FFFD and its row's hash no longer match: columns are made well-formed before hashing.
+ * (`data` is JSON, which escapes lone surrogates already.)
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const text = <T extends string | null>(value: T): T => (typeof value === "string" ? (value.replace(LONE_SURROGATE, "\ufffd") as T) : value);
+
 export function columnsOf(event: GovernanceEvent): AuditColumns {
+  const f = filed(event);
   return {
     time: event.time,
     kind: event.kind,
-    client: event.client,
-    session_id: event.sessionId ?? null,
-    execution_id: event.executionId ?? null,
-    ...filed(event),
+    client: text(event.client),
+    session_id: text(event.sessionId ?? null),
+    execution_id: text(event.executionId ?? null),
+    language: text(f.language),
+    status: text(f.status),
+    risk: f.risk,
+    action: text(f.action),
+    tool: text(f.tool),
     data: JSON.stringify(event),
   };
 }
