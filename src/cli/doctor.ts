@@ -8,6 +8,7 @@ import { createLogger } from "../util/logger.js";
 import { Engine } from "../execution/index.js";
 import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS } from "../languages/index.js";
 import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
+import { governanceChecks } from "./doctor-governance.js";
 import { formatCapabilities, probeCapabilities, type Capabilities } from "./doctor-capabilities.js";
 import { packageSetChecks, packageSetModules } from "./packages.js";
 import { withCodeMode } from "./tools.js";
@@ -144,6 +145,7 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
         detail: result.status === "ok" ? `${interpreter} (${version(interpreter)})` : `${result.status}: ${result.error?.message ?? result.stderr}`,
       });
     }
+    checks.push(...(await governanceChecks(config)));
     out.capabilities = await probeCapabilities(engine, Math.min(60, config.limits.maxExecutionTimeS), packageSetModules(config));
     checks.push(...(await packageSetChecks(config)));
     const { server } = config;
