@@ -1,9 +1,10 @@
 // The audit log's SQLite file: where it lives, how it is opened (WAL, owner-only modes), its one
 // table with an index per filter, and the meta table that holds the chain's anchor and head.
 
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import Database, { type Statement } from "better-sqlite3";
+import { SandgateError } from "../errors/index.js";
 import { GENESIS_HASH } from "./audit-row.js";
 
 export type AuditDatabase = Database.Database;
@@ -50,6 +51,7 @@ CREATE TABLE IF NOT EXISTS audit_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 export function openAuditWriter(path: string): AuditDatabase {
   // Only a directory made here is set to 0700: audit.path may name a file in a directory others share.
   if (mkdirSync(dirname(path), { recursive: true, mode: 0o700 }) !== undefined) chmodSync(dirname(path), 0o700);
+  refuseForeign(path);
   const fresh = !existsSync(path);
   const db = new Database(path, { timeout: 0 });
   try {
@@ -71,10 +73,39 @@ export function openAuditWriter(path: string): AuditDatabase {
 
 /** Opens an existing log to read (the CLI, while a server may be writing: WAL lets both go on). */
 export function openAuditReader(path: string): AuditDatabase {
+  refuseForeign(path);
   const db = new Database(path, { fileMustExist: true, timeout: 5000 });
   db.pragma("journal_mode = WAL");
   ownerOnly(path);
   return db;
+}
+
+/**
+ * SQLite follows symbolic links and writes through hard links, and sandgate often runs as root: a
+ * link planted at the log or its -wal/-shm/-journal (audit.path in a shared directory) would have
+ * rows written over another file, and a file someone else owns would let them read every row.
+ */
+function refuseForeign(path: string): void {
+  for (const suffix of ["", "-wal", "-shm", "-journal"]) {
+    let stat;
+    try {
+      stat = lstatSync(path + suffix);
+    } catch {
+      continue;
+    }
+    const why = stat.isSymbolicLink()
+      ? "is a symbolic link"
+      : !stat.isFile()
+        ? "is not a regular file"
+        : stat.nlink > 1
+          ? "has other hard links"
+          : process.getuid !== undefined && stat.uid !== process.getuid()
+            ? `belongs to another user (uid ${stat.uid})`
+            : undefined;
+    if (why !== undefined) {
+      throw new SandgateError("CONFIG_INVALID", `the audit log ${path + suffix} ${why}; sandgate writes its audit log only to a plain file of its own: remove it or set audit.path elsewhere`);
+    }
+  }
 }
 
 /** The WAL and shared-memory files hold rows too: as private as the log (they come and go with connections). */
