@@ -78,7 +78,9 @@ export function observe(activity: ClientActivity, event: GovernanceEvent, now: n
     case "policy_block":
     case "auth_failure": {
       const windowMs = config.blockedWindowS * 1000;
-      activity.refusals = within([...activity.refusals, now], now, windowMs, config.blockedAttempts);
+      // A counted auth_failure row stands for `count` refusals (at most blockedAttempts matter).
+      const count = event.kind === "auth_failure" ? Math.min(event.count ?? 1, config.blockedAttempts) : 1;
+      activity.refusals = within([...activity.refusals, ...Array<number>(count).fill(now)], now, windowMs, config.blockedAttempts);
       if (activity.refusals.length >= config.blockedAttempts) {
         trips.push({ rule: "repeated-blocks", detail: `${activity.refusals.length} policy blocks or authentication failures within ${config.blockedWindowS} s (latest: ${event.kind})` });
       }

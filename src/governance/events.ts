@@ -88,6 +88,13 @@ export interface AuthFailureEvent extends EventBase {
   /** "METHOD /path" for REST, "tools/call <name>" for MCP. */
   route: string;
   scope?: string;
+  /**
+   * Refusals this row stands for (absent: one). Repeated refusals of one caller for one reason are
+   * counted over a window and written as one row; `route` is then the latest one's.
+   */
+  count?: number;
+  /** When the counted window began, ms since the epoch (with `count`). */
+  since?: number;
 }
 
 export interface PolicyBlockEvent extends EventBase {

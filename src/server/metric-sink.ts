@@ -83,7 +83,7 @@ export class MetricSink implements EventSink {
         this.approvals.inc({ subject: event.subject, decision: event.decision });
         break;
       case "auth_failure":
-        this.authFailures.inc({ reason: event.reason });
+        this.authFailures.inc({ reason: event.reason }, event.count ?? 1);
         break;
       case "file":
         this.files.inc({ operation: event.operation, outcome: event.outcome });

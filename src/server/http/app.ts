@@ -5,7 +5,7 @@ import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { allApiKeys } from "../../config/index.js";
 import { isSandgateError, publicError, SandgateError } from "../../errors/index.js";
-import { missingScope, recordAuthFailure } from "../auth-events.js";
+import { flushAuthFailures, missingScope, recordAuthFailure } from "../auth-events.js";
 import { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { OutputForwarder } from "../output-forwarder.js";
@@ -115,5 +115,12 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   app.notFound((c) => errorResponse(c, new SandgateError("NOT_FOUND", `no route ${c.req.method} ${c.req.path}; see /docs for the API`)));
   app.onError((error, c) => errorResponse(c, publicError(error, log)));
 
-  return { app, mcp, close: () => mcp.close() };
+  return {
+    app,
+    mcp,
+    close: async () => {
+      await mcp.close();
+      await flushAuthFailures(ctx);
+    },
+  };
 }
