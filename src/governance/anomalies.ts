@@ -26,6 +26,11 @@ export class AnomalyDetector implements EventSink {
   private readonly now: () => number;
   /** Insertion order is recency: a client seen again moves to the end, the first one is forgotten first. */
   private readonly clients = new Map<string, ClientState>();
+  /**
+   * Throttled clients until when, apart from `clients`: a flood of new identities (anonymous MCP
+   * sessions, peers with bad keys) pushes old clients out of it, and must not lift a throttle.
+   */
+  private readonly throttled = new Map<string, number>();
 
   constructor(options: AnomalyDetectorOptions) {
     this.config = options.config;
@@ -52,7 +57,10 @@ export class AnomalyDetector implements EventSink {
       if (last !== undefined && now - last < this.config.cooldownS * 1000) continue;
       state.alerted.set(trip.rule, now);
       const throttle = this.config.throttleS;
-      if (throttle > 0) state.throttledUntil = Math.max(state.throttledUntil, now + throttle * 1000);
+      if (throttle > 0) {
+        state.throttledUntil = Math.max(state.throttledUntil, now + throttle * 1000);
+        this.throttle(event.client, state.throttledUntil, now);
+      }
       await this.events.record({
         kind: "anomaly",
         client: event.client,
@@ -67,18 +75,28 @@ export class AnomalyDetector implements EventSink {
 
   /** Seconds until `client` may run code again, when an anomaly throttled it; undefined when it may. */
   throttledFor(client: string): number | undefined {
-    const state = this.clients.get(client);
-    if (!state) return undefined;
-    const left = state.throttledUntil - this.now();
-    return left > 0 ? Math.ceil(left / 1000) : undefined;
+    const until = this.throttled.get(client);
+    if (until === undefined) return undefined;
+    const left = until - this.now();
+    if (left > 0) return Math.ceil(left / 1000);
+    this.throttled.delete(client);
+    return undefined;
   }
 
   /** Clients throttled right now. */
   throttledCount(): number {
-    const now = this.now();
-    let count = 0;
-    for (const state of this.clients.values()) if (state.throttledUntil > now) count += 1;
-    return count;
+    this.forgetLifted(this.now());
+    return this.throttled.size;
+  }
+
+  private throttle(client: string, until: number, now: number): void {
+    this.throttled.set(client, until);
+    // Throttles that ended go as new ones come, so the map holds only the ones running.
+    if (this.throttled.size > this.config.maxClients) this.forgetLifted(now);
+  }
+
+  private forgetLifted(now: number): void {
+    for (const [client, until] of this.throttled) if (until <= now) this.throttled.delete(client);
   }
 
   private stateOf(client: string, now: number): ClientState {
