@@ -1,7 +1,6 @@
 // `sandgate exec`: runs one snippet in a fresh sandbox, streams its output, and exits with a
 // code that mirrors the result (the program's own exit code, 124 on timeout, 137 when killed).
 
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
@@ -11,6 +10,7 @@ import { CodeMode } from "../codemode/index.js";
 import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
 import { Governance, refusingBroker } from "../governance/index.js";
 import { securityLine, toWireResult } from "../server/index.js";
+import { readCode } from "./code-input.js";
 import { prepareImagesDir, saveImages } from "./exec-images.js";
 
 export interface ExecArgs {
@@ -35,12 +35,6 @@ export const EXIT_FOR_STATUS: Record<ExecutionResult["status"], number | undefin
   output_limit: 125,
   killed: 137,
 };
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 function parsePositive(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -80,23 +74,8 @@ function reportImages(result: ExecutionResult, dir: string | undefined): void {
   if (result.imagesNote) process.stderr.write(`sandgate: ${result.imagesNote}\n`);
 }
 
-/** The code of `-f FILE`; a file that cannot be read is bad input, said in one line. */
-function readCodeFile(file: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (code ?? String(error));
-    throw new SandgateError("INVALID_INPUT", `-f ${file}: ${why}`);
-  }
-}
-
 export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<number> {
-  let code: string;
-  if (args.file !== undefined) code = readCodeFile(args.file);
-  else if (args.code !== undefined) code = args.code;
-  else if (!process.stdin.isTTY) code = await readStdin();
-  else throw new SandgateError("CODE_EMPTY", "no code given: pass it as an argument, with -f FILE, or on standard input");
+  const code = await readCode(args);
   // An unknown --language is refused by the engine, naming the languages and their aliases.
   const language = args.language ?? (args.file !== undefined ? languageForFile(args.file) : undefined);
   if (!language) {
@@ -119,7 +98,7 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
     ...(codeMode ? { tools: codeMode } : {}),
     ...(governance ? { governance } : {}),
   });
-  const closeAll = (): Promise<unknown> => Promise.all([engine.close(), codeMode?.close()]);
+  const closeAll = (): Promise<unknown> => Promise.all([engine.close(), codeMode?.close(), governance?.analyzer.close()]);
   const stop = (): void => void closeAll().finally(() => process.exit(130));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);

@@ -24,7 +24,7 @@ Usage:
   sandgate exec --language LANG [options] CODE     run CODE in a fresh sandbox
   sandgate exec -f FILE [options]                  run a file (language from its extension)
   echo CODE | sandgate exec --language LANG        run code from standard input
-  sandgate analyze --language LANG [--json] CODE  analyse code without running it (also -f FILE, stdin)
+  sandgate analyze --language LANG [--json] CODE   analyse code without running it (also -f FILE, stdin)
   sandgate doctor [--json]                         report which protections are active here
   sandgate audit [--since 1h] [filters] [--json]   show audit rows, newest first (--jsonl: one JSON row per line)
                 [--until T --session S --client C --status S --language L --tool T --kind K --min-risk N --limit N --cursor ID]
@@ -54,6 +54,7 @@ exec options:
 Exit status of exec: the program's own (0 on success), 124 timeout, 125 output flood,
 137 memory limit or killed; 2 when the security policy blocks the code (POLICY_BLOCKED).
 Exit status of analyze: 0 when the policy allows or warns, 3 when it would block or ask for approval.
+Bad input (an unknown option or language, a missing file, no code) exits 2 with one line on stderr.
 `;
 
 function packageVersion(): string {

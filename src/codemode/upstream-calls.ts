@@ -7,7 +7,7 @@ import type { Catalog } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
 import { estimateJsonTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
-import { toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../governance/index.js";
+import { deniedBecause, toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../governance/index.js";
 import type { RunClock, UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
 
@@ -132,7 +132,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       release?.();
     }
     if (decision.approved) return undefined;
-    const why = decision.by === "timeout" || decision.by === "cancelled" || decision.by === "queue-full" || decision.by === "none" ? (decision.reason ?? decision.by) : `denied by ${decision.by}${decision.reason ? `: ${decision.reason}` : ""}`;
+    const why = deniedBecause(decision);
     return `tool \`${id}\` was not approved (${why})`;
   };
 

@@ -3,7 +3,7 @@
 
 import { createHash } from "node:crypto";
 import { SandgateError, isSandgateError } from "../errors/index.js";
-import { decide, findingRefs, type Analysis, type Approver, type Decision, type Finding, type Governance, type SecuritySummary } from "../governance/index.js";
+import { decide, deniedBecause, findingRefs, type Analysis, type Approver, type Decision, type Finding, type Governance, type SecuritySummary } from "../governance/index.js";
 import type { Language } from "../languages/index.js";
 import type { ExecutionResult } from "./result-builder.js";
 
@@ -104,7 +104,7 @@ export class ExecutionGate {
       verdict.security.approvedBy = answer.by;
       return;
     }
-    const why = answer.by === "timeout" ? "nobody answered in time" : `denied by ${answer.by}${answer.reason ? `: ${answer.reason}` : ""}`;
+    const why = deniedBecause(answer);
     const message = `this ${context.language} code needed approval (${findingsAt(decision.because)}) and was not approved: ${why}`;
     await this.recordEnd(verdict, "denied", 0, undefined, message);
     throw new SandgateError("APPROVAL_DENIED", message, {

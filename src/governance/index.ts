@@ -2,6 +2,7 @@
 // events the audit, metrics and anomaly rules consume.
 export { Analyzer, LANGUAGE_RULES } from "./analysis/analyzer.js";
 export { ApprovalQueue, refusingBroker } from "./approvals.js";
+export { deniedBecause } from "./denial.js";
 export type { ApprovalQueueOptions, PendingApproval } from "./approvals.js";
 export { Governance } from "./governance.js";
 export { describeToolPolicy, toolPolicyFor } from "./tool-policy.js";

@@ -13,6 +13,8 @@ import { defineTool, type ToolDefinition } from "./tool-definition.js";
 export async function analyzeForWire(ctx: ServerContext, code: string, language: string): Promise<WireAnalysis> {
   const resolved = resolveLanguage(language);
   if (!resolved) throw unknownLanguageError(language);
+  // As execute_code: nothing to analyse is a mistake, not code the policy would allow.
+  if (code.trim() === "") throw new SandgateError("CODE_EMPTY", "code is empty; send the program to analyse");
   const bytes = Buffer.byteLength(code, "utf8");
   if (bytes > ctx.config.limits.maxCodeBytes) {
     throw new SandgateError("CODE_TOO_LARGE", `code is ${bytes} bytes, above the maximum of ${ctx.config.limits.maxCodeBytes} bytes`, {

@@ -1,0 +1,30 @@
+// Where `sandgate exec` and `sandgate analyze` get their code: the argument, -f FILE or standard
+// input; a file that cannot be read, or no code at all, is bad input said in one line.
+
+import { readFileSync } from "node:fs";
+import { SandgateError } from "../errors/index.js";
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The code of `-f FILE`. */
+export function readCodeFile(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (code ?? String(error));
+    throw new SandgateError("INVALID_INPUT", `-f ${file}: ${why}`);
+  }
+}
+
+/** The code from -f FILE, the CODE argument, or stdin when it is not a terminal. */
+export async function readCode(args: { file?: string | undefined; code?: string | undefined }): Promise<string> {
+  if (args.file !== undefined) return readCodeFile(args.file);
+  if (args.code !== undefined) return args.code;
+  if (!process.stdin.isTTY) return readStdin();
+  throw new SandgateError("CODE_EMPTY", "no code given: pass it as an argument, with -f FILE, or on standard input");
+}

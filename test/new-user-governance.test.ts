@@ -1,0 +1,133 @@
+// The governance surfaces as a new user meets them from the README: analysis of empty code, audit
+// filters written as a user writes them (language aliases, typos), and what the tool list and the
+// policy resource say. A real server on port 0 with an audit log; the CLI from dist/.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/index.js";
+import { Engine } from "../src/execution/index.js";
+import { Governance } from "../src/governance/index.js";
+import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import type { AuditLog } from "../src/store/index.js";
+import { runCli, type CliResult } from "./fixtures/cli.js";
+import { callTool, connectMcp } from "./fixtures/mcp-client.js";
+import { attachAudit, expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
+
+const dir = mkdtempSync(join(tmpdir(), "sandgate-new-user-"));
+let engine: Engine | undefined;
+let server: RunningServer | undefined;
+let audit: AuditLog | undefined;
+let api: Api;
+
+beforeAll(async () => {
+  const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
+  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
+  const ctx = serverContext(engine, config);
+  audit = attachAudit(ctx, dir);
+  server = await startHttpServer(ctx);
+  const url = server.url;
+  api = jsonApi(() => url);
+});
+
+afterAll(async () => {
+  await server?.close();
+  await engine?.close();
+  await audit?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function sandgate(args: string[], input = "", env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, { input, env: { SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env } });
+}
+
+describe("analysing empty code", () => {
+  it("is CODE_EMPTY over REST and MCP, as running it is, not a clean bill of health", async () => {
+    expectError(await api("/security/analyze", { json: { language: "python", code: "" } }), 400, "CODE_EMPTY");
+    expectError(await api("/security/analyze", { json: { language: "bash", code: " \n\t" } }), 400, "CODE_EMPTY");
+    const { client } = await connectMcp((server as RunningServer).url);
+    try {
+      // As execute_code with empty code: invalid params (-32602), a protocol error.
+      await expect(callTool(client, "analyze_code", { language: "python", code: "" })).rejects.toThrow(/-32602.*code is empty/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("is CODE_EMPTY with exit 2 in sandgate analyze, from an argument, stdin or an empty file", async () => {
+    const empty = join(dir, "empty.py");
+    writeFileSync(empty, "\n");
+    for (const r of [await sandgate(["analyze", "-l", "python", ""]), await sandgate(["analyze", "-l", "python"], "  \n"), await sandgate(["analyze", "-f", empty])]) {
+      expect(r.code, r.stdout).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toMatch(/\[CODE_EMPTY\]/);
+    }
+  });
+
+  it("names a directory given as -f as a directory, as sandgate exec does", async () => {
+    const folder = join(dir, "code.py");
+    mkdirSync(folder, { recursive: true });
+    const r = await sandgate(["analyze", "-f", folder]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/code\.py: it is a directory \[INVALID_INPUT\]/);
+  });
+});
+
+describe("audit filters as a user writes them", () => {
+  beforeAll(async () => {
+    expect((await api("/execute", { json: { language: "py", code: "print(1)" } })).status).toBe(200);
+    audit?.flush();
+  });
+
+  it("GET /audit takes a language by any of its names and refuses an unknown one", async () => {
+    const alias = await api<{ rows: { language: string }[] }>("/audit?language=py&kind=execution");
+    expect(alias.status).toBe(200);
+    expect(alias.body.rows.length).toBeGreaterThan(0);
+    expect(alias.body.rows.every((row) => row.language === "python")).toBe(true);
+    expect(expectError(await api("/audit?language=cobol"), 400, "UNKNOWN_LANGUAGE").message).toMatch(/language.*cobol/);
+  });
+
+  it("sandgate audit takes a language alias, and refuses an unknown kind, an unknown language and filters on verify", async () => {
+    const alias = await sandgate(["audit", "--language", "py", "--kind", "execution", "--json"]);
+    expect(alias.code, alias.stderr).toBe(0);
+    expect((JSON.parse(alias.stdout) as { rows: unknown[] }).rows.length).toBeGreaterThan(0);
+    const kind = await sandgate(["audit", "--kind", "executions"]);
+    expect(kind.code).toBe(2);
+    expect(kind.stderr).toMatch(/--kind: unknown kind "executions"; use one of execution, tool_call/);
+    const language = await sandgate(["audit", "--language", "cobol"]);
+    expect(language.code).toBe(2);
+    expect(language.stderr).toMatch(/--language: unknown language "cobol".*\[UNKNOWN_LANGUAGE\]/);
+    const verify = await sandgate(["audit", "verify", "--since", "1h"]);
+    expect(verify.code).toBe(2);
+    expect(verify.stderr).toMatch(/takes no filters/);
+  });
+});
+
+describe("what the server says about its policy", () => {
+  it("the tool list and the policy resource tell an agent that code is judged before it runs", async () => {
+    const { client } = await connectMcp((server as RunningServer).url);
+    try {
+      const { tools } = await client.listTools();
+      const execute = tools.find((tool) => tool.name === "execute_code");
+      expect(execute?.description).toMatch(/security level standard.*POLICY_BLOCKED.*analyze_code/);
+      expect(tools.find((tool) => tool.name === "execute_command")?.description).toMatch(/security policy/);
+      const { resources } = await client.listResources();
+      expect(resources.find((r) => r.uri === "sandgate://security-policy")?.description).toMatch(/code policy.*tool policy.*approval/);
+      expect(client.getInstructions()).toMatch(/analyze_code/);
+    } finally {
+      await client.close();
+    }
+    const openapi = await api<{ paths: Record<string, { get?: { summary?: string } }> }>("/openapi.json");
+    expect(openapi.body.paths["/security/policy"]?.get?.summary).toMatch(/code policy, tool policy and approvals/);
+  });
+});
+
+describe("sandgate exec with code that needs approval", () => {
+  it("says nobody can approve at a terminal, not who denied it", async () => {
+    const r = await sandgate(["exec", "-l", "python", "import subprocess\nsubprocess.run(['curl', '--version'])"], "", { SANDGATE_SECURITY_LEVEL: "strict" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/was not approved: nobody can approve at a terminal \(sandgate exec\).*\[APPROVAL_DENIED\]/);
+    expect(r.stderr).not.toMatch(/denied by none/);
+  });
+});
