@@ -9,6 +9,7 @@ import { SandgateError } from "../errors/index.js";
 import {
   AUDIT_PAGE_MAX,
   auditPathOf,
+  checkAuditFilter,
   exportAudit,
   openAuditReader,
   parseTimeBound,
@@ -44,7 +45,7 @@ function whole(text: string | undefined, flag: string, max = Number.MAX_SAFE_INT
 
 function filterOf(options: AuditOptions): AuditFilter {
   const minRisk = whole(options.minRisk, "min-risk", 100);
-  return {
+  const filter: AuditFilter = {
     ...(options.since !== undefined ? { since: parseTimeBound(options.since, "--since") } : {}),
     ...(options.until !== undefined ? { until: parseTimeBound(options.until, "--until") } : {}),
     ...(options.session !== undefined ? { sessionId: options.session } : {}),
@@ -55,6 +56,7 @@ function filterOf(options: AuditOptions): AuditFilter {
     ...(options.kind !== undefined ? { kind: options.kind } : {}),
     ...(minRisk !== undefined ? { minRisk } : {}),
   };
+  return checkAuditFilter(filter, (name) => `--${name.replace("_", "-")}`);
 }
 
 /** What a row is about, in a few words, for the table. */
@@ -101,6 +103,10 @@ export async function runAudit(options: AuditOptions, config: SandgateConfig): P
   const action = options.action ?? "query";
   if (!["query", "verify", "export"].includes(action)) throw new SandgateError("INVALID_INPUT", `sandgate audit ${action}: use sandgate audit [filters], audit verify or audit export`);
   const filter = filterOf(options);
+  // verify walks the whole chain; a filter would look as if it checked only those rows.
+  if (action === "verify" && (Object.keys(filter).length > 0 || options.limit !== undefined || options.cursor !== undefined)) {
+    throw new SandgateError("INVALID_INPUT", "sandgate audit verify checks the whole log and takes no filters");
+  }
   const limit = whole(options.limit, "limit", AUDIT_PAGE_MAX);
   const cursor = whole(options.cursor, "cursor");
   if (limit === 0) throw new SandgateError("INVALID_INPUT", `--limit 0 is not a whole number from 1 to ${AUDIT_PAGE_MAX}`);

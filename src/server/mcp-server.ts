@@ -89,7 +89,8 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
         "sandgate runs code in isolated Linux sandboxes without network. Use execute_code (Python, JavaScript, TypeScript, Bash) " +
         "or execute_command (a shell line). Pass a session_id to keep variables and /workspace files across calls; stop_session when done. " +
         "Code can call the tools of upstream MCP servers: find them with search_tools (list_servers shows the servers), then call them from code " +
-        "(callMCPTool / call_mcp_tool / sandgate-tool) and print only what you need, so large tool results stay out of your context.",
+        "(callMCPTool / call_mcp_tool / sandgate-tool) and print only what you need, so large tool results stay out of your context." +
+        (ctx.config.security.enabled ? " Code is analysed before it runs and the security policy may block it or hold it for a person's approval; analyze_code checks code first." : ""),
     },
   );
   let level: LoggingLevel = "info";
@@ -181,7 +182,7 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, t
         uri: POLICY_URI,
         name: "security-policy",
         title: "sandgate security policy",
-        description: "Limits, resource flavors and the isolation active on this host",
+        description: "Limits, resource flavors, the isolation active on this host, the code policy (levels and overrides), the upstream tool policy and the approval settings",
         mimeType: "application/json",
       },
       ...treeResources(ctx.codeMode.catalog),

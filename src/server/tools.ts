@@ -140,6 +140,15 @@ function packagesSentence(sandboxDir: string, python: string): string {
   return ` ${parts.length > 0 ? parts.join("; ") : "Packages: what the system has"}; pip and npm cannot install more (no network).`;
 }
 
+/** With governance on, that the code is judged before it runs, and where to look first. */
+function policySentence(config: ServerContext["config"]): string {
+  if (!config.security.enabled) return "";
+  return (
+    ` The code is analysed before it runs (security level ${config.security.level}): code the policy blocks does not run (POLICY_BLOCKED names the findings and lines), ` +
+    "code that needs approval waits for a person, and the result's security field gives the risk and findings; analyze_code checks code without running it."
+  );
+}
+
 export function createTools(ctx: ServerContext): ToolDefinition[] {
   const { engine, config } = ctx;
   const maxTimeout = config.limits.maxExecutionTimeS;
@@ -159,7 +168,8 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
       (Object.keys(config.mcpServers).length > 0
         ? ` Code can call the tools of the upstream MCP servers (${Object.keys(config.mcpServers).join(", ")}): find them with search_tools, then ` +
           `${orList(upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`))}; tool results stay in the sandbox unless printed.`
-        : ""),
+        : "") +
+      policySentence(config),
     input: executeCodeInput,
     output: executionResultSchema,
     annotations: { title: "Run code in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -176,7 +186,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     description:
       `Run one shell line with bash in the sandbox: pipes, redirections, globs, && and ; all work (e.g. "ls -la | head", "python3 script.py > out.txt"). ` +
       `It runs in a subshell, so a cd inside it does not change the session's directory; use working_directory instead. ` +
-      `With session_id it sees the session's /workspace files. Same limits and result as execute_code.`,
+      `With session_id it sees the session's /workspace files. Same limits${config.security.enabled ? ", security policy" : ""} and result as execute_code.`,
     input: executeCommandInput,
     output: executionResultSchema,
     annotations: { title: "Run a shell command in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },

@@ -8,6 +8,7 @@ export type { AuditDatabase } from "./audit-db.js";
 export { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, exportAudit, queryAudit } from "./audit-query.js";
 export type { AuditFilter, AuditPage, AuditPageRequest, AuditRecord } from "./audit-query.js";
 export { applyRetention } from "./audit-retention.js";
+export { AUDIT_KINDS, checkAuditFilter } from "./audit-filter.js";
 export { verifyAudit } from "./audit-verify.js";
 export type { VerifyResult } from "./audit-verify.js";
 export { parseTimeBound } from "./relative-time.js";

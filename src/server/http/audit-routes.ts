@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
-import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, parseTimeBound, type AuditPageRequest, type AuditStore } from "../../store/index.js";
+import { AUDIT_KINDS, AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, checkAuditFilter, parseTimeBound, type AuditPageRequest, type AuditStore } from "../../store/index.js";
 import type { ServerContext } from "../context.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 
@@ -15,9 +15,9 @@ const auditQuery = z.object({
   session: z.string().optional().describe("Only this session id"),
   client: z.string().optional().describe('Only this caller ("key:<name>", "mcp:<id>", "peer:<address>", "local")'),
   status: z.string().optional().describe("Only this status (an execution's status, a tool call's or file operation's outcome, an approval's decision, ...)"),
-  language: z.string().optional().describe("Only executions and blocks of this language"),
+  language: z.string().optional().describe("Only executions and blocks of this language (any of its names: py, js, ts, sh...)"),
   tool: z.string().optional().describe('Only calls of this tool ("server.tool")'),
-  kind: z.enum(["execution", "tool_call", "file", "approval", "auth_failure", "policy_block", "anomaly"]).optional().describe("Only events of this kind"),
+  kind: z.enum(AUDIT_KINDS).optional().describe("Only events of this kind"),
   min_risk: whole.optional().describe("Only rows with a risk score at or above this (0-100)"),
   limit: whole.optional().describe(`Rows per page, default ${AUDIT_PAGE_DEFAULT}, at most ${AUDIT_PAGE_MAX}`),
   cursor: whole.optional().describe("next_cursor of the previous page"),
@@ -63,13 +63,14 @@ function pageRequest(query: z.infer<typeof auditQuery>): AuditPageRequest {
   if (limit !== undefined && (limit < 1 || limit > AUDIT_PAGE_MAX)) {
     throw new SandgateError("INVALID_INPUT", `query parameter limit: from 1 to ${AUDIT_PAGE_MAX}`, { data: { field: "limit", location: "query parameter" } });
   }
+  const filter = checkAuditFilter(query.language !== undefined ? { language: query.language } : {}, (name) => `query parameter ${name}`);
   return {
     ...(query.since !== undefined ? { since: parseTimeBound(query.since, "since") } : {}),
     ...(query.until !== undefined ? { until: parseTimeBound(query.until, "until") } : {}),
     ...(query.session !== undefined ? { sessionId: query.session } : {}),
     ...(query.client !== undefined ? { client: query.client } : {}),
     ...(query.status !== undefined ? { status: query.status } : {}),
-    ...(query.language !== undefined ? { language: query.language } : {}),
+    ...(filter.language !== undefined ? { language: filter.language } : {}),
     ...(query.tool !== undefined ? { tool: query.tool } : {}),
     ...(query.kind !== undefined ? { kind: query.kind } : {}),
     ...(query.min_risk !== undefined ? { minRisk: Number(query.min_risk) } : {}),

@@ -210,7 +210,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       path: "/security/policy",
       scope: "any",
       tag: "status",
-      summary: "The effective security policy: limits, flavors, isolation active on this host",
+      summary: "The effective security policy: limits, flavors, isolation active on this host, code policy, tool policy and approvals",
       response: z.record(z.unknown()),
       handle: async () => securityPolicy(ctx),
     }),
