@@ -1,12 +1,12 @@
 // Attacks on the audit trail: values sandboxed code chooses that must not break the hash chain,
 // and a pre-planted symlink at the audit path that must not be followed.
 
-import { lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, mkdtempSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CodeMode } from "../src/codemode/index.js";
-import { loadConfig } from "../src/config/index.js";
+import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 import { Governance } from "../src/governance/index.js";
 import { openAuditLog, type AuditLog } from "../src/store/index.js";
@@ -23,8 +23,9 @@ function tempDir(): string {
 }
 
 /** An engine whose sandboxes call tools through an empty code-mode catalog, its events in an audit log. */
-async function auditedEngine(dir: string): Promise<{ engine: Engine; audit: AuditLog }> {
-  const config = { ...loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" }), mcpServers: {} };
+async function auditedEngine(dir: string, limits: Partial<SandgateConfig["audit"]> = {}): Promise<{ engine: Engine; audit: AuditLog }> {
+  const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
+  const config = { ...base, mcpServers: {}, audit: { ...base.audit, ...limits } };
   const governance = new Governance({ config });
   const audit = openAuditLog(config);
   governance.events.subscribe(audit);
@@ -47,6 +48,56 @@ describe("the audit chain against values sandboxed code chooses", () => {
     const calls = audit.query({ kind: "tool_call" }).rows;
     expect(calls).toHaveLength(1);
     expect(audit.verify()).toMatchObject({ ok: true, rows: 2 });
+  });
+});
+
+describe("what the audit never stores", () => {
+  it("keeps no environment value or tool argument value, even when the code prints or raises them", async () => {
+    const dir = tempDir();
+    const { engine, audit } = await auditedEngine(dir);
+    const secret = "env-secret-value-4242";
+    const argument = "argument-secret-value-9191";
+    const code = [
+      "import os",
+      "print(os.environ['TOKEN'])",
+      "try:",
+      // Built at run time: the code itself (which the audit keeps) never holds the value.
+      `    await call_mcp_tool('nope.tool', {'password': '${[...argument].reverse().join("")}'[::-1]})`,
+      "except Exception as e:",
+      "    print(e)",
+      "raise RuntimeError('token is ' + os.environ['TOKEN'])",
+    ].join("\n");
+    const result = await engine.execute({ language: "python", code, env: { TOKEN: secret } });
+    expect(result.status).toBe("error");
+    audit.flush();
+    // The run's error is recorded, with the value masked as it is in the result.
+    const [run] = audit.query({ kind: "execution" }).rows;
+    expect((run?.event as { error?: string }).error).toMatch(/token is/);
+    await audit.close();
+    const path = join(dir, "audit", "audit.db");
+    const bytes = [path, `${path}-wal`].map((file) => { try { return readFileSync(file).toString("latin1"); } catch { return ""; } }).join("");
+    expect(bytes).toContain("RuntimeError");
+    expect(bytes).not.toContain(secret);
+    expect(bytes).not.toContain(argument);
+  });
+});
+
+describe("the audit log's size", () => {
+  it("stays near audit.maxMb while 1 MB programs run, without waiting for the hourly retention", async () => {
+    const dir = tempDir();
+    const { engine, audit } = await auditedEngine(dir, { maxMb: 1 });
+    const code = `x = 1\n# ${"a".repeat(1_000_000)}\nprint(x)`;
+    for (let i = 0; i < 6; i += 1) {
+      const result = await engine.execute({ language: "python", code: code.replace("x = 1", `x = ${i}`) });
+      expect(result.stdout.trim()).toBe(String(i));
+    }
+    audit.flush();
+    const path = join(dir, "audit", "audit.db");
+    const size = [path, `${path}-wal`].reduce((sum, file) => sum + (existsSync(file) ? statSync(file).size : 0), 0);
+    expect(size).toBeLessThan(3 * 1048576);
+    expect(audit.verify()).toMatchObject({ ok: true });
+    const kept = audit.query({ kind: "execution", limit: 10 }).rows.map((r) => (r.event as { code: string }).code.slice(0, 5));
+    expect(kept[0]).toBe("x = 5");
   });
 });
 

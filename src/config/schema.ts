@@ -402,7 +402,7 @@ export const auditSchema = z
       doc: "The audit log's SQLite file; its directory is created mode 0700 and the file 0600",
     }),
     retentionDays: setting(z.number().positive(), { default: 90, env: "SANDGATE_AUDIT_RETENTION_DAYS", doc: "Audit rows older than this are deleted (checked at start and hourly), days" }),
-    maxMb: setting(z.number().int().min(1), { default: 1024, env: "SANDGATE_AUDIT_MAX_MB", doc: "Size of the audit log past which its oldest rows are deleted (checked at start and hourly), MiB" }),
+    maxMb: setting(z.number().int().min(1), { default: 1024, env: "SANDGATE_AUDIT_MAX_MB", doc: "Size of the audit log past which its oldest rows are deleted (checked at start, hourly and after each quarter of it written), MiB" }),
     queueMax: setting(z.number().int().min(1), {
       default: 10000,
       doc: "Audit rows waiting to be written past which new events wait for room (backpressure); rows are never dropped",

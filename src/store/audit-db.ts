@@ -9,6 +9,9 @@ import { GENESIS_HASH } from "./audit-row.js";
 
 export type AuditDatabase = Database.Database;
 
+/** What the -wal file is cut back to after a checkpoint, bytes. */
+const WAL_KEPT_BYTES = 64 * 1048576;
+
 /** The audit path of a config: audit.path, else SANDBOX_DIR/audit/audit.db. */
 export function auditPathOf(config: { sandboxDir: string; audit: { path?: string | undefined } }): string {
   return resolve(config.audit.path ?? join(config.sandboxDir, "audit", "audit.db"));
@@ -62,6 +65,8 @@ export function openAuditWriter(path: string): AuditDatabase {
     // NORMAL in WAL mode syncs at checkpoints, not at every commit: a power loss or OS crash may lose
     // the last commits (the rows in flight), never corrupt the file; a crash of sandgate alone loses nothing committed.
     db.pragma("synchronous = NORMAL");
+    // A checkpoint leaves the -wal file as large as the largest batch ever written unless told otherwise.
+    db.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
     db.exec(SCHEMA);
     ownerOnly(path);
     return db;

@@ -63,6 +63,8 @@ export class AuditLog implements AuditStore {
   private failing: unknown;
   private readonly retentionTimer: NodeJS.Timeout;
   private closing: Promise<void> | undefined;
+  /** Characters of event JSON written since retention last ran. */
+  private writtenSinceRetention = 0;
   private readonly insert: Statement<[AuditColumns & { id: number; prev_hash: string; hash: string }]>;
   private readonly lastRow: Statement<[], { id: number; hash: string }>;
   private readonly writeBatch: (rows: AuditColumns[]) => void;
@@ -157,6 +159,7 @@ export class AuditLog implements AuditStore {
         return false;
       }
       const ms = performance.now() - t0;
+      for (const row of batch) this.writtenSinceRetention += row.data.length;
       this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
       if (this.failing !== undefined) this.log.warn({ queued: this.queue.length }, "audit log writes again");
       this.failing = undefined;
@@ -164,6 +167,9 @@ export class AuditLog implements AuditStore {
       this.admitWaiting();
       for (const observer of this.observers) observer(batch.length, ms);
     }
+    // The hourly check alone would let large events (1 MB of code each) grow the file without
+    // bound in between: a quarter of maxMb written runs retention at once.
+    if (this.writtenSinceRetention > (this.options.maxMb * 1048576) / 4) this.retain();
     return true;
   }
 
@@ -220,6 +226,7 @@ export class AuditLog implements AuditStore {
   }
 
   private retain(): void {
+    this.writtenSinceRetention = 0;
     try {
       const deleted = applyRetention(this.db, { retentionDays: this.options.retentionDays, maxMb: this.options.maxMb });
       if (deleted > 0) this.log.info({ deleted }, "audit retention deleted old rows");
