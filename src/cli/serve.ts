@@ -53,7 +53,7 @@ async function context(config: SandgateConfig, version: string, approvalsApi = t
 }
 
 async function closeContext(ctx: ServerContext): Promise<void> {
-  await Promise.all([ctx.engine.close(), ctx.codeMode.close()]);
+  await Promise.all([ctx.engine.close(), ctx.codeMode.close(), ctx.governance.analyzer.close()]);
   // Last: it writes what the engine and code mode recorded while they stopped.
   await ctx.audit?.close();
 }

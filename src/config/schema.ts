@@ -384,6 +384,11 @@ export const securitySchema = z
       env: "SANDGATE_SECURITY_FINDINGS",
       doc: "Findings an execute result's `security` shows at most (most severe first); the audit keeps all",
     }),
+    analysisTimeoutMs: setting(z.number().int().min(100).max(600_000), {
+      default: 10_000,
+      env: "SANDGATE_ANALYSIS_TIMEOUT_MS",
+      doc: "Longest static analysis of one program (run in worker threads, off the server's event loop); code whose analysis takes longer or fails gets one critical `analysis.failed` finding (blocked at standard and strict)",
+    }),
   })
   .strict()
   .describe("Security analysis and the code policy");

