@@ -162,6 +162,7 @@ export function readCommand(node: Node, ancestors: readonly Ancestor[], backgrou
   const env = new Map<string, string | undefined>();
   let nameNode: Node | null | undefined;
   const args: Node[] = [];
+  const argTypes: string[] = [];
   const redirects: Node[] = [];
   for (const child of node.namedChildren) {
     const type = child.type;
@@ -171,14 +172,17 @@ export function readCommand(node: Node, ancestors: readonly Ancestor[], backgrou
       if (key) env.set(key, value ? reader.read(value).value : "");
     } else if (type === "command_name") nameNode = child.firstNamedChild;
     else if (REDIRECTS.has(type)) redirects.push(child);
-    else if (type !== "comment") args.push(child);
+    else if (type !== "comment") {
+      args.push(child);
+      argTypes.push(type);
+    }
   }
   const command: Command = {
     node,
     name: undefined,
     path: undefined,
     nameWord: nameNode ? reader.read(nameNode) : undefined,
-    args: args.map((arg) => reader.read(arg)),
+    args: args.map((arg, i) => reader.read(arg, argTypes[i])),
     via: [],
     env,
     redirects: [],

@@ -97,6 +97,8 @@ export function functionRules(node: Node, ctx: BashContext, report: Report): voi
   const body = node.childForFieldName("body");
   if (!name || !body) return;
   ctx.functions.add(name);
+  // A call names the function in the body's text: most bodies need no search for one.
+  if (!body.text.includes(name)) return;
   const calls = body.descendantsOfType("command").filter((command) => command.childForFieldName("name")?.text === name);
   if (calls.length === 0) return;
   if (calls.some((call) => ctx.background.has(call.id) || ctx.piped.has(call.id))) {

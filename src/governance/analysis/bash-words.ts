@@ -111,9 +111,11 @@ const REWRITE = /^(:\s*-?\d|:\s*\$|\/|\^|,)/;
 export class WordReader {
   constructor(private readonly scope: WordScope) {}
 
-  read(node: Node): Word {
-    const word: Word = { node, text: node.text, value: "", taints: new Set(), leadingVar: undefined, substitution: false, disguised: false, rebuilt: false };
-    this.fold(node, word, true);
+  /** `type` when the caller has read it already (each read crosses into the parser). */
+  read(node: Node, type: string = node.type): Word {
+    const text = node.text;
+    const word: Word = { node, text, value: "", taints: new Set(), leadingVar: undefined, substitution: false, disguised: false, rebuilt: false };
+    this.fold(node, word, true, type, text);
     return word;
   }
 
@@ -135,10 +137,11 @@ export class WordReader {
     this.append(word, value);
   }
 
-  private fold(node: Node, word: Word, first: boolean): void {
-    switch (node.type) {
+  /** `type` and `text` are the node's, passed when already read. */
+  private fold(node: Node, word: Word, first: boolean, type: string = node.type, text?: string): void {
+    switch (type) {
       case "word": {
-        const { value, disguised } = unescapeBare(node.text);
+        const { value, disguised } = unescapeBare(text ?? node.text);
         if (disguised) word.disguised = true;
         return this.append(word, value);
       }
@@ -146,11 +149,11 @@ export class WordReader {
       case "test_operator":
       case "brace_expression":
       case "special_variable_name":
-        return this.append(word, node.text);
+        return this.append(word, text ?? node.text);
       case "raw_string":
-        return this.append(word, node.text.slice(1, -1));
+        return this.append(word, (text ?? node.text).slice(1, -1));
       case "ansi_c_string": {
-        const inner = node.text.slice(2, -1);
+        const inner = (text ?? node.text).slice(2, -1);
         if (/\\[0-7xuUc]/.test(inner)) word.disguised = true;
         return this.append(word, decodeEscapes(inner));
       }
@@ -158,9 +161,10 @@ export class WordReader {
       case "translated_string": {
         let index = 0;
         for (const child of node.children) {
-          if (child.type === '"' || child.type === '$"') continue;
-          if (child.type === "string_content") this.append(word, unescapeDouble(child.text));
-          else if (child.isNamed) this.fold(child, word, first && index === 0);
+          const childType = child.type;
+          if (childType === '"' || childType === '$"') continue;
+          if (childType === "string_content") this.append(word, unescapeDouble(child.text));
+          else if (child.isNamed) this.fold(child, word, first && index === 0, childType);
           else this.append(word, child.text);
           index++;
         }
@@ -179,11 +183,11 @@ export class WordReader {
         return;
       }
       case "simple_expansion": {
-        const name = node.namedChildren[0]?.text ?? node.text.slice(1);
+        const name = node.namedChildren[0]?.text ?? (text ?? node.text).slice(1);
         return this.variable(word, name, first, false, undefined);
       }
       case "expansion": {
-        const match = EXPANSION.exec(node.text);
+        const match = EXPANSION.exec(text ?? node.text);
         if (!match) {
           word.rebuilt = true;
           return this.append(word, undefined);
@@ -207,12 +211,12 @@ export class WordReader {
         const folded = this.scope.substitution(node);
         for (const taint of folded.taints) word.taints.add(taint);
         if (folded.obfuscated) word.rebuilt = true;
-        return this.append(word, node.type === "command_substitution" ? folded.value : undefined);
+        return this.append(word, type === "command_substitution" ? folded.value : undefined);
       }
       case "arithmetic_expansion":
         return this.append(word, undefined);
       default:
-        return this.append(word, node.isNamed ? undefined : node.text);
+        return this.append(word, node.isNamed ? undefined : (text ?? node.text));
     }
   }
 }

@@ -52,38 +52,36 @@ class BashWalk {
   walk(root: Node): void {
     // Post-order with a cursor: a command's substitutions and earlier assignments are seen before the
     // command, and only the nodes rules look into are materialised (creating Node objects dominates).
+    // Each position costs one move and one type-id read: names and named-ness come from tables.
     const cursor = root.walk();
     const frames = this.frames;
+    const { names, skip } = typeTables(this.language);
     try {
       frames.push({ type: cursor.nodeType, node: root, background: false });
-      let descend = true;
+      // Whether the current node is entered and its children still to walk (false for nodes stepped over).
+      let walked = true;
       for (;;) {
-        if (descend && cursor.gotoFirstChild()) {
-          const type = cursor.nodeType;
-          if (!cursor.nodeIsNamed || LEAVES.has(type)) {
-            descend = false;
-            continue;
-          }
-          this.enter(cursor, type);
+        if (walked && cursor.gotoFirstChild()) {
+          const id = cursor.nodeTypeId;
+          walked = skip[id] !== 1;
+          if (walked) this.enter(cursor, names[id] || "ERROR");
           continue;
         }
-        // The current node is done (no children, or all walked): find the next one.
-        if (!descend || !cursor.nodeIsNamed || LEAVES.has(cursor.nodeType)) {
-          if (cursor.gotoNextSibling()) {
-            descend = true;
-            const type = cursor.nodeType;
-            if (!cursor.nodeIsNamed || LEAVES.has(type)) descend = false;
-            else this.enter(cursor, type);
-            continue;
-          }
-          if (!cursor.gotoParent()) return;
+        if (walked) {
+          // A named node without children: it ends here.
           this.visit(frames.pop() as Frame);
-          descend = false;
+          walked = false;
+        }
+        // The current node is done: find the next one.
+        if (cursor.gotoNextSibling()) {
+          const id = cursor.nodeTypeId;
+          walked = skip[id] !== 1;
+          if (walked) this.enter(cursor, names[id] || "ERROR");
           continue;
         }
-        // A named node without children: it ends here.
+        if (!cursor.gotoParent()) return;
         this.visit(frames.pop() as Frame);
-        descend = false;
+        walked = false;
       }
     } finally {
       cursor.delete();
@@ -262,7 +260,23 @@ const BACKGROUND_TYPES = new Set(["command", "redirected_statement", "pipeline"]
 const NODE_TYPES = new Set(["command", "pipeline", "redirected_statement", "list", "variable_assignment", "function_definition", "while_statement", "c_style_for_statement", "for_statement", "subshell", "compound_statement", "if_statement", "case_statement"]);
 const LOOPS = new Set(["while_statement", "for_statement", "c_style_for_statement"]);
 /** Nodes with nothing inside for the rules: their children are not walked. */
-const LEAVES = new Set(["word", "raw_string", "string_content", "number", "comment", "heredoc_content", "ansi_c_string", "variable_name", "special_variable_name", "test_operator", "file_descriptor", "heredoc_start", "heredoc_end", "regex", "extglob_pattern"]);
+const LEAVES: ReadonlySet<string> = new Set(["word", "raw_string", "string_content", "number", "comment", "heredoc_content", "ansi_c_string", "variable_name", "special_variable_name", "test_operator", "file_descriptor", "heredoc_start", "heredoc_end", "regex", "extglob_pattern"]);
+
+/** Per grammar, by type id: the type's name, and 1 where the walk steps over it (anonymous or a leaf). */
+const TYPE_TABLES = new WeakMap<Language, { names: readonly (string | undefined)[]; skip: Uint8Array }>();
+
+function typeTables(language: Language): { names: readonly (string | undefined)[]; skip: Uint8Array } {
+  let tables = TYPE_TABLES.get(language);
+  if (!tables) {
+    const names = language.types;
+    // ERROR (65535) is named and walked; the array covers every id a cursor reports.
+    const skip = new Uint8Array(65536);
+    for (let id = 0; id < names.length; id++) skip[id] = !language.nodeTypeIsNamed(id) || LEAVES.has(names[id] || "ERROR") ? 1 : 0;
+    tables = { names, skip };
+    TYPE_TABLES.set(language, tables);
+  }
+  return tables;
+}
 
 export function bashFindings(root: Node): Finding[] {
   const ctx: BashContext = {
