@@ -155,7 +155,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       }
       const entry = catalog.resolve(call.tool);
       if (!entry) return failed(call.tool, undefined, "allow", "ToolNotFound", notFoundMessage(catalog, call.tool));
-      const policy = toolPolicyFor(options.policy, entry.server, entry.name);
+      const policy = toolPolicyFor(options.policy, entry.server, entry.name, [entry.tsName, entry.pyName]);
       if (policy.action === "deny") {
         const reason = `tool \`${entry.id}\` is denied by the tool policy (${policy.rule === "default" ? "toolPolicy.default" : `toolPolicy.rules["${policy.rule}"]`}: deny); ask the admin if the task needs it`;
         await recording?.events

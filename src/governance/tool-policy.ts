@@ -9,12 +9,23 @@ export interface ToolPolicyDecision {
   rule: string;
 }
 
-/** The action for a call to tool `name` of upstream server `server`. */
-export function toolPolicyFor(policy: ToolPolicyConfig, server: string, name: string): ToolPolicyDecision {
-  const exact = `${server}.${name}`;
-  const forTool = policy.rules[exact];
-  if (forTool !== undefined) return { action: forTool, rule: exact };
-  const forServer = policy.rules[server];
+/** How restrictive a tool action is: deny > approve > allow. */
+const RANK: Record<ToolAction, number> = { allow: 0, approve: 1, deny: 2 };
+
+/**
+ * The action for a call to tool `name` of upstream server `server`. `aliases` are the other names the
+ * catalog accepts for the tool (its TypeScript and Python wrapper names): a rule written with any of
+ * them applies, and where rules for several names disagree the most restrictive wins.
+ */
+export function toolPolicyFor(policy: ToolPolicyConfig, server: string, name: string, aliases: readonly string[] = []): ToolPolicyDecision {
+  let found: ToolPolicyDecision | undefined;
+  for (const each of [name, ...aliases]) {
+    const key = `${server}.${each}`;
+    const action = Object.hasOwn(policy.rules, key) ? policy.rules[key] : undefined;
+    if (action !== undefined && (found === undefined || RANK[action] > RANK[found.action])) found = { action, rule: key };
+  }
+  if (found) return found;
+  const forServer = Object.hasOwn(policy.rules, server) ? policy.rules[server] : undefined;
   if (forServer !== undefined) return { action: forServer, rule: server };
   return { action: policy.default, rule: "default" };
 }

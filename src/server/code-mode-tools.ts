@@ -88,7 +88,8 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
       });
       const total = codeMode.catalog.tools().length;
       const tools = hits.map((h) => {
-        const { action } = toolPolicyFor(ctx.config.toolPolicy, h.server, h.name);
+        const tool = codeMode.catalog.resolve(h.id);
+        const { action } = toolPolicyFor(ctx.config.toolPolicy, h.server, h.name, tool ? [tool.tsName, tool.pyName] : []);
         return { ...h, score: Math.round(h.score * 1000) / 1000, ...(action === "allow" ? {} : { policy: action }) };
       });
       const text =
