@@ -88,10 +88,14 @@ describe("audit filters as a user writes them", () => {
     expect(expectError(await api("/audit?language=cobol"), 400, "UNKNOWN_LANGUAGE").message).toMatch(/language.*cobol/);
   });
 
-  it("sandgate audit takes a language alias, and refuses an unknown kind, an unknown language and filters on verify", async () => {
+  it("sandgate audit prints a table under its column names, takes a language alias, and refuses an unknown kind, an unknown language and filters on verify", async () => {
     const alias = await sandgate(["audit", "--language", "py", "--kind", "execution", "--json"]);
     expect(alias.code, alias.stderr).toBe(0);
     expect((JSON.parse(alias.stdout) as { rows: unknown[] }).rows.length).toBeGreaterThan(0);
+    const table = await sandgate(["audit", "--language", "python"]);
+    const [header, first] = table.stdout.split("\n");
+    expect(header).toMatch(/^\s+id\s+time\s+kind\s+client\s+session\s+language\s+status\s+risk\s+what$/);
+    expect(first).toMatch(/^\s+\d+\s+\S+Z\s+execution\s+peer:\S+\s+-\s+python\s+ok\s+0\s+\d+ ms, "print\(1\)"$/);
     const kind = await sandgate(["audit", "--kind", "executions"]);
     expect(kind.code).toBe(2);
     expect(kind.stderr).toMatch(/--kind: unknown kind "executions"; use one of execution, tool_call/);
@@ -129,5 +133,39 @@ describe("sandgate exec with code that needs approval", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/was not approved: nobody can approve at a terminal \(sandgate exec\).*\[APPROVAL_DENIED\]/);
     expect(r.stderr).not.toMatch(/denied by none/);
+  });
+});
+
+describe("OAuth discovery probes of MCP clients (mcp-remote) on a server with API keys", () => {
+  it("get 404 at once and are neither auth failures in the audit nor an anomaly", async () => {
+    const keyed = mkdtempSync(join(tmpdir(), "sandgate-new-user-keys-"));
+    const config = loadConfig({ SANDBOX_DIR: keyed, SANDGATE_API_KEYS: "agent:agent-key-0123456789abcdef" });
+    const keyedEngine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
+    const ctx = serverContext(keyedEngine, config);
+    const keyedAudit = attachAudit(ctx, keyed);
+    const keyedServer = await startHttpServer(ctx);
+    try {
+      const call = jsonApi(() => keyedServer.url);
+      const probes = [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-authorization-server/mcp",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration/mcp",
+        "/mcp/.well-known/openid-configuration",
+      ];
+      for (const probe of probes) expectError(await call(probe), 404, "NOT_FOUND");
+      // Only these discovery paths: a route's parameter that happens to be ".well-known" still needs the key.
+      expectError(await call("/sessions/.well-known/files"), 401, "UNAUTHORIZED");
+      keyedAudit.flush();
+      const rows = keyedAudit.query({}).rows;
+      expect(rows.map((row) => `${row.kind} ${JSON.stringify(row.event)}`).join("\n")).not.toMatch(/oauth|openid|anomaly/);
+      expect(rows.filter((row) => row.kind === "auth_failure")).toHaveLength(1);
+    } finally {
+      await keyedServer.close();
+      await keyedEngine.close();
+      await keyedAudit.close();
+      rmSync(keyed, { recursive: true, force: true });
+    }
   });
 });

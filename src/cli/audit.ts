@@ -80,9 +80,15 @@ function subject(row: AuditRecord): string {
   }
 }
 
+function tableCells(id: string, time: string, kind: string, client: string, session: string, language: string, status: string, risk: string, what: string): string {
+  return [id.padStart(6), time.padEnd(24), kind.padEnd(12), client.padEnd(16), session.padEnd(12), language.padEnd(10), status.padEnd(10), risk.padStart(4), what].join("  ");
+}
+
+/** The table's column names, above its rows. */
+const TABLE_HEADER = tableCells("id", "time", "kind", "client", "session", "language", "status", "risk", "what");
+
 function tableLine(row: AuditRecord): string {
-  const risk = row.risk === null ? "" : String(row.risk);
-  return [String(row.id).padStart(6), row.time, row.kind.padEnd(12), row.client.padEnd(16), (row.session_id ?? "-").padEnd(12), (row.language ?? "").padEnd(10), (row.status ?? "").padEnd(10), risk.padStart(3), subject(row)].join("  ");
+  return tableCells(String(row.id), row.time, row.kind, row.client, row.session_id ?? "-", row.language ?? "-", row.status ?? "-", row.risk === null ? "-" : String(row.risk), subject(row));
 }
 
 /** Writes a line, waiting for stdout to drain when it is full (export of a large log stays small). */
@@ -129,6 +135,7 @@ export async function runAudit(options: AuditOptions, config: SandgateConfig): P
     else if (options.jsonl) for (const row of page.rows) await writeLine(JSON.stringify(row));
     else {
       if (page.rows.length === 0) process.stderr.write("no audit rows match\n");
+      else await writeLine(TABLE_HEADER);
       for (const row of page.rows) await writeLine(tableLine(row));
       if (page.next_cursor !== null) process.stderr.write(`more rows: add --cursor ${page.next_cursor}\n`);
     }

@@ -12,6 +12,13 @@ import { errorResponse } from "./errors.js";
 /** Routes anyone may read: liveness for load balancers and monitors. */
 const PUBLIC_PATHS = new Set(["/", "/health"]);
 
+/**
+ * OAuth and OpenID discovery that MCP clients probe before they connect (mcp-remote asks six of
+ * them every time). sandgate has none: they get 404 at once, with or without a key, and are not
+ * refusals to record (six auth_failure rows per connect would trip the repeated-blocks rule).
+ */
+const DISCOVERY = /^\/(mcp\/)?\.well-known\//;
+
 function hostnameOf(host: string): string {
   // "[::1]:7860" -> "[::1]", "localhost:7860" -> "localhost"
   if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1).toLowerCase();
@@ -79,6 +86,9 @@ export function originGuard({ server }: GuardOptions): MiddlewareHandler {
 export function authGuard({ server, onRefused }: GuardOptions): MiddlewareHandler {
   const keys = allApiKeys(server).map(([name, key]) => ({ name, digest: digest(key) }));
   return async (c, next) => {
+    if (c.req.method === "GET" && DISCOVERY.test(c.req.path)) {
+      return errorResponse(c, new SandgateError("NOT_FOUND", `no route GET ${c.req.path}: sandgate has no OAuth; send the header Authorization: Bearer <key> when the server has API keys`));
+    }
     if (keys.length > 0 && !(PUBLIC_PATHS.has(c.req.path) && c.req.method === "GET") && c.req.method !== "OPTIONS") {
       const header = c.req.header("authorization") ?? "";
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
