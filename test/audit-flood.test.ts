@@ -53,3 +53,44 @@ describe("a flood of bad API keys while the audit log is locked", () => {
     }
   });
 });
+
+describe("an execution while the audit log cannot take rows", () => {
+  it("is refused with 503 AUDIT_UNAVAILABLE before its code runs, and runs once the log is free", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-audit-before-run-"));
+    const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
+    const config = { ...base, audit: { ...base.audit, queueMax: 1, writeTimeoutS: 0.5 } };
+    const engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
+    const ctx = serverContext(engine, config);
+    const audit = attachAudit(ctx, dir);
+    const server = await startHttpServer(ctx);
+    const locker = new Database(auditPathOf({ sandboxDir: dir, audit: {} }));
+    try {
+      const api = jsonApi(() => server.url);
+      const run = { language: "python", session_id: "s1", code: "n = len(open('ran.txt').read()) if __import__('os').path.exists('ran.txt') else 0\nopen('ran.txt', 'w').write('x' * (n + 1))" };
+      expect((await api("/sessions/s1/files/content", { method: "PUT", json: { path: "a.txt", content: "1" } })).status).toBe(200);
+      const first = await api("/execute", { json: run });
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      locker.exec("BEGIN IMMEDIATE");
+      // The queue's one place is taken by the row of this file write; the run must not start.
+      expect((await api("/sessions/s1/files/content", { method: "PUT", json: { path: "b.txt", content: "2" } })).status).toBe(200);
+      const refused = await api("/execute", { json: run });
+      expect(refused.status).toBe(503);
+      expect((refused.body as { error: { code: string } }).error.code).toBe("AUDIT_UNAVAILABLE");
+      locker.exec("ROLLBACK");
+      // One run wrote one "x": the refused one never ran.
+      expect((await api("/execute", { json: { ...run, code: "print(open('ran.txt').read())" } })).body).toMatchObject({ stdout: "x\n" });
+      audit.flush();
+      const runs = audit.query({ kind: "execution", order: "asc" }).rows;
+      expect(runs).toHaveLength(2);
+      expect(audit.query({ kind: "file", order: "asc" }).rows).toHaveLength(2);
+      expect(audit.verify()).toMatchObject({ ok: true });
+    } finally {
+      if (locker.inTransaction) locker.exec("ROLLBACK");
+      locker.close();
+      await server.close();
+      await engine.close();
+      await audit.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -283,6 +283,7 @@ export class Engine {
       verdict = await this.screen(request, job, original, false, checked.language);
     }
     if (!verdict) return this.runChecked(request, job, randomUUID(), checked);
+    await this.gate.roomToRecord();
     const started = performance.now();
     let result: ExecutionResult;
     try {

@@ -112,6 +112,11 @@ export class ExecutionGate {
     });
   }
 
+  /** Waits for the audit to have room for the run's row (AUDIT_UNAVAILABLE when it has none in time): code never runs unrecorded. */
+  async roomToRecord(): Promise<void> {
+    await this.governance.events.admit();
+  }
+
   /** Records the execution once it ended: its result, or the error it threw. */
   async recordRun(verdict: Verdict, durationMs: number, result: ExecutionResult | undefined, error?: unknown): Promise<void> {
     const status = result?.status ?? (isSandgateError(error) ? error.code.toLowerCase() : "failed");

@@ -125,6 +125,12 @@ export type NewGovernanceEvent = WithoutTime<GovernanceEvent>;
 /** A consumer of events. A promise it returns is awaited: the audit pushes back on a full queue. */
 export interface EventSink {
   record(event: GovernanceEvent): void | Promise<void>;
+  /**
+   * Settles once the sink could take a row, rejecting when it cannot in time (the audit's full
+   * queue): asked before code runs, so that a run is never done and then left unrecorded. A sink
+   * that has it takes the `execution` event of an admitted run whatever its queue holds.
+   */
+  admit?(): void | Promise<void>;
 }
 
 export function findingRefs(findings: readonly Finding[]): FindingRef[] {
@@ -149,6 +155,16 @@ export class GovernanceEvents {
     const pending: Promise<void>[] = [];
     for (const sink of this.sinks) {
       const done = sink.record(full);
+      if (done) pending.push(done);
+    }
+    if (pending.length > 0) await Promise.all(pending);
+  }
+
+  /** Waits until every sink could record a row (see EventSink.admit); rejects like record. */
+  async admit(): Promise<void> {
+    const pending: Promise<void>[] = [];
+    for (const sink of this.sinks) {
+      const done = sink.admit?.();
       if (done) pending.push(done);
     }
     if (pending.length > 0) await Promise.all(pending);

@@ -39,7 +39,8 @@ export interface AuditStore extends EventSink {
 }
 
 interface Waiter {
-  row: AuditColumns;
+  /** Absent for admit(): it waits for room without taking it. */
+  row?: AuditColumns;
   resolve: () => void;
   timer: NodeJS.Timeout;
 }
@@ -102,21 +103,34 @@ export class AuditLog implements AuditStore {
   record(event: GovernanceEvent): void | Promise<void> {
     if (this.closing) return Promise.reject(new SandgateError("AUDIT_UNAVAILABLE", "the audit log is closed; sandgate is stopping"));
     const row = columnsOf(event);
-    if (this.queue.length < this.options.queueMax && this.waiting.length === 0) {
+    // A run's own row is taken past queueMax: its code ran once admit() found room, and the
+    // sandbox caps bound how many runs end at once.
+    if ((this.queue.length < this.options.queueMax && this.waiting.length === 0) || event.kind === "execution") {
       this.queue.push(row);
       this.schedule();
       return;
     }
+    return this.wait(event.kind, row);
+  }
+
+  /** Undefined when the queue has room now; else settles once it has, or rejects after writeTimeoutMs. */
+  admit(): void | Promise<void> {
+    if (this.closing) return Promise.reject(new SandgateError("AUDIT_UNAVAILABLE", "the audit log is closed; sandgate is stopping"));
+    if (this.queue.length < this.options.queueMax && this.waiting.length === 0) return;
+    return this.wait("execution");
+  }
+
+  private wait(kind: string, row?: AuditColumns): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
-        row,
+        ...(row ? { row } : {}),
         resolve,
         timer: setTimeout(() => {
           const at = this.waiting.indexOf(waiter);
           if (at >= 0) this.waiting.splice(at, 1);
           const why = this.failing instanceof Error ? `: ${this.failing.message}` : "";
           reject(
-            new SandgateError("AUDIT_UNAVAILABLE", `the audit log could not take this ${event.kind} event within ${this.options.writeTimeoutMs / 1000} s (${this.queue.length} rows wait to be written${why}); the request fails rather than go unrecorded`, {
+            new SandgateError("AUDIT_UNAVAILABLE", `the audit log could not take this ${kind} event within ${this.options.writeTimeoutMs / 1000} s (${this.queue.length} rows wait to be written${why}); the request fails rather than go unrecorded`, {
               data: { queued: this.queue.length, retry_after: 1 },
             }),
           );
@@ -200,7 +214,7 @@ export class AuditLog implements AuditStore {
       const waiter = this.waiting.shift();
       if (!waiter) break;
       clearTimeout(waiter.timer);
-      this.queue.push(waiter.row);
+      if (waiter.row) this.queue.push(waiter.row);
       waiter.resolve();
     }
   }
