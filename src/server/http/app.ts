@@ -83,17 +83,18 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
 
   const register = (route: RestRoute): void => {
     app.on(route.method.toUpperCase(), route.path, async (c) => {
+      // The scope first: a key may not learn about, or probe unrecorded, the input of a route it may not use.
+      const caller = callerOf(c);
+      if (route.scope !== "any" && !caller.scopes.has(route.scope)) {
+        await recordAuthFailure(ctx, { client: caller.id, reason: "missing_scope", route: `${c.req.method} ${c.req.path}`, scope: route.scope });
+        return errorResponse(c, missingScope(route.scope, `${route.method.toUpperCase()} ${route.path}`));
+      }
       let handle: Awaited<ReturnType<RestRoute["prepare"]>>;
       try {
         handle = await route.prepare(c);
       } catch (error) {
         if (route.refuse && isSandgateError(error)) return route.refuse(error, c);
         throw error;
-      }
-      const caller = callerOf(c);
-      if (route.scope !== "any" && !caller.scopes.has(route.scope)) {
-        await recordAuthFailure(ctx, { client: caller.id, reason: "missing_scope", route: `${c.req.method} ${c.req.path}`, scope: route.scope });
-        return errorResponse(c, missingScope(route.scope, `${route.method.toUpperCase()} ${route.path}`));
       }
       const owner = caller.id;
       const release = route.runsCode ? limiter.acquire(owner) : (): void => undefined;
