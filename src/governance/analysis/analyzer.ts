@@ -9,7 +9,7 @@ import { bashRules } from "./bash.js";
 import { Grammars } from "./grammars.js";
 import { javascriptRules, typescriptRules } from "./javascript.js";
 import { pythonRules } from "./python.js";
-import type { LanguageRules, MetricNodeTypes } from "./rules.js";
+import type { FoundNode, LanguageRules, MetricNodeTypes } from "./rules.js";
 import { AnalysisPool } from "./worker-pool.js";
 
 export const LANGUAGE_RULES: Record<Language, LanguageRules> = {
@@ -24,17 +24,46 @@ function bySeverityThenLine(a: Finding, b: Finding): number {
   return SEVERITIES.indexOf(b.severity) - SEVERITIES.indexOf(a.severity) || a.line - b.line || a.column - b.column;
 }
 
+/** Each language's metric node types by kind, built once. */
+const METRIC_KINDS = new WeakMap<MetricNodeTypes, Map<string, keyof MetricNodeTypes>>();
+
+function metricKinds(types: MetricNodeTypes): Map<string, keyof MetricNodeTypes> {
+  let kinds = METRIC_KINDS.get(types);
+  if (!kinds) {
+    kinds = new Map();
+    for (const key of ["function", "call", "import", "branch"] as const) for (const type of types[key]) kinds.set(type, key);
+    METRIC_KINDS.set(types, kinds);
+  }
+  return kinds;
+}
+
+/** The type list of each search: the metric types joined with a rules file's searchTypes() array. */
+const SEARCHES = new WeakMap<Map<string, keyof MetricNodeTypes>, WeakMap<readonly string[], string[]>>();
+const NO_TYPES: readonly string[] = [];
+
+function searchList(kinds: Map<string, keyof MetricNodeTypes>, extra: readonly string[]): string[] {
+  let byExtra = SEARCHES.get(kinds);
+  if (!byExtra) SEARCHES.set(kinds, (byExtra = new WeakMap()));
+  let types = byExtra.get(extra);
+  if (!types) byExtra.set(extra, (types = [...new Set([...kinds.keys(), ...extra])]));
+  return types;
+}
+
 /**
- * Metrics from the parser's own search (descendantsOfType runs inside the wasm module): a walk over
- * every node from JavaScript costs about as much as the parse itself, this a small part of it.
+ * One search inside the wasm module (descendantsOfType) gives both the metric nodes and the nodes the
+ * rules start from: a walk over every node from JavaScript costs about as much as the parse itself.
  */
-function countMetrics(root: Node, source: string, types: MetricNodeTypes): CodeMetrics {
-  const kinds = new Map<string, keyof MetricNodeTypes>();
-  for (const key of ["function", "call", "import", "branch"] as const) for (const type of types[key]) kinds.set(type, key);
+function search(root: Node, source: string, rules: LanguageRules): FoundNode[] {
+  const types = searchList(metricKinds(rules.metricNodes), rules.searchTypes?.(source) ?? NO_TYPES);
+  if (types.length === 0) return [];
+  return root.descendantsOfType(types).map((node) => ({ node, type: node.type }));
+}
+
+function countMetrics(root: Node, source: string, kinds: Map<string, keyof MetricNodeTypes>, found: readonly FoundNode[]): CodeMetrics {
   const counts = { function: 0, call: 0, import: 0, branch: 0 };
   const nesting: Node[] = [];
-  for (const node of kinds.size > 0 ? root.descendantsOfType([...kinds.keys()]) : []) {
-    const kind = kinds.get(node.type);
+  for (const { node, type } of found) {
+    const kind = kinds.get(type);
     if (!kind) continue;
     counts[kind]++;
     if (kind === "function" || kind === "branch") nesting.push(node);
@@ -112,6 +141,7 @@ export class Analyzer {
 
   /** Loads the grammars (a few tens of ms, once per process); analyze() does it on first use. */
   async ready(): Promise<void> {
+    this.pool?.warm();
     this.grammars ??= await (this.loading ??= Grammars.load());
   }
 
@@ -142,10 +172,10 @@ export class Analyzer {
     if (!grammars) throw new Error("Analyzer.analyzeLoaded called before ready()");
     const started = performance.now();
     const rules = LANGUAGE_RULES[language];
-    const { findings, metrics } = grammars.withTree(rules.grammar, code, (root) => ({
-      findings: rules.findings(root, code).sort(bySeverityThenLine),
-      metrics: countMetrics(root, code, rules.metricNodes),
-    }));
+    const { findings, metrics } = grammars.withTree(rules.grammar, code, (root) => {
+      const found = search(root, code, rules);
+      return { findings: rules.findings(root, code, found).sort(bySeverityThenLine), metrics: countMetrics(root, code, metricKinds(rules.metricNodes), found) };
+    });
     const risk = riskScore(findings);
     return { language, risk, level: riskLevel(risk, findings), findings, metrics, durationMs: performance.now() - started };
   }

@@ -7,7 +7,7 @@ import { PyContext, posOf } from "./python-context.js";
 import { checkCodeExec, checkDeserialization, checkNative, checkProcess, type CallInfo } from "./python-exec-rules.js";
 import { checkFilesystem, checkNetwork } from "./python-io-rules.js";
 import { Evaluator, normalize, type Val } from "./python-values.js";
-import type { LanguageRules } from "./rules.js";
+import type { FoundNode, LanguageRules } from "./rules.js";
 
 /** Names `from M import *` brings in that rules care about. */
 const STAR_NAMES: Record<string, readonly string[]> = {
@@ -141,8 +141,8 @@ function bindLoopTarget(node: Node, evaluator: Evaluator, bindings: Bindings): v
   for (const n of names) if (n.type === "identifier") bindings.set(n.text, taint);
 }
 
-function isForever(node: Node): boolean {
-  if (node.type === "while_statement") {
+function isForever(node: Node, type: string): boolean {
+  if (type === "while_statement") {
     const cond = node.childForFieldName("condition");
     return cond !== null && (cond.type === "true" || (cond.type === "integer" && cond.text !== "0"));
   }
@@ -196,8 +196,12 @@ function correlate(ctx: PyContext): void {
 
 /** Node types the rules read; everything else is reached through them. */
 const WALK_TYPES = ["import_statement", "import_from_statement", "assignment", "augmented_assignment", "with_item", "while_statement", "for_statement", "call", "exec_statement"];
+/** With attributes, for code that names a broken TLS setting. */
+const WALK_TYPES_TLS = [...WALK_TYPES, "attribute"];
+const TLS_NAMES = /CERT_NONE|PROTOCOL_(SSLv|TLSv1\b|TLSv1_1)/;
+const WALKED: ReadonlySet<string> = new Set(WALK_TYPES_TLS);
 
-function findings(root: Node, source: string): Finding[] {
+function findings(root: Node, found: readonly FoundNode[]): Finding[] {
   const bindings = new Bindings();
   const evaluator: Evaluator = new Evaluator({ lookup: (name) => bindings.lookup(name), isDownloaded: (path): boolean => ctx.isDownloaded(path), isModule: (q) => bindings.modules.has(q) });
   const ctx: PyContext = new PyContext(evaluator);
@@ -225,14 +229,14 @@ function findings(root: Node, source: string): Finding[] {
       }
     }
   }
-  // One native pass collects the nodes rules read, in source order; walking every node from
-  // JavaScript (cursor moves cross into wasm each time) costs several times more.
-  const types = /CERT_NONE|PROTOCOL_(SSLv|TLSv1\b|TLSv1_1)/.test(source) ? [...WALK_TYPES, "attribute"] : WALK_TYPES;
+  // The analyzer's one native pass collects the nodes rules read (searchTypes), in source order; walking
+  // every node from JavaScript (cursor moves cross into wasm each time) costs several times more.
   const loops: { end: number; forever: boolean }[] = [];
-  for (const node of root.descendantsOfType(types)) {
+  for (const { node, type } of found) {
+    if (!WALKED.has(type)) continue;
     const start = node.startIndex;
     while (loops.length > 0 && (loops[loops.length - 1]?.end ?? 0) <= start) loops.pop();
-    switch (node.type) {
+    switch (type) {
       case "import_statement":
       case "import_from_statement":
         bindImport(node, bindings);
@@ -252,8 +256,8 @@ function findings(root: Node, source: string): Finding[] {
       }
       case "while_statement":
       case "for_statement":
-        loops.push({ end: node.endIndex, forever: isForever(node) });
-        if (node.type === "for_statement") bindLoopTarget(node, evaluator, bindings);
+        loops.push({ end: node.endIndex, forever: isForever(node, type) });
+        if (type === "for_statement") bindLoopTarget(node, evaluator, bindings);
         break;
       case "exec_statement": {
         // Python 2's `exec code in ns`, still parsed: judged like exec(code).
@@ -287,5 +291,6 @@ export const pythonRules: LanguageRules = {
     import: ["import_statement", "import_from_statement", "future_import_statement"],
     branch: ["if_statement", "elif_clause", "for_statement", "while_statement", "except_clause", "boolean_operator", "conditional_expression", "case_clause", "for_in_clause", "if_clause"],
   },
-  findings: (root, source) => findings(root, source),
+  searchTypes: (source) => (TLS_NAMES.test(source) ? WALK_TYPES_TLS : WALK_TYPES),
+  findings: (root, _source, found) => findings(root, found),
 };

@@ -13,11 +13,25 @@ export interface MetricNodeTypes {
   branch: readonly string[];
 }
 
+/** A node from the analyzer's one native search of the tree, with its type (each read crosses into wasm). */
+export interface FoundNode {
+  node: Node;
+  type: string;
+}
+
 export interface LanguageRules {
   grammar: GrammarName;
   metricNodes: MetricNodeTypes;
-  /** Every finding in the program; `source` is the text `root` was parsed from. */
-  findings(root: Node, source: string): Finding[];
+  /**
+   * Node types the rules start from, searched for together with the metric types in one native pass;
+   * return the same array for the same need (the joined type list is cached per array).
+   */
+  searchTypes?(source: string): readonly string[];
+  /**
+   * Every finding in the program; `source` is the text `root` was parsed from, `found` the nodes of the
+   * metric types and of searchTypes(source), in document order.
+   */
+  findings(root: Node, source: string, found: readonly FoundNode[]): Finding[];
 }
 
 /** A finding at `node`'s position (tree-sitter rows and columns are 0-based, findings 1-based). */
