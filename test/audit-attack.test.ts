@@ -101,6 +101,29 @@ describe("the audit log's size", () => {
   });
 });
 
+describe("reading the audit of big programs", () => {
+  it("pages 1 MB programs a few MB at a time however large the limit, and the cursor reaches them all", async () => {
+    const { engine, audit } = await auditedEngine(tempDir());
+    for (let i = 0; i < 6; i += 1) {
+      const result = await engine.execute({ language: "python", code: `x = ${i}\n# ${"b".repeat(1_000_000)}\nprint(x)` });
+      expect(result.status).toBe("ok");
+    }
+    audit.flush();
+    const seen: string[] = [];
+    let cursor: number | undefined;
+    let pages = 0;
+    do {
+      const page = audit.query({ kind: "execution", limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+      expect(page.rows.length).toBeLessThanOrEqual(5);
+      seen.push(...page.rows.map((r) => (r.event as { code: string }).code.slice(0, 5)));
+      cursor = page.next_cursor ?? undefined;
+      pages += 1;
+    } while (cursor !== undefined && pages < 10);
+    expect(pages).toBeGreaterThan(1);
+    expect(seen).toEqual(["x = 5", "x = 4", "x = 3", "x = 2", "x = 1", "x = 0"]);
+  });
+});
+
 describe("the audit file on disk", () => {
   it("refuses a symbolic link planted at the log or its -wal file, leaving the file it points at untouched", () => {
     const dir = tempDir();

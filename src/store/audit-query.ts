@@ -7,6 +7,8 @@ import type { AuditRow } from "./audit-row.js";
 
 export const AUDIT_PAGE_DEFAULT = 100;
 export const AUDIT_PAGE_MAX = 1000;
+/** Characters of events a page holds at most (at least one row), so a page of big programs stays a few MB. */
+export const AUDIT_PAGE_MAX_BYTES = 4 * 1048576;
 
 export interface AuditFilter {
   /** Milliseconds since the epoch, inclusive. */
@@ -86,10 +88,21 @@ export function queryAudit(db: AuditDatabase, request: AuditPageRequest = {}): A
   const cursor = request.cursor === undefined ? "" : order === "desc" ? " AND id < ?" : " AND id > ?";
   const rows = db
     .prepare(`SELECT * FROM audit WHERE ${sql}${cursor} ORDER BY id ${order === "desc" ? "DESC" : "ASC"} LIMIT ?`)
-    .all(...params, ...(request.cursor === undefined ? [] : [request.cursor]), limit + 1) as AuditRow[];
-  const page = rows.slice(0, limit);
+    .iterate(...params, ...(request.cursor === undefined ? [] : [request.cursor]), limit + 1) as IterableIterator<AuditRow>;
+  const page: AuditRow[] = [];
+  let bytes = 0;
+  let more = false;
+  for (const row of rows) {
+    // Rows keep whole programs (up to 1 MB each): a page stops at AUDIT_PAGE_MAX_BYTES, its cursor going on from there.
+    if (page.length >= limit || (page.length > 0 && bytes + row.data.length > AUDIT_PAGE_MAX_BYTES)) {
+      more = true;
+      break;
+    }
+    bytes += row.data.length;
+    page.push(row);
+  }
   const last = page[page.length - 1];
-  return { rows: page.map(toRecord), next_cursor: rows.length > limit && last ? last.id : null };
+  return { rows: page.map(toRecord), next_cursor: more && last ? last.id : null };
 }
 
 /** Every matching row, oldest first, read one at a time from the database. */
