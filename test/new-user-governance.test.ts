@@ -109,7 +109,7 @@ describe("audit filters as a user writes them", () => {
 });
 
 describe("what the server says about its policy", () => {
-  it("the tool list and the policy resource tell an agent that code is judged before it runs", async () => {
+  it("the tool list, the instructions, the use_sandgate prompt and the policy resource tell an agent that code is judged before it runs", async () => {
     const { client } = await connectMcp((server as RunningServer).url);
     try {
       const { tools } = await client.listTools();
@@ -119,6 +119,10 @@ describe("what the server says about its policy", () => {
       const { resources } = await client.listResources();
       expect(resources.find((r) => r.uri === "sandgate://security-policy")?.description).toMatch(/code policy.*tool policy.*approval/);
       expect(client.getInstructions()).toMatch(/analyze_code/);
+      const prompt = await client.getPrompt({ name: "use_sandgate", arguments: {} });
+      const guidance = (prompt.messages[0]?.content as { text: string }).text;
+      expect(guidance).toMatch(/analysed before it runs \(security level standard\).*POLICY_BLOCKED.*analyze_code/);
+      expect(guidance).toMatch(/ToolError with kind ToolDenied/);
     } finally {
       await client.close();
     }

@@ -32,6 +32,12 @@ export function guideText(ctx: ServerContext, task?: string): string {
       ({ titles, example }) => `  ${titles}: \`${example.call}\`${example.importLine ? ` or \`${example.importLine}\`` : ""}${example.hint ? `; ${example.hint}` : ""}.`,
     ),
     "  A failed call raises an error naming the tool; results stay in the sandbox unless you print them.",
+    ...(ctx.config.security.enabled
+      ? [
+          `- Code is analysed before it runs (security level ${ctx.config.security.level}): the policy may refuse it (POLICY_BLOCKED names the rule and line) or hold it until a person approves; analyze_code checks code without running it, and each result's security field gives the risk and findings.`,
+          "- Some upstream tools are denied or need a person's approval (search_tools marks them under policy); a call the policy refuses raises ToolError with kind ToolDenied. Do not disguise code or retry a refused call another way: do the task differently or tell the user.",
+        ]
+      : []),
     "",
     `Limits: ${defaultTimeoutS(limits)} s per call by default (pass timeout up to ${limits.maxExecutionTimeS} s, or background: true for long jobs polled with get_job), ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text kept as a resource (sandgate://outputs/{id}/{stream}, named in the result).`,
     "Good habits: process large data inside the sandbox and print only summaries; write big results to files; when a call fails, read the error and traceback, fix the code and retry.",
