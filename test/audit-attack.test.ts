@@ -4,12 +4,14 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { CodeMode } from "../src/codemode/index.js";
 import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 import { Governance } from "../src/governance/index.js";
 import { openAuditLog, type AuditLog } from "../src/store/index.js";
+import { runCli } from "./fixtures/cli.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -121,6 +123,31 @@ describe("reading the audit of big programs", () => {
     } while (cursor !== undefined && pages < 10);
     expect(pages).toBeGreaterThan(1);
     expect(seen).toEqual(["x = 5", "x = 4", "x = 3", "x = 2", "x = 1", "x = 0"]);
+  });
+});
+
+describe("sandgate audit verify against a tampered file", () => {
+  it("fails, without crashing, when the newest rows were deleted with the recorded head, or the head's table dropped", async () => {
+    const dir = tempDir();
+    const config = loadConfig({ SANDBOX_DIR: dir });
+    const audit = openAuditLog(config);
+    for (let i = 0; i < 5; i += 1) audit.record({ kind: "anomaly", time: Date.now(), client: "local", rule: "burst", detail: `n${i}` });
+    await audit.close();
+    const env = { SANDBOX_DIR: dir };
+    expect((await runCli(["audit", "verify"], { env })).code).toBe(0);
+    const db = new Database(join(dir, "audit", "audit.db"));
+    try {
+      db.exec("DELETE FROM audit WHERE id > 3; DELETE FROM audit_meta WHERE key IN ('head_id', 'head_hash')");
+      const cut = await runCli(["audit", "verify"], { env });
+      expect(cut.code).toBe(1);
+      expect(cut.stdout + cut.stderr).toMatch(/head/);
+      db.exec("DROP TABLE audit_meta");
+      const dropped = await runCli(["audit", "verify"], { env });
+      expect(dropped.code).toBe(1);
+      expect(dropped.stdout + dropped.stderr).toMatch(/audit_meta is missing/);
+    } finally {
+      db.close();
+    }
   });
 });
 

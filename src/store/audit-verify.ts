@@ -9,6 +9,10 @@ export type VerifyResult = { ok: true; rows: number } | { ok: false; rows: numbe
 
 /** Checks the whole chain in id order, one row in memory at a time. */
 export function verifyAudit(db: AuditDatabase): VerifyResult {
+  const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name));
+  for (const table of ["audit", "audit_meta"]) {
+    if (!tables.has(table)) return { ok: false, rows: 0, badId: 0, reason: `the table ${table} is missing (dropped): the log was tampered with` };
+  }
   const ends = readChainEnds(db);
   let prevHash = ends.anchorHash;
   let prevId = ends.anchorId;
@@ -23,6 +27,11 @@ export function verifyAudit(db: AuditDatabase): VerifyResult {
     prevHash = row.hash;
     prevId = row.id;
     rows++;
+  }
+  // The writer records the head in the transaction of every write: rows (or an anchor, left by
+  // retention) without one mean it was deleted, perhaps to hide rows deleted from the end.
+  if (ends.headId === undefined && (rows > 0 || ends.anchorId > 0)) {
+    return bad(prevId, "the log's recorded head (its last row) is missing from audit_meta: rows may have been deleted from the end");
   }
   if (ends.headId !== undefined && (ends.headId !== prevId || ends.headHash !== prevHash)) {
     const id = ends.headId > prevId ? prevId + 1 : ends.headId;
