@@ -40,6 +40,8 @@ class BashWalk {
   private readonly reader: WordReader;
   /** The ancestors of the node being visited, root first (tree-sitter's `parent` walks from the root: too slow). */
   private frames: Frame[] = [];
+  /** Whether the text being walked can hold a `&` token at all. */
+  private ampersands = true;
 
   constructor(
     private readonly ctx: BashContext,
@@ -49,7 +51,11 @@ class BashWalk {
     this.reader = new WordReader({ vars: ctx.vars, substitution: (node) => this.substitution(node) });
   }
 
-  walk(root: Node): void {
+  /** Walks the tree parsed from `source`. */
+  walk(root: Node, source: string): void {
+    // Without an `&` in the text (and no error nodes, which may be missing tokens) nothing runs in the
+    // background: the look at each statement's next sibling is skipped.
+    this.ampersands = source.includes("&") || root.hasError;
     // Post-order with a cursor: a command's substitutions and earlier assignments are seen before the
     // command, and only the nodes rules look into are materialised (creating Node objects dominates).
     // Each position costs one move and one type-id read: names and named-ness come from tables.
@@ -91,7 +97,7 @@ class BashWalk {
 
   private enter(cursor: TreeCursor, type: string): void {
     let background = false;
-    if (BACKGROUND_TYPES.has(type) && cursor.gotoNextSibling()) {
+    if (this.ampersands && BACKGROUND_TYPES.has(type) && cursor.gotoNextSibling()) {
       background = cursor.nodeType === "&";
       cursor.gotoPreviousSibling();
     }
@@ -134,7 +140,7 @@ class BashWalk {
         substitutions: new Map(),
         stageFacts: new Map(),
       };
-      new BashWalk(inner, this.language).walk(tree.rootNode);
+      new BashWalk(inner, this.language).walk(tree.rootNode, code);
     } finally {
       tree.delete();
     }
@@ -278,7 +284,7 @@ function typeTables(language: Language): { names: readonly (string | undefined)[
   return tables;
 }
 
-export function bashFindings(root: Node): Finding[] {
+export function bashFindings(root: Node, source: string): Finding[] {
   const ctx: BashContext = {
     findings: [],
     seen: new Set(),
@@ -296,7 +302,7 @@ export function bashFindings(root: Node): Finding[] {
     anchor: undefined,
     depth: 0,
   };
-  new BashWalk(ctx, root.tree.language).walk(root);
+  new BashWalk(ctx, root.tree.language).walk(root, source);
   programRules(ctx, reporter(ctx));
   return ctx.findings;
 }
@@ -309,5 +315,5 @@ export const bashRules: LanguageRules = {
     import: [],
     branch: ["if_statement", "elif_clause", "for_statement", "c_style_for_statement", "while_statement", "case_item", "list", "ternary_expression"],
   },
-  findings: (root) => bashFindings(root),
+  findings: (root, source) => bashFindings(root, source),
 };

@@ -213,12 +213,14 @@ export class Evaluator {
     let whole = true;
     const v: Val = {};
     for (const child of node.namedChildren) {
-      if (child.type === "string_content") {
-        const text = raw ? child.text : unescape(child.text);
-        if (!raw && /\\(x|u|[0-7])/.test(child.text)) v.built = true;
+      const type = child.type;
+      if (type === "string_content") {
+        const content = child.text;
+        const text = raw ? content : unescape(content);
+        if (!raw && /\\(x|u|[0-7])/.test(content)) v.built = true;
         s += text;
         t += text;
-      } else if (child.type === "interpolation") {
+      } else if (type === "interpolation") {
         const inner = this.ev(child.childForFieldName("expression"));
         merge(v, inner);
         if (inner.s !== undefined && !child.childForFieldName("format_specifier")) {
@@ -296,12 +298,13 @@ export class Evaluator {
     const list = call.childForFieldName("arguments");
     if (list?.type === "argument_list") {
       for (const a of list.namedChildren) {
-        if (a.type === "keyword_argument") {
+        const type = a.type;
+        if (type === "keyword_argument") {
           const name = a.childForFieldName("name")?.text ?? "";
           const value = a.childForFieldName("value");
           kw.set(name, this.ev(value));
           if (value) kwNodes.set(name, value);
-        } else if (a.type !== "comment") {
+        } else if (type !== "comment") {
           pos.push(this.ev(a));
           posNodes.push(a);
         }

@@ -59,14 +59,15 @@ class Bindings {
   }
 }
 
-function bindImport(node: Node, bindings: Bindings): void {
-  if (node.type === "import_statement") {
+function bindImport(node: Node, type: string, bindings: Bindings): void {
+  if (type === "import_statement") {
     for (const child of node.namedChildren) {
-      if (child.type === "dotted_name") {
+      const childType = child.type;
+      if (childType === "dotted_name") {
         const first = child.namedChildren[0]?.text;
         if (first) bindings.set(first, { q: normalize(first) });
         if (first) bindings.modules.add(normalize(first));
-      } else if (child.type === "aliased_import") {
+      } else if (childType === "aliased_import") {
         const name = child.childForFieldName("name")?.text;
         const alias = child.childForFieldName("alias")?.text;
         if (name && alias) bindings.set(alias, { q: normalize(name) });
@@ -89,12 +90,13 @@ function bindImport(node: Node, bindings: Bindings): void {
   }
 }
 
-function bindAssignment(node: Node, ctx: PyContext, bindings: Bindings): void {
+function bindAssignment(node: Node, type: string, ctx: PyContext, bindings: Bindings): void {
   const left = node.childForFieldName("left");
   const right = node.childForFieldName("right");
   if (!left || !right) return;
-  if (node.type === "augmented_assignment") {
-    if (left.type !== "identifier") return;
+  const leftType = left.type;
+  if (type === "augmented_assignment") {
+    if (leftType !== "identifier") return;
     const before = bindings.lookup(left.text) ?? {};
     const add = ctx.ev.ev(right);
     const v: Val = { ...before, ...(add.decoded || before.decoded ? { decoded: true } : {}), ...(add.remote || before.remote ? { remote: true } : {}) };
@@ -104,8 +106,8 @@ function bindAssignment(node: Node, ctx: PyContext, bindings: Bindings): void {
     bindings.set(left.text, v);
     return;
   }
-  if (left.type === "identifier") bindings.set(left.text, () => ctx.ev.ev(right));
-  else if (left.type === "pattern_list" || left.type === "tuple_pattern") {
+  if (leftType === "identifier") bindings.set(left.text, () => ctx.ev.ev(right));
+  else if (leftType === "pattern_list" || leftType === "tuple_pattern") {
     left.namedChildren.forEach((n, i) => {
       if (n.type !== "identifier") return;
       bindings.set(n.text, () => {
@@ -117,7 +119,7 @@ function bindAssignment(node: Node, ctx: PyContext, bindings: Bindings): void {
     });
   }
   // TLS checks switched off by attribute: ctx.check_hostname = False, ctx.verify_mode = ssl.CERT_NONE.
-  if (left.type === "attribute") {
+  if (leftType === "attribute") {
     const attr = left.childForFieldName("attribute")?.text;
     if (attr === "verify" && /^(False|0)$/.test(right.text)) ctx.add(node, "network", "high", "tls-verify-off", "TLS certificate verification is switched off for a client session", "Keep verify=True; add the CA bundle instead.");
     if (attr === "check_hostname" && right.text === "False") ctx.add(node, "network", "high", "tls-no-hostname-check", "TLS host name checking is switched off", "Keep check_hostname = True.");
@@ -239,11 +241,11 @@ function findings(root: Node, found: readonly FoundNode[]): Finding[] {
     switch (type) {
       case "import_statement":
       case "import_from_statement":
-        bindImport(node, bindings);
+        bindImport(node, type, bindings);
         break;
       case "assignment":
       case "augmented_assignment":
-        bindAssignment(node, ctx, bindings);
+        bindAssignment(node, type, ctx, bindings);
         break;
       case "with_item": {
         const item = node.childForFieldName("value");
