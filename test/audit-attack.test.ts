@@ -131,7 +131,7 @@ describe("sandgate audit verify against a tampered file", () => {
     const dir = tempDir();
     const config = loadConfig({ SANDBOX_DIR: dir });
     const audit = openAuditLog(config);
-    for (let i = 0; i < 5; i += 1) audit.record({ kind: "anomaly", time: Date.now(), client: "local", rule: "burst", detail: `n${i}` });
+    for (let i = 0; i < 5; i += 1) void audit.record({ kind: "anomaly", time: Date.now(), client: "local", rule: "burst", detail: `n${i}` });
     await audit.close();
     const env = { SANDBOX_DIR: dir };
     expect((await runCli(["audit", "verify"], { env })).code).toBe(0);
