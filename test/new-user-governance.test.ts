@@ -173,3 +173,23 @@ describe("OAuth discovery probes of MCP clients (mcp-remote) on a server with AP
     }
   });
 });
+
+describe("text a client or analysed code chose, printed on the admin's terminal", () => {
+  it("sandgate audit and sandgate analyze show control characters and bidi overrides as escapes", async () => {
+    const session = await api<{ session_id: string }>("/sessions", { json: {} });
+    const evil = "a\u001b]0;owned\u0007\u001b[2K\u202eevil.txt";
+    const written = await api(`/sessions/${session.body.session_id}/files/content?path=${encodeURIComponent(evil)}`, { method: "PUT", raw: "x", headers: { "content-type": "application/octet-stream" } });
+    expect(written.status, JSON.stringify(written.body)).toBe(200);
+    audit?.flush();
+    const listed = await sandgate(["audit", "--kind", "file"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain("a\\u001b]0;owned\\u0007\\u001b[2K\\u202eevil.txt");
+    expect(listed.stdout).not.toMatch(/[\u001b\u0007\u202e]/);
+
+    const file = join(dir, "escapes.py");
+    writeFileSync(file, 'import os\nos.system("echo \\x1b]0;owned\\x07\\x1b[31mfine")\n');
+    const analysed = await sandgate(["analyze", "-f", file]);
+    expect(analysed.stdout).toMatch(/^2:\d+ \S+ py\.process-exec\.\S+ .*\\u001b\]0;owned\\u0007/m);
+    expect(analysed.stdout).not.toMatch(/[\u001b\u0007]/);
+  });
+});

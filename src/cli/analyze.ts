@@ -7,6 +7,7 @@ import { Analyzer, decide } from "../governance/index.js";
 import { describeLanguages, languageForFile, resolveLanguage } from "../languages/index.js";
 import { toWireAnalysis } from "../server/index.js";
 import { readCode } from "./code-input.js";
+import { printable } from "./printable.js";
 
 export interface AnalyzeArgs {
   language?: string;
@@ -39,7 +40,8 @@ export async function runAnalyze(args: AnalyzeArgs, config: SandgateConfig): Pro
       `level: ${wire.level}`,
       `risk: ${wire.risk}`,
       `action: ${wire.action ?? "none (governance is off)"}${action ? ` (security level ${config.security.languages[language]?.level ?? config.security.level})` : ""}`,
-      ...wire.findings.map((f) => `${f.line}:${f.column} ${f.severity} ${f.rule_id} ${f.message}`),
+      // Messages quote the analysed code, which may carry terminal escapes meant for whoever reads this.
+      ...wire.findings.map((f) => `${f.line}:${f.column} ${f.severity} ${f.rule_id} ${printable(f.message)}`),
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
   }

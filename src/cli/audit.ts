@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { once } from "node:events";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
+import { printable } from "./printable.js";
 import {
   AUDIT_PAGE_MAX,
   auditPathOf,
@@ -87,8 +88,10 @@ function tableCells(id: string, time: string, kind: string, client: string, sess
 /** The table's column names, above its rows. */
 const TABLE_HEADER = tableCells("id", "time", "kind", "client", "session", "language", "status", "risk", "what");
 
+/** One row; every cell a client could have chosen (a path, a route, a session id) is made printable. */
 function tableLine(row: AuditRecord): string {
-  return tableCells(String(row.id), row.time, row.kind, row.client, row.session_id ?? "-", row.language ?? "-", row.status ?? "-", row.risk === null ? "-" : String(row.risk), subject(row));
+  const cell = (text: string | null): string => (text === null ? "-" : printable(text));
+  return tableCells(String(row.id), row.time, row.kind, cell(row.client), cell(row.session_id), cell(row.language), cell(row.status), row.risk === null ? "-" : String(row.risk), printable(subject(row)));
 }
 
 /** Writes a line, waiting for stdout to drain when it is full (export of a large log stays small). */
