@@ -9,7 +9,7 @@ import { bashRules } from "./bash.js";
 import { Grammars } from "./grammars.js";
 import { javascriptRules, typescriptRules } from "./javascript.js";
 import { pythonRules } from "./python.js";
-import type { FoundNode, LanguageRules, MetricNodeTypes } from "./rules.js";
+import type { FoundNode, LanguageRules, MetricNodeTypes, WalkCounts } from "./rules.js";
 import { AnalysisPool } from "./worker-pool.js";
 
 export const LANGUAGE_RULES: Record<Language, LanguageRules> = {
@@ -59,14 +59,18 @@ function search(root: Node, source: string, rules: LanguageRules): FoundNode[] {
   return root.descendantsOfType(types).map((node) => ({ node, type: node.type }));
 }
 
-function countMetrics(root: Node, source: string, kinds: Map<string, keyof MetricNodeTypes>, found: readonly FoundNode[]): CodeMetrics {
-  const counts = { function: 0, call: 0, import: 0, branch: 0 };
-  const nesting: Node[] = [];
-  for (const { node, type } of found) {
-    const kind = kinds.get(type);
-    if (!kind) continue;
-    counts[kind]++;
-    if (kind === "function" || kind === "branch") nesting.push(node);
+/** Counts from the search, or from the rules' own walk (`walked`). */
+function countMetrics(root: Node, source: string, kinds: Map<string, keyof MetricNodeTypes>, found: readonly FoundNode[], walked?: WalkCounts): CodeMetrics {
+  const counts = walked ?? { function: 0, call: 0, import: 0, branch: 0, maxDepth: 0 };
+  if (!walked) {
+    const nesting: Node[] = [];
+    for (const { node, type } of found) {
+      const kind = kinds.get(type);
+      if (!kind) continue;
+      counts[kind]++;
+      if (kind === "function" || kind === "branch") nesting.push(node);
+    }
+    counts.maxDepth = maxNesting(nesting);
   }
   const errors = root.hasError ? Math.max(1, root.descendantsOfType("ERROR").length) : 0;
   return {
@@ -76,7 +80,7 @@ function countMetrics(root: Node, source: string, kinds: Map<string, keyof Metri
     calls: counts.call,
     imports: counts.import,
     cyclomatic: counts.branch + 1,
-    maxDepth: maxNesting(nesting),
+    maxDepth: counts.maxDepth,
     parseErrors: errors,
   };
 }
@@ -173,8 +177,10 @@ export class Analyzer {
     const started = performance.now();
     const rules = LANGUAGE_RULES[language];
     const { findings, metrics } = grammars.withTree(rules.grammar, code, (root) => {
-      const found = search(root, code, rules);
-      return { findings: rules.findings(root, code, found).sort(bySeverityThenLine), metrics: countMetrics(root, code, metricKinds(rules.metricNodes), found) };
+      const counts: WalkCounts | undefined = rules.walkCounts ? { function: 0, call: 0, import: 0, branch: 0, maxDepth: 0 } : undefined;
+      const found = counts ? [] : search(root, code, rules);
+      const findings = rules.findings(root, code, found, counts).sort(bySeverityThenLine);
+      return { findings, metrics: countMetrics(root, code, metricKinds(rules.metricNodes), found, counts) };
     });
     const risk = riskScore(findings);
     return { language, risk, level: riskLevel(risk, findings), findings, metrics, durationMs: performance.now() - started };

@@ -11,7 +11,7 @@ import { functionRules, loopRules, mergeIntoStages, pipelineRules, programRules 
 import { netRules } from "./bash-net-rules.js";
 import { systemRules } from "./bash-system-rules.js";
 import { WordReader, type SubstitutionValue, type Taint } from "./bash-words.js";
-import type { LanguageRules } from "./rules.js";
+import type { LanguageRules, MetricNodeTypes, WalkCounts } from "./rules.js";
 
 /** Strings are re-parsed as bash at most this deep (eval "$(echo ... | base64 -d)" inside sh -c ...). */
 const MAX_DEPTH = 3;
@@ -31,6 +31,8 @@ function parserFor(language: Language): Parser {
 /** One level of the walk: a node's type, the node for types the rules look into, and whether `&` follows it. */
 interface Frame extends Ancestor {
   background: boolean;
+  /** A function or branch node: it counts for the metrics' nesting depth. */
+  nests?: boolean;
   /** For substitutions: what the commands inside produce. */
   produces?: Set<Taint>;
 }
@@ -42,10 +44,14 @@ class BashWalk {
   private frames: Frame[] = [];
   /** Whether the text being walked can hold a `&` token at all. */
   private ampersands = true;
+  /** Function and branch nodes open around the node being entered (for counts.maxDepth). */
+  private nesting = 0;
 
   constructor(
     private readonly ctx: BashContext,
     private readonly language: Language,
+    /** The program's metric counts, taken by the outermost walk only (code in strings is no part of them). */
+    private readonly counts?: WalkCounts,
   ) {
     this.report = reporter(ctx);
     this.reader = new WordReader({ vars: ctx.vars, substitution: (node) => this.substitution(node) });
@@ -102,7 +108,16 @@ class BashWalk {
       cursor.gotoPreviousSibling();
     }
     const substitution = type === "command_substitution" || type === "process_substitution";
-    this.frames.push({ type, node: NODE_TYPES.has(type) || substitution ? cursor.currentNode : undefined, background, ...(substitution ? { produces: new Set<Taint>() } : {}) });
+    const frame: Frame = { type, node: NODE_TYPES.has(type) || substitution ? cursor.currentNode : undefined, background, ...(substitution ? { produces: new Set<Taint>() } : {}) };
+    const kind = this.counts ? METRIC_KINDS.get(type) : undefined;
+    if (kind && this.counts) {
+      this.counts[kind]++;
+      if (kind === "function" || kind === "branch") {
+        frame.nests = true;
+        this.counts.maxDepth = Math.max(this.counts.maxDepth, ++this.nesting);
+      }
+    }
+    this.frames.push(frame);
   }
 
   /** Parents of the node just popped, nearest first. */
@@ -158,6 +173,7 @@ class BashWalk {
   }
 
   private visit(frame: Frame): void {
+    if (frame.nests) this.nesting--;
     const node = frame.node;
     if (!node) return;
     switch (frame.type) {
@@ -284,7 +300,7 @@ function typeTables(language: Language): { names: readonly (string | undefined)[
   return tables;
 }
 
-export function bashFindings(root: Node, source: string): Finding[] {
+export function bashFindings(root: Node, source: string, counts?: WalkCounts): Finding[] {
   const ctx: BashContext = {
     findings: [],
     seen: new Set(),
@@ -302,18 +318,23 @@ export function bashFindings(root: Node, source: string): Finding[] {
     anchor: undefined,
     depth: 0,
   };
-  new BashWalk(ctx, root.tree.language).walk(root, source);
+  new BashWalk(ctx, root.tree.language, counts).walk(root, source);
   programRules(ctx, reporter(ctx));
   return ctx.findings;
 }
 
+const METRIC_NODES: MetricNodeTypes = {
+  function: ["function_definition"],
+  call: ["command"],
+  import: [],
+  branch: ["if_statement", "elif_clause", "for_statement", "c_style_for_statement", "while_statement", "case_item", "list", "ternary_expression"],
+};
+/** The metric kind of each type the walk counts (none is a leaf, so the walk enters every one). */
+const METRIC_KINDS = new Map<string, keyof MetricNodeTypes>((["function", "call", "import", "branch"] as const).flatMap((kind) => METRIC_NODES[kind].map((type) => [type, kind] as const)));
+
 export const bashRules: LanguageRules = {
   grammar: "bash",
-  metricNodes: {
-    function: ["function_definition"],
-    call: ["command"],
-    import: [],
-    branch: ["if_statement", "elif_clause", "for_statement", "c_style_for_statement", "while_statement", "case_item", "list", "ternary_expression"],
-  },
-  findings: (root, source) => bashFindings(root, source),
+  metricNodes: METRIC_NODES,
+  walkCounts: true,
+  findings: (root, source, _found, counts) => bashFindings(root, source, counts),
 };

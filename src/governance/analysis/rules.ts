@@ -19,6 +19,16 @@ export interface FoundNode {
   type: string;
 }
 
+/** Metric counts a rules file takes in its own walk over every named node (see LanguageRules.walkCounts). */
+export interface WalkCounts {
+  function: number;
+  call: number;
+  import: number;
+  branch: number;
+  /** How deeply function and branch nodes nest inside each other. */
+  maxDepth: number;
+}
+
 export interface LanguageRules {
   grammar: GrammarName;
   metricNodes: MetricNodeTypes;
@@ -31,7 +41,9 @@ export interface LanguageRules {
    * Every finding in the program; `source` is the text `root` was parsed from, `found` the nodes of the
    * metric types and of searchTypes(source), in document order.
    */
-  findings(root: Node, source: string, found: readonly FoundNode[]): Finding[];
+  findings(root: Node, source: string, found: readonly FoundNode[], counts?: WalkCounts): Finding[];
+  /** The rules walk every named node of the tree and fill `counts` for the metric types: the analyzer skips its search. */
+  walkCounts?: boolean;
 }
 
 /** A finding at `node`'s position (tree-sitter rows and columns are 0-based, findings 1-based). */
