@@ -54,6 +54,41 @@ describe("a flood of bad API keys while the audit log is locked", () => {
   });
 });
 
+describe("a refused key while the audit log cannot take rows", () => {
+  it("is answered 401 after the wait, and its refusal is written, counted, once the log is free", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-audit-refusal-"));
+    const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
+    const config = { ...base, audit: { ...base.audit, queueMax: 1, writeTimeoutS: 0.3 } };
+    const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
+    const ctx = serverContext(engine, config, { apiKeys: { runner: KEY } });
+    const audit = attachAudit(ctx, dir);
+    const server = await startHttpServer(ctx);
+    let closed = false;
+    const locker = new Database(auditPathOf({ sandboxDir: dir, audit: {} }));
+    try {
+      const api = jsonApi(() => server.url);
+      locker.exec("BEGIN IMMEDIATE");
+      expect((await api("/sessions/s1/files/content", { method: "PUT", headers: bearer(KEY), json: { path: "a.txt", content: "1" } })).status).toBe(200);
+      expect((await api("/sessions", { headers: bearer("wrong-key") })).status).toBe(401);
+      expect((await api("/sessions", { headers: bearer("wrong-key") })).status).toBe(401);
+      locker.exec("ROLLBACK");
+      await server.close();
+      closed = true;
+      audit.flush();
+      const refusals = audit.query({ kind: "auth_failure" }).rows.map((r) => r.event as AuthFailureEvent);
+      expect(refusals.reduce((sum, e) => sum + (e.count ?? 1), 0)).toBe(2);
+      expect(audit.verify()).toMatchObject({ ok: true });
+    } finally {
+      if (locker.inTransaction) locker.exec("ROLLBACK");
+      locker.close();
+      if (!closed) await server.close();
+      await engine.close();
+      await audit.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("an execution while the audit log cannot take rows", () => {
   it("is refused with 503 AUDIT_UNAVAILABLE before its code runs, and runs once the log is free", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-audit-before-run-"));

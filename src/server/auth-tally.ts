@@ -50,9 +50,19 @@ export class AuthFailureTally {
       await this.events.record({ kind: "auth_failure", ...refusal });
       return;
     }
-    this.open.set(key, { latest: refusal, count: 0, since: Date.now() });
+    const fresh: Tally = { latest: refusal, count: 0, since: Date.now() };
+    this.open.set(key, fresh);
     this.timer ??= setInterval(() => void this.flush(), this.windowMs).unref();
-    await this.events.record({ kind: "auth_failure", ...refusal });
+    try {
+      await this.events.record({ kind: "auth_failure", ...refusal });
+    } catch (error) {
+      // Not lost: counted with the window's others, whose row is retried until the audit takes it.
+      const open = this.open.get(key);
+      if (open) open.count += 1;
+      else this.open.set(key, { ...fresh, count: 1 });
+      this.timer ??= setInterval(() => void this.flush(), this.windowMs).unref();
+      throw error;
+    }
   }
 
   /** Writes the counted refusals of every window that ended (all of them when `all`). */
