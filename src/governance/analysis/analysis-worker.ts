@@ -14,6 +14,11 @@ interface Job {
 const port = parentPort;
 if (port) {
   const analyzer = new Analyzer();
+  // Ready once the grammars are loaded: the pool starts a job's deadline then.
+  analyzer.ready().then(
+    () => port.postMessage({ ready: true }),
+    (error: unknown) => port.postMessage({ ready: false, error: error instanceof Error ? error.message : String(error) }),
+  );
   port.on("message", (job: Job) => {
     analyzer.analyze(job.language, job.code, { inline: true }).then(
       (analysis) => port.postMessage({ id: job.id, analysis }),

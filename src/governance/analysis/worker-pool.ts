@@ -23,6 +23,8 @@ interface Job {
 
 interface Slot {
   worker: Worker;
+  /** Its grammars are loaded: a job's deadline counts the analysis, not the worker's start. */
+  ready: boolean;
   job: Job | undefined;
   timer: NodeJS.Timeout | undefined;
 }
@@ -51,6 +53,11 @@ export class AnalysisPool {
     });
   }
 
+  /** Starts one worker ahead of the first job (its grammars load meanwhile). */
+  warm(): void {
+    if (!this.closed && this.slots.length === 0) this.spawn().worker.unref();
+  }
+
   /** Terminates every worker; jobs in flight or waiting fail. */
   async close(): Promise<void> {
     this.closed = true;
@@ -60,15 +67,21 @@ export class AnalysisPool {
 
   private dispatch(): void {
     while (this.waiting.length > 0) {
-      let slot = this.slots.find((s) => s.job === undefined);
-      if (!slot && this.slots.length < this.size) slot = this.spawn();
-      if (!slot) return;
+      const slot = this.slots.find((s) => s.ready && s.job === undefined);
+      if (!slot) {
+        // A worker starting (referenced: the CLI waits for it) takes the job once it is ready.
+        if (this.slots.every((s) => s.ready) && this.slots.length < this.size) this.spawn();
+        for (const starting of this.slots) if (!starting.ready) starting.worker.ref();
+        return;
+      }
       const job = this.waiting.shift() as Job;
       const target = slot;
       target.job = job;
       target.timer = setTimeout(() => {
         void this.retire(target, new AnalysisFailed(`the analysis took longer than ${this.timeoutMs} ms (security.analysisTimeoutMs)`));
       }, this.timeoutMs);
+      // Busy, a worker keeps the process alive (the CLI waits for it); idle, it does not.
+      target.worker.ref();
       target.worker.postMessage({ id: job.id, language: job.language, code: job.code });
     }
   }
@@ -76,9 +89,14 @@ export class AnalysisPool {
   private spawn(): Slot {
     // A heap cap: an analysis that runs out of memory ends its worker, not the server.
     const worker = new Worker(ENTRY, { resourceLimits: { maxOldGenerationSizeMb: 512, stackSizeMb: 8 } });
-    worker.unref();
-    const slot: Slot = { worker, job: undefined, timer: undefined };
-    worker.on("message", (reply: { id: number; analysis?: Analysis; error?: string }) => {
+    const slot: Slot = { worker, ready: false, job: undefined, timer: undefined };
+    worker.on("message", (reply: { ready?: boolean; id?: number; analysis?: Analysis; error?: string }) => {
+      if (reply.ready !== undefined) {
+        if (!reply.ready) return void this.retire(slot, new AnalysisFailed(`the analysis worker could not start: ${reply.error ?? "unknown error"}`));
+        slot.ready = true;
+        slot.worker.unref();
+        return this.dispatch();
+      }
       const job = slot.job;
       if (!job || job.id !== reply.id) return;
       this.finish(slot);
@@ -96,6 +114,7 @@ export class AnalysisPool {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = undefined;
     slot.job = undefined;
+    slot.worker.unref();
   }
 
   /** Removes a worker (its job fails with `error`) and lets waiting jobs go on with a fresh one. */
@@ -106,6 +125,8 @@ export class AnalysisPool {
     const job = slot.job;
     this.finish(slot);
     job?.reject(error);
+    // A worker that never got ready would fail again: the jobs waiting for it fail now instead.
+    if (!slot.ready) for (const waiting of this.waiting.splice(0)) waiting.reject(error);
     await slot.worker.terminate();
     if (!this.closed) this.dispatch();
   }
