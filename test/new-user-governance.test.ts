@@ -126,8 +126,11 @@ describe("what the server says about its policy", () => {
     } finally {
       await client.close();
     }
-    const openapi = await api<{ paths: Record<string, { get?: { summary?: string } }> }>("/openapi.json");
+    const openapi = await api<{ paths: Record<string, Record<string, { summary?: string; "x-sandgate-scope"?: string }>> }>("/openapi.json");
     expect(openapi.body.paths["/security/policy"]?.get?.summary).toMatch(/code policy, tool policy and approvals/);
+    // As the README says: every operation gives its scope, /mcp included.
+    const unscoped = Object.entries(openapi.body.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op["x-sandgate-scope"] === undefined).map(([method]) => `${method} ${path}`));
+    expect(unscoped).toEqual([]);
   });
 });
 
@@ -184,12 +187,12 @@ describe("text a client or analysed code chose, printed on the admin's terminal"
     const listed = await sandgate(["audit", "--kind", "file"]);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain("a\\u001b]0;owned\\u0007\\u001b[2K\\u202eevil.txt");
-    expect(listed.stdout).not.toMatch(/[\u001b\u0007\u202e]/);
+    for (const raw of ["\u001b", "\u0007", "\u202e"]) expect(listed.stdout).not.toContain(raw);
 
     const file = join(dir, "escapes.py");
     writeFileSync(file, 'import os\nos.system("echo \\x1b]0;owned\\x07\\x1b[31mfine")\n');
     const analysed = await sandgate(["analyze", "-f", file]);
     expect(analysed.stdout).toMatch(/^2:\d+ \S+ py\.process-exec\.\S+ .*\\u001b\]0;owned\\u0007/m);
-    expect(analysed.stdout).not.toMatch(/[\u001b\u0007]/);
+    for (const raw of ["\u001b", "\u0007"]) expect(analysed.stdout).not.toContain(raw);
   });
 });

@@ -58,15 +58,17 @@ export function openApiDocument(routes: RestRoute[], options: { version: string;
     const path = openApiPath(route.path);
     (paths[path] ??= {})[route.method] = operation(route, options.secured);
   }
+  // Any valid key may speak MCP; each tool then needs its own scope, and tools outside the key's are not listed.
+  const mcp = { tags: ["mcp"], ...(options.secured ? { security: [{ bearerAuth: [] }] } : {}), "x-sandgate-scope": "any" };
   paths["/mcp"] = {
     post: {
       summary: "MCP Streamable HTTP endpoint (JSON-RPC 2.0 messages; see the MCP specification)",
-      tags: ["mcp"],
+      description: "Each tool needs the scope of the REST route that does the same (execute_code: execute, file_read: files, ...); tools/list shows only those the key may call.",
       responses: { "200": { description: "JSON or text/event-stream" } },
-      ...(options.secured ? { security: [{ bearerAuth: [] }] } : {}),
+      ...mcp,
     },
-    get: { summary: "MCP server-to-client event stream of a session", tags: ["mcp"], responses: { "200": { description: "text/event-stream" } } },
-    delete: { summary: "End an MCP session", tags: ["mcp"], responses: { "200": { description: "session ended" } } },
+    get: { summary: "MCP server-to-client event stream of a session", responses: { "200": { description: "text/event-stream" } }, ...mcp },
+    delete: { summary: "End an MCP session", responses: { "200": { description: "session ended" } }, ...mcp },
   };
   return {
     openapi: "3.1.0",
