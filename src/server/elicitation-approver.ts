@@ -24,10 +24,16 @@ const APPROVAL_FORM: ElicitRequest["params"] extends infer P ? (P extends { requ
 const DETAIL_CHARS = 2000;
 const cut = (text: string): string => (text.length > DETAIL_CHARS ? `${text.slice(0, DETAIL_CHARS)}… (${text.length - DETAIL_CHARS} more characters)` : text);
 
+/**
+ * A detail as the user reads it: one line, or (the code of a run) a block whose every line starts
+ * with "  | ", so that text the caller wrote can never pass for a line of sandgate's own.
+ */
+const quoted = (text: string): string => (/[\r\n\u2028\u2029\u0085\v\f]/.test(text) ? `\n${text.split(/\r\n|[\r\n\u2028\u2029\u0085\v\f]/).map((line) => `  | ${line}`).join("\n")}` : text);
+
 /** What the user reads: the one-line summary and the details that matter for the decision. */
 export function approvalMessage(request: ApprovalRequest): string {
   const details = Object.entries(request.details)
-    .map(([key, value]) => `${key}: ${cut(typeof value === "string" ? value : JSON.stringify(value))}`)
+    .map(([key, value]) => `${key}: ${quoted(cut(typeof value === "string" ? value : JSON.stringify(value)))}`)
     .join("\n");
   const who = `${request.client}${request.sessionId ? `, session ${request.sessionId}` : ""}`;
   return `sandgate asks for approval: ${request.summary}.\nRequested by ${who}.\n${details}\nApprove it?`;
