@@ -35,10 +35,18 @@ const SENSITIVE_FILES: readonly RegExp[] = [
   /^\/proc\/(self|[0-9]+)\/(cmdline|maps)$/,
 ];
 
+/** Patterns (no flags, no backreferences) joined into one alternation: one match instead of one per pattern. */
+function anyOf(patterns: readonly RegExp[]): RegExp {
+  return new RegExp(patterns.map((pattern) => `(?:${pattern.source})`).join("|"));
+}
+
+const SECRET_FILE = anyOf(SECRET_FILES);
+const SENSITIVE_FILE = anyOf(SENSITIVE_FILES);
+
 export function secretKind(raw: string): SecretKind | undefined {
   const path = homeRelative(raw);
-  if (SECRET_FILES.some((pattern) => pattern.test(path))) return "secret";
-  if (SENSITIVE_FILES.some((pattern) => pattern.test(path))) return "sensitive";
+  if (SECRET_FILE.test(path)) return "secret";
+  if (SENSITIVE_FILE.test(path)) return "sensitive";
   return undefined;
 }
 
@@ -63,8 +71,12 @@ const PERSIST: readonly [RegExp, PersistKind][] = [
   [/^\/sys\/kernel\/uevent_helper$/, "kernel"],
 ];
 
+/** Whether any PERSIST pattern matches: most paths match none, and then one test answers. */
+const ANY_PERSIST = anyOf(PERSIST.map(([pattern]) => pattern));
+
 export function persistKind(raw: string): PersistKind | undefined {
   const path = homeRelative(raw);
+  if (!ANY_PERSIST.test(path)) return undefined;
   for (const [pattern, kind] of PERSIST) if (pattern.test(path)) return kind;
   return undefined;
 }
