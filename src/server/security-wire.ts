@@ -62,6 +62,21 @@ export function toWireFinding(f: Finding): WireFinding {
   return { rule_id: f.ruleId, category: f.category, severity: f.severity, line: f.line, end_line: f.endLine, column: f.column, message: f.message, recommendation: f.recommendation };
 }
 
+/**
+ * The governance fields of an error's data (POLICY_BLOCKED, APPROVAL_DENIED, APPROVAL_NOT_FOUND) as
+ * the wire spells them everywhere else: findings as in `security`, execution_id, approval_id.
+ */
+export function toWireGovernanceData(data: Record<string, unknown>): Record<string, unknown> {
+  const { findings, executionId, approvalId, ...rest } = data;
+  const isFinding = (f: unknown): f is Finding => typeof f === "object" && f !== null && "ruleId" in f;
+  return {
+    ...rest,
+    ...(findings !== undefined ? { findings: Array.isArray(findings) ? findings.map((f: unknown) => (isFinding(f) ? toWireFinding(f) : f)) : findings } : {}),
+    ...(executionId !== undefined ? { execution_id: executionId } : {}),
+    ...(approvalId !== undefined ? { approval_id: approvalId } : {}),
+  };
+}
+
 export function toWireSecurity(security: SecuritySummary): WireSecuritySummary {
   return {
     risk: security.risk,
