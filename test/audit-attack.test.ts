@@ -2,6 +2,7 @@
 // and a pre-planted symlink at the audit path that must not be followed.
 
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, mkdtempSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -152,6 +153,17 @@ describe("sandgate audit verify against a tampered file", () => {
 });
 
 describe("the audit file on disk", () => {
+  it.runIf(existsSync("/usr/bin/strace"))("is created owner-only, never first with the umask's mode and chmodded after", async () => {
+    const dir = tempDir();
+    const path = join(dir, "shared", "audit.db");
+    // The built writer (dist), opened in a child traced for the system calls that create files.
+    const script = `const { AuditLog } = await import(${JSON.stringify(join(import.meta.dirname, "..", "dist", "store", "audit-log.js"))}); await new AuditLog({ path: ${JSON.stringify(path)}, queueMax: 10, writeTimeoutMs: 1000, retentionDays: 1, maxMb: 10 }).close();`;
+    const traced = spawnSync("/usr/bin/strace", ["-f", "-e", "trace=openat", process.execPath, "--input-type=module", "-e", script], { encoding: "utf8" });
+    const creates = traced.stderr.split("\n").filter((line) => line.includes(`"${path}"`) && line.includes("O_CREAT"));
+    expect(creates.length, traced.stderr.slice(-2000)).toBeGreaterThan(0);
+    expect(creates[0]).toMatch(/O_EXCL.*, 0600\)/);
+  });
+
   it("refuses a symbolic link planted at the log or its -wal file, leaving the file it points at untouched", () => {
     const dir = tempDir();
     const target = join(dir, "precious.txt");

@@ -1,7 +1,7 @@
 // The audit log's SQLite file: where it lives, how it is opened (WAL, owner-only modes), its one
 // table with an index per filter, and the meta table that holds the chain's anchor and head.
 
-import { chmodSync, existsSync, lstatSync, mkdirSync } from "node:fs";
+import { chmodSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import Database, { type Statement } from "better-sqlite3";
 import { SandgateError } from "../errors/index.js";
@@ -56,6 +56,9 @@ export function openAuditWriter(path: string): AuditDatabase {
   if (mkdirSync(dirname(path), { recursive: true, mode: 0o700 }) !== undefined) chmodSync(dirname(path), 0o700);
   refuseForeign(path);
   const fresh = !existsSync(path);
+  // Created 0600 here, not by SQLite with the umask's mode and chmodded after: in a shared
+  // directory someone could open it in between and keep reading. SQLite gives -wal and -shm its mode.
+  if (fresh) closeSync(openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600));
   const db = new Database(path, { timeout: 0 });
   try {
     chmodSync(path, 0o600);
