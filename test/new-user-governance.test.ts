@@ -218,3 +218,32 @@ describe("a refusal's data on the wire", () => {
     expect(missing.data).toMatchObject({ approval_id: "nope" });
   });
 });
+
+describe("an execution waiting for approval under the strict level", () => {
+  it("GET /approvals shows its findings as the rest of the API does, and the denial's data too", async () => {
+    const strict = mkdtempSync(join(tmpdir(), "sandgate-new-user-strict-"));
+    const config = loadConfig({ SANDBOX_DIR: strict, MAX_EXECUTION_TIME: "20", SANDGATE_SECURITY_LEVEL: "strict" });
+    const strictEngine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
+    const strictServer = await startHttpServer(serverContext(strictEngine, config));
+    try {
+      const call = jsonApi(() => strictServer.url);
+      const running = call("/execute", { json: { language: "python", code: "import subprocess\nsubprocess.run(['curl', '--version'])" } });
+      let listed: { approvals: { id: string; details: { findings?: Record<string, unknown>[] } }[] } = { approvals: [] };
+      for (let tries = 0; tries < 100 && listed.approvals.length === 0; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        listed = (await call<typeof listed>("/approvals")).body;
+      }
+      const [pending] = listed.approvals;
+      expect(pending?.details.findings?.[0]).toMatchObject({ rule_id: "py.process-exec.process-literal", line: 2, end_line: 2 });
+      expect(JSON.stringify(pending?.details)).not.toMatch(/ruleId|endLine/);
+      expect((await call(`/approvals/${pending?.id ?? ""}`, { json: { approve: false, reason: "not now" } })).status).toBe(200);
+      const denied = expectError(await running, 403, "APPROVAL_DENIED");
+      expect(denied.message).toMatch(/not approved: denied by peer:127\.0\.0\.1: not now/);
+      expect(denied.data).toMatchObject({ findings: [expect.objectContaining({ rule_id: "py.process-exec.process-literal" })], execution_id: expect.any(String) });
+    } finally {
+      await strictServer.close();
+      await strictEngine.close();
+      rmSync(strict, { recursive: true, force: true });
+    }
+  });
+});

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
 import { ApprovalQueue, type PendingApproval } from "../../governance/index.js";
 import type { ServerContext } from "../context.js";
+import { toWireGovernanceData } from "../security-wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 
 const approvalSchema = z.object({
@@ -22,6 +23,12 @@ const approvalSchema = z.object({
 const listApprovalsOutput = z.object({ approvals: z.array(approvalSchema) });
 const decideOutput = z.object({ approval: approvalSchema, approved: z.boolean(), by: z.string() });
 
+/** The details in the wire's spelling: findings as in `security`, args_bytes. */
+function wireDetails(details: Record<string, unknown>): Record<string, unknown> {
+  const { argsBytes, ...rest } = details;
+  return { ...toWireGovernanceData(rest), ...(argsBytes !== undefined ? { args_bytes: argsBytes } : {}) };
+}
+
 function toWireApproval(pending: PendingApproval): z.infer<typeof approvalSchema> {
   return {
     id: pending.id,
@@ -30,7 +37,7 @@ function toWireApproval(pending: PendingApproval): z.infer<typeof approvalSchema
     session_id: pending.sessionId,
     execution_id: pending.executionId,
     summary: pending.summary,
-    details: pending.details,
+    details: wireDetails(pending.details),
     created_at: new Date(pending.createdAt).toISOString(),
     expires_at: new Date(pending.expiresAt).toISOString(),
     waiting_on: pending.waitingOn,
