@@ -104,6 +104,29 @@ describe("the audit log's size", () => {
   });
 });
 
+describe("writing the audit of big programs", () => {
+  it("writes a backlog of 1 MB programs a few per transaction once a lock is gone, every row kept", async () => {
+    const dir = tempDir();
+    const audit = openAuditLog(loadConfig({ SANDBOX_DIR: dir }));
+    cleanups.push(() => audit.close());
+    const batches: number[] = [];
+    audit.onFlush((rows) => batches.push(rows));
+    const locker = new Database(join(dir, "audit", "audit.db"));
+    locker.exec("BEGIN IMMEDIATE");
+    const code = "c".repeat(1_000_000);
+    for (let i = 0; i < 20; i += 1) {
+      void audit.record({ kind: "execution", time: Date.now(), client: "local", language: "python", code, codeHash: String(i), risk: 0, level: "low", action: "allow", findings: [], status: "ok", durationMs: 1, background: false, stdoutBytes: 0, stderrBytes: 0, tokensReturned: 0, tokensInSandbox: 0 });
+    }
+    expect(audit.flush()).toBe(false);
+    locker.exec("ROLLBACK");
+    locker.close();
+    expect(audit.flush()).toBe(true);
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(20);
+    expect(Math.max(...batches)).toBeLessThanOrEqual(8);
+    expect(audit.verify()).toMatchObject({ ok: true, rows: 20 });
+  });
+});
+
 describe("reading the audit of big programs", () => {
   it("pages 1 MB programs a few MB at a time however large the limit, and the cursor reaches them all", async () => {
     const { engine, audit } = await auditedEngine(tempDir());

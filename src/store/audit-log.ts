@@ -47,6 +47,19 @@ interface Waiter {
 
 /** Rows per transaction: a batch holds the event loop for a few milliseconds at most. */
 const BATCH = 1000;
+/** ...and characters of events per transaction: 1000 runs of 1 MB programs would be one 1 GB transaction. */
+export const BATCH_CHARS = 8 * 1048576;
+
+/** How many of the first queued rows make the next batch (at least one). */
+function batchSize(queue: readonly AuditColumns[]): number {
+  let chars = 0;
+  const most = Math.min(queue.length, BATCH);
+  for (let n = 0; n < most; n += 1) {
+    chars += queue[n]?.data.length ?? 0;
+    if (chars > BATCH_CHARS && n > 0) return n;
+  }
+  return most;
+}
 const RETENTION_EVERY_MS = 3_600_000;
 const RETRY_FIRST_MS = 20;
 const RETRY_MAX_MS = 1000;
@@ -163,7 +176,8 @@ export class AuditLog implements AuditStore {
   /** Writes what is queued now (tests, close); false when the database refused the batch. */
   flush(): boolean {
     while (this.queue.length > 0) {
-      const batch = this.queue.length <= BATCH ? this.queue : this.queue.slice(0, BATCH);
+      const size = batchSize(this.queue);
+      const batch = size === this.queue.length ? this.queue : this.queue.slice(0, size);
       const t0 = performance.now();
       try {
         this.writeBatch(batch);
