@@ -70,6 +70,12 @@ function checkName(env: RuleEnv, command: Command): void {
   const word = command.nameWord;
   if (!word) return;
   if (command.name === undefined) {
+    // `| $SHELL` is a shell whatever the variable holds.
+    if (/^"?\$\{?SHELL\}?"?$/.test(word.text)) {
+      env.facts.shell = true;
+      if (!command.args.some((arg) => /^-[A-Za-z]*c/.test(arg.value ?? "") || !(arg.value ?? "").startsWith("-"))) env.facts.runsStdin = true;
+      return;
+    }
     if (word.taints.size > 0 && [...word.taints].some((taint) => taint === "download" || taint === "decoded" || taint === "network")) {
       judgeDynamic(env, [word], "the command name", word);
     } else if (word.rebuilt || word.disguised) {

@@ -116,14 +116,30 @@ export function loopRules(node: Node, ctx: BashContext, report: Report): void {
     const condition = node.childForFieldName("condition")?.text.replace(/;\s*$/, "").trim() ?? "";
     endless = node.text.startsWith("until") ? /^(false)$/.test(condition) : ENDLESS.test(condition);
   }
+  if (node.type === "for_statement") return cpuLoop(node, ctx, report);
   if (!endless) return;
   const body = node.childForFieldName("body");
   if (!body) return;
   const commands = body.descendantsOfType("command");
-  const names = commands.map((command) => ctx.commands.get(command.id)?.[0]?.name);
+  // A pause that runs in the background (`sleep 9 &`) does not slow the loop down.
+  const names = commands.map((command) => (ctx.background.has(command.id) ? "&" : ctx.commands.get(command.id)?.[0]?.name));
   if (names.some((name) => name !== undefined && /^(sleep|wait|break|exit|return|read|timeout)$/.test(name))) return;
   if (commands.some((command) => ctx.background.has(command.id))) {
     report(node, "endless-spawn", "resource-abuse", "high", "an endless loop starts background processes without waiting or pausing", "Bound the loop and wait for the jobs it starts (or sleep between them).");
+  } else if (/(^|[\s;])([A-Za-z_][A-Za-z0-9_]*)=["']?\$\{?\2\}?\$\{?\2\}?/.test(body.text)) {
+    report(node, "endless-doubling", "resource-abuse", "high", "an endless loop doubles a value each pass until memory runs out", "Bound the loop and the data it builds.");
+  } else if (names.every((name) => name === undefined || /^(:|true|false|yes)$/.test(name))) {
+    report(node, "endless-busy", "resource-abuse", "medium", "an endless loop spins without doing work or pausing", "Bound the loop, or wait on something (sleep, read, wait) in it.");
+  }
+}
+
+/** `for i in $(seq $(nproc))` starting a busy job per CPU. */
+function cpuLoop(node: Node, ctx: BashContext, report: Report): void {
+  if (!/nproc|_NPROCESSORS_ONLN|\/proc\/cpuinfo/.test(node.childForFieldName("value")?.text ?? node.text.slice(0, 200))) return;
+  const body = node.childForFieldName("body");
+  const jobs = (body?.descendantsOfType(["command", "while_statement"]) ?? []).filter((inner) => /^while\s/.test(inner.text) || ctx.background.has(inner.id));
+  if (jobs.some((job) => job.type === "while_statement" || /^(yes|cat|sha\d*sum|md5sum|openssl|dd|:|true)$/.test(ctx.commands.get(job.id)?.[0]?.name ?? ""))) {
+    report(node, "cpu-burn", "resource-abuse", "high", "a loop starts a busy job on every CPU", "Do not burn CPU; bound the work and the number of jobs.");
   }
 }
 

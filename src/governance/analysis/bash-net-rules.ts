@@ -193,6 +193,9 @@ export function netRules(command: Command, env: RuleEnv): void {
   if (/^(nslookup|dig|host|drill|ping|ping6)$/.test(name)) {
     const taints = taintsOf(command.args.filter((word) => word.value === undefined));
     if (taints.size > 0) reportSend(env, command, taints, `${name} (a DNS lookup carrying data)`);
+    else if (name !== "ping" && name !== "ping6" && command.args.some((word) => word.value === undefined && /\$[{(]?[A-Za-z_][^.]*\.[A-Za-z0-9-]+\.[A-Za-z]{2,}\b/.test(word.text))) {
+      env.report(command.node, "dns-label-data", "exfiltration", "medium", `${name} looks up a host name whose first label is a variable, the way data is smuggled out over DNS`, "Look up fixed host names; never put data into DNS names.");
+    }
     return;
   }
   if (/^(scp|rsync|rclone|sftp)$/.test(name) || (name === "aws" && values[0] === "s3") || (name === "gsutil" && values[0] === "cp")) {

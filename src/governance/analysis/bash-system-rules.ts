@@ -152,8 +152,14 @@ function rm(env: RuleEnv, command: Command): void {
 function find(env: RuleEnv, command: Command): void {
   const values = argValues(command);
   const deletes = values.includes("-delete") || values.some((value, i) => /^-exec/.test(value) && /^(rm|shred)$/.test(baseName(values[i + 1] ?? "")));
-  if (!deletes) return;
   const roots = command.args.slice(0, Math.max(0, command.args.findIndex((arg) => /^[-(!]/.test(arg.value ?? "")))).filter((arg) => arg.value !== undefined);
+  const encrypts = values.some((value, i) => /^-exec/.test(value) && /^(openssl|gpg|ccrypt|age|7z|zip)$/.test(baseName(values[i + 1] ?? "")) && values.slice(i + 2, i + 6).some((arg) => /^(enc|-e|-c|--encrypt|--symmetric|-p.*|-P)$/.test(arg)));
+  for (const root of roots) {
+    const path = root.value ?? "";
+    if (encrypts && isCatastrophicTarget(path)) env.report(root.node, "find-encrypt", "filesystem", "high", `find ${path} encrypts files across the system or home directory (ransomware)`, "Encrypt only the program's own files.");
+    else if (values.some((value, i) => /^-exec/.test(value) && baseName(values[i + 1] ?? "") === "shred") && /^\/var\/log(\/|$)/.test(path)) env.report(root.node, "find-shred-logs", "filesystem", "high", `find ${path} shreds the system logs, destroying them and hiding what was done`, "Leave system logs alone.");
+  }
+  if (!deletes) return;
   const filtered = values.some((value) => /^-(name|iname|path|ipath|regex|iregex|newer|mtime|mmin|atime|ctime)$/.test(value));
   for (const root of roots) {
     if (isCatastrophicTarget(root.value ?? "")) env.report(root.node, "find-delete-root", "filesystem", filtered ? "medium" : "critical", `find ${root.value} deletes ${filtered ? "matching files across" : "everything under"} the system or home directory`, "Delete only the program's own files under /workspace.");
@@ -241,6 +247,18 @@ function privilegeCommands(env: RuleEnv, command: Command, name: string, values:
   if (name === "chattr" && /(^|\s)\+[a-z]*i/.test(joined)) return env.report(node, "immutable", "persistence", "medium", "chattr +i makes files immutable so they cannot be removed", "Do not lock files against deletion.");
 }
 
+const DOCKER_SOCKET = /(^|[=:/])(var\/)?run\/docker\.sock$/;
+
+/** A root shell through sudo (`sudo -i`, `sudo -s`, `sudo su`, `sudo bash`) or sudo fed a password on stdin. */
+function sudoShell(env: RuleEnv, command: Command, name: string, values: string[]): void {
+  const node = command.node;
+  if (name === "sudo" && values.some((value) => /^-[a-zA-Z]*[is]$|^--(login|shell)$/.test(value))) return env.report(node, "sudo-shell", "privilege", "high", "sudo opens a root shell", "Run the one command that needs root, not a shell.");
+  if (!command.via.includes("sudo") && !command.via.includes("pkexec")) return;
+  const interactive = !values.some((value) => /^-[A-Za-z]*c/.test(value) || !value.startsWith("-") && !(name === "su" && value === "root"));
+  if ((/^(su|sudo)$/.test(name) || SHELL.test(name)) && interactive) env.report(node, "sudo-shell", "privilege", "high", `${command.via.includes("sudo") ? "sudo" : "pkexec"} ${name} opens a root shell`, "Run the one command that needs root, not a shell.");
+  if (/(^|[\s;|&])sudo\s+(-[a-zA-Z]+\s+)*-[a-zA-Z]*S\b/.test(node.text)) env.report(node, "sudo-password-stdin", "privilege", "high", "sudo -S reads the password from standard input, a password written into the script", "Do not put passwords in scripts or run sudo from code.");
+}
+
 const RESOURCE_COMMANDS = new Set(["stress", "stress-ng", "kill", "pkill", "killall5", "shutdown", "reboot", "halt", "poweroff", "init", "telinit"]);
 
 function resourceCommands(env: RuleEnv, command: Command, name: string, values: string[]): void {
@@ -248,6 +266,13 @@ function resourceCommands(env: RuleEnv, command: Command, name: string, values: 
   const maybeMiner = /miner|^(xmrig|t-rex|xmr-stak)$/i.test(name) || values.some((value) => value.includes("stratum+"));
   if (maybeMiner && (/^(xmrig|minerd|cpuminer|ccminer|ethminer|nbminer|t-rex|lolminer|phoenixminer|xmr-stak|cgminer|bfgminer|nanominer|gminer|srbminer)$/i.test(name) || values.some((value) => /stratum\+(tcp|ssl|tls):\/\//i.test(value)))) {
     return env.report(node, "crypto-miner", "resource-abuse", "high", `${name} mines cryptocurrency`, "Do not run miners.");
+  }
+  if (name === "dd" && values.some((value) => /^if=\/dev\/(zero|u?random)$/.test(value))) {
+    const target = values.find((value) => value.startsWith("of="))?.slice(3);
+    const count = values.find((value) => value.startsWith("count="))?.slice(6);
+    const bs = /^bs=(\d+)([kKMGT]?)/.exec(values.find((value) => value.startsWith("bs=")) ?? "bs=512");
+    const bytes = Number(count ?? Infinity) * Number(bs?.[1] ?? 512) * 1024 ** " kMGT".indexOf((bs?.[2] ?? " ").toUpperCase().replace("K", "k") || " ");
+    if (target && !target.startsWith("/dev/") && !(bytes < 2 ** 34)) return env.report(node, "fill-disk", "resource-abuse", "high", `dd writes ${count ? `${count} blocks` : "without end"} from ${values.find((value) => value.startsWith("if="))?.slice(3)} to ${target}, filling the disk`, "Write only the data you need.");
   }
   if (!RESOURCE_COMMANDS.has(name)) return;
   if (/^(stress|stress-ng)$/.test(name)) return env.report(node, "stress", "resource-abuse", "medium", `${name} deliberately exhausts CPU, memory or I/O`, "Do not load-test the sandbox host.");
@@ -270,6 +295,9 @@ export function systemRules(command: Command, env: RuleEnv): void {
   if (/^(tar|zip|7z|7za|gzip)$/.test(name) && env.facts.produces.has("secret")) {
     const archive = name === "tar" ? command.args[command.args.findIndex((arg) => /^-?[a-zA-Z]*f$/.test(arg.value ?? "")) + 1] : operands(command)[0];
     if (archive?.value) env.ctx.facts.secretFiles.set(baseName(archive.value), place(env.ctx, command.node));
+  }
+  if (values.some((value) => DOCKER_SOCKET.test(value)) || command.redirects.some((redirect) => DOCKER_SOCKET.test(redirect.target.value ?? ""))) {
+    env.report(command.node, "docker-socket", "privilege", "high", `${name || "a command"} talks to the Docker socket, which gives root on the host`, "Do not use the Docker socket from sandboxed code.");
   }
   if (!name) return;
   const node = command.node;
@@ -313,6 +341,7 @@ export function systemRules(command: Command, env: RuleEnv): void {
     return;
   }
   persistenceCommands(env, command, name, values);
+  sudoShell(env, command, name, values);
   privilegeCommands(env, command, name, values);
   resourceCommands(env, command, name, values);
 }

@@ -187,6 +187,7 @@ class BashWalk {
         return functionRules(node, this.ctx, this.report);
       case "while_statement":
       case "c_style_for_statement":
+      case "for_statement":
         return loopRules(node, this.ctx, this.report);
       case "redirected_statement":
         return this.groupRedirects(node);
