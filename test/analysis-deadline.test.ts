@@ -46,4 +46,27 @@ describe("an analysis that does not finish", () => {
       await server.stop();
     }
   }, 120_000);
+
+  it("counts a caller's REST analyses against its concurrency cap and lets another caller's analysis ahead of a flood", async () => {
+    const HOG = "hog-key-0123456789abcdef";
+    const OTHER = "other-key-0123456789abcd";
+    const server = await startServe({ ...env, SANDGATE_API_KEYS: `hog:${HOG},other:${OTHER}`, SANDGATE_MAX_CONCURRENT: "6" });
+    try {
+      const analyze = (key: string, code: string): Promise<Response> =>
+        fetch(`${server.url}/security/analyze`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify({ code, language: "bash" }) });
+      const order: string[] = [];
+      const flood = Array.from({ length: 6 }, () => analyze(HOG, NESTED).then(async (r) => (order.push("hog"), r.status)));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The seventh of the same caller is over its cap of 6.
+      const over = await analyze(HOG, "echo hi");
+      expect(over.status).toBe(429);
+      const benign = analyze(OTHER, `${"# a comment long enough for the worker\n".repeat(20)}echo ok`).then(async (r) => (order.push("other"), (await r.json()) as { action: string }));
+      expect(await benign).toMatchObject({ action: "allow" });
+      expect(await Promise.all(flood)).toEqual([200, 200, 200, 200, 200, 200]);
+      // Two workers: the other caller's job goes next once one frees, not after the whole flood.
+      expect(order.indexOf("other")).toBeLessThanOrEqual(3);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 });

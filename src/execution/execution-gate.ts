@@ -50,7 +50,7 @@ export class ExecutionGate {
 
   /** Analyses the code and applies the policy; nothing is refused yet (see admit). */
   async judge(context: GateContext): Promise<Verdict> {
-    const analysis = await this.governance.analyzer.analyze(context.language, context.code);
+    const analysis = await this.governance.analyzer.analyze(context.language, context.code, { owner: context.owner });
     const decision = decide(analysis, this.governance.config.security);
     const shown = this.governance.config.security.findingsShown;
     const security: SecuritySummary = {

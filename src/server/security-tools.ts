@@ -10,7 +10,7 @@ import { analyzeCodeInput, analyzeCodeOutput, toWireAnalysis, type WireAnalysis 
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
 /** The analysis of `code` as `language` and, with governance on, the policy's action. */
-export async function analyzeForWire(ctx: ServerContext, code: string, language: string): Promise<WireAnalysis> {
+export async function analyzeForWire(ctx: ServerContext, code: string, language: string, owner?: string): Promise<WireAnalysis> {
   const resolved = resolveLanguage(language);
   if (!resolved) throw unknownLanguageError(language);
   // As execute_code: nothing to analyse is a mistake, not code the policy would allow.
@@ -21,7 +21,7 @@ export async function analyzeForWire(ctx: ServerContext, code: string, language:
       data: { bytes, maximum: ctx.config.limits.maxCodeBytes },
     });
   }
-  const analysis = await ctx.governance.analyzer.analyze(resolved, code);
+  const analysis = await ctx.governance.analyzer.analyze(resolved, code, owner !== undefined ? { owner } : {});
   const action = ctx.config.security.enabled ? decide(analysis, ctx.config.security).action : undefined;
   return toWireAnalysis(analysis, action);
 }
@@ -44,8 +44,8 @@ export function createSecurityTools(ctx: ServerContext): ToolDefinition[] {
     input: analyzeCodeInput,
     output: analyzeCodeOutput,
     annotations: { title: "Analyse code for security risks", readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    async run(args) {
-      const result = await analyzeForWire(ctx, args.code, args.language);
+    async run(args, call) {
+      const result = await analyzeForWire(ctx, args.code, args.language, call.owner);
       return { structured: result, text: renderAnalysisText(result) };
     },
   });

@@ -153,10 +153,10 @@ export class Analyzer {
    * Analyses `code` as `language` (a resolved name, not an alias), in a worker when the analyzer has
    * a timeout; never throws for the code's sake: an analysis that fails gives failedAnalysis().
    */
-  async analyze(language: Language, code: string, options: { inline?: boolean } = {}): Promise<Analysis> {
+  async analyze(language: Language, code: string, options: { inline?: boolean; owner?: string } = {}): Promise<Analysis> {
     const started = performance.now();
     try {
-      if (this.pool && !options.inline && code.length >= INLINE_BELOW) return await this.pool.analyze(language, code);
+      if (this.pool && !options.inline && code.length >= INLINE_BELOW) return await this.pool.analyze(language, code, options.owner);
       if (!this.grammars) await this.ready();
       return this.analyzeLoaded(language, code);
     } catch (error) {

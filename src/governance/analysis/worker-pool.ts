@@ -15,6 +15,8 @@ export class AnalysisFailed extends Error {}
 
 interface Job {
   id: number;
+  /** Who asked: one caller's jobs do not hold up another's (see next()). */
+  owner: string | undefined;
   language: Language;
   code: string;
   resolve: (analysis: Analysis) => void;
@@ -45,10 +47,10 @@ export class AnalysisPool {
     return existsSync(fileURLToPath(ENTRY)) ? new AnalysisPool(size, timeoutMs) : undefined;
   }
 
-  analyze(language: Language, code: string): Promise<Analysis> {
+  analyze(language: Language, code: string, owner?: string): Promise<Analysis> {
     if (this.closed) return Promise.reject(new AnalysisFailed("the analyzer is closed"));
     return new Promise((resolve, reject) => {
-      this.waiting.push({ id: this.nextId++, language, code, resolve, reject });
+      this.waiting.push({ id: this.nextId++, owner, language, code, resolve, reject });
       this.dispatch();
     });
   }
@@ -74,7 +76,7 @@ export class AnalysisPool {
         for (const starting of this.slots) if (!starting.ready) starting.worker.ref();
         return;
       }
-      const job = this.waiting.shift() as Job;
+      const job = this.next();
       const target = slot;
       target.job = job;
       target.timer = setTimeout(() => {
@@ -84,6 +86,13 @@ export class AnalysisPool {
       target.worker.ref();
       target.worker.postMessage({ id: job.id, language: job.language, code: job.code });
     }
+  }
+
+  /** The oldest waiting job of a caller with none in a worker, else the oldest: a flood of one caller's slow jobs waits its turn. */
+  private next(): Job {
+    const busy = new Set(this.slots.map((s) => s.job?.owner));
+    const index = this.waiting.findIndex((job) => job.owner === undefined || !busy.has(job.owner));
+    return this.waiting.splice(Math.max(0, index), 1)[0] as Job;
   }
 
   private spawn(): Slot {

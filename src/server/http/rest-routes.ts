@@ -223,6 +223,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       body: analyzeCodeInput,
       parseBody: (value) => parseToolArguments(findTool(tools, "analyze_code"), value) as z.infer<typeof analyzeCodeInput>,
       response: analyzeCodeOutput,
+      // An analysis of up to a megabyte costs like a run: counted against the caller's concurrency cap, as analyze_code over MCP.
+      runsCode: true,
       handle: ({ body, owner }) => run(analyzeCodeOutput, "analyze_code", body, owner),
     }),
     defineRoute({
