@@ -247,3 +247,29 @@ describe("an execution waiting for approval under the strict level", () => {
     }
   });
 });
+
+describe("sandgate tools under a tool policy", () => {
+  it("marks the tools the policy denies or sends for approval, as search_tools does", async () => {
+    const memory = join(import.meta.dirname, "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    const configPath = join(dir, "tools-policy.json");
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        mcpServers: { memory: { command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } } },
+        toolPolicy: { default: "allow", rules: { "memory.create_entities": "approve", "memory.delete_entities": "deny" } },
+      }),
+    );
+    const env = { SANDGATE_CONFIG: configPath };
+    const listed = await sandgate(["tools"], "", env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^ {2}memory\.create_entities {2}.*\[each call waits for a person's approval\]$/m);
+    expect(listed.stdout).toMatch(/^ {2}memory\.delete_entities {2}.*\[denied by the tool policy\]$/m);
+    expect(listed.stdout).toMatch(/^ {2}memory\.read_graph {2}[^[]*$/m);
+    const searched = await sandgate(["tools", "--search", "delete entities", "--json"], "", env);
+    const hits = JSON.parse(searched.stdout) as { id: string; policy?: string }[];
+    expect(hits.find((h) => h.id === "memory.delete_entities")?.policy).toBe("deny");
+    const json = JSON.parse((await sandgate(["tools", "--json"], "", env)).stdout) as { tools: { id: string; policy?: string }[] };
+    expect(json.tools.find((t) => t.id === "memory.create_entities")?.policy).toBe("approve");
+    expect(json.tools.find((t) => t.id === "memory.read_graph")?.policy).toBeUndefined();
+  });
+});

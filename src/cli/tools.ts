@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { CodeMode } from "../codemode/index.js";
+import { toolPolicyFor } from "../governance/index.js";
 import { createLogger } from "../util/logger.js";
 
 export interface ToolsCommandOptions {
@@ -34,6 +35,18 @@ function parseLimit(value: string | undefined): number | undefined {
   if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new SandgateError("INVALID_INPUT", `--limit must be a whole number from 1 to 50, not ${JSON.stringify(value)}`);
   return limit;
 }
+
+const POLICY_NOTE = { deny: "  [denied by the tool policy]", approve: "  [each call waits for a person's approval]" } as const;
+
+/** The tool policy's action for a tool when it is not allow, as search_tools gives it. */
+function policyOf(config: SandgateConfig, codeMode: CodeMode, id: string): { policy?: "deny" | "approve" } {
+  const tool = codeMode.catalog.resolve(id);
+  if (!tool) return {};
+  const { action } = toolPolicyFor(config.toolPolicy, tool.server, tool.name, [tool.tsName, tool.pyName]);
+  return action === "allow" ? {} : { policy: action };
+}
+
+const noteOf = (marked: { policy?: "deny" | "approve" }): string => (marked.policy ? POLICY_NOTE[marked.policy] : "");
 
 /** Runs `fn` with every upstream server connected (in a private tree directory), then disconnects. */
 export async function withCodeMode<T>(config: SandgateConfig, fn: (codeMode: CodeMode) => Promise<T>): Promise<T> {
@@ -69,19 +82,19 @@ export async function runTools(options: ToolsCommandOptions, config: SandgateCon
       return 0;
     }
     if (options.search !== undefined) {
-      const hits = catalog.search(options.search, { detail, ...(limit ? { limit } : {}), ...(options.server ? { server: options.server } : {}) });
+      const hits = catalog.search(options.search, { detail, ...(limit ? { limit } : {}), ...(options.server ? { server: options.server } : {}) }).map((h) => ({ ...h, ...policyOf(config, codeMode, h.id) }));
       if (options.json) out(JSON.stringify(hits, null, 2));
       else if (hits.length === 0) out(`no tool matches ${JSON.stringify(options.search)}`);
-      else out(hits.map((h) => (detail === "full" ? `// ${h.id}\n${h.signature ?? ""}` : `${h.id}${h.summary ? `  ${h.summary}` : ""}`)).join(detail === "full" ? "\n\n" : "\n"));
+      else out(hits.map((h) => (detail === "full" ? `// ${h.id}${noteOf(h)}\n${h.signature ?? ""}` : `${h.id}${h.summary ? `  ${h.summary}` : ""}${noteOf(h)}`)).join(detail === "full" ? "\n\n" : "\n"));
       return 0;
     }
     const status = codeMode.status().filter((s) => options.server === undefined || s.name === options.server);
     if (options.json) {
-      out(JSON.stringify({ servers: status, tools: catalog.tools(options.server).map(({ inputSchema: _i, outputSchema: _o, ...t }) => t) }, null, 2));
+      out(JSON.stringify({ servers: status, tools: catalog.tools(options.server).map(({ inputSchema: _i, outputSchema: _o, ...t }) => ({ ...t, ...policyOf(config, codeMode, t.id) })) }, null, 2));
     } else {
       for (const s of status) {
         out(`${s.name} (${s.transport}): ${s.state}, ${s.toolCount} tools${s.error ? `\n  error: ${s.error.split("\n").join("\n  ")}` : ""}`);
-        for (const tool of catalog.tools(s.name)) out(`  ${tool.id}${tool.description ? `  ${tool.description.split("\n")[0]!.slice(0, 100)}` : ""}`);
+        for (const tool of catalog.tools(s.name)) out(`  ${tool.id}${tool.description ? `  ${tool.description.split("\n")[0]!.slice(0, 100)}` : ""}${noteOf(policyOf(config, codeMode, tool.id))}`);
       }
     }
     return status.some((s) => s.state === "failed") ? 1 : 0;
