@@ -145,10 +145,10 @@ export const apiKeysCodec: EnvCodec<Record<string, string>> = {
       const colon = part.indexOf(":");
       const name = colon === -1 ? "" : part.slice(0, colon).trim();
       const key = colon === -1 ? "" : part.slice(colon + 1).trim();
-      if (name === "" || key === "" || name in keys) {
+      if (name === "" || key === "" || Object.hasOwn(keys, name)) {
         throw new SandgateError(
           "CONFIG_INVALID",
-          `${variable} entry ${index + 1} is not of the form name:key${name in keys ? ` (the name ${JSON.stringify(name)} appears twice)` : ""}`,
+          `${variable} entry ${index + 1} is not of the form name:key${Object.hasOwn(keys, name) ? ` (the name ${JSON.stringify(name)} appears twice)` : ""}`,
           { data: { variable } },
         );
       }
@@ -171,8 +171,8 @@ export function keyScopesCodec<S extends string>(scopes: readonly S[]): EnvCodec
         const colon = part.indexOf(":");
         const name = colon === -1 ? "" : part.slice(0, colon).trim();
         const listed = colon === -1 ? [] : part.slice(colon + 1).split("+").map((scope) => scope.trim()).filter((scope) => scope !== "");
-        if (name === "" || listed.length === 0 || name in result) {
-          throw new SandgateError("CONFIG_INVALID", `${variable} entry ${index + 1} is not of the form name:scope+scope${name in result ? ` (the name ${JSON.stringify(name)} appears twice)` : ""}`, {
+        if (name === "" || listed.length === 0 || Object.hasOwn(result, name)) {
+          throw new SandgateError("CONFIG_INVALID", `${variable} entry ${index + 1} is not of the form name:scope+scope${Object.hasOwn(result, name) ? ` (the name ${JSON.stringify(name)} appears twice)` : ""}`, {
             data: { variable },
           });
         }

@@ -111,7 +111,8 @@ export type Scope = (typeof SCOPES)[number];
 
 /** The scopes of the key named `name`: those listed in server.keyScopes, else every scope. */
 export function scopesOfKey(server: { keyScopes: Record<string, readonly Scope[]> }, name: string): ReadonlySet<Scope> {
-  return new Set(server.keyScopes[name] ?? SCOPES);
+  // Own keys only: a key named like an Object.prototype member (constructor) is not listed by inheritance.
+  return new Set((Object.hasOwn(server.keyScopes, name) ? server.keyScopes[name] : undefined) ?? SCOPES);
 }
 
 /** Every configured API key as [name, key]; server.apiKey is the key named "default". */
