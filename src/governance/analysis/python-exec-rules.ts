@@ -124,6 +124,10 @@ function programOf(v: Val): string | undefined {
 /** Shared by every way of starting a process: what the command says, and where it came from. */
 function checkCommand(ctx: PyContext, c: CallInfo, cmd: Val, shell: boolean, name: string): void {
   const text = textOf(cmd);
+  const runs = programOf(cmd);
+  if (runs !== undefined && /^(sudo|su|doas|pkexec|setcap|chown)$/.test(runs) && (runs !== "chown" || /^(root|0)([:.]|$)/.test(cmd.items?.[1]?.s ?? text?.split(/\s+/)[1] ?? ""))) {
+    ctx.add(c.node, "privilege", "high", "privileged-command", `${name} runs ${runs}, which acts as root`, "Do not gain or grant root from sandboxed code.");
+  }
   if (cmd.socket) {
     ctx.add(c.node, "reverse-shell", "critical", "exec-socket-command", `${name} runs commands received on a socket`, "Never run commands that arrive over the network.");
     return;

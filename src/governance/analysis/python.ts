@@ -7,6 +7,7 @@ import { PyContext, posOf } from "./python-context.js";
 import { checkCodeExec, checkDeserialization, checkNative, checkProcess, type CallInfo } from "./python-exec-rules.js";
 import { checkFilesystem, checkNetwork } from "./python-io-rules.js";
 import { Evaluator, normalize, type Val } from "./python-values.js";
+import { isRootLikePath } from "./python-paths.js";
 import type { FoundNode, LanguageRules } from "./rules.js";
 
 /** Names `from M import *` brings in that rules care about. */
@@ -152,9 +153,36 @@ function isForever(node: Node, type: string): boolean {
   return right?.type === "call" && /^(itertools\.)?count\(|^iter\(int,\s*1\)/.test(right.text);
 }
 
+/** What an endless loop does without pausing: grow memory, fill the disk, or just spin. */
+function endlessLoop(ctx: PyContext, node: Node): void {
+  const body = node.childForFieldName("body");
+  const text = body?.text ?? "";
+  if (text.length > 4000 || /\b(break|return|raise|yield|await|sleep|wait|join|accept|recv\w*|read\w*|input|get|select|poll|serve_forever|exit)\b/.test(text)) return;
+  if (/\.(append|extend|insert)\(|\b(\w+)\s*(\+=|\*=)\s*\2\b|\b(\w+)\s*=\s*\4\s*[+*]\s*\4\b/.test(text)) ctx.add(node, "resource-abuse", "high", "endless-growth", "an endless loop grows a value each pass until memory runs out", "Bound the loop and the data it keeps.");
+  else if (/\.(write|writelines)\(/.test(text)) ctx.add(node, "resource-abuse", "high", "endless-write", "an endless loop writes to a file without end, filling the disk", "Bound the loop and the data it writes.");
+  else if (/^(pass|\.\.\.|continue|\d+)?$/.test(text.trim())) ctx.add(node, "resource-abuse", "medium", "endless-busy", "an endless loop spins without doing work or pausing", "Bound the loop, or wait on something in it.");
+}
+
+/** `for root, _, files in os.walk("/home")` / `Path.home().rglob("*")` with deletes or encryption inside. */
+function massWalk(ctx: PyContext, node: Node): void {
+  const right = node.childForFieldName("right");
+  if (right?.type !== "call") return;
+  const fnNode = right.childForFieldName("function");
+  const q = ctx.ev.ev(fnNode).q ?? "";
+  let dir: string | undefined;
+  if (q === "os.walk" || q === "glob.glob" || q === "glob.iglob") {
+    const a0 = ctx.ev.args(right).pos[0];
+    dir = a0?.s?.replace(/\/\*\*?(\/\*)?$/, "");
+  } else if (/^pathlib\.Path\(\)\.(rglob|glob|walk)$/.test(q)) dir = ctx.ev.ev(fnNode?.childForFieldName("object")).s;
+  if (dir === undefined || !(isRootLikePath(dir) || dir === "/")) return;
+  const body = node.childForFieldName("body")?.text ?? "";
+  const action = /\b(os\.(remove|unlink)|shutil\.rmtree|\.unlink|\.rmtree)\(/.test(body) ? "deletes" : /encrypt\w*\(|\bAES\.new|Fernet/.test(body) ? "encrypts" : undefined;
+  if (action) ctx.add(node, "filesystem", "high", action === "deletes" ? "mass-delete" : "mass-encrypt", `a loop over every file under "${dir}" ${action} them`, "Touch only the program's own files under /workspace.");
+}
+
 /** Callees some rule looks at; every other call is only checked for its keywords. */
 const RULE_CALLEES =
-  /^(builtins\.(eval|exec|compile|execfile|__import__|getattr|setattr|delattr|open)$|builtins\.open\(\)|os\.|subprocess\.|pty\.|asyncio\.create_subprocess|socket\.|ssl\.|requests\.|httpx\.|aiohttp\.|urllib|http\.client|pickle|dill|cloudpickle|shelve|jsonpickle|marshal|joblib|pandas\.read_pickle|numpy\.load|torch\.load|yaml\.|ctypes|cffi|mmap|shutil\.|pathlib\.Path\(\)\.|io\.open|codecs\.(open|decode)|types\.|runpy|importlib|platform\.popen|pexpect|tempfile\.mktemp|_?winreg|crontab|wget|smtplib|ftplib|telnetlib|paramiko|dns\.|multiprocessing|threading|code\.|tarfile|zipfile\.ZipFile\(\)|xml\.|lxml|setuptools|distutils)/;
+  /^(builtins\.(eval|exec|compile|execfile|__import__|getattr|setattr|delattr|open)$|builtins\.open\(\)|os\.|subprocess\.|pty\.|asyncio\.create_subprocess|socket\.|ssl\.|requests\.|httpx\.|aiohttp\.|urllib|http\.client|pickle|dill|cloudpickle|shelve|jsonpickle|marshal|joblib|pandas\.read_pickle|numpy\.load|torch\.load|yaml\.|ctypes|cffi|mmap|shutil\.|pathlib\.Path\(\)\.|io\.open|codecs\.(open|decode)|types\.|runpy|importlib|platform\.popen|pexpect|tempfile\.mktemp|_?winreg|crontab|wget|smtplib|ftplib|telnetlib|paramiko|dns\.|multiprocessing|threading|code\.|tarfile|zipfile\.ZipFile\(\)|xml\.|lxml|setuptools|distutils|socketserver\.|http\.server\.)/;
 
 function checkCall(ctx: PyContext, node: Node): void {
   const fnNode = node.childForFieldName("function");
@@ -162,8 +190,8 @@ function checkCall(ctx: PyContext, node: Node): void {
   // Most calls (print, len, df.groupby) reach nothing a rule knows: skip their arguments unless they
   // pass a keyword some rule reads on any callee (verify=False, host="0.0.0.0").
   if (!RULE_CALLEES.test(fn.q ?? "") && !fn.built && !fn.via) {
-    const text = node.childForFieldName("arguments")?.text ?? "";
-    if (!/verify|ssl|host|0\.0\.0\.0|debug|shell/.test(text)) return;
+    const text = `${node.childForFieldName("arguments")?.text ?? ""}${fn.q === undefined ? (fnNode?.text.slice(-40) ?? "") : ""}`;
+    if (!/verify|ssl|host|0\.0\.0\.0|debug|shell|docker\.sock|\.pth["']/.test(text)) return;
   }
   const { pos, kw, posNodes, kwNodes } = ctx.ev.args(node);
   const call: CallInfo = { node, fnNode, q: fn.q ?? "", fn, pos, kw, posNodes, kwNodes };
@@ -259,7 +287,11 @@ function findings(root: Node, found: readonly FoundNode[]): Finding[] {
       case "while_statement":
       case "for_statement":
         loops.push({ end: node.endIndex, forever: isForever(node, type) });
-        if (type === "for_statement") bindLoopTarget(node, evaluator, bindings);
+        if (loops[loops.length - 1]?.forever) endlessLoop(ctx, node);
+        if (type === "for_statement") {
+          bindLoopTarget(node, evaluator, bindings);
+          massWalk(ctx, node);
+        }
         break;
       case "exec_statement": {
         // Python 2's `exec code in ns`, still parsed: judged like exec(code).
