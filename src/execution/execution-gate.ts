@@ -83,7 +83,7 @@ export class ExecutionGate {
         reason,
       });
       await this.recordEnd(verdict, "blocked", 0, undefined, reason);
-      throw new SandgateError("POLICY_BLOCKED", `${reason}; change the code, or ask an admin to change the policy (GET /security/policy shows it)`, {
+      throw new SandgateError("POLICY_BLOCKED", `${reason}; change the code, or ask an admin to change the policy (security.level and security.categories; GET /security/policy, the sandgate://security-policy resource and sandgate config --print show it)`, {
         data: { risk: analysis.risk, level: analysis.level, findings: decision.because, executionId: context.executionId },
       });
     }
