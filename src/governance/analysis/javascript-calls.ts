@@ -10,6 +10,8 @@ import { isLoader, Scope } from "./javascript-values.js";
 
 const CODE_EXEC = new Set(["eval", "Function", "vm2.VM().run", "vm2.NodeVM().run", "safe-eval", "static-eval", "vm.Script().runInNewContext", "node:vm.runInNewContext", "vm.runInNewContext", "vm.runInThisContext", "vm.runInContext", "vm.compileFunction", "vm.Script", "vm.SourceTextModule", "AsyncFunction", "GeneratorFunction"]);
 const TIMERS = new Set(["setTimeout", "setInterval", "setImmediate"]);
+/** Callees whose result is a string: run as code when passed to a timer. */
+const STRING_RESULT = /(\.(toString|join|replace|replaceAll|slice|substring|substr|trim|concat|decode)|^(atob|String|unescape|decodeURIComponent|String\.fromCharCode))$/;
 const SHELL_EXEC = new Set(["child_process.exec", "child_process.execSync", "shelljs.exec", "execa.command", "execa.commandSync", "execa.execaCommand", "execa.execaCommandSync"]);
 const ARGV_EXEC = new Set([
   "child_process.execFile", "child_process.execFileSync", "child_process.spawn", "child_process.spawnSync", "child_process.fork",
@@ -106,7 +108,11 @@ function hiddenMethod(program: Program, node: Node): void {
   if (callee?.type === "member_expression" && callee.childForFieldName("property")?.text === "repeat")
     return bigAllocation(program, { node, name: "String.repeat", built: false, args: node.childForFieldName("arguments")?.namedChildren ?? [], isNew: false });
   if (callee?.type !== "subscript_expression") return;
-  const module = program.scope.resolve(callee.childForFieldName("object"))?.name;
+  // `require(_d(0))[_d(1)](_d(2))`: module and function names looked up through a decoder function.
+  const object = callee.childForFieldName("object");
+  if (object?.type === "call_expression" && object.childForFieldName("function")?.text === "require" && (object.childForFieldName("arguments")?.namedChildren[0]?.type === "call_expression" || callee.childForFieldName("index")?.type === "call_expression"))
+    program.add(node, "decoded-require-call", "obfuscation", "high", "calls a module function whose module and name come from a decoder function (a string-array obfuscator)", "Call functions by their plain names; hiding them is a malware technique.");
+  const module = program.scope.resolve(object)?.name;
   if (module !== "child_process" && module !== "vm" && module !== "globalThis" && module !== "global" && module !== "window") return;
   program.add(node, "hidden-name", "obfuscation", "medium", `calls a function of ${module} chosen by a computed name`, "Call functions by their plain names.");
   if (module === "child_process") program.add(node, "computed-method", "process-exec", "high", "runs a child_process function chosen at run time", "Call execFile or spawn by name with an argv array.");
@@ -162,7 +168,13 @@ function runText(program: Program, node: Node, name: string, texts: Node[], hidd
 function timer(program: Program, call: Call): void {
   const first = call.args[0];
   if (!first || !["string", "template_string", "binary_expression"].includes(first.type)) {
-    if (first?.type === "identifier" && program.scope.fold(first) !== undefined) runText(program, call.node, `${call.name} with a string`, [first]);
+    // A value that can only be a string (a constant, a string built or decoded into a variable, or a
+    // string method's result) is run as code; a plain function reference is not.
+    const stringy =
+      (first?.type === "identifier" && (program.scope.fold(first) !== undefined || program.stringVars.has(first.text))) ||
+      (first?.type === "call_expression" && STRING_RESULT.test(first.childForFieldName("function")?.text ?? "")) ||
+      (first?.type === "subscript_expression" && /^process\.(argv|env)\b/.test(first.text));
+    if (first && stringy) runText(program, call.node, `${call.name} with a string`, [first]);
     return;
   }
   runText(program, call.node, `${call.name} with a string`, [first]);
@@ -280,7 +292,9 @@ function socket(program: Program, call: Call): void {
 
 function listen(program: Program, call: Call): void {
   for (const arg of call.args) {
-    const value = program.scope.fold(arg);
+    // `listen({ host: "0.0.0.0", port })`: the options object form.
+    const host = arg.type === "object" ? arg.namedChildren.find((pair) => pair.type === "pair" && /^["'`]?host["'`]?$/.test(pair.childForFieldName("key")?.text ?? ""))?.childForFieldName("value") : undefined;
+    const value = program.scope.fold(host ?? arg);
     if (value === "0.0.0.0" || value === "::" || value === "[::]") {
       program.add(call.node, "bind-all", "network", "medium", `${call.name} listens on every interface (${value})`, "Listen on 127.0.0.1 unless others must connect.");
       return;
@@ -368,7 +382,12 @@ function deepMerge(program: Program, call: Call): void {
 
 function worker(program: Program, call: Call): void {
   const options = call.args[1]?.text ?? "";
-  if (/\beval\s*:\s*true/.test(options)) runText(program, call.node, `${call.name} with eval: true`, call.args.slice(0, 1));
+  if (!/\beval\s*:\s*true/.test(options)) return;
+  // A constant worker script is the program's own code written inline: worth a look, not an alarm.
+  const folded = program.scope.foldInfo(call.args[0] ?? null);
+  if (folded?.value !== undefined && !folded.built && !folded.decoded && !program.facts(call.args[0] ?? null).decoded)
+    return program.add(call.node, "worker-eval", "code-exec", "medium", `${call.name} with eval: true runs a constant string as a worker's code`, "Put the worker's code in its own file.");
+  runText(program, call.node, `${call.name} with eval: true`, call.args.slice(0, 1));
 }
 
 function bigAllocation(program: Program, call: Call): void {

@@ -162,6 +162,8 @@ export class ObjectRules {
       this.program.strongSecret ??= "metadata";
       this.program.add(node, "metadata-address", "exfiltration", "high", "the program names the cloud metadata service, where instance credentials live", "Do not query instance metadata from sandboxed code.");
     }
+    if (/(^|[^\w.])(\/var)?\/run\/docker\.sock\b/.test(text))
+      this.program.add(node, "docker-socket", "privilege", "high", "the program uses the Docker socket, which gives root on the host", "Do not use the Docker socket from sandboxed code.");
     if (isShadyHost(text))
       this.program.add(node, "shady-host", "network", "medium", "the program talks to a paste, tunnel or webhook site often used to exfiltrate data", "Send data only to services you own and trust.");
   }

@@ -91,9 +91,9 @@ export const COMMAND_PATTERNS: readonly CommandPattern[] = [
   {
     name: "sudo",
     category: "privilege",
-    severity: "medium",
-    pattern: /(^|[;&|]\s*|\s)sudo\s/,
-    message: "runs a command with sudo",
+    severity: "high",
+    pattern: /(^|[;&|]\s*|\s)(sudo|pkexec|doas|setcap)(\s|$)|(^|[;&|]\s*|\s)su\s+(-|root\b)/,
+    message: "runs a command as root (sudo, pkexec, doas, su) or grants file capabilities (setcap)",
     recommendation: "Sandboxed code runs unprivileged; do not try to gain root.",
   },
 ];
@@ -104,7 +104,7 @@ const CREDENTIAL_PATH =
 
 /** Files that make code run again later when written. */
 const PERSISTENCE_PATH =
-  /\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login)$|authorized_keys|\/etc\/cron|\/var\/spool\/cron|crontab|\/etc\/systemd\/|\.config\/systemd\/|\/etc\/rc\.local|\/etc\/init\.d\/|\.config\/autostart\/|\/etc\/profile|\/etc\/ld\.so\.preload/;
+  /\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login)$|authorized_keys|\/etc\/cron|\/var\/spool\/cron|crontab|\/etc\/systemd\/|\.config\/systemd\/|\/etc\/rc\.local|\/etc\/init\.d\/|\.config\/autostart\/|\/etc\/profile|\/etc\/ld\.so\.preload|(^|\/)\.git\/hooks\/[^/]+$/;
 
 const PRIVILEGE_PATH = /^\/etc\/(passwd|shadow|sudoers|group)(\.d\/|$)/;
 

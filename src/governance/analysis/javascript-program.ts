@@ -62,6 +62,8 @@ export class Program {
   readonly downloads: Node[] = [];
   /** Calls that start processes or workers, for loops that never stop starting them. */
   readonly spawnCalls: Node[] = [];
+  /** Variables assigned a string built at run time (template, concatenation, a string method's result). */
+  readonly stringVars = new Set<string>();
   /** Calls that run code or commands built at run time, for download-then-execute. */
   readonly dynamicRuns: Node[] = [];
   private readonly ruleSeen = new Set<string>();

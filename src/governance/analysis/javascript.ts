@@ -23,7 +23,7 @@ const NO_FACTS: Facts = { decoded: false, remote: false };
 const LOOP_TYPES = new Set(["while_statement", "for_statement", "do_statement"]);
 const COLLECTED_TYPES = ["call_expression", "new_expression", ...BINDING_TYPES, "augmented_assignment_expression", ...LOOP_TYPES];
 /** Strings worth a look: prototype payloads, metadata hosts, paste and webhook sites. */
-const STRING_HINT = /__proto__|constructor.{0,6}prototype|169\.254\.169\.254|metadata\.google|100\.100\.100\.200|webhooks|pastebin|paste\.ee|hastebin|ngrok|transfer\.sh|requestbin|pipedream|webhook\.site|burpcollab|interact\.sh|oast\.|\.onion|api\.telegram/i;
+const STRING_HINT = /__proto__|constructor.{0,6}prototype|169\.254\.169\.254|metadata\.google|100\.100\.100\.200|webhooks|pastebin|paste\.ee|hastebin|ngrok|transfer\.sh|requestbin|pipedream|webhook\.site|burpcollab|interact\.sh|oast\.|\.onion|api\.telegram|docker\.sock/i;
 const PAIR_HINT = /rejectUnauthorized|strictSSL|NODE_TLS_REJECT_UNAUTHORIZED|checkServerIdentity|noent/;
 /** Unicode bidirectional controls make code read differently from how it runs ("trojan source"). */
 const BIDI = /[\u202A-\u202E\u2066-\u2069]/;
@@ -93,6 +93,8 @@ function bind(program: Program, node: Node): void {
       const resolved = scope.resolve(value);
       if (resolved) binding = { name: resolved.name, built: resolved.built };
     }
+    if (value.type === "template_string" || (value.type === "binary_expression" && /^["'`]|["'`]$/.test(value.text)) || (value.type === "call_expression" && /\.(toString|join)$|^(atob|String)$/.test(value.childForFieldName("function")?.text ?? "")))
+      program.stringVars.add(target.text);
     // A variable of unknown value still shadows a builtin or module function of the same name.
     scope.bindings.set(target.text, binding ?? { name: `local:${target.text}` });
     if (binding?.decoded && binding.value !== undefined && /require\s*\(|child_process|eval\s*\(|Function\s*\(|process\.|https?:\/\/|\/bin\/(ba)?sh/.test(binding.value))
