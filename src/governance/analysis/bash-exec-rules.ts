@@ -73,7 +73,9 @@ function checkName(env: RuleEnv, command: Command): void {
     // `| $SHELL` is a shell whatever the variable holds.
     if (/^"?\$\{?SHELL\}?"?$/.test(word.text)) {
       env.facts.shell = true;
-      if (!command.args.some((arg) => /^-[A-Za-z]*c/.test(arg.value ?? "") || !(arg.value ?? "").startsWith("-"))) env.facts.runsStdin = true;
+      const script = command.args.find((arg) => !(arg.value ?? "-").startsWith("-"));
+      if (script) scriptRun(env, command, script, `$SHELL ${script.text}`);
+      else if (!command.args.some((arg) => /^-[A-Za-z]*c/.test(arg.value ?? ""))) env.facts.runsStdin = true;
       return;
     }
     if (word.taints.size > 0 && [...word.taints].some((taint) => taint === "download" || taint === "decoded" || taint === "network")) {

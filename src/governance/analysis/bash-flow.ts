@@ -128,14 +128,24 @@ export function loopRules(node: Node, ctx: BashContext, report: Report): void {
     report(node, "endless-spawn", "resource-abuse", "high", "an endless loop starts background processes without waiting or pausing", "Bound the loop and wait for the jobs it starts (or sleep between them).");
   } else if (/(^|[\s;])([A-Za-z_][A-Za-z0-9_]*)=["']?\$\{?\2\}?\$\{?\2\}?/.test(body.text)) {
     report(node, "endless-doubling", "resource-abuse", "high", "an endless loop doubles a value each pass until memory runs out", "Bound the loop and the data it builds.");
+  } else if (/(^|[^<>&0-9])>>?\s*["']?(?!\/dev\/(null|std|tty|fd))[^\s&]/.test(body.text)) {
+    report(node, "endless-write", "resource-abuse", "high", "an endless loop writes to a file without end, filling the disk", "Bound the loop and the data it writes.");
   } else if (names.every((name) => name === undefined || /^(:|true|false|yes)$/.test(name))) {
     report(node, "endless-busy", "resource-abuse", "medium", "an endless loop spins without doing work or pausing", "Bound the loop, or wait on something (sleep, read, wait) in it.");
   }
 }
 
-/** `for i in $(seq $(nproc))` starting a busy job per CPU. */
+/** `for i in $(seq $(nproc))` starting a busy job per CPU; `for f in $(find /home ...)` deleting or encrypting each. */
 function cpuLoop(node: Node, ctx: BashContext, report: Report): void {
-  if (!/nproc|_NPROCESSORS_ONLN|\/proc\/cpuinfo/.test(node.childForFieldName("value")?.text ?? node.text.slice(0, 200))) return;
+  const over = node.childForFieldName("value")?.text ?? node.text.slice(0, 200);
+  const walked = /\bfind\s+["']?(\/|~|\$HOME|\/home|\/root)["']?(\/\*?)?\s/.exec(over)?.[1];
+  if (walked) {
+    const body = node.childForFieldName("body");
+    const names = (body?.descendantsOfType("command") ?? []).map((command) => ctx.commands.get(command.id)?.[0]?.name);
+    if (names.some((name) => name !== undefined && /^(rm|shred|unlink|gpg|openssl|ccrypt)$/.test(name))) report(node, "mass-delete", "filesystem", "high", `a loop over every file find lists under ${walked} deletes, shreds or encrypts them`, "Touch only the program's own files under /workspace.");
+    return;
+  }
+  if (!/nproc|_NPROCESSORS_ONLN|\/proc\/cpuinfo/.test(over)) return;
   const body = node.childForFieldName("body");
   const jobs = (body?.descendantsOfType(["command", "while_statement"]) ?? []).filter((inner) => /^while\s/.test(inner.text) || ctx.background.has(inner.id));
   if (jobs.some((job) => job.type === "while_statement" || /^(yes|cat|sha\d*sum|md5sum|openssl|dd|:|true)$/.test(ctx.commands.get(job.id)?.[0]?.name ?? ""))) {

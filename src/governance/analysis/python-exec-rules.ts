@@ -150,6 +150,9 @@ function checkCommand(ctx: PyContext, c: CallInfo, cmd: Val, shell: boolean, nam
       ctx.add(c.node, "download-exec", "critical", "run-downloaded-file", `${name} runs a file the program downloaded`, "Never run downloaded programs.");
       return;
     }
+    // `wget -O P` / `curl -o P` in one command: a later command running P runs the download.
+    const saved = /\b(?:wget|curl)\b[^;&|]*?\s(?:-O|-o|--output(?:-document)?)[\s=]*["']?([^\s"';&|]+)/.exec(text)?.[1];
+    if (saved !== undefined && saved !== "-") ctx.facts.downloads.push(saved);
   }
   const program = programOf(cmd);
   const items = cmd.items?.map((i) => i.s) ?? [];

@@ -158,7 +158,8 @@ function endlessLoop(ctx: PyContext, node: Node): void {
   const body = node.childForFieldName("body");
   const text = body?.text ?? "";
   if (text.length > 4000 || /\b(break|return|raise|yield|await|sleep|wait|join|accept|recv\w*|read\w*|input|get|select|poll|serve_forever|exit)\b/.test(text)) return;
-  if (/\.(append|extend|insert)\(|\b(\w+)\s*(\+=|\*=)\s*\2\b|\b(\w+)\s*=\s*\4\s*[+*]\s*\4\b/.test(text)) ctx.add(node, "resource-abuse", "high", "endless-growth", "an endless loop grows a value each pass until memory runs out", "Bound the loop and the data it keeps.");
+  if (/\.start\(\)|\bPopen\(|\bos\.(fork|system|spawn\w*)\(|\bsubprocess\.\w+\(/.test(text)) ctx.add(node, "resource-abuse", "high", "endless-spawn", "an endless loop starts processes or threads without pausing", "Bound the loop and use a pool with a limit.");
+  else if (/\.(append|extend|insert)\(|\b(\w+)\s*(\+=|\*=)\s*\2\b|\b(\w+)\s*=\s*\4\s*[+*]\s*\4\b/.test(text)) ctx.add(node, "resource-abuse", "high", "endless-growth", "an endless loop grows a value each pass until memory runs out", "Bound the loop and the data it keeps.");
   else if (/\.(write|writelines)\(/.test(text)) ctx.add(node, "resource-abuse", "high", "endless-write", "an endless loop writes to a file without end, filling the disk", "Bound the loop and the data it writes.");
   else if (/^(pass|\.\.\.|continue|\d+)?$/.test(text.trim())) ctx.add(node, "resource-abuse", "medium", "endless-busy", "an endless loop spins without doing work or pausing", "Bound the loop, or wait on something in it.");
 }
