@@ -89,6 +89,14 @@ export const COMMAND_PATTERNS: readonly CommandPattern[] = [
     recommendation: "Do not raise privileges from sandboxed code.",
   },
   {
+    name: "container-escape",
+    category: "privilege",
+    severity: "high",
+    pattern: /\b(docker|podman|nerdctl)\s+(run|create|exec)\b[^;&|]*(--privileged|(-v|--volume)[\s=]+\/:|docker\.sock|--pid[\s=]+host|--cap-add[\s=]+(ALL|SYS_ADMIN))/,
+    message: "starts a container with host-level access (privileged, the host root or the Docker socket)",
+    recommendation: "Run containers unprivileged without host mounts.",
+  },
+  {
     name: "sudo",
     category: "privilege",
     severity: "high",

@@ -127,6 +127,8 @@ function checkCommand(ctx: PyContext, c: CallInfo, cmd: Val, shell: boolean, nam
   const runs = programOf(cmd);
   if (runs !== undefined && /^(sudo|su|doas|pkexec|setcap|chown)$/.test(runs) && (runs !== "chown" || /^(root|0)([:.]|$)/.test(cmd.items?.[1]?.s ?? text?.split(/\s+/)[1] ?? ""))) {
     ctx.add(c.node, "privilege", "high", "privileged-command", `${name} runs ${runs}, which acts as root`, "Do not gain or grant root from sandboxed code.");
+  } else if (text !== undefined && /(^|[;&|]\s*)(sudo|pkexec|doas|setcap)\s|\b(docker|podman)\s+(run|create|exec)\b[^;&|]*(--privileged|(-v|--volume)[\s=]+\/:|docker\.sock|--pid[\s=]+host)/.test(text)) {
+    ctx.add(c.node, "privilege", "high", "privileged-command", `${name} runs a command as root or a container with host access`, "Do not gain or grant root from sandboxed code.");
   }
   if (cmd.socket) {
     ctx.add(c.node, "reverse-shell", "critical", "exec-socket-command", `${name} runs commands received on a socket`, "Never run commands that arrive over the network.");
