@@ -70,9 +70,9 @@ describe("overrides", () => {
 describe("the security config section", () => {
   const env = { SANDBOX_DIR: "/tmp/sandgate-policy-test" };
 
-  it("defaults to the standard level with governance on and five findings shown", () => {
+  it("defaults to the standard level with governance on, five findings shown and a 10 s analysis deadline", () => {
     const config = loadConfig(env);
-    expect(config.security).toEqual({ enabled: true, level: "standard", categories: {}, languages: {}, findingsShown: 5 });
+    expect(config.security).toEqual({ enabled: true, level: "standard", categories: {}, languages: {}, findingsShown: 5, analysisTimeoutMs: 10_000 });
   });
 
   it("takes the level and the off switch from the environment", () => {
