@@ -93,7 +93,7 @@ function bind(program: Program, node: Node): void {
       const resolved = scope.resolve(value);
       if (resolved) binding = { name: resolved.name, built: resolved.built };
     }
-    if (value.type === "template_string" || (value.type === "binary_expression" && /^["'`]|["'`]$/.test(value.text)) || (value.type === "call_expression" && /\.(toString|join)$|^(atob|String)$/.test(value.childForFieldName("function")?.text ?? "")))
+    if (value.type === "template_string" || (value.type === "binary_expression" && [value.childForFieldName("left")?.type, value.childForFieldName("right")?.type].some((type) => type === "string" || type === "template_string")) || (value.type === "call_expression" && /\.(toString|join)$|^(atob|String)$/.test(value.childForFieldName("function")?.text ?? "")))
       program.stringVars.add(target.text);
     // A variable of unknown value still shadows a builtin or module function of the same name.
     scope.bindings.set(target.text, binding ?? { name: `local:${target.text}` });

@@ -191,7 +191,10 @@ function checkCall(ctx: PyContext, node: Node): void {
   // Most calls (print, len, df.groupby) reach nothing a rule knows: skip their arguments unless they
   // pass a keyword some rule reads on any callee (verify=False, host="0.0.0.0").
   if (!RULE_CALLEES.test(fn.q ?? "") && !fn.built && !fn.via) {
-    const text = `${node.childForFieldName("arguments")?.text ?? ""}${fn.q === undefined ? (fnNode?.text.slice(-40) ?? "") : ""}`;
+    // `(Path(x) / "a.pth").write_text(...)`: the receiver names the file.
+    const method = fn.q === undefined && fnNode?.type === "attribute" ? fnNode.childForFieldName("attribute")?.text : undefined;
+    const receiver = method === "write_text" || method === "write_bytes" ? (fnNode?.childForFieldName("object")?.text.slice(-20) ?? "") : "";
+    const text = `${node.childForFieldName("arguments")?.text ?? ""}${receiver}`;
     if (!/verify|ssl|host|0\.0\.0\.0|debug|shell|docker\.sock|\.pth["']/.test(text)) return;
   }
   const { pos, kw, posNodes, kwNodes } = ctx.ev.args(node);
