@@ -39,56 +39,79 @@ function uploadPath(option: string, value: string): string | undefined {
   return at?.[1];
 }
 
-function curl(command: Command): Transfer {
-  const transfer: Transfer = { urls: [], toStdout: true, file: undefined, sends: false, sent: [], files: [], insecure: false };
-  let remoteName = false;
-  const args = command.args;
-  const take = (option: string, value: Word | undefined): void => {
-    const text = value?.value ?? "";
-    if (option === "o" || option === "output") {
-      transfer.toStdout = text === "-";
-      transfer.file = text === "-" ? undefined : text || undefined;
-    } else if (option === "X" || option === "request") {
-      if (/^(POST|PUT|PATCH)$/i.test(text)) transfer.sends = true;
-    } else if (option === "url" && value) transfer.urls.push(value);
-    else if (CURL_SEND.has(option)) {
-      transfer.sends = true;
-      if (value) transfer.sent.push(value);
-      const file = uploadPath(option, text);
-      if (file) transfer.files.push(file);
-    }
-  };
+/** How one tool spells its options: which take a value, and what its flags without a value mean. */
+interface OptionGrammar {
+  longTakesValue(option: string): boolean;
+  shortTakesValue: ReadonlySet<string>;
+  /** A flag (long name or short letter) that takes no value. */
+  flag?(option: string): void;
+  take(option: string, value: Word | undefined): void;
+}
+
+/** Walks a download tool's arguments: --long[=value], clustered -abc short flags and -ovalue, the rest URLs. */
+function readOptions(args: readonly Word[], grammar: OptionGrammar, urls: Word[]): void {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as Word;
     const value = arg.value;
     if (value === undefined) {
-      transfer.urls.push(arg);
+      urls.push(arg);
       continue;
     }
     if (value.startsWith("--")) {
       const eq = value.indexOf("=");
       const option = value.slice(2, eq < 0 ? undefined : eq);
-      if (option === "insecure") transfer.insecure = true;
-      else if (option === "remote-name" || option === "remote-name-all") remoteName = true;
-      if (eq >= 0) take(option, { ...arg, value: value.slice(eq + 1) });
-      else if (CURL_LONG_VALUE.has(option)) take(option, args[++i]);
+      grammar.flag?.(option);
+      if (eq >= 0) grammar.take(option, { ...arg, value: value.slice(eq + 1) });
+      else if (grammar.longTakesValue(option)) grammar.take(option, args[++i]);
       continue;
     }
     if (value.startsWith("-") && value.length > 1) {
       for (let j = 1; j < value.length; j++) {
         const letter = value[j] as string;
-        if (letter === "k") transfer.insecure = true;
-        else if (letter === "O") remoteName = true;
-        else if (CURL_SHORT_VALUE.has(letter)) {
-          const rest = value.slice(j + 1);
-          take(letter, rest ? { ...arg, value: rest } : args[++i]);
-          break;
+        if (!grammar.shortTakesValue.has(letter)) {
+          grammar.flag?.(letter);
+          continue;
         }
+        const rest = value.slice(j + 1);
+        grammar.take(letter, rest ? { ...arg, value: rest } : args[++i]);
+        break;
       }
       continue;
     }
-    transfer.urls.push(arg);
+    urls.push(arg);
   }
+}
+
+function curl(command: Command): Transfer {
+  const transfer: Transfer = { urls: [], toStdout: true, file: undefined, sends: false, sent: [], files: [], insecure: false };
+  let remoteName = false;
+  readOptions(
+    command.args,
+    {
+      longTakesValue: (option) => CURL_LONG_VALUE.has(option),
+      shortTakesValue: CURL_SHORT_VALUE,
+      flag(option) {
+        if (option === "insecure" || option === "k") transfer.insecure = true;
+        else if (option === "remote-name" || option === "remote-name-all" || option === "O") remoteName = true;
+      },
+      take(option, value) {
+        const text = value?.value ?? "";
+        if (option === "o" || option === "output") {
+          transfer.toStdout = text === "-";
+          transfer.file = text === "-" ? undefined : text || undefined;
+        } else if (option === "X" || option === "request") {
+          if (/^(POST|PUT|PATCH)$/i.test(text)) transfer.sends = true;
+        } else if (option === "url" && value) transfer.urls.push(value);
+        else if (CURL_SEND.has(option)) {
+          transfer.sends = true;
+          if (value) transfer.sent.push(value);
+          const file = uploadPath(option, text);
+          if (file) transfer.files.push(file);
+        }
+      },
+    },
+    transfer.urls,
+  );
   if (remoteName && !transfer.file) {
     transfer.toStdout = false;
     transfer.file = urlFile(transfer.urls[0]?.value);
@@ -97,48 +120,31 @@ function curl(command: Command): Transfer {
 }
 
 const WGET_SHORT_VALUE = new Set("OoaPUtTweiBQlARDXI");
+const WGET_LONG_VALUE = /^(output-document|post-data|body-data|post-file|body-file|method|header|user-agent|directory-prefix|tries|timeout|user|password|input-file)$/;
 
 function wget(command: Command): Transfer {
   const transfer: Transfer = { urls: [], toStdout: false, file: undefined, sends: false, sent: [], files: [], insecure: false };
-  const args = command.args;
   let output: string | undefined;
-  const take = (option: string, value: Word | undefined): void => {
-    const text = value?.value ?? "";
-    if (option === "O" || option === "output-document") output = text;
-    else if (/^(post-data|body-data|post-file|body-file)$/.test(option)) {
-      transfer.sends = true;
-      if (value) transfer.sent.push(value);
-      if (option.endsWith("file")) transfer.files.push(text);
-    } else if (option === "method" && /^(POST|PUT|PATCH)$/i.test(text)) transfer.sends = true;
-  };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as Word;
-    const value = arg.value;
-    if (value === undefined) {
-      transfer.urls.push(arg);
-      continue;
-    }
-    if (value.startsWith("--")) {
-      const eq = value.indexOf("=");
-      const option = value.slice(2, eq < 0 ? undefined : eq);
-      if (option === "no-check-certificate") transfer.insecure = true;
-      if (eq >= 0) take(option, { ...arg, value: value.slice(eq + 1) });
-      else if (/^(output-document|post-data|body-data|post-file|body-file|method|header|user-agent|directory-prefix|tries|timeout|user|password|input-file)$/.test(option)) take(option, args[++i]);
-      continue;
-    }
-    if (value.startsWith("-") && value.length > 1) {
-      for (let j = 1; j < value.length; j++) {
-        const letter = value[j] as string;
-        if (WGET_SHORT_VALUE.has(letter)) {
-          const rest = value.slice(j + 1);
-          take(letter, rest ? { ...arg, value: rest } : args[++i]);
-          break;
-        }
-      }
-      continue;
-    }
-    transfer.urls.push(arg);
-  }
+  readOptions(
+    command.args,
+    {
+      longTakesValue: (option) => WGET_LONG_VALUE.test(option),
+      shortTakesValue: WGET_SHORT_VALUE,
+      flag(option) {
+        if (option === "no-check-certificate") transfer.insecure = true;
+      },
+      take(option, value) {
+        const text = value?.value ?? "";
+        if (option === "O" || option === "output-document") output = text;
+        else if (/^(post-data|body-data|post-file|body-file)$/.test(option)) {
+          transfer.sends = true;
+          if (value) transfer.sent.push(value);
+          if (option.endsWith("file")) transfer.files.push(text);
+        } else if (option === "method" && /^(POST|PUT|PATCH)$/i.test(text)) transfer.sends = true;
+      },
+    },
+    transfer.urls,
+  );
   if (output === "-" || output === "/dev/stdout") transfer.toStdout = true;
   else transfer.file = output || urlFile(transfer.urls[0]?.value);
   return transfer;
