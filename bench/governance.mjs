@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
 import { Engine } from "../dist/execution/index.js";
 import { Governance } from "../dist/governance/index.js";
-import { fmt, pct } from "./stats.mjs";
+import { fmt, pct, sleep } from "./stats.mjs";
 
 /** One benign unit of agent-like code per language; copies with renamed identifiers make programs of any size. */
 const UNITS = {
@@ -112,30 +112,36 @@ async function gateCost(quick) {
   await governance.analyzer.ready();
   const audit = await auditSink(config);
   governance.events.subscribe(audit);
-  const on = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance });
-  const off = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+  const on = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance });
+  const off = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 } });
   const lines = [];
   const sessions = { on: on.sessions.create().id, off: off.sessions.create().id };
   try {
-    for (const [language, code] of [
-      ["python", "n = 1\nn + 1"],
-      ["python", program("python", 2048) + "\n1"],
+    for (const [label, language, code, stateless] of [
+      ["warm session, python 0.0 KB", "python", "n = 1\nn + 1", false],
+      ["warm session, python 2.2 KB", "python", program("python", 2048) + "\n1", false],
+      ["stateless (pooled sandbox), python 0.0 KB", "python", "n = 1\nn + 1", true],
+      ["stateless (pooled sandbox), python 2.2 KB", "python", program("python", 2048) + "\n1", true],
     ]) {
       const times = { on: [], off: [] };
+      const request = (name) => ({ code, language, ...(stateless ? {} : { sessionId: sessions[name] }) });
       for (const [name, engine] of [["on", on], ["off", off]]) {
-        for (let i = 0; i < 5; i++) await engine.execute({ code, language, sessionId: sessions[name] });
+        for (let i = 0; i < 5; i++) await engine.execute(request(name));
       }
-      for (let i = 0; i < n; i++) {
+      const pairs = stateless ? Math.ceil(n / 5) : n;
+      for (let i = 0; i < pairs; i++) {
         for (const [name, engine] of i % 2 === 0 ? [["on", on], ["off", off]] : [["off", off], ["on", on]]) {
+          // A stateless call takes the pooled spare; give both pools time to refill so each call finds one.
+          if (stateless) await sleep(250);
           const t0 = performance.now();
-          const result = await engine.execute({ code, language, sessionId: sessions[name] });
+          const result = await engine.execute(request(name));
           times[name].push(performance.now() - t0);
           if (result.status !== "ok") throw new Error(`${language} ${name}: ${result.status} ${JSON.stringify(result.error)}`);
         }
       }
       const p50on = pct(times.on, 50);
       const p50off = pct(times.off, 50);
-      lines.push(`| ${language} ${(Buffer.byteLength(code) / 1024).toFixed(1)} KB | ${fmt(p50off)} | ${fmt(p50on)} | ${(p50on / p50off).toFixed(3)} | ${fmt(pct(times.off, 90))} | ${fmt(pct(times.on, 90))} |`);
+      lines.push(`| ${label} (${pairs} pairs) | ${fmt(p50off)} | ${fmt(p50on)} | ${(p50on / p50off).toFixed(3)} | ${fmt(pct(times.off, 90))} | ${fmt(pct(times.on, 90))} |`);
     }
   } finally {
     await Promise.all([on.close(), off.close()]);
@@ -143,7 +149,7 @@ async function gateCost(quick) {
     rmSync(dir, { recursive: true, force: true });
   }
   return [
-    `Governance on vs off: a warm session call, ${n} interleaved pairs (on = analysis + policy + events + the SQLite audit, as sandgate serve runs them; goal p50 ratio <= 1.1):`,
+    `Governance on vs off: the same call on two engines, interleaved (on = analysis + policy + events + the SQLite audit, as sandgate serve runs them; goal p50 ratio <= 1.1):`,
     "",
     "| code | off p50 ms | on p50 ms | on/off | off p90 ms | on p90 ms |",
     "|---|---|---|---|---|---|",
