@@ -33,21 +33,10 @@ export interface AuditPageRequest extends AuditFilter {
 }
 
 /** A row as queries and exports give it: the columns, the event, and its place in the chain. */
-export interface AuditRecord {
-  id: number;
+export interface AuditRecord extends Omit<AuditRow, "time" | "data"> {
+  /** ISO 8601. */
   time: string;
-  kind: string;
-  client: string;
-  session_id: string | null;
-  execution_id: string | null;
-  language: string | null;
-  status: string | null;
-  risk: number | null;
-  action: string | null;
-  tool: string | null;
   event: GovernanceEvent;
-  prev_hash: string;
-  hash: string;
 }
 
 export interface AuditPage {

@@ -90,6 +90,13 @@ export interface BashContext {
   depth: number;
 }
 
+/** The per-tree part of a context, keyed by node ids: a string parsed as its own tree starts these afresh. */
+export type TreeState = Pick<BashContext, "commandFacts" | "commands" | "background" | "piped" | "pipelineOf" | "substitutions" | "stageFacts">;
+
+export function newTreeState(): TreeState {
+  return { commandFacts: new Map(), commands: new Map(), background: new Set(), piped: new Set(), pipelineOf: new Map(), substitutions: new Map(), stageFacts: new Map() };
+}
+
 export function newFacts(): ProgramFacts {
   return {
     downloaded: new Map(),

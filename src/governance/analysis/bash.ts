@@ -4,7 +4,7 @@
 import { Parser, type Language, type Node, type TreeCursor } from "web-tree-sitter";
 import type { Finding } from "../types.js";
 import { collectRedirects, readCommand, unwrapCommand } from "./bash-commands.js";
-import { INTERPRETER, SHELL, newFacts, reporter, type Ancestor, type BashContext, type Command, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
+import { INTERPRETER, SHELL, newFacts, newTreeState, reporter, type Ancestor, type BashContext, type Command, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
 import { execRules } from "./bash-exec-rules.js";
 import { foldStages } from "./bash-fold.js";
 import { functionRules, loopRules, mergeIntoStages, pipelineRules, programRules } from "./bash-flow.js";
@@ -147,13 +147,7 @@ class BashWalk {
         ...this.ctx,
         anchor: this.ctx.anchor ?? at,
         depth: this.ctx.depth + 1,
-        commandFacts: new Map(),
-        commands: new Map(),
-        background: new Set(),
-        piped: new Set(),
-        pipelineOf: new Map(),
-        substitutions: new Map(),
-        stageFacts: new Map(),
+        ...newTreeState(),
       };
       new BashWalk(inner, this.language).walk(tree.rootNode, code);
     } finally {
@@ -309,13 +303,7 @@ export function bashFindings(root: Node, source: string, counts?: WalkCounts): F
     aliases: new Map(),
     functions: new Set(),
     facts: newFacts(),
-    commandFacts: new Map(),
-    commands: new Map(),
-    background: new Set(),
-    piped: new Set(),
-    pipelineOf: new Map(),
-    substitutions: new Map(),
-    stageFacts: new Map(),
+    ...newTreeState(),
     anchor: undefined,
     depth: 0,
   };
