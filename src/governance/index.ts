@@ -1,6 +1,6 @@
 // Public surface of governance: static analysis, risk scores, policy and approvals, and the
 // events the audit, metrics and anomaly rules consume.
-export { Analyzer, LANGUAGE_RULES } from "./analysis/analyzer.js";
+export { Analyzer } from "./analysis/analyzer.js";
 export { ApprovalQueue, refusingBroker } from "./approvals.js";
 export { deniedBecause } from "./denial.js";
 export type { ApprovalQueueOptions, PendingApproval } from "./approvals.js";
@@ -23,8 +23,8 @@ export type {
   PolicyBlockEvent,
   ToolCallEvent,
 } from "./events.js";
-export { riskLevel, riskScore, SEVERITY_WEIGHT } from "./risk.js";
-export { actionRank, decide, describeCodePolicy, findingAction, LEVEL_TABLES, policyFor } from "./policy.js";
+export { riskLevel, riskScore } from "./risk.js";
+export { decide, describeCodePolicy, LEVEL_TABLES } from "./policy.js";
 export type { CategoryOverride, CategoryOverrides, CodePolicy, Decision, SeverityActions } from "./policy.js";
 export { ACTIONS, CATEGORIES, RISK_LEVELS, SECURITY_LEVELS, SEVERITIES } from "./types.js";
 export type {
@@ -44,5 +44,4 @@ export type {
 } from "./types.js";
 export { AnomalyDetector } from "./anomalies.js";
 export type { AnomalyDetectorOptions } from "./anomalies.js";
-export { ANOMALY_RULES } from "./anomaly-rules.js";
 export type { AnomalyRule } from "./anomaly-rules.js";
