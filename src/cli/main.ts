@@ -206,11 +206,17 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+// The command's own promise keeps the process alive: a step that holds no handle of its own (wasm
+// compilation, an unref'd analysis worker ending) must not let Node exit 0 before the command is done.
+const running = setInterval(() => undefined, 1 << 30);
+
 main(process.argv.slice(2)).then(
   (code) => {
+    clearInterval(running);
     process.exitCode = code;
   },
   (error: unknown) => {
+    clearInterval(running);
     if (isSandgateError(error)) process.stderr.write(`sandgate: ${error.message} [${error.code}]\n`);
     else if (isParseArgsError(error)) process.stderr.write(`sandgate: ${error.message} (see sandgate --help)\n`);
     else process.stderr.write(`sandgate: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
