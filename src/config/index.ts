@@ -13,4 +13,4 @@ export { configSchema, defaultTimeoutS, flavorSchema, limitsSchema, serverSchema
 export type { SandgateConfig, Limits, Flavor, FlavorName, Language, ServerConfig, VolumeConfig, UpstreamServerConfig, StdioServerConfig, HttpServerConfig, CodeModeConfig, SecurityConfig, Scope, ApprovalsConfig, ToolPolicyConfig } from "./schema.js";
 export { TOOL_ACTIONS } from "./tool-policy.js";
 export type { ToolAction } from "./tool-policy.js";
-export type { AnomaliesConfig, MetricsConfig } from "./schema.js";
+export type { AnomaliesConfig, MetricsConfig, PiiConfig } from "./schema.js";

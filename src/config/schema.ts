@@ -10,6 +10,7 @@ import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPacka
 import { setting } from "./setting.js";
 import { ACTIONS, CATEGORIES, SECURITY_LEVELS, SEVERITIES, type Severity } from "../governance/types.js";
 import { TOOL_ACTIONS, TOOL_RULE_KEY, toolRulesCodec } from "./tool-policy.js";
+import { DEFAULT_PII_TYPES, PII_TYPES } from "../pii/types.js";
 
 export { LANGUAGES, type Language } from "../languages/names.js";
 
@@ -451,6 +452,45 @@ export const anomaliesSchema = z
   .describe("Anomaly rules over governance events: bursts, repeated refusals, tool-call volume and errors against a client's own baseline, risk jumps");
 export type AnomaliesConfig = z.infer<typeof anomaliesSchema>;
 
+// Kinds of personal data are PII's own vocabulary: a type-only module with no imports above config.
+const PII_KIND = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,31}$/, "kinds are a built-in type or a custom pattern's name");
+
+export const piiSchema = z
+  .object({
+    enabled: setting(z.boolean(), {
+      default: true,
+      env: "SANDGATE_PII",
+      doc: "Replace personal data in upstream tool results with stable tokens (`[EMAIL_1]`) before sandboxed code's output reaches the agent; tokens in the code's tool-call arguments are swapped back for the real values",
+    }),
+    types: setting(z.array(PII_KIND), {
+      default: [...DEFAULT_PII_TYPES],
+      env: "SANDGATE_PII_TYPES",
+      doc: `Kinds tokenized by default: ${PII_TYPES.join(", ")} (name is opt-in), or a custom pattern's name`,
+    }),
+    tools: setting(
+      z.record(
+        z.string().regex(TOOL_RULE_KEY, 'keys are "server" or "server.tool"'),
+        z.object({ enabled: z.boolean().optional(), types: z.array(PII_KIND).optional() }).strict(),
+      ),
+      { default: {}, doc: 'Per upstream server ("server") or tool ("server.tool"): tokenization on or off and which kinds; the most specific entry wins' },
+    ),
+    patterns: setting(
+      z.array(
+        z
+          .object({
+            name: PII_KIND,
+            regex: z.string().min(1).max(2000),
+            flags: z.string().regex(/^[imsuy]*$/).optional(),
+          })
+          .strict(),
+      ),
+      { default: [], doc: "Custom kinds: a name (its tokens are the name in capitals) and a JavaScript regular expression; add the name to types to use it" },
+    ),
+  })
+  .strict()
+  .describe("PII tokenization: personal data in upstream tool results reaches the agent as tokens, and goes back to tools as real values");
+export type PiiConfig = z.infer<typeof piiSchema>;
+
 /** What the pool's count for each runner means; a runner without a line here fails to compile. */
 const POOL_DOCS: Record<RunnerKind, string> = {
   python: "Warm Python sandboxes",
@@ -583,6 +623,7 @@ export const configSchema = z
     codeMode: codeModeSchema,
     metrics: metricsSchema,
     anomalies: anomaliesSchema,
+    pii: piiSchema,
     audit: auditSchema,
     security: securitySchema,
     approvals: approvalsSchema,

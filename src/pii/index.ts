@@ -1,0 +1,6 @@
+// PII tokenization: detectors of personal data, and per-session vaults of stable tokens.
+
+export { DEFAULT_PII_TYPES, PII_TYPES } from "./types.js";
+export type { CompiledPattern, CustomPattern, DetectOptions, PiiEntity, PiiMatch, PiiType } from "./types.js";
+export { compilePatterns, detectPii } from "./detect.js";
+export { PiiVault, tokenLabel, type Tokenized } from "./vault.js";

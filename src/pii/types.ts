@@ -1,0 +1,49 @@
+// The vocabulary of PII tokenization: the kinds of personal data sandgate finds, a match in a text,
+// and an entity as the wire reports it. Config, the detectors, the vault and the boundary speak these.
+
+/** Built-in kinds; `name` is opt-in (a detector of names is less sure than the validators of the others). */
+export const PII_TYPES = ["email", "phone", "credit_card", "ssn", "iban", "ip_address", "name"] as const;
+export type PiiType = (typeof PII_TYPES)[number];
+
+/** The kinds on by default: every built-in one but names. */
+export const DEFAULT_PII_TYPES: readonly PiiType[] = ["email", "phone", "credit_card", "ssn", "iban", "ip_address"];
+
+/** An admin's own kind of data: a name (its tokens are `[NAME_n]` in capitals) and a JavaScript regular expression. */
+export interface CustomPattern {
+  name: string;
+  regex: string;
+  /** Regular-expression flags besides `g` (always set), e.g. "i". */
+  flags?: string;
+}
+
+/** A value found in a text: `start`/`end` are JavaScript string indices (UTF-16 units), end exclusive. */
+export interface PiiMatch {
+  /** A built-in PiiType or a custom pattern's name. */
+  type: string;
+  start: number;
+  end: number;
+  value: string;
+}
+
+/**
+ * An entity as `POST /pii/tokenize` and `sandgate pii --json` report it: the token that replaced it
+ * and where the value was in the input, in Unicode code points (Python's string indices), end exclusive.
+ */
+export interface PiiEntity {
+  type: string;
+  token: string;
+  start: number;
+  end: number;
+}
+
+/** Which kinds one scan looks for. */
+export interface DetectOptions {
+  types: readonly string[];
+  /** Compiled custom patterns (see compilePatterns); their names may appear in `types`. */
+  patterns?: readonly CompiledPattern[];
+}
+
+export interface CompiledPattern {
+  name: string;
+  regex: RegExp;
+}

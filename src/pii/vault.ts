@@ -1,0 +1,112 @@
+// One session's PII vault: stable tokens for the values found in what crossed to the agent, and the
+// way back for tokens the agent's code passes to a tool. It lives host-side and dies with its session.
+
+import { detectPii } from "./detect.js";
+import type { DetectOptions, PiiEntity, PiiMatch } from "./types.js";
+
+/** `[EMAIL_1]`: the kind in capitals and a number counted per kind, per vault. */
+const TOKEN = /\[([A-Z][A-Z0-9_]{0,39})_([1-9][0-9]{0,8})\]/g;
+
+export function tokenLabel(type: string): string {
+  return type.toUpperCase().replace(/[^A-Z0-9_]/g, "_");
+}
+
+export interface Tokenized {
+  text: string;
+  /** In input order; offsets in code points of the input text. */
+  entities: PiiEntity[];
+  /** Replacements per kind (for the audit, which never keeps values). */
+  counts: Record<string, number>;
+}
+
+export class PiiVault {
+  private readonly byValue = new Map<string, string>();
+  private readonly byToken = new Map<string, string>();
+  private readonly perLabel = new Map<string, number>();
+
+  /** How many distinct values the vault holds. */
+  get size(): number {
+    return this.byToken.size;
+  }
+
+  /** The token of `value` as `type`: the same value always gets the same token in this vault. */
+  tokenFor(type: string, value: string): string {
+    const key = `${type}\u0000${value}`;
+    const known = this.byValue.get(key);
+    if (known !== undefined) return known;
+    const label = tokenLabel(type);
+    const n = (this.perLabel.get(label) ?? 0) + 1;
+    this.perLabel.set(label, n);
+    const token = `[${label}_${n}]`;
+    this.byValue.set(key, token);
+    this.byToken.set(token, value);
+    return token;
+  }
+
+  /** The real value behind a token this vault issued, else undefined. */
+  valueOf(token: string): string | undefined {
+    return this.byToken.get(token);
+  }
+
+  /** Finds the kinds in `options` in `text` and replaces each value with its token. */
+  tokenize(text: string, options: DetectOptions): Tokenized {
+    return this.replace(text, detectPii(text, options));
+  }
+
+  /** Replaces the given matches (sorted, not overlapping) with tokens. */
+  replace(text: string, matches: readonly PiiMatch[]): Tokenized {
+    const entities: PiiEntity[] = [];
+    const counts: Record<string, number> = {};
+    let out = "";
+    let at = 0;
+    let codePoints = 0;
+    for (const match of matches) {
+      if (match.start < at) continue;
+      codePoints += countCodePoints(text, at, match.start);
+      const start = codePoints;
+      codePoints += countCodePoints(text, match.start, match.end);
+      const token = this.tokenFor(match.type, match.value);
+      out += text.slice(at, match.start) + token;
+      at = match.end;
+      entities.push({ type: match.type, token, start, end: codePoints });
+      counts[match.type] = (counts[match.type] ?? 0) + 1;
+    }
+    return { text: out + text.slice(at), entities, counts };
+  }
+
+  /** Every string in `value` with the tokens this vault issued swapped back for their values; other text untouched. */
+  detokenize<T>(value: T): T {
+    if (this.byToken.size === 0) return value;
+    return this.walk(value) as T;
+  }
+
+  detokenizeText(text: string): string {
+    if (this.byToken.size === 0 || !text.includes("[")) return text;
+    return text.replace(TOKEN, (token) => this.byToken.get(token) ?? token);
+  }
+
+  private walk(value: unknown): unknown {
+    if (typeof value === "string") return this.detokenizeText(value);
+    if (Array.isArray(value)) return value.map((item) => this.walk(item));
+    if (value !== null && typeof value === "object") {
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) out[this.detokenizeText(key)] = this.walk(item);
+      return out;
+    }
+    return value;
+  }
+}
+
+function countCodePoints(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < to) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
