@@ -93,6 +93,12 @@ const listCodec: EnvCodec<string[]> = {
   example: (current) => (current?.includes("https://example.test") ? "https://example.test,https://other.example.test" : "https://example.test"),
 };
 
+/** Kinds of personal data, comma-separated (`SANDGATE_PII_TYPES=email,phone`). */
+export const piiTypesCodec: EnvCodec<string[]> = {
+  ...listCodec,
+  example: (current) => (current?.length === 1 && current[0] === "email" ? ["email", "iban"] : ["email"]).join(","),
+};
+
 /** Looks through optional, described and refined wrappers to the type that holds the value. */
 function valueType(schema: z.ZodTypeAny): z.ZodTypeAny {
   if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) return valueType(schema._def.innerType as z.ZodTypeAny);

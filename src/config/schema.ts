@@ -5,7 +5,7 @@ import { availableParallelism, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { INTERPRETER_SPECS, INTERPRETERS, LANGUAGES, RUNNER_KINDS, type Interpreter, type RunnerKind } from "../languages/names.js";
-import { apiKeysCodec, keyScopesCodec, poolCodec } from "./env-codecs.js";
+import { apiKeysCodec, keyScopesCodec, piiTypesCodec, poolCodec } from "./env-codecs.js";
 import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPackagesSchema } from "./package-specs.js";
 import { setting } from "./setting.js";
 import { ACTIONS, CATEGORIES, SECURITY_LEVELS, SEVERITIES, type Severity } from "../governance/types.js";
@@ -465,6 +465,7 @@ export const piiSchema = z
     types: setting(z.array(PII_KIND), {
       default: [...DEFAULT_PII_TYPES],
       env: "SANDGATE_PII_TYPES",
+      codec: piiTypesCodec,
       doc: `Kinds tokenized by default: ${PII_TYPES.join(", ")} (name is opt-in), or a custom pattern's name`,
     }),
     tools: setting(
