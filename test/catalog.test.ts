@@ -375,7 +375,7 @@ describe("output-schema inference", () => {
     for (const file of ["servers/s/getThing.ts", "python/servers/s/__init__.py"]) expect(fresh.readTreeFile(file)).not.toContain("Ignore all previous");
   });
 
-  it("infers once per tool, marks it and regenerates the files", () => {
+  it("infers from the first response, marks it and regenerates the files", () => {
     catalog.setServer("s", [tool("get_thing"), tool("declared", { outputSchema: { type: "object", properties: { x: { type: "string" } } } })]);
     expect(catalog.readTreeFile("servers/s/getThing.ts")).toContain("export type GetThingOutput = unknown;");
     expect(catalog.observeOutput("s.get_thing", { count: 2, items: [{ id: "a" }] })).toBe(true);
@@ -383,16 +383,78 @@ describe("output-schema inference", () => {
     expect(entry.outputSchemaInferred).toBe(true);
     expect(entry.outputSchema).toMatchObject({ type: "object", required: ["count", "items"] });
     const file = catalog.readTreeFile("servers/s/getThing.ts")!;
-    expect(file).toContain("// inferred from a real response\n/** Output of `s.get_thing`. */\nexport interface GetThingOutput {\n  count: number;\n  items: {\n    id: string;\n  }[];\n}");
+    expect(file).toContain("// inferred from 1 response\n/** Output of `s.get_thing`. */\nexport interface GetThingOutput {\n  count: number;\n  items: {\n    id: string;\n  }[];\n}");
     expect(readFileSync(join(dir, "servers/s/getThing.ts"), "utf8")).toBe(file);
-    expect(catalog.readTreeFile("python/servers/s/__init__.py")).toContain("# inferred from a real response");
-    // Only once, and never over a declared schema.
-    expect(catalog.observeOutput("s.get_thing", { other: true })).toBe(false);
-    expect(catalog.resolve("s.get_thing")!.outputSchema).toMatchObject({ required: ["count", "items"] });
+    expect(catalog.readTreeFile("python/servers/s/__init__.py")).toContain("# inferred from 1 response");
+    // Never over a declared schema.
     expect(catalog.observeOutput("s.declared", { y: 1 })).toBe(false);
     expect(catalog.observeOutput("s.missing", { y: 1 })).toBe(false);
     // A re-listing of the same tools keeps what was inferred.
     catalog.setServer("s", [tool("get_thing")]);
     expect(catalog.resolve("s.get_thing")!.outputSchemaInferred).toBe(true);
+  });
+});
+
+describe("output schemas merged from several responses", () => {
+  it("makes keys missing from some responses optional, unions conflicting types and merges array items", () => {
+    catalog.setServer("s", [tool("get_thing")]);
+    catalog.observeOutput("s.get_thing", { id: "a", count: 2, tags: [{ name: "x" }] });
+    catalog.observeOutput("s.get_thing", { id: 7, tags: [{ name: "y", color: "red" }], next: null });
+    catalog.observeOutput("s.get_thing", { id: "c", count: 1.5, tags: [] });
+    const entry = catalog.resolve("s.get_thing")!;
+    expect(entry).toMatchObject({ outputSchemaInferred: true, outputSchemaResponses: 3 });
+    expect(entry.outputSchema).toEqual({
+      type: "object",
+      properties: {
+        id: { anyOf: [{ type: "string" }, { type: "integer" }] },
+        count: { type: "number" },
+        tags: { type: "array", items: { type: "object", properties: { name: { type: "string" }, color: { type: "string" } }, required: ["name"] } },
+        next: { type: "null" },
+      },
+      required: ["id", "tags"],
+    });
+    const ts = catalog.readTreeFile("servers/s/getThing.ts")!;
+    expect(ts).toContain("// inferred from 3 responses\n");
+    expect(ts).toMatch(/id: string \| number;/);
+    expect(ts).toMatch(/count\?: number;/);
+    expect(ts).toMatch(/color\?: string;/);
+    expect(catalog.readTreeFile("python/servers/s/__init__.py")).toContain("# inferred from 3 responses");
+    // search_tools' full signature carries the same mark.
+    expect(catalog.search("get thing", { detail: "full" })[0]!.signature).toContain("// inferred from 3 responses");
+  });
+
+  it("observes every response up to twenty, then one in a hundred, and keeps the count across restarts", () => {
+    catalog.setServer("s", [tool("get_thing")]);
+    let observed = 0;
+    for (let i = 0; i < 250; i++) if (catalog.observeOutput("s.get_thing", { n: i })) observed++;
+    // The first 20 responses, then the 100th and the 200th.
+    expect(observed).toBe(22);
+    expect(catalog.resolve("s.get_thing")!.outputSchemaResponses).toBe(22);
+    const stored = catalog.inferredSchemas();
+    expect(stored["s.get_thing"]).toEqual({ type: "object", properties: { n: { type: "integer" } }, required: ["n"], "x-inferred-from": 22 });
+    const fresh = new Catalog({ dir: join(dir, "reloaded"), inferred: JSON.parse(JSON.stringify(stored)) as typeof stored });
+    fresh.setServer("s", [tool("get_thing")]);
+    expect(fresh.resolve("s.get_thing")).toMatchObject({ outputSchemaInferred: true, outputSchemaResponses: 22, outputSchema: { required: ["n"] } });
+    expect(fresh.readTreeFile("servers/s/getThing.ts")).toContain("// inferred from 22 responses");
+    // A response without `n` seen later (the 100th since the restart) makes it optional.
+    for (let i = 0; i < 99; i++) fresh.observeOutput("s.get_thing", { n: i });
+    expect(fresh.observeOutput("s.get_thing", { other: "x" })).toBe(true);
+    expect(fresh.resolve("s.get_thing")!.outputSchema).toEqual({ type: "object", properties: { n: { type: "integer" }, other: { type: "string" } }, required: [] });
+  });
+
+  it("stays fast and bounded on a huge, deeply nested result", () => {
+    // Shared subtrees: small in memory, yet 30^7 values for a walk without a budget.
+    const nest = (depth: number): unknown => {
+      if (depth === 0) return "leaf";
+      const inner = { k: nest(depth - 1), v: depth };
+      return Array.from({ length: 30 }, () => inner);
+    };
+    const huge = { wide: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`key${i}`, i])), rows: nest(7) };
+    const schema = inferSchema(huge);
+    expect(JSON.stringify(schema).length).toBeLessThan(20_000);
+    expect(schema).toMatchObject({ type: "object", properties: { wide: { type: "object", additionalProperties: { type: "integer" } } } });
+    catalog.setServer("s", [tool("get_thing")]);
+    for (let i = 0; i < 5; i++) expect(catalog.observeOutput("s.get_thing", huge)).toBe(true);
+    expect(catalog.resolve("s.get_thing")!.outputSchemaResponses).toBe(5);
   });
 });

@@ -3,7 +3,7 @@
 
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { SandgateError } from "../errors/index.js";
-import { inferSchema, sanitizeInferred } from "./infer-schema.js";
+import { inferSchema, mergeInferred, sanitizeInferred } from "./infer-schema.js";
 import type { JsonSchema } from "./json-schema.js";
 import { NameRegistry, pyModuleName, tsNamespaceName } from "./naming.js";
 import { pyModuleFile, pyPackageFile } from "./py-codegen.js";
@@ -17,6 +17,18 @@ import type { CatalogOptions, CatalogServer, CatalogTool, Detail, SearchHit, Sea
 export const SEARCH_LIMIT_DEFAULT = 10;
 export const SEARCH_LIMIT_MAX = 50;
 const DETAILS: readonly Detail[] = ["name", "summary", "full"];
+/** Every response of a tool is merged into its inferred schema until this many were… */
+const OBSERVE_FIRST = 20;
+/** …then one response in this many, so a field that appears rarely still shows up, at a bounded cost. */
+const OBSERVE_EVERY = 100;
+/** Stored next to a kept schema: how many responses it was inferred from. */
+const RESPONSES_KEY = "x-inferred-from";
+
+interface InferredSchema {
+  schema: JsonSchema;
+  /** Responses merged into `schema`. */
+  responses: number;
+}
 
 interface ServerEntry {
   name: string;
@@ -39,12 +51,14 @@ export class Catalog {
   private readonly files = new Map<string, string>();
   private index: SearchIndex | undefined;
   /** Inferred output schemas by tool id, kept across server refreshes (and, by the owner, restarts). */
-  private readonly inferred: Map<string, JsonSchema>;
+  private readonly inferred: Map<string, InferredSchema>;
+  /** Successful responses seen per tool id since this catalog started (observed or not). */
+  private readonly responsesSeen = new Map<string, number>();
 
   constructor(options: CatalogOptions) {
     this.writer = new TreeWriter(options.dir);
     // Kept schemas may come from an older sandgate (which copied any key) or a hand-edited file.
-    this.inferred = new Map(Object.entries(options.inferred ?? {}).map(([id, schema]) => [id, sanitizeInferred(schema)]));
+    this.inferred = new Map(Object.entries(options.inferred ?? {}).map(([id, schema]) => [id, { schema: sanitizeInferred(schema), responses: keptResponses(schema) }]));
     this.writeShared();
   }
 
@@ -103,31 +117,44 @@ export class Catalog {
     return tool === undefined ? undefined : { ...tool };
   }
 
-  /** Infers and keeps an output schema from a real result when the tool has none; true when it did. */
+  /**
+   * Learns from a real result of a tool that declares no output schema: the first response gives the
+   * schema, the next ones widen it (keys missing from some become optional, conflicting types a union).
+   * Every response is observed until OBSERVE_FIRST were, then one in OBSERVE_EVERY. True when it observed.
+   */
   observeOutput(id: string, value: unknown): boolean {
     const tool = this.find(id);
-    if (tool === undefined || tool.outputSchema !== undefined || value === undefined) return false;
+    if (tool === undefined || value === undefined || (tool.outputSchema !== undefined && !tool.outputSchemaInferred)) return false;
     const entry = this.entries.get(tool.server);
     if (entry === undefined) return false;
-    tool.outputSchema = inferSchema(value);
+    const seen = (this.responsesSeen.get(tool.id) ?? 0) + 1;
+    this.responsesSeen.set(tool.id, seen);
+    const kept = this.inferred.get(tool.id);
+    if (kept !== undefined && kept.responses >= OBSERVE_FIRST && seen % OBSERVE_EVERY !== 0) return false;
+    const next: InferredSchema = kept === undefined ? { schema: inferSchema(value), responses: 1 } : { schema: mergeInferred(kept.schema, value), responses: kept.responses + 1 };
+    this.inferred.set(tool.id, next);
+    tool.outputSchema = next.schema;
     tool.outputSchemaInferred = true;
-    this.inferred.set(tool.id, tool.outputSchema);
+    tool.outputSchemaResponses = next.responses;
     this.generate(entry, entry.files);
     return true;
   }
 
-  /** Every output schema inferred so far, by tool id (for the owner to keep across restarts). */
+  /**
+   * Every output schema inferred so far, by tool id (for the owner to keep across restarts), each with
+   * the number of responses it was inferred from under `x-inferred-from`.
+   */
   inferredSchemas(): Record<string, JsonSchema> {
-    return Object.fromEntries(this.inferred);
+    return Object.fromEntries([...this.inferred].map(([id, kept]) => [id, { ...kept.schema, [RESPONSES_KEY]: kept.responses }]));
   }
 
   private withInferred(tools: CatalogTool[]): CatalogTool[] {
     for (const tool of tools) {
-      const schema = this.inferred.get(tool.id);
-      if (tool.outputSchema === undefined && schema !== undefined) {
-        tool.outputSchema = schema;
-        tool.outputSchemaInferred = true;
-      }
+      const kept = this.inferred.get(tool.id);
+      if (kept === undefined || (tool.outputSchema !== undefined && !tool.outputSchemaInferred)) continue;
+      tool.outputSchema = kept.schema;
+      tool.outputSchemaInferred = true;
+      tool.outputSchemaResponses = kept.responses;
     }
     return tools;
   }
@@ -244,4 +271,10 @@ export class Catalog {
     this.writer.update([], list);
     for (const path of list) this.files.delete(path);
   }
+}
+
+/** The response count kept with a schema; a schema from an older sandgate counts as one response. */
+function keptResponses(schema: unknown): number {
+  const value = typeof schema === "object" && schema !== null ? (schema as Record<string, unknown>)[RESPONSES_KEY] : undefined;
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : 1;
 }

@@ -46,3 +46,9 @@ export function stringLiteral(value: string): string {
   // JSON escapes are a subset of both languages' escapes; U+2028/9 are escaped for older parsers.
   return JSON.stringify(value).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
 }
+
+/** `inferred from 3 responses`: marks an output type sandgate guessed from real results. */
+export function inferredNote(tool: { outputSchemaResponses?: number }): string {
+  const n = tool.outputSchemaResponses ?? 1;
+  return `inferred from ${n} response${n === 1 ? "" : "s"}`;
+}

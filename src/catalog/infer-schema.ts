@@ -16,9 +16,20 @@ const MAX_UNION = 6;
 const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
 const TYPES = new Set(["string", "integer", "number", "boolean", "null", "object", "array"]);
 
+/**
+ * Values looked at per inference. With 20 items a level and 8 levels a result could otherwise cost 20^8 steps;
+ * past the budget a value is typed as "any value", so a huge or deep result costs the same as a moderate one.
+ */
+const MAX_NODES = 2000;
+
 /** A JSON Schema describing `value` (and values shaped like it): types and plain keys only. */
 export function inferSchema(value: unknown): JsonSchema {
-  return sanitizeInferred(infer(value, 0));
+  return sanitizeInferred(infer(value, 0, { left: MAX_NODES }));
+}
+
+/** The schema of several responses: `previous` widened by `value` (keys missing from one become optional). */
+export function mergeInferred(previous: JsonSchema, value: unknown): JsonSchema {
+  return sanitizeInferred(mergeSchemas(previous, inferSchema(value)));
 }
 
 /**
@@ -56,9 +67,10 @@ export function sanitizeInferred(schema: unknown, depth = 0): JsonSchema {
   return out;
 }
 
-function infer(value: unknown, depth: number): JsonSchema {
+function infer(value: unknown, depth: number, budget: { left: number }): JsonSchema {
   if (value === null) return { type: "null" };
-  if (depth >= MAX_DEPTH) return {};
+  if (depth >= MAX_DEPTH || budget.left <= 0) return {};
+  budget.left -= 1;
   switch (typeof value) {
     case "string":
       return { type: "string" };
@@ -76,19 +88,19 @@ function infer(value: unknown, depth: number): JsonSchema {
       return {};
   }
   if (Array.isArray(value)) {
-    const items = value.slice(0, MAX_ITEMS).map((v) => infer(v, depth + 1));
+    const items = value.slice(0, MAX_ITEMS).map((v) => infer(v, depth + 1, budget));
     const merged = items.reduce<JsonSchema | undefined>((acc, s) => (acc === undefined ? s : mergeSchemas(acc, s)), undefined);
     // An empty array says nothing about its items; leaving `items` out lets a later merge fill it in.
     return merged === undefined ? { type: "array" } : { type: "array", items: merged };
   }
   if (!isObject(value)) return {};
-  const entries = Object.entries(value);
-  if (entries.length > MAX_KEYS) {
-    const merged = entries.slice(0, MAX_ITEMS).map(([, v]) => infer(v, depth + 1)).reduce(mergeSchemas);
+  const keys = Object.keys(value);
+  if (keys.length > MAX_KEYS) {
+    const merged = keys.slice(0, MAX_ITEMS).map((key) => infer(value[key], depth + 1, budget)).reduce(mergeSchemas);
     return { type: "object", additionalProperties: merged };
   }
   const properties: Record<string, JsonSchema> = {};
-  for (const [key, v] of entries) if (v !== undefined) properties[key] = infer(v, depth + 1);
+  for (const key of keys) if (value[key] !== undefined) properties[key] = infer(value[key], depth + 1, budget);
   return { type: "object", properties, required: Object.keys(properties) };
 }
 

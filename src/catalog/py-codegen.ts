@@ -1,7 +1,7 @@
 // Python wrapper package for a server: TypedDicts for inputs and outputs and one async function per tool.
 // Keyword arguments may be snake_case; a per-function table maps them back to the schema's property names.
 
-import { pyDocstring, pyDocText, stringLiteral } from "./doc-text.js";
+import { inferredNote, pyDocstring, pyDocText, stringLiteral } from "./doc-text.js";
 import { cleanText, isObjectShape, propertiesOf, resolvePointer, type JsonSchema } from "./json-schema.js";
 import { pyKwargName, typePrefix } from "./naming.js";
 import { emitRootType, newPyModuleTypes, type PyField } from "./py-types.js";
@@ -108,7 +108,7 @@ export function pyModuleFile(server: string, tools: readonly CatalogTool[], desc
       mod.decls.push(`# The server declares no output schema: the result is whatever the tool returns.\n${n.output} = Any\n`);
       mod.defined.add(n.output);
     } else {
-      if (tool.outputSchemaInferred) mod.decls.push(`# inferred from a real response`);
+      if (tool.outputSchemaInferred) mod.decls.push(`# ${inferredNote(tool)}`);
       emitRootType(mod, tool.outputSchema, n.output, typePrefix(tool.tsName), [`Output of ${tool.id}.`]);
     }
     functions.push(functionCode(tool, n, fields));

@@ -2,7 +2,7 @@
 // Files type-check standalone under `tsc --strict`; `callMCPTool` is declared, the sandbox runtime provides it.
 
 import { cleanText, definitionsOf, isObjectShape, requiredOf, schemaList, type JsonSchema } from "./json-schema.js";
-import { tsDocComment, stringLiteral } from "./doc-text.js";
+import { inferredNote, tsDocComment, stringLiteral } from "./doc-text.js";
 import { NameRegistry, pascalCase, typePrefix } from "./naming.js";
 import { newTsContext, renderMembers, schemaDocLines, tsTypeOf, type TsTypeContext } from "./ts-types.js";
 import type { CatalogTool } from "./types.js";
@@ -108,7 +108,7 @@ function toolCode(tool: CatalogTool, names: TsToolNames): TsToolCode {
     const doc = [`Output of \`${tool.id}\`.`];
     const out = schemaDeclarations(tool.outputSchema, names.output, names.outputDefs, doc);
     const last = out[out.length - 1];
-    if (tool.outputSchemaInferred && last !== undefined) last.text = `// inferred from a real response\n${last.text}`;
+    if (tool.outputSchemaInferred && last !== undefined) last.text = `// ${inferredNote(tool)}\n${last.text}`;
     decls.push(...out);
   }
   const description = tool.description !== "" ? tool.description : (tool.title ?? "");

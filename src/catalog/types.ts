@@ -23,6 +23,8 @@ export interface CatalogTool {
   outputSchema?: JsonSchema;
   /** True when `outputSchema` was inferred from a real response rather than declared by the server. */
   outputSchemaInferred: boolean;
+  /** When inferred: how many real responses `outputSchema` was merged from. */
+  outputSchemaResponses?: number;
   annotations?: Tool["annotations"];
 }
 
