@@ -1,5 +1,5 @@
-// Code mode for the Node runner (docs/runner-protocol.md): callMCPTool() over the frame pipes,
-// ToolError, sandgate:servers/<server> modules from /sandgate/tools/manifest.json, and `servers`.
+// Code mode for the Node runner (docs/runner-protocol.md): callMCPTool(), searchTools() and listServers()
+// over the frame pipes, ToolError, sandgate:servers/<server> modules from /sandgate/tools/manifest.json, and `servers`.
 'use strict';
 
 const fs = require('fs');
@@ -41,20 +41,42 @@ function createCodeMode({ sendText, scriptOptions, safeString }) {
     else if (typeof args !== 'object' || isArray(args)) {
       return NativePromise.reject(new TypeError(`callMCPTool("${tool}") needs its arguments as an object`));
     }
+    return send(tool, { type: 'tool_call', tool, args }, callMCPTool);
+  }
+
+  /** Sends one request frame (`fields` without id and callId); `tool` names it in a ToolError, `caller` is cut from its stack. */
+  function send(tool, fields, caller) {
     const callId = `j${++toolCallCounter}`;
     let text;
     try {
-      text = stringify({ type: 'tool_call', id: api.runId, callId, tool, args });
+      text = stringify({ ...fields, id: api.runId, callId });
     } catch (err) {
       return NativePromise.reject(new TypeError(`the arguments of tool \`${tool}\` cannot be sent as JSON: ${safeString(err && err.message)}`));
     }
     // Where the user's code made the call, for the stack of a ToolError (formatted only on failure).
     const site = {};
-    captureStackTrace(site, callMCPTool);
+    captureStackTrace(site, caller);
     return new NativePromise((resolve, reject) => {
       pendingTools[callId] = { resolve, reject, tool, site };
       sendText(text);
     });
+  }
+
+  /**
+   * searchTools(query, { detail, limit, server }): the upstream tools that match `query`, best first,
+   * as the search_tools MCP tool finds them; rejects with a ToolError (kind InvalidArguments) for bad options.
+   */
+  function searchTools(query, options) {
+    if (options === undefined || options === null) options = {};
+    else if (typeof options !== 'object' || isArray(options)) {
+      return NativePromise.reject(new TypeError('searchTools(query, options) needs options as an object like { detail: "full", limit: 3 }'));
+    }
+    return send('search_tools', { type: 'discovery', op: 'search', args: { ...options, query } }, searchTools);
+  }
+
+  /** listServers(): the upstream servers with their state, tool count and module names. */
+  function listServers() {
+    return send('list_servers', { type: 'discovery', op: 'servers', args: {} }, listServers);
   }
 
   function settleToolCall(frame) {
@@ -248,6 +270,8 @@ function createCodeMode({ sendText, scriptOptions, safeString }) {
       globalThis.require = userRequire;
       defineGlobal('callMCPTool', callMCPTool);
       defineGlobal('ToolError', ToolError);
+      defineGlobal('searchTools', searchTools);
+      defineGlobal('listServers', listServers);
       defineGlobal('servers', serversGlobal);
       defineGlobal('__sandgateImport', sandgateImport);
     },

@@ -756,6 +756,7 @@ closeInheritedFds();
 
 codeMode.installGlobals();
 Object.defineProperty(globalThis, 'sandgate', { value: images.api, writable: true, configurable: true, enumerable: false });
+for (const name of ['returnImage', 'returnContent']) Object.defineProperty(globalThis, name, { value: images[name], writable: true, configurable: true, enumerable: false });
 
 const input = new (require('net').Socket)({ fd: FRAMES_IN, readable: true, writable: false });
 input.on('data', onData);

@@ -171,6 +171,8 @@ class Session:
         module.__dict__["__loader__"] = _SourceLoader(self)
         module.__dict__["call_mcp_tool"] = sandgate.call_mcp_tool
         module.__dict__["ToolError"] = sandgate.ToolError
+        for name in ("search_tools", "list_servers", "return_image", "return_content"):
+            module.__dict__[name] = getattr(sandgate, name)
         sys.modules["__main__"] = module
         self.globals = module.__dict__
         # threading takes its default excepthook from _thread when user code first imports it.

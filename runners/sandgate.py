@@ -1,12 +1,12 @@
-# The `sandgate` module of sandboxed Python code: call_mcp_tool(), ToolError and show() (images). A call goes to the
-# host as a tool_call frame on fd 4; its reply comes back on fd 3 (docs/runner-protocol.md).
+# The `sandgate` module of sandboxed Python code: call_mcp_tool(), search_tools(), list_servers(), ToolError, show(),
+# return_image() and return_content(). A call goes to the host as a frame on fd 4; its reply comes back on fd 3 (docs/runner-protocol.md).
 
 import os
 import _thread
 
 import sandgate_frames as _frames
 
-__all__ = ["call_mcp_tool", "ToolError", "show"]
+__all__ = ["call_mcp_tool", "search_tools", "list_servers", "ToolError", "show", "return_image", "return_content"]
 
 
 class ToolError(Exception):
@@ -38,7 +38,8 @@ class _Channel:
         self.lock = _thread.allocate_lock()
         self.pid = os.getpid()
 
-    async def call(self, tool, args):
+    async def call(self, tool, args, op=None):
+        """`op` ("search", "servers") makes it a discovery request; `tool` then only names it in errors."""
         import asyncio
 
         if not _asyncio_patched:
@@ -50,7 +51,10 @@ class _Channel:
         loop = asyncio.get_running_loop()
         self.counter += 1
         call_id = f"p{self.counter}"
-        frame = {"type": "tool_call", "id": self.run_id, "callId": call_id, "tool": tool, "args": args}
+        if op is None:
+            frame = {"type": "tool_call", "id": self.run_id, "callId": call_id, "tool": tool, "args": args}
+        else:
+            frame = {"type": "discovery", "id": self.run_id, "callId": call_id, "op": op, "args": args}
         try:
             data = _frames.dumps(frame).encode("ascii")
         except (TypeError, ValueError, RecursionError) as exc:
@@ -260,6 +264,41 @@ async def call_mcp_tool(tool, args=None):
     elif not isinstance(args, dict):
         raise TypeError(f"call_mcp_tool() needs args as a dict, not {type(args).__name__}")
     return await _channel.call(tool, args)
+
+
+async def search_tools(query, detail="summary", limit=10, server=None):
+    """The upstream tools that match `query` (words), best first, as the search_tools MCP tool finds
+    them: a list of dicts with id, server, name, score, and by `detail` ("name", "summary", "full")
+    summary, signature (TypeScript) and python; policy is "deny" or "approve" where the tool policy
+    says so. Raises ToolError (kind InvalidArguments) for a bad query, detail, limit or server."""
+    args = {"query": query, "detail": detail, "limit": limit}
+    if server is not None:
+        args["server"] = server
+    return await _channel.call("search_tools", args, "search")
+
+
+async def list_servers():
+    """The upstream servers as a list of dicts: name, state, transport, tool_count, ts_module,
+    py_module, description and error (why a server is not ready) where known."""
+    return await _channel.call("list_servers", {}, "servers")
+
+
+def return_image(content):
+    """Passes image content an upstream tool returned to the agent, besides the call's text: an MCP
+    image block ({"type": "image", "data": base64, "mimeType": ...}), a list of content blocks or a
+    tool result with "content" (its image blocks). The host checks each image as it checks show()."""
+    import sandgate_images
+
+    sandgate_images.return_content(content, images_only=True)
+
+
+def return_content(content):
+    """Passes MCP content blocks an upstream tool returned to the agent: images as images (see
+    return_image), text (and a resource's text) printed to the call's output, audio and binary
+    resources named in a line of output (the agent's result carries images only)."""
+    import sandgate_images
+
+    sandgate_images.return_content(content, images_only=False)
 
 
 def show(obj, mime=None):

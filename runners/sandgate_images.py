@@ -237,3 +237,89 @@ def show(obj, mime=None):
     send(data, mime)  # an _Oversized file is only named
     if hasattr(obj, "savefig"):
         _close(obj)
+
+
+# ---- return_image / return_content: upstream MCP content passed on to the agent ----------------
+
+# Largest base64 text sent when the host named no limit: a frame must stay under the host's 16 MiB.
+_UNTOLD_LIMIT = 12 << 20
+
+
+def _content_blocks(content, who):
+    """The MCP content blocks of `content`: one block, a list of them, or a tool result with "content"."""
+    if type(content) is dict and "type" not in content and type(content.get("content")) in (list, tuple):
+        content = content["content"]
+    if type(content) is dict:
+        content = [content]
+    if type(content) not in (list, tuple):
+        raise TypeError(f"{who}() needs MCP content: a block like {{'type': 'image', 'data': ..., 'mimeType': 'image/png'}}, a list of blocks or a tool result, not {type(content).__name__}")
+    for item in content:
+        if type(item) is not dict or type(item.get("type")) is not str:
+            raise TypeError(f"{who}() got a {type(item).__name__} where an MCP content block (a dict with a 'type') belongs")
+    return content
+
+
+def _send_base64(data, mime):
+    """Sends base64 text as it came; the host checks it (strict base64, type, magic bytes, size) and
+    says in images_note what it dropped. Text over the size limit is only named."""
+    run_id = sandgate._channel.run_id
+    if run_id is None:
+        return
+    frame = {"type": "image", "id": run_id, "mime": mime[:256] if type(mime) is str else ""}
+    if type(data) is str:
+        if any(c in data for c in " \t\r\n"):
+            data = "".join(data.split())
+        size = len(data) * 3 // 4
+        limit = frames.max_image_bytes
+        if size - 2 > (limit if limit is not None else _UNTOLD_LIMIT):
+            frame["size"] = size
+        else:
+            if not frame["mime"]:
+                try:
+                    frame["mime"] = sniff(binascii.a2b_base64(data[:16])) or ""
+                except (binascii.Error, ValueError):
+                    pass
+            frame["data"] = data
+    frames.send_frame(frame)  # without data or size: the host counts it as refused
+
+
+def _note(kind, mime, size, uri=None):
+    what = " ".join(x for x in (kind, uri, f"({mime}, {size} bytes)" if mime else f"({size} bytes)") if x)
+    return f"[{what} not passed on: the result carries text and images only; save it to /workspace and read it with file_read]\n"
+
+
+def _write_text(text):
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def return_content(content, images_only=False):
+    who = "return_image" if images_only else "return_content"
+    blocks = _content_blocks(content, who)
+    if images_only:
+        images = [b for b in blocks if b["type"] == "image"]
+        if not images:
+            kinds = ", ".join(sorted({b["type"] for b in blocks})) or "nothing"
+            raise TypeError(f"return_image() got no image block (it got {kinds}); use return_content() for other content")
+        blocks = images
+    for block in blocks:
+        kind = block["type"]
+        if kind == "image":
+            _send_base64(block.get("data"), block.get("mimeType"))
+        elif kind == "text":
+            _write_text(str(block.get("text", "")))
+        elif kind == "resource":
+            res = block.get("resource") if type(block.get("resource")) is dict else {}
+            mime = res.get("mimeType") if type(res.get("mimeType")) is str else ""
+            if type(res.get("text")) is str:
+                _write_text(res["text"])
+            elif mime.startswith("image/") and type(res.get("blob")) is str:
+                _send_base64(res["blob"], mime)
+            else:
+                blob = res.get("blob")
+                _write_text(_note("resource", mime, len(blob) * 3 // 4 if type(blob) is str else 0, str(res.get("uri", ""))[:200]))
+        elif kind == "resource_link":
+            _write_text(f"[resource {str(block.get('uri', ''))[:500]}{' ' + str(block['name'])[:200] if block.get('name') else ''}]")
+        else:
+            data = block.get("data")
+            mime = block.get("mimeType") if type(block.get("mimeType")) is str else ""
+            _write_text(_note(kind[:40], mime[:100], len(data) * 3 // 4 if type(data) is str else 0))

@@ -10,6 +10,7 @@ import type { ExecutionContext, UpstreamCallScope } from "../execution/index.js"
 import type { Governance } from "../governance/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
+import { createDiscoveryHandler, type DiscoverySource } from "./discovery.js";
 import { createUpstreamCallScope } from "./upstream-calls.js";
 
 export interface CodeModeOptions {
@@ -109,7 +110,7 @@ export class CodeMode {
   /** Upstream calls of one execution, bound to the session (or stateless call) that runs it. */
   beginExecution(context: ExecutionContext): UpstreamCallScope {
     const { codeMode } = this.config;
-    return createUpstreamCallScope({
+    const scope = createUpstreamCallScope({
       catalog: this.catalog,
       upstream: this.upstream,
       maxCalls: codeMode.maxToolCallsPerExecution,
@@ -135,6 +136,13 @@ export class CodeMode {
     } catch (error) {
       this.log.warn({ file: this.inferredPath, err: (error as Error).message }, "ignoring a malformed file of inferred output schemas");
       return {};
+    // Searches get their own count with the same limit: they cost the host little, and must not use up the code's tool calls.
+    return { ...scope, onDiscovery: createDiscoveryHandler(this.discoverySource(), codeMode.maxToolCallsPerExecution) };
+  }
+
+  /** What search_tools and list_servers read, for the MCP tools and for sandboxed code alike. */
+  discoverySource(): DiscoverySource {
+    return { catalog: this.catalog, status: () => this.status(), policy: this.config.toolPolicy };
     }
   }
 

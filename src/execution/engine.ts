@@ -329,6 +329,7 @@ export class Engine {
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
+      ...(scope?.onDiscovery ? { onDiscovery: scope.onDiscovery } : {}),
       const sandbox = await this.statelessSandbox(kind, limits, pooled, owner, request.signal);
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal, owner);

@@ -2,7 +2,7 @@
 // handler for the code's upstream calls, and the record of those calls at the end.
 
 import type { Approver } from "../governance/index.js";
-import type { UpstreamCallHandler } from "../sandbox/index.js";
+import type { DiscoveryHandler, UpstreamCallHandler } from "../sandbox/index.js";
 
 /** Who runs the execution whose upstream calls a scope handles: for tool policy, approvals and the audit. */
 export interface ExecutionContext {
@@ -36,3 +36,5 @@ export interface UpstreamCallScope {
   onUpstreamCall: UpstreamCallHandler;
   finish: () => UpstreamCallSummary;
 }
+  /** Searches of the tool catalog and listings of servers the code makes; not upstream calls, not in `calls`. */
+  onDiscovery?: DiscoveryHandler;

@@ -9,7 +9,7 @@ export type { DownloadStream, TransferHeader } from "./fs-transfer.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
 export { IMAGE_MIME_TYPES } from "./images.js";
 export type { RunImage, ImageCaps, ImageMime } from "./images.js";
-export type { RunClock, UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
+export type { DiscoveryHandler, DiscoveryOp, DiscoveryRequest, RunClock, UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
 export { WarmPool } from "./warm-pool.js";
 export { OutputMask } from "./output-mask.js";
 export type { SecretValue } from "./output-mask.js";

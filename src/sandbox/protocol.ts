@@ -65,6 +65,19 @@ export const toolCallFrameSchema = z.object({
 });
 
 /**
+ * A `discovery` frame: user code searching the tool catalog or listing the upstream servers
+ * (`op` "search" or "servers"). Answered with a `tool_result` frame like a tool call; `op` and
+ * `args` are checked by the host later so that a bad request still gets an error reply.
+ */
+export const discoveryFrameSchema = z.object({
+  type: z.literal("discovery"),
+  id: z.string().max(64).optional(),
+  callId: z.string().min(1).max(128),
+  op: z.unknown(),
+  args: z.unknown(),
+});
+
+/**
  * An `image` frame: an image the run returns (a plot, sandgate.show). Checked further by the
  * sandbox's ImageCollector (type, magic bytes, caps); without `data` it names an image the runner
  * did not send because it was over `maxImageBytes`.
@@ -77,11 +90,12 @@ export const imageFrameSchema = z.object({
   size: z.number().int().nonnegative().optional(),
 });
 
-export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema, toolCallFrameSchema, imageFrameSchema]);
+export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema, toolCallFrameSchema, discoveryFrameSchema, imageFrameSchema]);
 export type RunnerFrame = z.infer<typeof runnerFrameSchema>;
 export type ResultFrame = z.infer<typeof resultFrameSchema>;
 export type ToolCallFrame = z.infer<typeof toolCallFrameSchema>;
 export type ImageFrame = z.infer<typeof imageFrameSchema>;
+export type DiscoveryFrame = z.infer<typeof discoveryFrameSchema>;
 
 export type ToolResultFrame =
   | { type: "tool_result"; callId: string; ok: true; value?: unknown }
@@ -181,9 +195,9 @@ function decodeFrame(body: Buffer): RunnerFrame | undefined {
     throw new FrameProtocolError("runner sent a frame that is not JSON");
   }
   const parsed = runnerFrameSchema.safeParse(json);
-  // A `tool_call` frame without a usable callId cannot be answered; user code may write to fd 4 too,
+  // A `tool_call` (or `discovery`) frame without a usable callId cannot be answered; user code may write to fd 4 too,
   // so it is dropped rather than taken as the runner breaking the protocol.
-  if (!parsed.success && isObject(json) && json.type === "tool_call") return undefined;
+  if (!parsed.success && isObject(json) && (json.type === "tool_call" || json.type === "discovery")) return undefined;
   if (!parsed.success) throw new FrameProtocolError(`runner sent an invalid frame: ${parsed.error.issues[0]?.message ?? "?"}`);
   return parsed.data;
 }

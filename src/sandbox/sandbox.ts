@@ -19,9 +19,9 @@ import { signalRunner } from "./runner-signal.js";
 import type { ImageFrame, ResultFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 import { launchSandbox } from "./sandbox-launch.js";
-import { parseUpstreamCall, UpstreamCallBroker, upstreamCallError, type UpstreamCallHandler, type UpstreamCallReply } from "./upstream-calls.js";
+import { parseDiscoveryRequest, parseUpstreamCall, UpstreamCallBroker, upstreamCallError, type DiscoveryHandler, type UpstreamCallHandler, type UpstreamCallReply } from "./upstream-calls.js";
 
-export type { UpstreamCall, UpstreamCallHandler, UpstreamCallReply } from "./upstream-calls.js";
+export type { DiscoveryHandler, DiscoveryRequest, UpstreamCall, UpstreamCallHandler, UpstreamCallReply } from "./upstream-calls.js";
 export type { OutputStream } from "./call-output.js";
 export type { RunStatus } from "./exit-classification.js";
 
@@ -47,6 +47,8 @@ export interface RunRequest {
    * that are dropped. Without a handler every call fails with "tool calls are not available here".
    */
   onUpstreamCall?: UpstreamCallHandler;
+  /** Answers the code's searches of the tool catalog (searchTools, search_tools, sandgate-tool --search); without it they fail. */
+  onDiscovery?: DiscoveryHandler;
   /** Environment variables the runner sets for this call only, and takes back when it ends. */
   env?: Record<string, string>;
   /** Values shown as "[masked:NAME]" in everything the call gives back: output (streamed too), value, error. */
@@ -261,7 +263,7 @@ export class Sandbox {
         deadline: performance.now() + request.timeoutMs,
         holds: 0,
         resolve,
-        upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall, { hold: () => this.holdClock(id) }),
+        upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall, { hold: () => this.holdClock(id) }, request.onDiscovery),
         images: new ImageCollector(request.images ?? { maxBytes: 0, maxCount: 0 }),
       };
       const markerBytes = Buffer.from(marker, "utf8");
@@ -431,6 +433,13 @@ export class Sandbox {
     if (call.runId !== undefined && call.runId !== this.active?.id) {
       // Made by code an earlier call left running (a thread, a timer); that run's upstream calls are closed.
       reply(upstreamCallError("ToolCancelled", "the call that made this tool call has ended"));
+      return;
+    }
+    if (call.op !== undefined) {
+      const discovery = parseDiscoveryRequest(call);
+      if (!discovery.ok) reply(discovery.reply);
+      else if (this.active) this.active.upstreamCalls.discover(discovery.request, reply);
+      else reply(upstreamCallError("ToolCancelled", "searches can only be made while code runs"));
       return;
     }
     const parsed = parseUpstreamCall(call);

@@ -16,6 +16,30 @@ export type UpstreamCallReply = { ok: true; value: unknown } | { ok: false; erro
 /** Answers an upstream call; `signal` fires when the run that made the call ends or is killed. */
 export type UpstreamCallHandler = (call: UpstreamCall, signal: AbortSignal, clock?: RunClock) => Promise<UpstreamCallReply>;
 
+/**
+ * A discovery request from sandboxed code (searchTools, search_tools, `sandgate-tool --search`):
+ * `op` checked, `args` not yet (the handler checks them with the MCP tool's limits).
+ */
+export interface DiscoveryRequest {
+  op: DiscoveryOp;
+  args: unknown;
+}
+
+export const DISCOVERY_OPS = ["search", "servers"] as const;
+export type DiscoveryOp = (typeof DISCOVERY_OPS)[number];
+
+/** Answers a discovery request; synchronous work on the host's catalog, so it needs no signal. */
+export type DiscoveryHandler = (request: DiscoveryRequest) => UpstreamCallReply | Promise<UpstreamCallReply>;
+
+/** Checks the op of a discovery request; a bad one gets an error reply. */
+export function parseDiscoveryRequest(raw: { op?: unknown; args?: unknown }): { ok: true; request: DiscoveryRequest } | { ok: false; reply: UpstreamCallReply } {
+  const op = raw.op;
+  if (typeof op !== "string" || !(DISCOVERY_OPS as readonly string[]).includes(op)) {
+    return { ok: false, reply: upstreamCallError("InvalidArguments", `discovery refused: op must be one of ${DISCOVERY_OPS.join(", ")}`) };
+  }
+  return { ok: true, request: { op: op as DiscoveryOp, args: raw.args ?? {} } };
+}
+
 /** The wall-clock limit of the run that made a call. */
 export interface RunClock {
   /**
@@ -185,6 +209,7 @@ export class UpstreamCallBroker {
   constructor(
     private readonly handler: UpstreamCallHandler | undefined,
     private readonly clock?: RunClock,
+    private readonly discovery?: DiscoveryHandler,
   ) {
     // Every call in flight listens on this signal; up to the cap that is expected, not a leak.
     setMaxListeners(MAX_UPSTREAM_CALLS_IN_FLIGHT + 16, this.controller.signal);
@@ -211,6 +236,31 @@ export class UpstreamCallBroker {
     call().then(
       (reply) => settle(normalizeReply(reply)),
       (error: unknown) => settle(upstreamCallError("ToolError", `tool \`${tool}\` failed: ${error instanceof Error ? error.message : String(error)}`)),
+    );
+  }
+
+  /** A discovery request; it shares the cap on calls in flight with tool calls. */
+  discover(request: DiscoveryRequest, send: (reply: UpstreamCallReply) => void): void {
+    const handler = this.discovery;
+    const op = request.op === "search" ? "search_tools" : "list_servers";
+    if (!handler) {
+      send(upstreamCallError("ToolError", `${op} is not available here (code mode is off)`));
+      return;
+    }
+    if (this.inFlight >= MAX_UPSTREAM_CALLS_IN_FLIGHT) {
+      send(upstreamCallError("ToolLimit", `${op} refused: ${MAX_UPSTREAM_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
+      return;
+    }
+    this.inFlight += 1;
+    const { signal } = this.controller;
+    const settle = (reply: UpstreamCallReply): void => {
+      this.inFlight -= 1;
+      if (!signal.aborted) send(reply);
+    };
+    const run = async (): Promise<UpstreamCallReply> => handler(request);
+    run().then(
+      (reply) => settle(normalizeReply(reply)),
+      (error: unknown) => settle(upstreamCallError("ToolError", `${op} failed: ${error instanceof Error ? error.message : String(error)}`)),
     );
   }
 

@@ -3,20 +3,17 @@
 
 import { z } from "zod";
 import type { SearchHit } from "../catalog/index.js";
-import { toolPolicyFor } from "../governance/index.js";
+import { listServers as discoverServers, searchArgsShape, searchTools as discoverTools } from "../codemode/index.js";
 import { upstreamCallExamples } from "../languages/index.js";
 import type { ServerContext } from "./context.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
 const searchToolsInput = z
   .object({
-    query: z.string().trim().min(1).max(500).describe("Words describing what you want to do, e.g. \"create github issue\" or \"read file\""),
-    detail: z
-      .enum(["name", "summary", "full"])
-      .optional()
-      .describe("name: ids only; summary (default): ids with one-line summaries; full: TypeScript signatures with input and output types"),
-    limit: z.number().int().min(1).max(50).optional().describe("Most results to return (default 10)"),
-    server: z.string().min(1).max(64).optional().describe("Search only this upstream server"),
+    query: searchArgsShape.query.describe("Words describing what you want to do, e.g. \"create github issue\" or \"read file\""),
+    detail: searchArgsShape.detail.describe("name: ids only; summary (default): ids with one-line summaries; full: TypeScript signatures with input and output types"),
+    limit: searchArgsShape.limit.describe("Most results to return (default 10)"),
+    server: searchArgsShape.server.describe("Search only this upstream server"),
   })
   .strict();
 
@@ -81,17 +78,7 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
     annotations: { title: "Search upstream tools", readOnlyHint: true, openWorldHint: false },
     async run(args) {
       const detail = args.detail ?? "summary";
-      const hits = codeMode.catalog.search(args.query, {
-        detail,
-        ...(args.limit !== undefined ? { limit: args.limit } : {}),
-        ...(args.server !== undefined ? { server: args.server } : {}),
-      });
-      const total = codeMode.catalog.tools().length;
-      const tools = hits.map((h) => {
-        const tool = codeMode.catalog.resolve(h.id);
-        const { action } = toolPolicyFor(ctx.config.toolPolicy, h.server, h.name, tool ? [tool.tsName, tool.pyName] : []);
-        return { ...h, score: Math.round(h.score * 1000) / 1000, ...(action === "allow" ? {} : { policy: action }) };
-      });
+      const { tools, total_tools: total } = discoverTools(codeMode.discoverySource(), args);
       const text =
         total === 0
           ? "No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. list_servers shows their state."
@@ -111,19 +98,7 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
     output: listServersOutput,
     annotations: { title: "List upstream servers", readOnlyHint: true, openWorldHint: false },
     async run() {
-      const modules = new Map(codeMode.catalog.servers().map((s) => [s.name, s]));
-      const servers = codeMode.status().map((s) => {
-        const entry = modules.get(s.name);
-        return {
-          name: s.name,
-          state: s.state,
-          transport: s.transport,
-          tool_count: entry?.toolCount ?? 0,
-          ...(entry ? { ts_module: entry.tsModule, py_module: entry.pyModule } : {}),
-          ...(entry?.description ? { description: entry.description } : {}),
-          ...(s.error ? { error: s.error } : {}),
-        };
-      });
+      const servers = discoverServers(codeMode.discoverySource());
       const text =
         servers.length === 0
           ? "No upstream MCP servers are configured (mcpServers in sandgate.json)."

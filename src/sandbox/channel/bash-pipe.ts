@@ -66,12 +66,14 @@ class BashPipeChannel implements RunnerChannel {
     const reply = (answer: UpstreamCallReply): void => {
       this.replies.write(encodeBashUpstreamReply(request.callId, answer));
     };
+    // `:search` and `:servers` are discovery requests: a tool id starts with a server name, never with ':'.
+    const op = request.tool.startsWith(":") ? request.tool.slice(1) : undefined;
     const args = parseBashArgs(request.argsText);
     if (!args.ok) {
-      reply(upstreamCallError("InvalidArguments", `tool \`${request.tool.slice(0, 100)}\` refused: ${args.message}`));
+      reply(upstreamCallError("InvalidArguments", `${op === undefined ? `tool \`${request.tool.slice(0, 100)}\`` : (op === "search" ? "search_tools" : "discovery")} refused: ${args.message}`));
       return;
     }
-    this.events.call({ tool: request.tool, args: args.args }, reply);
+    this.events.call(op === undefined ? { tool: request.tool, args: args.args } : { tool: undefined, op, args: args.args }, reply);
   }
 }
 

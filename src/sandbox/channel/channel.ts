@@ -21,6 +21,8 @@ export interface ChannelCall {
   runId?: string;
   tool: unknown;
   args: unknown;
+  /** Set for a discovery request (search, servers) instead of a tool call; not yet checked. */
+  op?: unknown;
 }
 
 /** What a channel reports to its sandbox. */

@@ -1,0 +1,110 @@
+// Discovery of the upstream catalog: what search_tools and list_servers answer, as structured data.
+// The MCP tools (server/code-mode-tools.ts) and sandboxed code (searchTools, search_tools, sandgate-tool --search) share it.
+
+import { z } from "zod";
+import { SEARCH_LIMIT_MAX, type Catalog, type SearchHit } from "../catalog/index.js";
+import type { ToolPolicyConfig } from "../config/index.js";
+import { isSandgateError } from "../errors/index.js";
+import { toolPolicyFor } from "../governance/index.js";
+import type { DiscoveryRequest, UpstreamCallReply } from "../sandbox/index.js";
+import type { UpstreamStatus } from "../upstream/index.js";
+
+/** The limits of a search, the same for the MCP tool and for code: the tool adds its descriptions to these fields. */
+export const searchArgsShape = {
+  query: z.string().trim().min(1, "the query is empty: give a few words, e.g. \"create issue\"").max(500, "the query is longer than 500 characters"),
+  detail: z.enum(["name", "summary", "full"]).optional(),
+  limit: z.number().int().min(1).max(SEARCH_LIMIT_MAX).optional(),
+  server: z.string().min(1).max(64).optional(),
+};
+export const searchArgsSchema = z.object(searchArgsShape).strict();
+export type SearchArgs = z.infer<typeof searchArgsSchema>;
+
+export type PolicyMark = "deny" | "approve";
+export type DiscoveredTool = SearchHit & { policy?: PolicyMark };
+
+export interface DiscoveredServer {
+  name: string;
+  state: string;
+  transport: string;
+  tool_count: number;
+  ts_module?: string;
+  py_module?: string;
+  description?: string;
+  error?: string;
+}
+
+/** What discovery reads: the catalog, the servers' states (secrets masked) and the tool policy. */
+export interface DiscoverySource {
+  catalog: Catalog;
+  status: () => UpstreamStatus[];
+  policy: ToolPolicyConfig;
+}
+
+/** Ranked hits with the tool policy's mark on tools it denies or holds for approval. Throws INVALID_INPUT (unknown server, no words). */
+export function searchTools(source: DiscoverySource, args: SearchArgs): { tools: DiscoveredTool[]; total_tools: number } {
+  const { catalog } = source;
+  const hits = catalog.search(args.query, {
+    detail: args.detail ?? "summary",
+    ...(args.limit !== undefined ? { limit: args.limit } : {}),
+    ...(args.server !== undefined ? { server: args.server } : {}),
+  });
+  const tools = hits.map((h) => {
+    const tool = catalog.resolve(h.id);
+    const { action } = toolPolicyFor(source.policy, h.server, h.name, tool ? [tool.tsName, tool.pyName] : []);
+    return { ...h, score: Math.round(h.score * 1000) / 1000, ...(action === "allow" ? {} : { policy: action }) };
+  });
+  return { tools, total_tools: catalog.tools().length };
+}
+
+/** Every configured server with its state, tool count and module names. */
+export function listServers(source: DiscoverySource): DiscoveredServer[] {
+  const modules = new Map(source.catalog.servers().map((s) => [s.name, s]));
+  return source.status().map((s) => {
+    const entry = modules.get(s.name);
+    return {
+      name: s.name,
+      state: s.state,
+      transport: s.transport,
+      tool_count: entry?.toolCount ?? 0,
+      ...(entry ? { ts_module: entry.tsModule, py_module: entry.pyModule } : {}),
+      ...(entry?.description ? { description: entry.description } : {}),
+      ...(s.error ? { error: s.error } : {}),
+    };
+  });
+}
+
+/** Why a request from code was refused, in words an agent can act on (the runner names the op). */
+function refusal(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return "invalid request";
+  const field = issue.path.join(".");
+  if (issue.code === "unrecognized_keys") return `unknown option ${issue.keys.map((k) => `\`${k}\``).join(", ")} (options: query, detail, limit, server)`;
+  if (field === "limit") return `limit must be a whole number from 1 to ${SEARCH_LIMIT_MAX}`;
+  if (field === "detail") return 'detail must be "name", "summary" or "full"';
+  if (field === "query" && issue.code === "invalid_type") return "the query must be a string of words";
+  if (issue.code === "invalid_type" && field === "") return "the options must be a JSON object";
+  return `${field ? `${field}: ` : ""}${issue.message}`;
+}
+
+/**
+ * Answers discovery requests from sandboxed code, at most `maxRequests` per execution (its own
+ * count: a loop of searches cannot hog the host, and does not use up the execution's tool calls).
+ */
+export function createDiscoveryHandler(source: DiscoverySource, maxRequests: number): (request: DiscoveryRequest) => UpstreamCallReply {
+  let made = 0;
+  return (request) => {
+    const op = request.op === "search" ? "search_tools" : "list_servers";
+    if (++made > maxRequests) {
+      return { ok: false, error: { type: "ToolLimit", message: `this execution reached its limit of ${maxRequests} searches and listings (${op})` } };
+    }
+    if (request.op === "servers") return { ok: true, value: listServers(source) };
+    const parsed = searchArgsSchema.safeParse(request.args);
+    if (!parsed.success) return { ok: false, error: { type: "InvalidArguments", message: refusal(parsed.error) } };
+    try {
+      return { ok: true, value: searchTools(source, parsed.data).tools };
+    } catch (error) {
+      if (isSandgateError(error) && error.code === "INVALID_INPUT") return { ok: false, error: { type: "InvalidArguments", message: error.message } };
+      throw error;
+    }
+  };
+}
