@@ -1,0 +1,92 @@
+// Custom patterns from config: compiled once, refused when they cannot compile or can backtrack
+// without bound, and run over bounded windows of a text so one pattern cannot stall a scan.
+
+import { SandgateError } from "../errors/index.js";
+import type { CompiledPattern, CustomPattern } from "./types.js";
+import type { Span } from "./kinds/span.js";
+
+/** A custom pattern sees at most this many characters at once (one line, or a slice of a long one). */
+const WINDOW = 4096;
+/** Consecutive windows of a long line overlap so a value across a cut is still found whole. */
+const OVERLAP = 256;
+
+/** Custom patterns compiled once; a pattern that does not compile is a config error naming it. */
+export function compilePatterns(patterns: readonly CustomPattern[]): CompiledPattern[] {
+  return patterns.map((p) => {
+    const nested = nestedQuantifier(p.regex);
+    if (nested) {
+      throw new SandgateError("CONFIG_INVALID", `pii.patterns: pattern "${p.name}" repeats a group that itself repeats (${nested}); it can take exponential time on some texts, rewrite it without the nested quantifier`, {
+        data: { pattern: p.name },
+      });
+    }
+    const flags = [...new Set((p.flags ?? "").replace(/[gy]/g, ""))].join("");
+    try {
+      return { name: p.name, regex: new RegExp(p.regex, `${flags}g`) };
+    } catch (error) {
+      throw new SandgateError("CONFIG_INVALID", `pii.patterns: pattern "${p.name}" is not a valid regular expression: ${(error as Error).message}`, {
+        data: { pattern: p.name },
+        cause: error,
+      });
+    }
+  });
+}
+
+/** Every match of a custom pattern, found line by line (long lines in overlapping windows). */
+export function findCustom(regex: RegExp, text: string): Span[] {
+  const out: Span[] = [];
+  let lineStart = 0;
+  while (lineStart <= text.length) {
+    let lineEnd = text.indexOf("\n", lineStart);
+    if (lineEnd === -1) lineEnd = text.length;
+    for (let from = lineStart; from < lineEnd; from += WINDOW - OVERLAP) {
+      const to = Math.min(lineEnd, from + WINDOW);
+      const window = text.slice(from, to);
+      regex.lastIndex = 0;
+      for (let m = regex.exec(window); m !== null; m = regex.exec(window)) {
+        if (m[0].length === 0) {
+          regex.lastIndex++;
+          continue;
+        }
+        out.push({ start: from + m.index, end: from + m.index + m[0].length });
+      }
+      if (to === lineEnd) break;
+    }
+    lineStart = lineEnd + 1;
+  }
+  return out;
+}
+
+/**
+ * The first group that is repeated and contains a repetition itself (`(a+)+`, `(\w*)*`, `(x+){2,}`),
+ * the classic shape of catastrophic backtracking; undefined when there is none.
+ */
+function nestedQuantifier(source: string): string | undefined {
+  const open: { at: number; repeats: boolean }[] = [];
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === "]") inClass = false;
+      continue;
+    }
+    if (c === "[") inClass = true;
+    else if (c === "(") open.push({ at: i, repeats: false });
+    else if ((c === "+" || c === "*" || (c === "{" && /^\{\d+,\d*\}/.test(source.slice(i)) && !/^\{(\d+),\1\}/.test(source.slice(i)))) && source[i - 1] !== "(") {
+      const top = open[open.length - 1];
+      if (top) top.repeats = true;
+    } else if (c === ")") {
+      const group = open.pop();
+      if (!group) continue;
+      const next = source[i + 1];
+      const quantified = next === "+" || next === "*" || (next === "{" && /^\{\d+,\d*\}/.test(source.slice(i + 1)) && !/^\{(\d+),\1\}/.test(source.slice(i + 1)));
+      if (group.repeats && quantified) return source.slice(group.at, i + 2);
+      const parent = open[open.length - 1];
+      if (parent && (group.repeats || quantified)) parent.repeats = true;
+    }
+  }
+  return undefined;
+}

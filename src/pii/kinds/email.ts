@@ -1,0 +1,37 @@
+// Email addresses: a candidate pattern that allows plus tags, subdomains and internationalised names,
+// confirmed by validator's isEmail; SSH remotes, URL user names and retina asset names are not emails.
+
+import isEmailModule from "validator/lib/isEmail.js";
+import { scan, type Span } from "./span.js";
+
+// validator's files are CommonJS with the function as both the module and its `default`.
+const isEmail = isEmailModule.default;
+
+const CANDIDATE =
+  /(?<![\p{L}\p{N}._%+'-])[\p{L}\p{N}._%+'-]{1,64}@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}])/gu;
+
+/** Real top-level domains that in machine data are almost always file names (`icon@2x.png`). */
+const FILE_EXTENSIONS = new Set([
+  "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "css", "scss",
+  "map", "tgz", "gz", "zip", "md", "txt", "yml", "yaml", "lock", "toml", "py", "rb", "go", "rs", "java", "html",
+  "htm", "xml", "pdf", "csv", "log", "sh", "wasm", "node", "whl", "jar",
+]);
+
+export function findEmails(text: string): Span[] {
+  if (!text.includes("@")) return [];
+  const out: Span[] = [];
+  for (const m of scan(CANDIDATE, text)) {
+    const value = m[0];
+    const start = m.index;
+    const end = start + value.length;
+    // `git+ssh://git@github.com/...` and `https://user@host/` name a login, not a mailbox.
+    if (text.slice(Math.max(0, start - 3), start) === "://") continue;
+    // `git@github.com:org/repo.git` is an SSH remote.
+    if (text[end] === ":" && /[\w~/.]/.test(text[end + 1] ?? "")) continue;
+    const tld = value.slice(value.lastIndexOf(".") + 1).toLowerCase();
+    if (FILE_EXTENSIONS.has(tld)) continue;
+    if (!isEmail(value, { allow_utf8_local_part: true, require_tld: true, allow_ip_domain: false })) continue;
+    out.push({ start, end });
+  }
+  return out;
+}

@@ -1,0 +1,38 @@
+// IP addresses: IPv4 and IPv6 candidates confirmed by validator's isIP. Not personal and skipped:
+// loopback, unspecified, broadcast and netmask values, and dotted version numbers ("v1.2.3.4").
+
+import isIPModule from "validator/lib/isIP.js";
+import { before, scan, type Span } from "./span.js";
+
+// validator's files are CommonJS with the function as both the module and its `default`.
+const isIP = isIPModule.default;
+
+const V4 = /(?<![\w.\-+/@#:=])(?:\d{1,3}\.){3}\d{1,3}(?![\w\-@]|\.\d)/g;
+const V6 = /(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[A-Za-z0-9_]{1,15})?(?![\w:]|\.\w)/g;
+const VERSION_CONTEXT = /(?:\bv|\bversion|\bver|\brelease|\bbuild|@)["'\s:=]{0,4}$/;
+
+function personalV4(value: string): boolean {
+  const [first] = value.split(".");
+  return first !== "0" && first !== "127" && first !== "255";
+}
+
+export function findIpAddresses(text: string): Span[] {
+  const out: Span[] = [];
+  if (text.includes(".")) {
+    for (const m of scan(V4, text)) {
+      if (!isIP(m[0], 4) || !personalV4(m[0])) continue;
+      if (VERSION_CONTEXT.test(before(text, m.index, 12))) continue;
+      out.push({ start: m.index, end: m.index + m[0].length });
+    }
+  }
+  if (text.includes(":")) {
+    for (const m of scan(V6, text)) {
+      const value = m[0];
+      // `1::2` (a Python slice), `dead::beef` and `::1` are not worth a token: real addresses
+      // carry a group of three or more hex digits and at least one decimal digit.
+      if (!/[0-9A-Fa-f]{3}/.test(value) || !/\d/.test(value) || !isIP(value, 6)) continue;
+      out.push({ start: m.index, end: m.index + value.length });
+    }
+  }
+  return out;
+}

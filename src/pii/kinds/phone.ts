@@ -1,0 +1,30 @@
+// Phone numbers: runs of digits in a phone's shape, confirmed by libphonenumber-js (full metadata) as
+// a valid number: international with +, or US by default. Bare digit runs need a word like "phone".
+
+import { parsePhoneNumberFromString } from "libphonenumber-js/max";
+import { before, digitsOf, scan, type Span } from "./span.js";
+
+/** Digit groups joined by one separator each: `+44 20 7946 0958`, `(415) 555-2671`, `415.555.2671`. */
+const RUN = /(?<![\w+.\-/@#:=])(?:\+ ?)?(?:\(\d{1,5}\) ?)?\d{1,6}(?:(?:[ .\-\u00a0]|\) ?| ?\()\d{1,6}){0,6}(?![\w\-/@]|[.,:]\d)/g;
+const CONTEXT = /(?:phone|\btel\b|\btel\.|telephone|mobile|\bcell|\bfax|\bcall|whatsapp|\bsms|\bdial|\bph\b|\bph\.|\bmob\b)[^\d\n]{0,16}$/;
+const DOTTED_US = /^(?:\+?1[ .])?\(?\d{3}\)?\.\d{3}\.\d{4}$/;
+
+export function findPhones(text: string): Span[] {
+  const out: Span[] = [];
+  for (const m of scan(RUN, text)) {
+    const value = m[0];
+    const digits = digitsOf(value);
+    if (digits.length < 7 || digits.length > 15) continue;
+    const international = value.startsWith("+");
+    const separated = /[ .\-\u00a0()]/.test(value);
+    // A bare run of digits is an id, a timestamp or a count unless the text says it is a phone.
+    if (!separated && !international && !CONTEXT.test(before(text, m.index, 32))) continue;
+    // Dots also join versions and addresses: only the US 3.3.4 shape counts.
+    if (value.includes(".") && !DOTTED_US.test(value) && !international) continue;
+    if (value.includes("(") !== value.includes(")")) continue;
+    const phone = parsePhoneNumberFromString(value, international ? undefined : "US");
+    if (phone === undefined || !phone.isValid()) continue;
+    out.push({ start: m.index, end: m.index + value.length });
+  }
+  return out;
+}
