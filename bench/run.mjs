@@ -3,7 +3,8 @@
 // Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
 // `--only engine`, `--only server` (bench/server.mjs), `--only codemode` (bench/code-mode.mjs) or
 // `--only neighbour` (bench/neighbour.mjs), `--only files` (bench/files.mjs), `--only images` (bench/images.mjs) or `--only packages`
-// (bench/packages.mjs), `--only governance` (bench/governance.mjs) or `--only audit` (bench/audit.mjs) runs one part; all nine run by default, in that order.
+// (bench/packages.mjs), `--only governance` (bench/governance.mjs), `--only audit` (bench/audit.mjs) or `--only tokens` (bench/workload/tokens.mjs:
+// one job over nine real upstream servers, installed on first use) runs one part; all ten run by default, in that order.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -14,6 +15,7 @@ import { Engine } from "../dist/execution/index.js";
 import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
 import { auditBench } from "./audit.mjs";
 import { codeModeBench } from "./code-mode.mjs";
+import { workloadBench } from "./workload/tokens.mjs";
 import { filesBench } from "./files.mjs";
 import { governanceBench } from "./governance.mjs";
 import { imagesBench } from "./images.mjs";
@@ -25,7 +27,7 @@ import { fmt, pct, sleep } from "./stats.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages", "governance", "audit"];
+const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages", "governance", "audit", "tokens"];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) throw new Error(`--only takes ${PARTS.join(", ")}, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
@@ -219,6 +221,7 @@ async function main() {
   if (ONLY === undefined || ONLY === "packages") process.stdout.write(`\n${await packagesBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "governance") process.stdout.write(`\n${await governanceBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "audit") process.stdout.write(`\n${await auditBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "tokens") process.stdout.write(`\n${await workloadBench()}\n`);
 }
 
 main().catch((e) => {

@@ -259,6 +259,8 @@ async function codeModeAgent(url, ctx, reportName) {
       const result = await client.callTool({ name: "search_tools", arguments: args });
       if (result.isError) throw new Error(`search_tools ${JSON.stringify(args)}: ${textOf(result)}`);
       const ids = result.structuredContent.tools.map((t) => t.id);
+      // WORKLOAD_DUMP=DIR keeps what the agent read, to see where the tokens go.
+      if (process.env.WORKLOAD_DUMP) writeFileSync(join(process.env.WORKLOAD_DUMP, `search-${tally.searches.length + 1}-${args.detail}.txt`), `${JSON.stringify(args)}\n\n${textOf(result)}`);
       tally.searches.push({ args, tokens: countTokens(JSON.stringify(args)) + countTokens(textOf(result)), hits: ids.length });
       return ids;
     };
@@ -344,13 +346,30 @@ function checkOutcome(who, truth, owners, reportPath, memoryFile) {
   }
 }
 
+/**
+ * The run's directory. Its path is in most arguments both agents write: a fixed name keeps the counts
+ * the same from run to run; when it is taken (another run), a random suffix costs up to ~100 tokens more or less.
+ */
+function workDir() {
+  const fixed = join(tmpdir(), "sandgate-bench-workload");
+  let dir = fixed;
+  try {
+    mkdirSync(fixed);
+  } catch (error) {
+    if (error.code !== "EEXIST") throw error;
+    dir = mkdtempSync(`${fixed}-`);
+    process.stderr.write(`bench: ${fixed} exists (another run?); using ${dir}, token counts of paths will differ a little\n`);
+  }
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
 /** Runs the workload and returns its figures (see workloadBench for the report). */
 export async function runWorkload() {
   ensureInstalled();
-  const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-workload-"));
-  chmodSync(dir, 0o755);
+  const dir = workDir();
   const ctx = { dataDir: join(dir, "data"), outDir: join(dir, "out"), memoryFile: join(dir, "memory-direct.jsonl") };
-  for (const d of [ctx.dataDir, ctx.outDir, join(dir, "sandbox")]) {
+  for (const d of [ctx.dataDir, ctx.outDir]) {
     mkdirSync(d);
     chmodSync(d, 0o755);
   }
@@ -369,13 +388,18 @@ export async function runWorkload() {
     writeFileSync(configFile, JSON.stringify({ mcpServers: Object.fromEntries(UPSTREAM.map((u) => [u.name, stdioServer(u, cmCtx)])) }, null, 2));
     const profiles = {};
     for (const profile of PROFILES) {
-      const server = await startSandgate(configFile, { SANDBOX_DIR: join(dir, "sandbox"), MAX_EXECUTION_TIME: "300", SANDGATE_TOOLS: profile });
+      // A data directory per profile: output types inferred in one run would show in the next one's search results.
+      const sandboxDir = join(dir, `sandbox-${profile}`);
+      mkdirSync(sandboxDir);
+      chmodSync(sandboxDir, 0o755);
+      const server = await startSandgate(configFile, { SANDBOX_DIR: sandboxDir, MAX_EXECUTION_TIME: "300", SANDGATE_TOOLS: profile });
       try {
-        const reportName = `report-${profile}.md`;
-        const cm = await codeModeAgent(server.url, ctx, reportName);
+        const cm = await codeModeAgent(server.url, ctx, "report.md");
         if (JSON.stringify([cm.printed.worst, cm.printed.total]) !== JSON.stringify([truth.worst, truth.total])) throw new Error(`${profile}: program printed ${cm.wire.stdout}`);
-        checkOutcome(`code-mode agent (${profile})`, truth, owners, join(ctx.outDir, reportName), cmCtx.memoryFile);
-        rmSync(cmCtx.memoryFile, { force: true }); // the next profile builds its graph afresh
+        checkOutcome(`code-mode agent (${profile})`, truth, owners, join(ctx.outDir, "report.md"), cmCtx.memoryFile);
+        // The next profile writes its report and builds its graph afresh.
+        rmSync(join(ctx.outDir, "report.md"));
+        rmSync(cmCtx.memoryFile);
         profiles[profile] = cm;
       } finally {
         await server.close();
