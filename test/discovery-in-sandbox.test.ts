@@ -157,3 +157,30 @@ it("a tool marked approve by the policy says so in a search from Bash", async ()
   const hits = printed(await run("bash", "sandgate-tool --search 'create entities' --detail name --limit 1")) as Hit[];
   expect(hits).toEqual([{ id: "memory.create_entities", server: "memory", name: "create_entities", score: expect.any(Number), policy: "approve" }]);
 });
+
+describe("with no upstream servers configured", () => {
+  let empty: CodeModeStack | undefined;
+  let emptyDir: string;
+  beforeAll(async () => {
+    emptyDir = mkdtempSync(join(tmpdir(), "sandgate-discovery-empty-"));
+    empty = await startCodeModeStack(emptyDir, { servers: {}, pool: { python: 0, javascript: 0, bash: 0 }, name: "discovery-empty-test" });
+  }, 60_000);
+  afterAll(async () => {
+    await empty?.close();
+    rmSync(emptyDir, { recursive: true, force: true });
+  });
+
+  it("searches and listings are empty in every language, not errors", async () => {
+    const code = {
+      python: 'import json\nprint(json.dumps([await search_tools("create issue"), await list_servers()]))',
+      javascript: 'console.log(JSON.stringify([await searchTools("create issue"), await listServers()]))',
+      typescript: 'const both: unknown[] = [await searchTools("create issue"), await listServers()];\nconsole.log(JSON.stringify(both))',
+      bash: "echo \"[$(sandgate-tool --search 'create issue'),$(sandgate-tool --servers)]\"",
+    };
+    for (const [language, source] of Object.entries(code)) {
+      const result = (await callTool(empty!.client, "execute_code", { language, code: source })).structuredContent as unknown as WireResult;
+      expect(result.status, `${language}: ${JSON.stringify(result)}`).toBe("ok");
+      expect(printed(result), language).toEqual([[], []]);
+    }
+  });
+});
