@@ -6,12 +6,13 @@ import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
 import { maskText, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
-import type { ExecutionContext, UpstreamCallScope } from "../execution/index.js";
+import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "../execution/index.js";
 import type { Governance } from "../governance/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { createDiscoveryHandler, type DiscoverySource } from "./discovery.js";
 import { createUpstreamCallScope } from "./upstream-calls.js";
+import { PiiBoundary } from "./pii-boundary.js";
 
 export interface CodeModeOptions {
   log?: Logger;
@@ -35,6 +36,8 @@ export class CodeMode {
   /** Output schemas inferred from real responses, kept across restarts unless codeMode.persistInferredSchemas is off. */
   private readonly inferredPath: string | undefined;
   private closed = false;
+  /** PII vaults per session and caller; tokenization of what crosses to the agent. */
+  readonly pii: PiiBoundary;
 
   constructor(
     private readonly config: SandgateConfig,
@@ -48,6 +51,7 @@ export class CodeMode {
     chmodSync(this.toolsDir, 0o755);
     this.log = options.log ?? silentLogger;
     this.governance = options.governance;
+    this.pii = new PiiBoundary(config.pii, config.sessions.idleTtlS * 1000);
     const unknown = Object.keys(config.toolPolicy.rules).filter((key) => !((key.split(".")[0] ?? key) in config.mcpServers));
     if (unknown.length > 0) this.log.warn({ rules: unknown }, "toolPolicy.rules name upstream servers that are not configured");
     this.inferredPath = config.codeMode.persistInferredSchemas ? join(config.sandboxDir, "inferred-output-schemas.json") : undefined;
@@ -107,6 +111,16 @@ export class CodeMode {
     return out === json ? value : (JSON.parse(out) as unknown);
   }
 
+  /** What guards text read from `owner`'s session (file_read), when its vault holds values. */
+  guardFor(owner: string, sessionId: string): OutputGuard | undefined {
+    return this.pii.guardFor(owner, sessionId);
+  }
+
+  /** A session ended: its PII vault goes with it. */
+  sessionEnded(owner: string, sessionId: string): void {
+    this.pii.sessionEnded(owner, sessionId);
+  }
+
   /** Upstream calls of one execution, bound to the session (or stateless call) that runs it. */
   beginExecution(context: ExecutionContext): UpstreamCallScope {
     const { codeMode } = this.config;
@@ -120,7 +134,15 @@ export class CodeMode {
       policy: this.config.toolPolicy,
       context,
       governance: this.governance,
+      pii: this.pii.execution(context.owner, context.sessionId),
     });
+    // Searches get their own count with the same limit: they cost the host little, and must not use up the code's tool calls.
+    return { ...scope, onDiscovery: createDiscoveryHandler(this.discoverySource(), codeMode.maxToolCallsPerExecution) };
+  }
+
+  /** What search_tools and list_servers read, for the MCP tools and for sandboxed code alike. */
+  discoverySource(): DiscoverySource {
+    return { catalog: this.catalog, status: () => this.status(), policy: this.config.toolPolicy };
   }
 
   private loadInferred(): Record<string, JsonSchema> {
@@ -136,13 +158,6 @@ export class CodeMode {
     } catch (error) {
       this.log.warn({ file: this.inferredPath, err: (error as Error).message }, "ignoring a malformed file of inferred output schemas");
       return {};
-    // Searches get their own count with the same limit: they cost the host little, and must not use up the code's tool calls.
-    return { ...scope, onDiscovery: createDiscoveryHandler(this.discoverySource(), codeMode.maxToolCallsPerExecution) };
-  }
-
-  /** What search_tools and list_servers read, for the MCP tools and for sandboxed code alike. */
-  discoverySource(): DiscoverySource {
-    return { catalog: this.catalog, status: () => this.status(), policy: this.config.toolPolicy };
     }
   }
 

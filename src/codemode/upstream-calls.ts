@@ -10,6 +10,7 @@ import { estimateJsonTokens, type ExecutionContext, type UpstreamCallRecord, typ
 import { deniedBecause, toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../governance/index.js";
 import type { RunClock, UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
+import type { ExecutionPii } from "./pii-boundary.js";
 
 export interface UpstreamCallScopeOptions {
   catalog: Catalog;
@@ -27,6 +28,8 @@ export interface UpstreamCallScopeOptions {
   context: ExecutionContext;
   /** Approvals and the event record; without it, calls are not recorded and "approve" denies. */
   governance?: Governance | undefined;
+  /** PII tokenization: tokens in arguments swapped back, values in results learnt, output guarded. */
+  pii?: ExecutionPii | undefined;
 }
 
 /** Sizes and hashes of what crossed the boundary; the audit never keeps the values. */
@@ -84,7 +87,7 @@ function errorText(result: CallToolResult): string {
 }
 
 export function createUpstreamCallScope(options: UpstreamCallScopeOptions): UpstreamCallScope {
-  const { catalog, upstream, maxCalls, redact, context, governance } = options;
+  const { catalog, upstream, maxCalls, redact, context, governance, pii } = options;
   const calls: UpstreamCallRecord[] = [];
   let tokensInSandbox = 0;
   let attempted = 0;
@@ -142,11 +145,13 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       const args = (call.args ?? {}) as Record<string, unknown>;
       const sent = digest(args);
       const base = { argsBytes: sent.bytes, argsHash: sent.hash };
-      const failed = (tool: string, server: string | undefined, action: ToolCallEvent["action"], type: string, raw: string): Promise<UpstreamCallReply> => {
+      const failed = (tool: string, server: string | undefined, action: ToolCallEvent["action"], type: string, raw: string, names?: readonly string[]): Promise<UpstreamCallReply> => {
+        // An upstream's error text may quote personal data: learnt like a result; the code gets it whole, the audit tokens.
+        const found = server !== undefined && names !== undefined ? pii?.learn(server, names, raw) : undefined;
         const reply = fail(tool, started, type, raw);
-        const error = reply.ok ? undefined : reply.error.message;
+        const error = reply.ok ? undefined : pii?.active ? pii.text(reply.error.message, false) : reply.error.message;
         return record(
-          { tool, ...(server ? { server } : {}), action, outcome: OUTCOME_OF[type] ?? "error", ...base, durationMs: elapsed(started), ...(error ? { error } : {}) },
+          { tool, ...(server ? { server } : {}), action, outcome: OUTCOME_OF[type] ?? "error", ...base, durationMs: elapsed(started), ...(found ? { pii: found } : {}), ...(error ? { error } : {}) },
           reply,
         );
       };
@@ -169,25 +174,31 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       }
       try {
         // The upstream layer applies the server's timeoutS, else codeMode.toolCallTimeoutS.
-        const result = await upstream.callTool(entry.server, entry.name, args, { signal });
-        if (result.isError) return failed(entry.id, entry.server, policy.action, "ToolError", errorText(result));
+        const names = [entry.name, entry.tsName, entry.pyName];
+        // Tokens the session's vault issued (the agent passed them on in its code) reach the server as the real values.
+        const sentArgs = pii ? pii.detokenize(args) : args;
+        const result = await upstream.callTool(entry.server, entry.name, sentArgs, { signal });
+        if (result.isError) return failed(entry.id, entry.server, policy.action, "ToolError", errorText(result), names);
         const value = options.redactValue(toolResultValue(result));
+        const found = pii?.learn(entry.server, names, value);
         learnOutputSchema(catalog, entry.id, value, options.onInferred);
         tokensInSandbox += estimateJsonTokens(value);
         calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started) });
         const received = digest(value);
         return record(
-          { tool: entry.id, server: entry.server, action: policy.action, outcome: "ok", ...base, resultBytes: received.bytes, resultHash: received.hash, durationMs: elapsed(started) },
+          { tool: entry.id, server: entry.server, action: policy.action, outcome: "ok", ...base, resultBytes: received.bytes, resultHash: received.hash, durationMs: elapsed(started), ...(found ? { pii: found } : {}) },
           { ok: true, value },
         );
       } catch (error) {
-        if (isSandgateError(error)) return failed(entry.id, entry.server, policy.action, ERROR_KIND[error.code] ?? "ToolError", error.message);
-        return failed(entry.id, entry.server, policy.action, "ToolError", (error as Error).message);
+        const names = [entry.name, entry.tsName, entry.pyName];
+        if (isSandgateError(error)) return failed(entry.id, entry.server, policy.action, ERROR_KIND[error.code] ?? "ToolError", error.message, names);
+        return failed(entry.id, entry.server, policy.action, "ToolError", (error as Error).message, names);
       }
     },
     finish() {
       return { calls: [...calls], tokensInSandbox };
     },
+    ...(pii ? { guard: pii } : {}),
   };
 }
 

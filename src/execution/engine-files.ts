@@ -6,6 +6,7 @@ import { SandgateError } from "../errors/index.js";
 import type { FileEvent, GovernanceEvents } from "../governance/index.js";
 import { FsHelper, type SandboxRuntime } from "../sandbox/index.js";
 import type { Session } from "./session.js";
+import type { OutputGuard } from "./upstream-call-scope.js";
 import { LOCAL_OWNER, type SessionManager } from "./sessions.js";
 import {
   listWorkspaceFiles,
@@ -53,6 +54,22 @@ export interface WorkspaceListing {
   truncated: boolean;
 }
 
+/** A text file as the agent may see it: a tool result the code wrote to a file is tokenized like its output. */
+function guardedFile(file: WorkspaceFile, guard: OutputGuard | undefined): WorkspaceFile {
+  if (!guard?.active) return file;
+  const bytes = file.encoding === "base64" ? Buffer.from(file.content, "base64") : Buffer.from(file.content, "utf8");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return file; // not text: binary files are handed over as they are
+  }
+  const guarded = guard.text(text, false);
+  if (guarded === text) return file;
+  const content = file.encoding === "base64" ? Buffer.from(guarded, "utf8").toString("base64") : guarded;
+  return { ...file, content, size: Buffer.byteLength(guarded, "utf8") };
+}
+
 /**
  * Workspace files of sessions; every method waits for the session's running call to end first,
  * and rejects (never throws) with SESSION_NOT_FOUND or SESSION_EXPIRED for a session it cannot use.
@@ -72,6 +89,8 @@ export class EngineFiles {
     private readonly limits: WorkspaceFileLimits,
     /** Where file operations are recorded (the audit); none for library and test engines. */
     private readonly events?: GovernanceEvents,
+    /** What guards a session's text files on their way to the agent (PII tokens), from code mode. */
+    private readonly guardFor?: (owner: string, sessionId: string) => OutputGuard | undefined,
   ) {}
 
   /**
@@ -109,7 +128,8 @@ export class EngineFiles {
       path,
       async () => {
         const session = this.sessions.get(owner, sessionId);
-        return session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
+        const file = await session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
+        return guardedFile(file, this.guardFor?.(owner, sessionId));
       },
       (file) => file.size,
     );

@@ -22,7 +22,8 @@ import {
 } from "../sandbox/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-outputs.js";
-import type { ExecutionContext, UpstreamCallScope } from "./upstream-call-scope.js";
+import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "./upstream-call-scope.js";
+import { OutputBoundary } from "./output-boundary.js";
 import type { Governance } from "../governance/index.js";
 import { prepareCode, type Language } from "../languages/index.js";
 import { commandToBash } from "./command.js";
@@ -49,6 +50,10 @@ export const INTERRUPT_GRACE_MS = 2000;
 export interface ToolProvider {
   toolsDir: string;
   beginExecution(context: ExecutionContext): UpstreamCallScope;
+  /** What guards text leaving `owner`'s session for the agent (file reads), if anything needs guarding. */
+  guardFor?(owner: string, sessionId: string): OutputGuard | undefined;
+  /** The session ended: what code mode keeps for it (its PII vault) goes with it. */
+  sessionEnded?(owner: string, sessionId: string): void;
 }
 
 export interface CommandRequest extends Omit<ExecuteRequest, "code" | "language"> {
@@ -138,6 +143,7 @@ export class Engine {
       // The file helper works in the workspace: it goes before the workspace is unmounted.
       onEnd: (session) => {
         this.jobs.sessionEnded(session.owner, session.id, this.sessionManager.endedReason(session.owner, session.id) ?? "stopped");
+        this.tools?.sessionEnded?.(session.owner, session.id);
         return this.files.forget(session);
       },
       log,
@@ -147,7 +153,7 @@ export class Engine {
       maxFileBytes: this.defaultLimits.fileSizeBytes,
       workspaceBytes: this.defaultLimits.workspaceBytes,
       workspaceInodes: config.limits.maxWorkspaceInodes,
-    }, governance?.events);
+    }, governance?.events, tools?.guardFor ? (owner, id) => tools.guardFor?.(owner, id) : undefined);
     this.jobs = new EngineJobs(
       {
         validate: (request) => {
@@ -311,6 +317,7 @@ export class Engine {
       ...(request.approver ? { approver: request.approver } : {}),
       ...(request.onWaiting ? { onWaiting: request.onWaiting } : {}),
     });
+    const boundary = scope?.guard ? new OutputBoundary(scope.guard) : undefined;
     const { kind, code, filename, mode } = prepared.prepared;
     const runRequest = {
       code,
@@ -320,8 +327,9 @@ export class Engine {
       // One second of slack: CPU time must never beat the wall clock to a plain busy loop.
       cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus) + 1,
       outputCapBytes: limits.outputCapBytes,
-      ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+      ...(request.onOutput ? { onOutput: boundary ? boundary.stream(request.onOutput) : request.onOutput } : {}),
       ...(scope ? { onUpstreamCall: scope.onUpstreamCall } : {}),
+      ...(scope?.onDiscovery ? { onDiscovery: scope.onDiscovery } : {}),
       // A session call's variables are taken in its turn (runInSession): session_env may change them.
       ...(session ? {} : callRunEnv(request.env)),
       images: { maxBytes: this.config.limits.maxImageBytes, maxCount: this.config.limits.maxImagesPerCall },
@@ -329,16 +337,15 @@ export class Engine {
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
-      ...(scope?.onDiscovery ? { onDiscovery: scope.onDiscovery } : {}),
       const sandbox = await this.statelessSandbox(kind, limits, pooled, owner, request.signal);
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal, owner);
-        return this.result(outcome, limits, null, scope, owner, runRequest.secrets);
+        return this.result(outcome, limits, null, scope, owner, runRequest.secrets, boundary);
       } finally {
         this.retire(sandbox, pooled);
       }
     }
-    return this.inTurn(session, job ? undefined : limits.timeoutMs, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope));
+    return this.inTurn(session, job ? undefined : limits.timeoutMs, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope, boundary));
   }
 
   /**
@@ -434,6 +441,7 @@ export class Engine {
     runRequest: Parameters<Sandbox["run"]>[0],
     request: ExecuteRequest,
     scope: UpstreamCallScope | undefined,
+    boundary?: OutputBoundary,
   ): Promise<ExecutionResult> {
     // The session's variables as of this call's turn, the call's own on top; results mask every
     // secret the session was given. A restarted sandbox gets them too: the runner sets them per call.
@@ -463,7 +471,7 @@ export class Engine {
         session.dropSandbox(kind, sandbox);
         this.retire(sandbox);
       }
-      const result = this.result(outcome, limits, session.id, scope, session.owner, runRequest.secrets);
+      const result = this.result(outcome, limits, session.id, scope, session.owner, runRequest.secrets, boundary);
       if (ended || lostUnseen) result.stateReset = true;
       // A cancelled caller never sees this result: the next call in `kind` says state_reset instead.
       if (result.stateReset && request.signal?.aborted) session.stateLost(kind);
@@ -507,7 +515,7 @@ export class Engine {
 
   /**
    * The result callers see of `outcome` (the sandbox masked `secrets` in it; here in the tool calls
-   * too); full outputs too long to show are saved for `owner`.
+   * too; `boundary` tokenizes PII before anything is shaped or saved); full outputs too long to show are saved for `owner`.
    */
   private result(
     outcome: RunOutcome,
@@ -516,20 +524,26 @@ export class Engine {
     scope: UpstreamCallScope | undefined,
     owner: string,
     secrets?: readonly SecretValue[],
+    boundary?: OutputBoundary,
   ): ExecutionResult {
+    if (boundary) outcome = boundary.outcome(outcome);
     const saved = this.outputs.begin(owner);
     const save: SaveOutput = (stream, data) => {
       const kept = saved.add(stream, data);
       return kept && { uri: kept.uri, restPath: savedOutputRestPath(kept.id, stream) };
     };
-    const toolCalls = maskToolCalls(scope?.finish(), secrets);
-    return buildResult(outcome, {
+    const summary = scope?.finish();
+    const toolCalls = maskToolCalls(boundary ? boundary.summary(summary) : summary, secrets);
+    const result = buildResult(outcome, {
       displayBytes: limits.displayBytes,
       outputTokenBudget: this.config.codeMode.outputTokenBudget,
       sessionId,
       ...(toolCalls ? { toolCalls } : {}),
       save,
     });
+    const pii = boundary?.counts();
+    if (pii) result.pii = pii;
+    return result;
   }
 
   /**

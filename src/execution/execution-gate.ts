@@ -145,6 +145,7 @@ export class ExecutionGate {
       stderrBytes: result ? Buffer.byteLength(result.stderr, "utf8") : 0,
       tokensReturned: result?.tokens.returned ?? 0,
       tokensInSandbox: result?.tokens.toolResults ?? 0,
+      ...(result?.pii ? { pii: result.pii } : {}),
       ...(error !== undefined && status !== "ok" ? { error: error.slice(0, 1000) } : {}),
     });
   }

@@ -45,6 +45,8 @@ export interface ExecutionResult {
   security?: SecuritySummary;
   /** The execution's id in the audit trail (with governance on). */
   executionId?: string;
+  /** PII values replaced by tokens in what reached the agent, per kind (for the audit; not on the wire). */
+  pii?: Record<string, number>;
 }
 
 /** One image of a result: its type and its bytes in base64. */

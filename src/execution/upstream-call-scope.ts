@@ -31,10 +31,27 @@ export interface UpstreamCallSummary {
   tokensInSandbox: number;
 }
 
+/**
+ * What leaves for the agent, made safe by code mode (PII tokens for the personal data that tool
+ * results brought in). The engine applies it to results, streamed output and file reads.
+ */
+export interface OutputGuard {
+  /** Whether text needs a pass now; false: it passes untouched, at no cost. */
+  readonly active: boolean;
+  /** `text` as the agent may see it; `count` adds its replacements to counts() (the result's pass, not the stream's). */
+  text(text: string, count: boolean): string;
+  /** Every string in `value` (keys too) as text() makes it, counted. */
+  value(value: unknown): unknown;
+  /** Replacements per kind in what was counted, for the audit (never values). */
+  counts(): Record<string, number>;
+}
+
 /** What the engine needs from code mode for one execution. */
 export interface UpstreamCallScope {
   onUpstreamCall: UpstreamCallHandler;
-  finish: () => UpstreamCallSummary;
-}
   /** Searches of the tool catalog and listings of servers the code makes; not upstream calls, not in `calls`. */
   onDiscovery?: DiscoveryHandler;
+  finish: () => UpstreamCallSummary;
+  /** Applied to everything of this execution that leaves for the agent (PII tokens). */
+  guard?: OutputGuard;
+}

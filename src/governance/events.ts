@@ -43,6 +43,8 @@ export interface ExecutionEvent extends EventBase {
   stderrBytes: number;
   tokensReturned: number;
   tokensInSandbox: number;
+  /** PII values replaced by tokens in what reached the agent, per kind; never the values. */
+  pii?: Record<string, number>;
   error?: string;
 }
 
@@ -58,6 +60,8 @@ export interface ToolCallEvent extends EventBase {
   resultBytes?: number;
   resultHash?: string;
   durationMs: number;
+  /** PII values found in the result (and so tokenized on their way to the agent), per kind; never the values. */
+  pii?: Record<string, number>;
   error?: string;
 }
 

@@ -1,0 +1,151 @@
+// PII at the boundary: a vault per session (per caller for calls without one), the kinds each
+// upstream server and tool is scanned for, and per execution the guard of what leaves for the agent.
+
+import type { PiiConfig } from "../config/index.js";
+import type { OutputGuard } from "../execution/index.js";
+import { BoundaryVault, compilePatterns, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
+
+/** How often, at most, vaults of callers gone idle are looked for. */
+const SWEEP_MS = 10_000;
+
+interface CallerVault {
+  vault: BoundaryVault;
+  lastUsed: number;
+}
+
+export class PiiBoundary {
+  /** Session vaults, by owner and session id: they end with their session (sessionEnded). */
+  private readonly sessions = new Map<string, BoundaryVault>();
+  /** One vault per caller for its calls without a session, dropped once idle for sessions.idleTtlS. */
+  private readonly callers = new Map<string, CallerVault>();
+  private readonly patterns: CompiledPattern[];
+  private lastSweep = 0;
+
+  constructor(
+    private readonly config: PiiConfig,
+    private readonly idleTtlMs: number,
+  ) {
+    this.patterns = compilePatterns(config.patterns);
+  }
+
+  /** What results of `server`'s tool (known by `names`: its name and aliases) are scanned for; undefined when off. */
+  optionsFor(server: string, names: readonly string[]): DetectOptions | undefined {
+    if (!this.config.enabled) return undefined;
+    const rules = this.config.tools;
+    const forServer = Object.hasOwn(rules, server) ? rules[server] : undefined;
+    const key = names.map((name) => `${server}.${name}`).find((k) => Object.hasOwn(rules, k));
+    const forTool = key === undefined ? undefined : rules[key];
+    if ((forTool?.enabled ?? forServer?.enabled ?? true) === false) return undefined;
+    const types = forTool?.types ?? forServer?.types ?? this.config.types;
+    return types.length === 0 ? undefined : { types, patterns: this.patterns };
+  }
+
+  /** The vault of `owner`'s session, or of its calls without one; created when `create`. */
+  vault(owner: string, sessionId: string | null, create: boolean): BoundaryVault | undefined {
+    if (sessionId !== null) {
+      const key = `${owner}\u0000${sessionId}`;
+      let vault = this.sessions.get(key);
+      if (!vault && create) this.sessions.set(key, (vault = new BoundaryVault()));
+      return vault;
+    }
+    const now = Date.now();
+    this.sweep(now);
+    let entry = this.callers.get(owner);
+    if (entry && now - entry.lastUsed > this.idleTtlMs) {
+      this.callers.delete(owner);
+      entry = undefined;
+    }
+    if (!entry && create) this.callers.set(owner, (entry = { vault: new BoundaryVault(), lastUsed: now }));
+    if (entry) entry.lastUsed = now;
+    return entry?.vault;
+  }
+
+  /** The PII side of one execution's tool calls and output. */
+  execution(owner: string, sessionId: string | null): ExecutionPii {
+    return new ExecutionPii(this, owner, sessionId, this.patterns);
+  }
+
+  /** The guard of text read from `owner`'s session (file_read): its known values and the kinds its tool results were scanned for. */
+  guardFor(owner: string, sessionId: string): OutputGuard | undefined {
+    const vault = this.vault(owner, sessionId, false);
+    if (!vault || vault.size === 0) return undefined;
+    const options: DetectOptions = { types: [...vault.kinds], patterns: this.patterns };
+    return {
+      active: true,
+      text: (text) => vault.tokenizeText(text, options),
+      value: (value) => vault.tokenizeValue(value, options),
+      counts: () => ({}),
+    };
+  }
+
+  sessionEnded(owner: string, sessionId: string): void {
+    this.sessions.delete(`${owner}\u0000${sessionId}`);
+  }
+
+  private sweep(now: number): void {
+    if (now - this.lastSweep < SWEEP_MS) return;
+    this.lastSweep = now;
+    for (const [owner, entry] of this.callers) if (now - entry.lastUsed > this.idleTtlMs) this.callers.delete(owner);
+  }
+}
+
+/**
+ * One execution: tokens in its tool calls' arguments swapped back, values in their results learnt,
+ * and its output guarded with the vault's values plus the detectors its tool calls had on.
+ */
+export class ExecutionPii implements OutputGuard {
+  private vault: BoundaryVault | undefined;
+  /** Kinds the execution's PII-enabled tool calls were scanned for: run over its outgoing text too. */
+  private readonly kinds = new Set<string>();
+  private detect: DetectOptions | undefined;
+  private readonly counted: PiiCounts = {};
+
+  constructor(
+    private readonly boundary: PiiBoundary,
+    private readonly owner: string,
+    private readonly sessionId: string | null,
+    private readonly patterns: CompiledPattern[],
+  ) {
+    this.vault = boundary.vault(owner, sessionId, false);
+  }
+
+  get active(): boolean {
+    return this.vault !== undefined && (this.vault.size > 0 || this.kinds.size > 0);
+  }
+
+  /** `args` with the tokens this session's vault issued swapped for their real values. */
+  detokenize<T>(args: T): T {
+    return this.vault ? this.vault.detokenize(args) : args;
+  }
+
+  /** Learns the values in a result (or error text) of `server`'s tool; their counts per kind, or undefined when off or none. */
+  learn(server: string, names: readonly string[], value: unknown): PiiCounts | undefined {
+    const options = this.boundary.optionsFor(server, names);
+    if (!options) return undefined;
+    this.vault ??= this.boundary.vault(this.owner, this.sessionId, true);
+    for (const type of options.types) this.kinds.add(type);
+    this.detect = undefined;
+    const counts = this.vault?.learn(value, options) ?? {};
+    return Object.keys(counts).length > 0 ? counts : undefined;
+  }
+
+  text(text: string, count: boolean): string {
+    if (!this.vault) return text;
+    return this.vault.tokenizeText(text, this.options(), count ? this.counted : undefined);
+  }
+
+  value(value: unknown): unknown {
+    if (!this.vault) return value;
+    return this.vault.tokenizeValue(value, this.options(), this.counted);
+  }
+
+  counts(): PiiCounts {
+    return { ...this.counted };
+  }
+
+  private options(): DetectOptions | undefined {
+    if (this.kinds.size === 0) return undefined;
+    this.detect ??= { types: [...this.kinds], patterns: this.patterns };
+    return this.detect;
+  }
+}

@@ -1,0 +1,81 @@
+// One execution's output on its way to the agent through code mode's OutputGuard: streamed chunks
+// held to line ends (a value split across two chunks is still caught), the run's outcome, its tool calls.
+
+import type { OutputStream, RunOutcome } from "../sandbox/index.js";
+import type { OutputGuard, UpstreamCallSummary } from "./upstream-call-scope.js";
+
+/** Text held back without a line end before it is passed on anyway, characters... */
+const HOLD_CHARS = 4096;
+/** ...except its last characters, which may be the start of a value. */
+const TAIL_CHARS = 256;
+
+type Emit = (stream: OutputStream, text: string) => void;
+
+export class OutputBoundary {
+  private readonly pending: Record<OutputStream, string> = { stdout: "", stderr: "" };
+  private emit: Emit | undefined;
+
+  constructor(private readonly guard: OutputGuard) {}
+
+  /** `onOutput` receiving guarded text; call flush() when the run ends. */
+  stream(onOutput: Emit): Emit {
+    this.emit = onOutput;
+    return (stream, text) => {
+      const held = this.pending[stream] + text;
+      // Nothing known yet and nothing held: output before the first tool result passes at once.
+      if (!this.guard.active) {
+        this.pending[stream] = "";
+        onOutput(stream, held);
+        return;
+      }
+      let cut = held.lastIndexOf("\n") + 1;
+      if (cut === 0 && held.length > HOLD_CHARS) cut = held.length - TAIL_CHARS;
+      this.pending[stream] = held.slice(cut);
+      if (cut > 0) onOutput(stream, this.guard.text(held.slice(0, cut), false));
+    };
+  }
+
+  /** Passes on what is still held. */
+  flush(): void {
+    for (const stream of ["stdout", "stderr"] as const) {
+      const held = this.pending[stream];
+      if (held === "") continue;
+      this.pending[stream] = "";
+      this.emit?.(stream, this.guard.active ? this.guard.text(held, false) : held);
+    }
+  }
+
+  /** The run's outcome as the agent may see it: streams, value, error (bytes kept where nothing changed). */
+  outcome(outcome: RunOutcome): RunOutcome {
+    this.flush();
+    if (!this.guard.active) return outcome;
+    const out: RunOutcome = { ...outcome, stdout: this.bytes(outcome.stdout), stderr: this.bytes(outcome.stderr) };
+    if (outcome.message !== undefined) out.message = this.guard.text(outcome.message, true);
+    const frame = outcome.result;
+    if (frame) {
+      out.result = { ...frame };
+      if (frame.value !== undefined) out.result.value = this.guard.value(frame.value);
+      if (frame.error) out.result.error = { ...frame.error, message: this.guard.text(frame.error.message, true), traceback: this.guard.text(frame.error.traceback, true) };
+    }
+    return out;
+  }
+
+  /** Tool-call records with their error messages guarded. */
+  summary(summary: UpstreamCallSummary | undefined): UpstreamCallSummary | undefined {
+    if (!summary || !this.guard.active) return summary;
+    return { ...summary, calls: summary.calls.map((c) => (c.error === undefined ? c : { ...c, error: this.guard.text(c.error, true) })) };
+  }
+
+  /** Replacements per kind, or undefined when there were none. */
+  counts(): Record<string, number> | undefined {
+    const counts = this.guard.counts();
+    return Object.keys(counts).length > 0 ? counts : undefined;
+  }
+
+  private bytes(data: Buffer): Buffer {
+    if (data.length === 0) return data;
+    const text = data.toString("utf8");
+    const guarded = this.guard.text(text, true);
+    return guarded === text ? data : Buffer.from(guarded, "utf8");
+  }
+}

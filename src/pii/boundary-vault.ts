@@ -1,0 +1,104 @@
+// A vault at the boundary between sandboxed code and the agent: it learns the values found in
+// upstream tool results, tokenizes what leaves for the agent and detokenizes what goes to tools.
+
+import { detectPii } from "./detect.js";
+import { KnownValues } from "./known-values.js";
+import type { DetectOptions, PiiMatch } from "./types.js";
+import { PiiVault, tokenLabel } from "./vault.js";
+
+/** Distinct values one vault holds at most: a flood of tool data cannot grow host memory without bound. */
+export const MAX_VAULT_VALUES = 100_000;
+
+export type PiiCounts = Record<string, number>;
+
+export class BoundaryVault {
+  private readonly vault = new PiiVault();
+  private readonly known = new KnownValues();
+  /** Kinds that were looked for in tool results so far (file reads run their detectors). */
+  readonly kinds = new Set<string>();
+
+  constructor(private readonly maxValues = MAX_VAULT_VALUES) {}
+
+  /** Distinct values held. */
+  get size(): number {
+    return this.vault.size;
+  }
+
+  /** Finds the kinds of `options` in every string of `value` (keys too) and remembers the values; counts per kind. */
+  learn(value: unknown, options: DetectOptions): PiiCounts {
+    const counts: PiiCounts = {};
+    for (const type of options.types) this.kinds.add(type);
+    const stack: unknown[] = [value];
+    while (stack.length > 0) {
+      const node = stack.pop();
+      if (typeof node === "string") {
+        for (const match of detectPii(node, options)) {
+          if (this.tokenOf(match) === undefined) continue;
+          counts[match.type] = (counts[match.type] ?? 0) + 1;
+        }
+      } else if (Array.isArray(node)) {
+        for (const item of node) stack.push(item);
+      } else if (node !== null && typeof node === "object") {
+        for (const [key, item] of Object.entries(node)) stack.push(key, item);
+      }
+    }
+    return counts;
+  }
+
+  /**
+   * `text` with every value this vault holds replaced by its token (exact occurrences, longest
+   * first), and, with `options`, every value those detectors find too (reformatted ones); `counts`
+   * receives the replacements per kind.
+   */
+  tokenizeText(text: string, options?: DetectOptions, counts?: PiiCounts): string {
+    const known = this.known.find(text);
+    const found = options && options.types.length > 0 ? detectPii(text, options) : [];
+    if (known.length === 0 && found.length === 0) return text;
+    const matches = found.length === 0 ? known : known.length === 0 ? found : merge(known, found);
+    let out = "";
+    let at = 0;
+    for (const match of matches) {
+      out += text.slice(at, match.start) + (this.tokenOf(match) ?? `[${tokenLabel(match.type)}_REDACTED]`);
+      at = match.end;
+      if (counts) counts[match.type] = (counts[match.type] ?? 0) + 1;
+    }
+    return out + text.slice(at);
+  }
+
+  /** Every string in `value` (keys too) tokenized as tokenizeText does. */
+  tokenizeValue(value: unknown, options?: DetectOptions, counts?: PiiCounts): unknown {
+    if (typeof value === "string") return this.tokenizeText(value, options, counts);
+    if (Array.isArray(value)) return value.map((item) => this.tokenizeValue(item, options, counts));
+    if (value !== null && typeof value === "object") {
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) out[this.tokenizeText(key, options, counts)] = this.tokenizeValue(item, options, counts);
+      return out;
+    }
+    return value;
+  }
+
+  /** `value` with every token this vault issued, anywhere in its strings, swapped back for the real value. */
+  detokenize<T>(value: T): T {
+    return this.vault.detokenize(value);
+  }
+
+  /** The value's token, issued now if new; undefined when the vault is full and the value new. */
+  private tokenOf(match: PiiMatch): string | undefined {
+    if (this.vault.size >= this.maxValues && !this.known.has(match.value)) return undefined;
+    this.known.add(match.type, match.value);
+    return this.vault.tokenFor(match.type, match.value);
+  }
+}
+
+/** Two sorted match lists as one: by start, the longer first, overlaps dropped. */
+function merge(a: readonly PiiMatch[], b: readonly PiiMatch[]): PiiMatch[] {
+  const all = [...a, ...b].sort((x, y) => x.start - y.start || y.end - x.end);
+  const out: PiiMatch[] = [];
+  let end = 0;
+  for (const match of all) {
+    if (match.start < end) continue;
+    out.push(match);
+    end = match.end;
+  }
+  return out;
+}
