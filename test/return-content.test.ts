@@ -40,7 +40,7 @@ async function execute(language: string, code: string): Promise<{ result: ToolRe
   const result = await callTool(stack!.client, "execute_code", { language, code });
   const wire = result.structuredContent as unknown as Wire;
   expect(result.isError, JSON.stringify(wire)).toBeFalsy();
-  return { result, wire, images: result.content.filter((c) => c.type === "image") as Array<{ type: string; data: string; mimeType: string }> };
+  return { result, wire, images: result.content.filter((c) => c.type === "image") };
 }
 
 /** The base64 data the code printed on its last line (what the upstream tool gave it). */
