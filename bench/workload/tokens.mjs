@@ -472,7 +472,7 @@ export async function workloadBench() {
   lines.push(`|---|---|${PROFILES.map(() => "---").join("|")}|`);
   lines.push(`| tool definitions | ${n(upstreamDefs)} (${toolCount} upstream tools) | ${cols((s) => `${n(s.definitions)} (sandgate's ${s.c.tools.length}: ${s.c.tools.map((x) => `${x.name} ${x.definition}`).join(", ")})`)} |`);
   lines.push(`| server instructions (\`initialize\`) | ${n(upstreamInstr)} | ${cols((s) => n(s.c.instructions))} |`);
-  lines.push(`| \`search_tools\` arguments and results | - | ${cols((s) => `${n(s.search)} (${s.c.searches.map((x) => `${x.args.detail} ${x.tokens} (${x.hits} tools)`).join(", ")})`)} |`);
+  lines.push(`| \`search_tools\` arguments and results | - | ${cols((s) => `${n(s.search)} (${s.c.searches.map((x) => `${x.args.detail} ${x.tokens} (${x.hits} tool${x.hits === 1 ? "" : "s"})`).join(", ")})`)} |`);
   lines.push(`| arguments the model writes | ${n(t.arguments)} (${t.calls} calls) | ${cols((s) => `${n(s.c.program)} (the program)`)} |`);
   lines.push(`| results the model reads | ${n(t.results)} | ${cols((s) => `${n(s.c.response)} (\`execute_code\` text)`)} |`);
   lines.push(`| **total, with every definition** | **${n(directTotal)}** | ${cols((s) => `**${n(s.total)}** (${pctFewer(s.total, directTotal)} fewer)`)} |`);
