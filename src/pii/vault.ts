@@ -29,15 +29,23 @@ export class PiiVault {
     return this.byToken.size;
   }
 
-  /** The token of `value` as `type`: the same value always gets the same token in this vault. */
-  tokenFor(type: string, value: string): string {
+  /**
+   * The token of `value` as `type`: the same value always gets the same token in this vault. A new
+   * token skips the numbers whose literal text is in `taken` (tokens already written in the input),
+   * so that the way back never turns a literal `[EMAIL_1]` of the input into a value.
+   */
+  tokenFor(type: string, value: string, taken?: ReadonlySet<string>): string {
     const key = `${type}\u0000${value}`;
     const known = this.byValue.get(key);
     if (known !== undefined) return known;
     const label = tokenLabel(type);
-    const n = (this.perLabel.get(label) ?? 0) + 1;
+    let n = this.perLabel.get(label) ?? 0;
+    let token: string;
+    do {
+      n++;
+      token = `[${label}_${n}]`;
+    } while (taken?.has(token));
     this.perLabel.set(label, n);
-    const token = `[${label}_${n}]`;
     this.byValue.set(key, token);
     this.byToken.set(token, value);
     return token;
@@ -60,12 +68,13 @@ export class PiiVault {
     let out = "";
     let at = 0;
     let codePoints = 0;
+    const taken = matches.length > 0 && text.includes("[") ? new Set(text.match(TOKEN)) : undefined;
     for (const match of matches) {
       if (match.start < at) continue;
       codePoints += countCodePoints(text, at, match.start);
       const start = codePoints;
       codePoints += countCodePoints(text, match.start, match.end);
-      const token = this.tokenFor(match.type, match.value);
+      const token = this.tokenFor(match.type, match.value, taken);
       out += text.slice(at, match.start) + token;
       at = match.end;
       entities.push({ type: match.type, token, start, end: codePoints });

@@ -48,7 +48,10 @@ export function findCreditCards(text: string): Span[] {
     const digits = digitsOf(m[0]);
     if (digits.length < 13 || digits.length > 19) continue;
     if (!wellGrouped(m[0]) || !knownIssuer(digits) || !luhnValid(digits)) continue;
-    out.push({ start: m.index, end: m.index + m[0].length });
+    const end = m.index + m[0].length;
+    // Part of a longer row of digit groups (a tracking number, a table): not a card.
+    if (/^[ -]\d{4}/.test(text.slice(end, end + 5)) || /\d{4}[ -]$/.test(text.slice(Math.max(0, m.index - 5), m.index))) continue;
+    out.push({ start: m.index, end });
   }
   return out;
 }

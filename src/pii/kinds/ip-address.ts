@@ -9,7 +9,7 @@ const isIP = isIPModule.default;
 
 const V4 = /(?<![\w.\-+/@#:=])(?:\d{1,3}\.){3}\d{1,3}(?![\w\-@]|\.\d)/g;
 const V6 = /(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[A-Za-z0-9_]{1,15})?(?![\w:]|\.\w)/g;
-const VERSION_CONTEXT = /(?:\bv|\bversion|\bver|\brelease|\bbuild|@)["'\s:=]{0,4}$/;
+const VERSION_CONTEXT = /(?:\bv|\bversion|\bver|\brelease|\bbuild|\bfirmware|\bfw|\bassembly|\bsdk|\bruntime|\bkernel|\bpatch|@)["'\s:=]{0,4}$/;
 
 function personalV4(value: string): boolean {
   const [first] = value.split(".");
@@ -21,7 +21,7 @@ export function findIpAddresses(text: string): Span[] {
   if (text.includes(".")) {
     for (const m of scan(V4, text)) {
       if (!isIP(m[0], 4) || !personalV4(m[0])) continue;
-      if (VERSION_CONTEXT.test(before(text, m.index, 12))) continue;
+      if (VERSION_CONTEXT.test(before(text, m.index, 14))) continue;
       out.push({ start: m.index, end: m.index + m[0].length });
     }
   }

@@ -19,14 +19,15 @@ const NOT_SURNAMES = new Set([
 
 export function findNames(text: string): Span[] {
   const out: Span[] = [];
-  for (const m of scan(FULL, text)) {
-    const [value, first = "", , last = ""] = m;
-    if (!FIRST_NAMES.has(first) || NOT_SURNAMES.has(last)) continue;
-    out.push({ start: m.index, end: m.index + value.length });
-  }
+  // Honorifics first: "Ms. Elena Petrova" is one name, not "Elena Petrova" after a word.
   for (const m of scan(HONORIFIC, text)) {
     const [value, first = "", second] = m;
     if (NOT_SURNAMES.has(first) || (second !== undefined && NOT_SURNAMES.has(second))) continue;
+    out.push({ start: m.index, end: m.index + value.length });
+  }
+  for (const m of scan(FULL, text)) {
+    const [value, first = "", , last = ""] = m;
+    if (!FIRST_NAMES.has(first) || NOT_SURNAMES.has(last)) continue;
     out.push({ start: m.index, end: m.index + value.length });
   }
   return out;

@@ -5,8 +5,9 @@ import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import { before, digitsOf, scan, type Span } from "./span.js";
 
 /** Digit groups joined by one separator each: `+44 20 7946 0958`, `(415) 555-2671`, `415.555.2671`. */
-const RUN = /(?<![\w+.\-/@#:=])(?:\+ ?)?(?:\(\d{1,5}\) ?)?\d{1,6}(?:(?:[ .\-\u00a0]|\) ?| ?\()\d{1,6}){0,6}(?![\w\-/@]|[.,:]\d)/g;
+const RUN = /(?<![\w+.\-/@#:=])(?:\+ ?)?(?:\(\d{1,5}\) ?)?\d{1,15}(?:(?:[ .\-\u00a0]|\) ?| ?\()\d{1,6}){0,6}(?![\w\-/@]|[.,:]\d)/g;
 const CONTEXT = /(?:phone|\btel\b|\btel\.|telephone|mobile|\bcell|\bfax|\bcall|whatsapp|\bsms|\bdial|\bph\b|\bph\.|\bmob\b)[^\d\n]{0,16}$/;
+const US_GROUPS = new Set(["3,3,4", "1,3,3,4", "10", "11"]);
 const DOTTED_US = /^(?:\+?1[ .])?\(?\d{3}\)?\.\d{3}\.\d{4}$/;
 
 export function findPhones(text: string): Span[] {
@@ -22,9 +23,14 @@ export function findPhones(text: string): Span[] {
     // Dots also join versions and addresses: only the US 3.3.4 shape counts.
     if (value.includes(".") && !DOTTED_US.test(value) && !international) continue;
     if (value.includes("(") !== value.includes(")")) continue;
+    // Without a country code only the US shapes count: 415 555 2671, 1-800-555-0199, 4155552671.
+    if (!international && !US_GROUPS.has(value.match(/\d+/g)?.map((g) => g.length).join() ?? "")) continue;
+    const end = m.index + value.length;
+    // One more number of a row of numbers (a table, a hex dump) is not a phone.
+    if (/^[ \t]\d/.test(text.slice(end, end + 2)) || /\d[ \t]$/.test(text.slice(Math.max(0, m.index - 2), m.index))) continue;
     const phone = parsePhoneNumberFromString(value, international ? undefined : "US");
     if (phone === undefined || !phone.isValid()) continue;
-    out.push({ start: m.index, end: m.index + value.length });
+    out.push({ start: m.index, end });
   }
   return out;
 }

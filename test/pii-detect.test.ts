@@ -1,0 +1,172 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { compilePatterns, detectPii } from "../src/pii/index.js";
+import { DEFAULT_PII_TYPES, PII_TYPES } from "../src/pii/types.js";
+import { isSandgateError } from "../src/errors/index.js";
+
+/** Each value appears in a sentence of its own; the detector must find exactly it. */
+const LABELLED: Record<string, { values: string[]; around: (value: string) => string }> = {
+  email: {
+    values: [
+      "jane.doe@example.com", "ann.lee+news@mail.example.co.uk", "ops@eu-west.mail.acme.io", "josé@exämple.de",
+      "用户@例子.广告", "John.Smith@Example.COM", "user123@test-domain.org", "first_last@company.net", "o'brien@example.ie",
+      "eve@example.technology", "x-y@a-b.example.com", "billing%team@corp.example.org",
+    ],
+    around: (v) => `Please write to ${v}.`,
+  },
+  phone: {
+    values: [
+      "+44 20 7946 0958", "(415) 555-2671", "415.555.2671", "+49 30 901820", "415-555-2671", "+1 415 555 2671",
+      "+1-415-555-2671", "+33 1 42 68 53 00", "+81 3-1234-5678", "+61 2 9374 4000", "+442079460958", "(212) 555-0199",
+      "+91 98765 43210", "+34 912 345 678", "1-800-555-0199", "+1 (646) 555-3890",
+    ],
+    around: (v) => `You can reach the front desk on ${v} during office hours.`,
+  },
+  credit_card: {
+    values: [
+      "4111 1111 1111 1111", "4012888888881881", "5555 5555 5555 4444", "5105-1051-0510-5100", "2223 0031 2200 3222",
+      "3782 822463 10005", "371449635398431", "6011 1111 1111 1117", "6011000990139424", "3530111333300000",
+      "30569309025904", "4222222222222",
+    ],
+    around: (v) => `Charged to card ${v}, exp 12/27.`,
+  },
+  ssn: {
+    values: ["123-45-6789", "219 09 9999", "536-22-1234", "001-01-0001", "772-11-4321"],
+    around: (v) => `Employee record: ${v} (verified).`,
+  },
+  iban: {
+    values: [
+      "DE89 3704 0044 0532 0130 00", "GB29 NWBK 6016 1331 9268 19", "FR14 2004 1010 0505 0001 3M02 606",
+      "ES91 2100 0418 4502 0005 1332", "NL91ABNA0417164300", "IT60 X054 2811 1010 0000 0123 456",
+      "CH93 0076 2011 6238 5295 7", "BE68539007547034", "AT611904300234573201", "PL61 1090 1014 0000 0712 1981 2874",
+    ],
+    around: (v) => `Transfer the refund to ${v} by Friday.`,
+  },
+  ip_address: {
+    values: [
+      "192.168.1.20", "203.0.113.45", "10.0.0.12", "172.16.254.1", "2001:db8::8a2e:370:7334",
+      "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "fe80::1ff:fe23:4567:890a", "::ffff:192.0.2.128", "198.51.100.7",
+    ],
+    around: (v) => `Login from ${v} was blocked.`,
+  },
+  name: {
+    values: ["John Smith", "Mary K. Jones", "Dr. Okafor", "Ms. Elena Petrova", "Priya Natarajan", "Carlos Mendoza"],
+    around: (v) => `The ticket was opened by ${v} yesterday.`,
+  },
+};
+
+describe("PII detection per kind", () => {
+  for (const [type, { values, around }] of Object.entries(LABELLED)) {
+    it(`finds every ${type} in the labelled sentences, exactly where it is`, () => {
+      for (const value of values) {
+        const text = around(value);
+        const found = detectPii(text, { types: PII_TYPES });
+        expect(found, `${type}: ${text}`).toEqual([{ type, start: text.indexOf(value), end: text.indexOf(value) + value.length, value }]);
+      }
+    });
+  }
+
+  it("finds phone numbers as bare digits only when the text says they are phones", () => {
+    expect(detectPii("order 4155552671 shipped", { types: ["phone"] })).toEqual([]);
+    expect(detectPii("Mobile: 4155552671", { types: ["phone"] }).map((m) => m.value)).toEqual(["4155552671"]);
+  });
+
+  it("finds nine bare digits as an SSN only after words like SSN", () => {
+    expect(detectPii("batch 078051120 done", { types: ["ssn"] })).toEqual([]);
+    expect(detectPii("SSN: 078051120", { types: ["ssn"] }).map((m) => m.value)).toEqual(["078051120"]);
+    expect(detectPii("social security number 457555462", { types: ["ssn"] }).map((m) => m.value)).toEqual(["457555462"]);
+  });
+
+  it("refuses numbers that fail their checksum or their issuer's rules", () => {
+    const text = "card 4111 1111 1111 1112, iban DE88 3704 0044 0532 0130 00, ssn 666-12-3456 and 900-12-3456, phone 555-555-5555";
+    expect(detectPii(text, { types: PII_TYPES })).toEqual([]);
+  });
+
+  it("does not take dotted version numbers for IP addresses", () => {
+    const text = "upgrade to v1.2.3.4 (version 4.0.0.1, pkg@2.1.0.3, Version=6.0.0.0); loopback 127.0.0.1; client 81.2.69.160";
+    expect(detectPii(text, { types: ["ip_address"] }).map((m) => m.value)).toEqual(["81.2.69.160"]);
+  });
+
+  it("reports several kinds in one text in order and never overlapping", () => {
+    const text = "From ann@example.com (ip 203.0.113.9), card 4111111111111111, call +1 415 555 2671.";
+    const found = detectPii(text, { types: DEFAULT_PII_TYPES });
+    expect(found.map((m) => [m.type, m.value])).toEqual([
+      ["email", "ann@example.com"],
+      ["ip_address", "203.0.113.9"],
+      ["credit_card", "4111111111111111"],
+      ["phone", "+1 415 555 2671"],
+    ]);
+  });
+
+  it("looks only for the kinds asked for", () => {
+    const text = "ann@example.com 4111111111111111";
+    expect(detectPii(text, { types: ["credit_card"] }).map((m) => m.type)).toEqual(["credit_card"]);
+    expect(detectPii(text, { types: [] })).toEqual([]);
+  });
+
+  it("leaves names alone unless name is asked for", () => {
+    expect(detectPii("Signed, John Smith", { types: DEFAULT_PII_TYPES })).toEqual([]);
+    expect(detectPii("Signed, John Smith", { types: ["name"] }).map((m) => m.value)).toEqual(["John Smith"]);
+    expect(detectPii("Meet at Elizabeth Street or Monday March", { types: ["name"] })).toEqual([]);
+  });
+});
+
+describe("PII custom patterns", () => {
+  it("finds an admin's own kind by its name, after the built-in kinds", () => {
+    const patterns = compilePatterns([{ name: "employee_id", regex: "\\bEMP-\\d{6}\\b" }, { name: "ticket", regex: "tkt_[a-z0-9]{8}", flags: "i" }]);
+    const text = "EMP-004211 filed TKT_AB12CD34 for ann@example.com";
+    const found = detectPii(text, { types: ["email", "employee_id", "ticket"], patterns });
+    expect(found.map((m) => [m.type, m.value])).toEqual([
+      ["employee_id", "EMP-004211"],
+      ["ticket", "TKT_AB12CD34"],
+      ["email", "ann@example.com"],
+    ]);
+    expect(detectPii(text, { types: ["email"], patterns }).map((m) => m.type)).toEqual(["email"]);
+  });
+
+  it("refuses a pattern that does not compile, naming it", () => {
+    try {
+      compilePatterns([{ name: "broken", regex: "(unclosed" }]);
+      expect.unreachable();
+    } catch (error) {
+      expect(isSandgateError(error) && error.code).toBe("CONFIG_INVALID");
+      expect((error as Error).message).toContain('"broken"');
+    }
+  });
+
+  it("refuses a pattern with a repeated group that repeats itself, the shape of catastrophic backtracking", () => {
+    for (const regex of ["(a+)+$", "(\\w*)*x", "((ab)+c?)*", "(x+){2,}"]) {
+      expect(() => compilePatterns([{ name: "slow", regex }]), regex).toThrow(/slow.*exponential/);
+    }
+    expect(() => compilePatterns([{ name: "fine", regex: "(ab)+|[a-z]+(?:-\\d+)?" }])).not.toThrow();
+  });
+
+  it("finds custom matches across the cut between windows of a very long line", () => {
+    const patterns = compilePatterns([{ name: "secret", regex: "SECRET-[0-9]{10}" }]);
+    const text = `${"x".repeat(4090)}SECRET-0123456789${"y".repeat(9000)}SECRET-9876543210`;
+    const found = detectPii(text, { types: ["secret"], patterns });
+    expect(found.map((m) => [m.start, m.value])).toEqual([
+      [4090, "SECRET-0123456789"],
+      [4090 + 17 + 9000, "SECRET-9876543210"],
+    ]);
+  });
+});
+
+describe("PII detection on machine data", () => {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "pii");
+  const files = readdirSync(dir).sort();
+
+  it("has a corpus of lockfiles, logs, CSV, JSON and identifiers to check", () => {
+    expect(files).toEqual(["Cargo.lock", "app-log.txt", "metrics.csv", "misc.txt", "package-lock.json", "poetry.lock", "tool-result.json", "yarn.lock"]);
+  });
+
+  for (const file of files) {
+    it(`finds no personal data in ${file}, with every kind on (names too)`, () => {
+      const text = readFileSync(join(dir, file), "utf8");
+      const found = detectPii(text, { types: PII_TYPES });
+      expect(found.map((m) => `${m.type}: ${m.value} in ${JSON.stringify(text.slice(Math.max(0, m.start - 30), m.end + 10))}`)).toEqual([]);
+    });
+  }
+});
