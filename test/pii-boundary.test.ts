@@ -12,6 +12,8 @@ import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/co
 import { Engine } from "../src/execution/index.js";
 import { Governance } from "../src/governance/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import { MetricSink } from "../src/server/metric-sink.js";
+import { Registry } from "prom-client";
 import type { AuditLog } from "../src/store/index.js";
 import { callTool, connectMcp, toolText, type ToolResult } from "./fixtures/mcp-client.js";
 import { attachAudit, jsonApi, serverContext } from "./server-helpers.js";
@@ -36,6 +38,7 @@ let engine: Engine;
 let server: RunningServer;
 let client: Client;
 let audit: AuditLog;
+const registry = new Registry();
 
 async function call(name: string, args: Record<string, unknown>, on: Client = client): Promise<ToolResult> {
   return callTool(on, name, args);
@@ -74,6 +77,7 @@ beforeAll(async () => {
     },
   };
   const governance = new Governance({ config });
+  governance.events.subscribe(new MetricSink(registry, new Set(Object.keys(servers))));
   codeMode = new CodeMode(config, { governance });
   engine = Engine.create(config, { pool: { python: 1, javascript: 1, bash: 1 }, tools: codeMode, governance });
   await codeMode.start();
@@ -114,6 +118,20 @@ describe("what crosses to the agent", () => {
     expect(sh.status, sh.stderr).toBe("ok");
     expect(sh.stdout).toBe('"Echo: [EMAIL_3]"\nsame\n');
     await call("stop_session", { session_id: "langs" });
+  });
+
+  it("phones, cards, IBANs, SSNs and IP addresses in a tool result are tokenized in all three languages", async () => {
+    const values = { phone: "+1 415-555-2671", card: "4111 1111 1111 1111", iban: "DE89 3704 0044 0532 0130 00", ssn: "536-22-1234", ip: "203.0.113.77" };
+    const message = `call ${values.phone}, card ${values.card}, iban ${values.iban}, ssn ${values.ssn}, host ${values.ip}`;
+    const raw = Object.values(values);
+    const expected = "Echo: call [PHONE_1], card [CREDIT_CARD_1], iban [IBAN_1], ssn [SSN_1], host [IP_ADDRESS_1]";
+    const py = await run("python", `print(await call_mcp_tool("everything.echo", {"message": "${message}"}))`, { session_id: "kinds" }, raw);
+    expect(py.stdout).toBe(`${expected}\n`);
+    const js = await run("javascript", `console.log(await callMCPTool("everything.echo", { message: "${message}" }))`, { session_id: "kinds" }, raw);
+    expect(js.stdout).toBe(`${expected}\n`);
+    const sh = await run("bash", `sandgate-tool everything echo '{"message": "${message}"}'`, { session_id: "kinds" }, raw);
+    expect(sh.stdout).toBe(`"${expected}"\n`);
+    await call("stop_session", { session_id: "kinds" });
   });
 
   it("gives a value the same token in every execution of a session, and another session its own vault", async () => {
@@ -159,6 +177,27 @@ describe("what crosses to the agent", () => {
     ]);
     expect(escaped.stdout).toMatch(/^"ECHO: \[EMAIL_\d\]"\n$/);
     await call("stop_session", { session_id: "shapes" });
+  });
+
+  it("a tool call's error quoting personal data reaches the code whole and the agent tokenized", async () => {
+    const email = "uma.pb@example.com";
+    const r = await run(
+      "python",
+      [
+        "try:",
+        `    await call_mcp_tool("memory.add_observations", {"observations": [{"entityName": "${email}", "contents": ["x"]}]})`,
+        "except ToolError as e:",
+        `    print("${email}" in str(e))`,
+        "    print(e)",
+      ].join("\n"),
+      { session_id: "errors" },
+    );
+    expect(r.tool_calls[0]?.ok).toBe(false);
+    expect(r.tool_calls[0]?.error).toContain("[EMAIL_1]");
+    expect(r.tool_calls[0]?.error).not.toContain(email);
+    expect(r.stdout).toMatch(/^True\n.*\[EMAIL_1\]/);
+    expect(r.stdout).not.toContain(email);
+    await call("stop_session", { session_id: "errors" });
   });
 
   it("output streamed while the code runs is tokenized, even a value split across two writes", async () => {
@@ -292,5 +331,7 @@ describe("the audit", () => {
     expect(toolCall?.event).toMatchObject({ pii: { email: 1 } });
     const auditDir = join(dir, "audit");
     for (const file of readdirSync(auditDir)) expect(readFileSync(join(auditDir, file)).includes(email)).toBe(false);
+    const metrics = await registry.metrics();
+    expect(metrics).toMatch(/sandgate_pii_tokens_total\{type="email"\} [1-9]/);
   });
 });

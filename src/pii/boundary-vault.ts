@@ -28,18 +28,19 @@ export class BoundaryVault {
   learn(value: unknown, options: DetectOptions): PiiCounts {
     const counts: PiiCounts = {};
     for (const type of options.types) this.kinds.add(type);
-    const stack: unknown[] = [value];
-    while (stack.length > 0) {
-      const node = stack.pop();
+    // Breadth first, in order: tokens are numbered as the values appear.
+    const queue: unknown[] = [value];
+    for (let at = 0; at < queue.length; at++) {
+      const node = queue[at];
       if (typeof node === "string") {
         for (const match of detectPii(node, options)) {
           if (this.tokenOf(match) === undefined) continue;
           counts[match.type] = (counts[match.type] ?? 0) + 1;
         }
       } else if (Array.isArray(node)) {
-        for (const item of node) stack.push(item);
+        for (const item of node) queue.push(item);
       } else if (node !== null && typeof node === "object") {
-        for (const [key, item] of Object.entries(node)) stack.push(key, item);
+        for (const [key, item] of Object.entries(node)) queue.push(key, item);
       }
     }
     return counts;

@@ -31,6 +31,7 @@ export class MetricSink implements EventSink {
   private readonly authFailures: Counter<"reason">;
   private readonly files: Counter<"operation" | "outcome">;
   private readonly anomalies: Counter<"rule">;
+  private readonly piiTokens: Counter<"type">;
 
   /** `servers`: the configured upstream server names, the only values the server label takes besides "unknown". */
   constructor(
@@ -56,6 +57,7 @@ export class MetricSink implements EventSink {
     this.authFailures = new Counter({ name: "sandgate_auth_failures_total", help: "Requests refused at the door, by reason", labelNames: ["reason"], registers });
     this.files = new Counter({ name: "sandgate_file_operations_total", help: "Workspace file operations by operation and outcome", labelNames: ["operation", "outcome"], registers });
     this.anomalies = new Counter({ name: "sandgate_anomalies_total", help: "Anomaly alerts by rule", labelNames: ["rule"], registers });
+    this.piiTokens = new Counter({ name: "sandgate_pii_tokens_total", help: "Personal data values replaced by tokens in what reached the agent, by kind", labelNames: ["type"], registers });
   }
 
   record(event: GovernanceEvent): void {
@@ -68,6 +70,8 @@ export class MetricSink implements EventSink {
         this.tokensReturned.inc({ language }, Math.max(0, event.tokensReturned));
         this.risk.observe({ language }, event.risk);
         this.policyActions.inc({ action: event.action, language });
+        // Kinds are built-in or named in the config: a closed set.
+        for (const [type, n] of Object.entries(event.pii ?? {})) this.piiTokens.inc({ type: word(type.toLowerCase()) }, n);
         break;
       }
       case "tool_call": {

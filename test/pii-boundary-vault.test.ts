@@ -1,0 +1,32 @@
+// The boundary vault on its own: exact values found again longest first, tokens swapped back only
+// where the vault issued them, and a cap on the values one vault holds.
+
+import { describe, expect, it } from "vitest";
+import { BoundaryVault } from "../src/pii/index.js";
+
+const EMAIL = { types: ["email"] };
+
+describe("BoundaryVault", () => {
+  it("replaces every known value verbatim, the longest one first, without detectors", () => {
+    const vault = new BoundaryVault();
+    vault.learn(["ann@example.com", "joann@example.com"], EMAIL);
+    expect(vault.tokenizeText("to joann@example.com, cc ann@example.com; ann@example.com again")).toBe("to [EMAIL_2], cc [EMAIL_1]; [EMAIL_1] again");
+  });
+
+  it("round-trips byte for byte: tokenize then detokenize gives the text back", () => {
+    const vault = new BoundaryVault();
+    const text = "é ann@example.com — 🎉 bob@example.org\n";
+    vault.learn(text, EMAIL);
+    const tokens = vault.tokenizeText(text);
+    expect(tokens).toBe("é [EMAIL_1] — 🎉 [EMAIL_2]\n");
+    expect(vault.detokenize({ m: tokens, list: [tokens, "[EMAIL_9]"] })).toEqual({ m: text, list: [text, "[EMAIL_9]"] });
+  });
+
+  it("holds at most its cap of values: new ones past it are masked, never kept", () => {
+    const vault = new BoundaryVault(2);
+    vault.learn("a1@example.com a2@example.com a3@example.com", EMAIL);
+    expect(vault.size).toBe(2);
+    expect(vault.tokenizeText("a1@example.com a3@example.com", EMAIL)).toBe("[EMAIL_1] [EMAIL_REDACTED]");
+    expect(vault.size).toBe(2);
+  });
+});
