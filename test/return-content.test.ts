@@ -145,3 +145,20 @@ it("JavaScript returnImage of an image far over the limit names it instead of se
   expect(images).toHaveLength(0);
   expect(wire.images_note).toMatch(/1 image over 2 MiB dropped; 1 image refused \(its data is not base64\)/);
 });
+
+it("Bash sandgate-tool --return passes an upstream image on and prints the text blocks byte for byte", async () => {
+  const { wire, images } = await execute(
+    "bash",
+    [
+      "sandgate-tool everything get-tiny-image > /tmp/r.json",
+      "sandgate-tool --return /tmp/r.json > /tmp/text.txt; echo \"status $?\"",
+      "echo '{\"type\":\"text\",\"text\":\"h\\u00e9 \\\"q\\\" \\\\ done\"}' | sandgate-tool --return",
+      "echo '[1]' | sandgate-tool --return; echo \"bad $?\"",
+    ].join("\n"),
+  );
+  expect(images).toHaveLength(1);
+  expect(images[0]!.data).toMatch(/^iVBORw0KGgo/);
+  expect(wire.stdout).toContain("status 0\nhé \"q\" \\ done\n");
+  expect(wire.stdout).toContain("bad 2");
+  expect(wire.stderr).toContain("sandgate-tool: --return failed: every item of the content must be an MCP content block");
+});

@@ -19,6 +19,7 @@ import { signalRunner } from "./runner-signal.js";
 import type { ImageFrame, ResultFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 import { launchSandbox } from "./sandbox-launch.js";
+import { returnedContent } from "./returned-content.js";
 import { parseDiscoveryRequest, parseUpstreamCall, UpstreamCallBroker, upstreamCallError, type DiscoveryHandler, type UpstreamCallHandler, type UpstreamCallReply } from "./upstream-calls.js";
 
 export type { DiscoveryHandler, DiscoveryRequest, UpstreamCall, UpstreamCallHandler, UpstreamCallReply } from "./upstream-calls.js";
@@ -435,6 +436,10 @@ export class Sandbox {
       reply(upstreamCallError("ToolCancelled", "the call that made this tool call has ended"));
       return;
     }
+    if (call.op === "return") {
+      this.onReturnedContent(call.args, reply);
+      return;
+    }
     if (call.op !== undefined) {
       const discovery = parseDiscoveryRequest(call);
       if (!discovery.ok) reply(discovery.reply);
@@ -446,6 +451,25 @@ export class Sandbox {
     if (!parsed.ok) reply(parsed.reply);
     else if (this.active) this.active.upstreamCalls.call(parsed.call.tool, parsed.call.args, reply);
     else reply(upstreamCallError("ToolCancelled", "tool calls can only be made while code runs"));
+  }
+
+  /**
+   * Upstream content the code passes on (`sandgate-tool --return`): its images join the run's, checked
+   * like any other; the reply is the rest as text, base64 so that Bash prints it byte for byte.
+   */
+  private onReturnedContent(args: unknown, reply: (reply: UpstreamCallReply) => void): void {
+    const run = this.active;
+    if (!run) {
+      reply(upstreamCallError("ToolCancelled", "content can only be returned while code runs"));
+      return;
+    }
+    const found = returnedContent(args);
+    if ("error" in found) {
+      reply(upstreamCallError("InvalidArguments", found.error));
+      return;
+    }
+    for (const image of found.images) run.images.add(image);
+    reply({ ok: true, value: Buffer.from(found.text, "utf8").toString("base64") });
   }
 
   private maybeFinish(): void {

@@ -66,11 +66,11 @@ class BashPipeChannel implements RunnerChannel {
     const reply = (answer: UpstreamCallReply): void => {
       this.replies.write(encodeBashUpstreamReply(request.callId, answer));
     };
-    // `:search` and `:servers` are discovery requests: a tool id starts with a server name, never with ':'.
+    // `:search`, `:servers` (discovery) and `:return` (content for the agent): a tool id starts with a server name, never with ':'.
     const op = request.tool.startsWith(":") ? request.tool.slice(1) : undefined;
     const args = parseBashArgs(request.argsText);
     if (!args.ok) {
-      reply(upstreamCallError("InvalidArguments", `${op === undefined ? `tool \`${request.tool.slice(0, 100)}\`` : (op === "search" ? "search_tools" : "discovery")} refused: ${args.message}`));
+      reply(upstreamCallError("InvalidArguments", `${op === undefined ? `tool \`${request.tool.slice(0, 100)}\`` : (op === "search" ? "search_tools" : `sandgate-tool --${op.slice(0, 20)}`)} refused: ${args.message}`));
       return;
     }
     this.events.call(op === undefined ? { tool: request.tool, args: args.args } : { tool: undefined, op, args: args.args }, reply);
