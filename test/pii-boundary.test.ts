@@ -324,7 +324,7 @@ describe("the audit", () => {
     expect(r.status).toBe("ok");
     await call("stop_session", { session_id: "audited" });
     audit.flush();
-    const rows = (await audit.query({ sessionId: "audited", order: "asc", limit: 50 })).rows;
+    const rows = audit.query({ sessionId: "audited", order: "asc", limit: 50 }).rows;
     const execution = rows.find((row) => row.kind === "execution");
     const toolCall = rows.find((row) => row.kind === "tool_call");
     expect(execution?.event).toMatchObject({ pii: { email: 2 } });
