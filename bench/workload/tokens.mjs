@@ -89,7 +89,7 @@ async function codeModeAgent(url, ctx, reportName) {
       const ids = result.structuredContent.tools.map((t) => t.id);
       // WORKLOAD_DUMP=DIR keeps what the agent read, to see where the tokens go.
       if (process.env.WORKLOAD_DUMP) writeFileSync(join(process.env.WORKLOAD_DUMP, `search-${tally.searches.length + 1}-${args.detail}.txt`), `${JSON.stringify(args)}\n\n${textOf(result)}`);
-      tally.searches.push({ args, tokens: countTokens(JSON.stringify(args)) + countTokens(textOf(result)), hits: ids.length });
+      tally.searches.push({ args, tokens: countTokens(JSON.stringify(args)) + countTokens(textOf(result)), structured: countTokens(JSON.stringify(result.structuredContent)), hits: ids.length });
       return ids;
     };
     for (const { needs, ...args } of SEARCHES) {
@@ -107,6 +107,7 @@ async function codeModeAgent(url, ctx, reportName) {
     const text = textOf(result);
     tally.response = countTokens(text);
     const wire = result.structuredContent;
+    tally.responseStructured = countTokens(JSON.stringify(wire));
     if (result.isError || wire?.status !== "ok") throw new Error(`execute_code: ${text}`);
     return { printed: JSON.parse(wire.stdout.trim()), wire, text, tally, program: args.code };
   } finally {
@@ -262,7 +263,9 @@ export async function workloadBench() {
   lines.push("");
   lines.push(
     "Each part is counted once. A real tool-calling loop re-sends the definitions and earlier results on every model turn, so the tool-calling figure is a lower bound. " +
-      `Cross-check, \`execute_code\`'s own \`tokens\` field (full profile): returned ${profiles.full.wire.tokens?.returned}, tool_results ${profiles.full.wire.tokens?.tool_results} over ${profiles.full.wire.tool_calls?.length} tool calls.`,
+      `Cross-check, \`execute_code\`'s own \`tokens\` field (full profile): returned ${profiles.full.wire.tokens?.returned}, tool_results ${profiles.full.wire.tokens?.tool_results} over ${profiles.full.wire.tool_calls?.length} tool calls. ` +
+      `Results are counted as their text content, which is what clients put in the model's context; a client that showed \`structuredContent\` instead would count ` +
+      `${PROFILES.map((p) => `${n(sum(sides[p].c.searches.map((x) => x.structured)))} for the searches and ${n(sides[p].c.responseStructured)} for \`execute_code\` (${p})`).join(", ")}.`,
   );
   lines.push("");
   lines.push("Per tool, definition tokens (name, description, inputSchema):");
