@@ -24,7 +24,8 @@ const ENV_SECRET = "env-secret-value-7f3a9c";
 const HEADER_SECRET = "Bearer header-secret-value-51d2e8";
 const CANARY = "SANDGATE_TEST_CANARY_UPSTREAM";
 
-const base: Omit<UpstreamManagerOptions, "servers"> = { connectTimeoutMs: 15_000, defaultCallTimeoutMs: 10_000, maxRestarts: 2 };
+// Failed servers are retried (test/upstream-retry.test.ts); here a failed state must hold still.
+const base: Omit<UpstreamManagerOptions, "servers"> = { connectTimeoutMs: 15_000, defaultCallTimeoutMs: 10_000, maxRestarts: 2, retryBaseMs: 600_000 };
 
 describe("reference servers over stdio", () => {
   let manager: UpstreamManager;

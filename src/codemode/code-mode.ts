@@ -63,6 +63,8 @@ export class CodeMode {
       connectTimeoutMs: codeMode.connectTimeoutS * 1000,
       defaultCallTimeoutMs: codeMode.toolCallTimeoutS * 1000,
       maxRestarts: codeMode.maxRestarts,
+      retryBaseMs: codeMode.retryFailedS * 1000,
+      retryMaxMs: codeMode.retryFailedMaxS * 1000,
       maxMessageBytes: codeMode.maxUpstreamMessageBytes,
       maxToolsPerServer: codeMode.maxToolsPerServer,
       clientInfo: { name: "sandgate", version: options.version ?? "0.0.0" },

@@ -31,6 +31,8 @@ export interface DiscoveredServer {
   py_module?: string;
   description?: string;
   error?: string;
+  /** A failed server: when sandgate tries it again (ISO 8601). */
+  next_retry_at?: string;
 }
 
 /** What discovery reads: the catalog, the servers' states (secrets masked) and the tool policy. */
@@ -69,6 +71,7 @@ export function listServers(source: DiscoverySource): DiscoveredServer[] {
       ...(entry ? { ts_module: entry.tsModule, py_module: entry.pyModule } : {}),
       ...(entry?.description ? { description: entry.description } : {}),
       ...(s.error ? { error: s.error } : {}),
+      ...(s.nextRetryAt ? { next_retry_at: s.nextRetryAt } : {}),
     };
   });
 }

@@ -294,6 +294,8 @@ export const codeModeSchema = z
       default: 5,
       doc: "Restarts in a row of a crashed upstream server before it is given up; backoff doubles from 0.5 s to 30 s, and a server up for 10 minutes counts afresh",
     }),
+    retryFailedS: setting(z.number().positive(), { default: 1, doc: "First retry of an upstream server that failed or was given up, seconds; doubles on every further retry up to retryFailedMaxS, each varied by ±20%" }),
+    retryFailedMaxS: setting(z.number().min(0), { default: 300, doc: "Longest wait between retries of a failed upstream server, seconds; retries go on until sandgate stops; 0 never retries" }),
     maxUpstreamMessageBytes: setting(z.number().int().min(64 * 1024), {
       default: 10 * MIB,
       env: "SANDGATE_UPSTREAM_MAX_MESSAGE_BYTES",

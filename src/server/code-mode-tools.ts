@@ -44,6 +44,7 @@ export const listServersOutput = z.object({
       py_module: z.string().optional().describe("Module to import in Python, e.g. servers.github"),
       description: z.string().optional(),
       error: z.string().optional().describe("Why the server is not ready"),
+      next_retry_at: z.string().optional().describe("When a failed server is tried again"),
     }),
   ),
 });

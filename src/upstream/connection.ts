@@ -1,5 +1,5 @@
-// One configured upstream server over its whole life: first start, tool list refreshes,
-// restarts with backoff after a crash, tool calls with timeouts and cancellation, and shutdown.
+// One configured upstream server over its whole life: first start, tool list refreshes, restarts with backoff
+// after a crash, retries with a longer backoff once it is given up, tool calls with timeouts, and shutdown.
 
 import { CallToolResultSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { UpstreamServerConfig } from "../config/index.js";
@@ -25,6 +25,10 @@ export interface ConnectionOptions {
   defaultCallTimeoutMs: number;
   maxRestarts: number;
   backoffBaseMs: number;
+  /** First retry of a failed (given-up) server; doubles up to retryMaxMs. */
+  retryBaseMs: number;
+  /** Longest wait between two retries of a failed server; 0 never retries. */
+  retryMaxMs: number;
   maxMessageBytes: number;
   /** Tools one server may list (codeMode.maxToolsPerServer). */
   maxTools: number;
@@ -53,6 +57,13 @@ export class UpstreamConnection {
   private instructions: string | undefined;
   private readonly stderr = new StderrTail();
   private restartTimer: NodeJS.Timeout | undefined;
+  /** The next retry of a failed server, and when it fires (epoch ms). */
+  private retryTimer: NodeJS.Timeout | undefined;
+  private nextRetryAt: number | undefined;
+  /** Retries made since the server failed; the retry backoff counts these. */
+  private retries = 0;
+  /** A retry is opening a session; the state stays failed until it is ready. */
+  private retrying = false;
   private refreshingFor: UpstreamSession | undefined;
   private started = false;
   private closing: Promise<void> | undefined;
@@ -89,6 +100,7 @@ export class UpstreamConnection {
       restarts: this.restarts,
     };
     if (this.state !== "ready" && this.detail !== undefined) status.error = this.detail;
+    if (this.nextRetryAt !== undefined) status.nextRetryAt = new Date(this.nextRetryAt).toISOString();
     const pid = this.session?.pid;
     if (pid !== undefined) status.pid = pid;
     if (this.serverInfo) status.serverInfo = this.serverInfo;
@@ -167,6 +179,9 @@ export class UpstreamConnection {
   private async doClose(): Promise<void> {
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.nextRetryAt = undefined;
     const sessions = [this.session, this.pending].filter((s): s is UpstreamSession => s !== undefined);
     this.session = undefined;
     this.pending = undefined;
@@ -209,6 +224,8 @@ export class UpstreamConnection {
   }
 
   private setReady(session: UpstreamSession): void {
+    if (this.retries > 0) this.options.log.info({ server: this.name, retries: this.retries }, "failed upstream server is back");
+    this.retries = 0;
     this.session = session;
     this.state = "ready";
     this.readyAt = Date.now();
@@ -230,6 +247,45 @@ export class UpstreamConnection {
     this.detail = this.withStderr(this.reason);
     this.toolList = [];
     this.options.log.error({ server: this.name, err: this.reason }, "upstream server failed");
+    // A tool list over the caps would only be listed again.
+    if (!(error instanceof ToolListLimitError)) this.scheduleRetry();
+  }
+
+  /**
+   * A failed server is tried again after retryBaseMs, doubling up to retryMaxMs, each wait
+   * varied by ±20% so that servers failed together are not retried together; until close().
+   */
+  private scheduleRetry(): void {
+    const { retryBaseMs, retryMaxMs } = this.options;
+    if (this.closing || retryMaxMs <= 0 || this.retryTimer !== undefined) return;
+    const base = Math.min(retryBaseMs * 2 ** Math.min(this.retries, 40), retryMaxMs);
+    const delay = Math.min(Math.round(base * (0.8 + Math.random() * 0.4)), retryMaxMs, MAX_TIMER_MS);
+    this.retries++;
+    this.nextRetryAt = Date.now() + delay;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.nextRetryAt = undefined;
+      void this.retry();
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  private async retry(): Promise<void> {
+    if (this.closing || this.state !== "failed") return;
+    this.retrying = true;
+    this.streak = 0;
+    try {
+      const session = await this.open();
+      this.retrying = false;
+      this.setReady(session);
+    } catch (error) {
+      this.retrying = false;
+      if (this.closing) return;
+      this.reason = `${this.reason?.replace(/; retry \d+ failed: [\s\S]*$/, "") ?? "failed"}; retry ${this.retries} failed: ${this.describe(error)}`;
+      this.detail = this.withStderr(this.reason);
+      this.options.log.warn({ server: this.name, retries: this.retries, err: this.describe(error) }, "retrying a failed upstream server failed");
+      if (!(error instanceof ToolListLimitError)) this.scheduleRetry();
+    }
   }
 
   private withStderr(reason: string): string {
@@ -266,6 +322,7 @@ export class UpstreamConnection {
       this.toolList = [];
       log.error({ server: this.name, restarts: this.restarts }, "upstream server given up");
       this.emit([]);
+      this.scheduleRetry();
       return;
     }
     const delay = Math.min(backoffBaseMs * 2 ** this.streak, MAX_BACKOFF_MS);
@@ -345,7 +402,7 @@ export class UpstreamConnection {
         message = `${server} is restarting (restart ${this.streak} of ${this.options.maxRestarts}): ${this.reason ?? "it stopped"}`;
         break;
       case "failed":
-        message = `${server} is not available: ${this.reason ?? "it failed"}`;
+        message = `${server} is not available: ${this.reason ?? "it failed"}${this.retryNote()}`;
         break;
       case "disabled":
         message = `${server} is disabled in the configuration`;
@@ -357,7 +414,16 @@ export class UpstreamConnection {
         message = `${server} is not connected`;
         break;
     }
-    return new SandgateError("UPSTREAM_UNAVAILABLE", message, { data: { server: this.name, state: this.state } });
+    const retry = this.nextRetryAt === undefined ? {} : { nextRetryAt: new Date(this.nextRetryAt).toISOString() };
+    return new SandgateError("UPSTREAM_UNAVAILABLE", message, { data: { server: this.name, state: this.state, ...retry } });
+  }
+
+  /** `; sandgate retries it in 8 s (at 2026-…Z)`, or nothing when no retry is planned. */
+  private retryNote(): string {
+    if (this.retrying) return "; sandgate is retrying it now";
+    if (this.nextRetryAt === undefined) return "; it is not retried";
+    const seconds = Math.max(1, Math.ceil((this.nextRetryAt - Date.now()) / 1000));
+    return `; sandgate retries it in ${seconds} s (at ${new Date(this.nextRetryAt).toISOString()})`;
   }
 }
 

@@ -9,6 +9,8 @@ import { UpstreamConnection } from "./connection.js";
 import type { CallOptions, UpstreamManagerOptions, UpstreamStatus } from "./types.js";
 
 const DEFAULT_BACKOFF_BASE_MS = 500;
+const DEFAULT_RETRY_BASE_MS = 1000;
+const DEFAULT_RETRY_MAX_MS = 5 * 60_000;
 /** The cap the SDK's stdio reader has by default. */
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 const DEFAULT_MAX_TOOLS = 1000;
@@ -49,6 +51,8 @@ export class UpstreamManager {
           defaultCallTimeoutMs: options.defaultCallTimeoutMs,
           maxRestarts: options.maxRestarts,
           backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
+          retryBaseMs: options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
+          retryMaxMs: options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS,
           maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
           maxTools: options.maxToolsPerServer ?? DEFAULT_MAX_TOOLS,
           redact,
@@ -128,6 +132,8 @@ function checkOptions(options: UpstreamManagerOptions): void {
   if (!(options.defaultCallTimeoutMs > 0)) problems.push("defaultCallTimeoutMs must be positive");
   if (!Number.isInteger(options.maxRestarts) || options.maxRestarts < 0) problems.push("maxRestarts must be a whole number ≥ 0");
   if (options.backoffBaseMs !== undefined && !(options.backoffBaseMs >= 0)) problems.push("backoffBaseMs must be ≥ 0");
+  if (options.retryBaseMs !== undefined && !(options.retryBaseMs > 0)) problems.push("retryBaseMs must be positive");
+  if (options.retryMaxMs !== undefined && !(options.retryMaxMs >= 0)) problems.push("retryMaxMs must be ≥ 0");
   if (options.maxMessageBytes !== undefined && !(Number.isInteger(options.maxMessageBytes) && options.maxMessageBytes >= 1024)) problems.push("maxMessageBytes must be a whole number ≥ 1024");
   if (options.maxToolsPerServer !== undefined && !(Number.isInteger(options.maxToolsPerServer) && options.maxToolsPerServer >= 1)) problems.push("maxToolsPerServer must be a whole number ≥ 1");
   if (problems.length > 0) throw new SandgateError("CONFIG_INVALID", `invalid upstream options: ${problems.join("; ")}`);

@@ -19,6 +19,8 @@ export interface UpstreamStatus {
   toolCount: number;
   /** Restart attempts made after the server stopped unexpectedly. */
   restarts: number;
+  /** A failed server: when sandgate next tries to start it again (ISO 8601). */
+  nextRetryAt?: string;
   /** Process id of a running stdio server. */
   pid?: number;
   serverInfo?: { name: string; version: string };
@@ -38,6 +40,10 @@ export interface UpstreamManagerOptions {
   clientInfo?: { name: string; version: string };
   /** First restart delay; doubles on every further attempt up to 30 s (default 500 ms). */
   backoffBaseMs?: number;
+  /** First retry of a failed (given-up) server; doubles on every further retry up to retryMaxMs (default 1 s). */
+  retryBaseMs?: number;
+  /** Longest wait between retries of a failed server (default 5 min); 0 never retries. */
+  retryMaxMs?: number;
   /**
    * Largest message a server may send: a stdio line, a JSON body, one SSE event (default 10 MiB);
    * one HTTP response may carry 4 times this. Beyond it the call fails and the connection is reset.
