@@ -156,7 +156,7 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
       ok: !exposed || keys > 0,
       required: false,
       detail:
-        `serve listens on ${server.host}:${server.port}; API key ${keys > 0 ? `required (${keys} configured)` : "not set"}; CORS ${server.cors.enabled ? `on for ${server.cors.origins.join(", ")}` : "off"}` +
+        `serve listens on ${server.host}:${server.port}; MCP tools: ${server.toolProfile === "full" ? "full" : "codemode (execute_code, search_tools)"}; API key ${keys > 0 ? `required (${keys} configured)` : "not set"}; CORS ${server.cors.enabled ? `on for ${server.cors.origins.join(", ")}` : "off"}` +
         (exposed && keys === 0 ? "; serve will refuse to start: set server.apiKeys (SANDGATE_API_KEYS) or server.apiKey (SANDGATE_API_KEY), or bind to 127.0.0.1" : "") +
         (config.volumes.length > 0 ? `; volumes: ${config.volumes.map((v) => `/mnt/${v.name}${v.readOnly ? "" : " (writable)"}`).join(", ")}` : ""),
     });

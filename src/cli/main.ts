@@ -4,7 +4,7 @@
 
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { loadConfig, locateConfigFile, type SandgateConfig } from "../config/index.js";
+import { loadConfig, locateConfigFile, TOOL_PROFILES, type SandgateConfig } from "../config/index.js";
 import { isSandgateError, SandgateError } from "../errors/index.js";
 import { describeLanguages } from "../languages/index.js";
 import { runAnalyze } from "./analyze.js";
@@ -19,8 +19,9 @@ import { runTools } from "./tools.js";
 const HELP = `sandgate: run code that AI agents write in Linux sandboxes
 
 Usage:
-  sandgate serve [--host H] [--port P]             serve MCP (/mcp), the REST API and /docs over HTTP
-  sandgate stdio                                   serve MCP over stdin/stdout (desktop MCP clients)
+  sandgate serve [--host H] [--port P] [--tools T] serve MCP (/mcp), the REST API and /docs over HTTP
+  sandgate stdio [--tools T]                       serve MCP over stdin/stdout (desktop MCP clients)
+                                                   (--tools: full, or codemode for execute_code and search_tools only)
   sandgate exec --language LANG [options] CODE     run CODE in a fresh sandbox
   sandgate exec -f FILE [options]                  run a file (language from its extension)
   echo CODE | sandgate exec --language LANG        run code from standard input
@@ -77,6 +78,14 @@ function takeConfigFlag(argv: string[]): { configPath: string | undefined; args:
   return { configPath: locateConfigFile(configPath === undefined ? {} : { configPath }), args };
 }
 
+/** The config with --tools PROFILE over server.toolProfile (SANDGATE_TOOLS). */
+function withToolProfile(config: SandgateConfig, tools: string | undefined): SandgateConfig {
+  if (tools === undefined) return config;
+  const profile = TOOL_PROFILES.find((p) => p === tools);
+  if (profile === undefined) throw new SandgateError("CONFIG_INVALID", `--tools ${tools} is not a tool profile; use ${TOOL_PROFILES.join(" or ")}`);
+  return { ...config, server: { ...config.server, toolProfile: profile } };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {
@@ -98,15 +107,16 @@ async function main(argv: string[]): Promise<number> {
   const config = (): SandgateConfig => loadConfig(process.env, configPath === undefined ? {} : { configPath });
   switch (command) {
     case "serve": {
-      const { values } = parseArgs({ args, options: { host: { type: "string" }, port: { type: "string" } } });
-      const base = config();
+      const { values } = parseArgs({ args, options: { host: { type: "string" }, port: { type: "string" }, tools: { type: "string" } } });
+      const base = withToolProfile(config(), values.tools);
       const port = values.port === undefined ? base.server.port : Number(values.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SandgateError("CONFIG_INVALID", `--port ${values.port ?? ""} is not a port number (0-65535)`);
       return runServe({ ...base, server: { ...base.server, port, ...(values.host ? { host: values.host } : {}) } }, packageVersion());
     }
-    case "stdio":
-      parseArgs({ args, options: {} });
-      return runStdio(config(), packageVersion());
+    case "stdio": {
+      const { values } = parseArgs({ args, options: { tools: { type: "string" } } });
+      return runStdio(withToolProfile(config(), values.tools), packageVersion());
+    }
     case "config": {
       const { values } = parseArgs({ args, options: { print: { type: "boolean" }, schema: { type: "boolean" } } });
       return runConfig(values.schema ? "schema" : "print", values.schema ? undefined : config(), configPath);

@@ -52,6 +52,11 @@ async function context(config: SandgateConfig, version: string, approvalsApi = t
   return observeServer({ engine, codeMode, config, governance, ...(audit ? { audit } : {}), log, version, startedAt: Date.now() }, audit ? { audit } : {}).ctx;
 }
 
+/** "full" or "codemode (execute_code, search_tools)": which tools MCP lists. */
+function toolProfileLine(config: SandgateConfig): string {
+  return config.server.toolProfile === "full" ? "full" : "codemode (execute_code, search_tools; set SANDGATE_TOOLS=full for every tool)";
+}
+
 async function closeContext(ctx: ServerContext): Promise<void> {
   await Promise.all([ctx.engine.close(), ctx.codeMode.close(), ctx.governance.analyzer.close()]);
   // Last: it writes what the engine and code mode recorded while they stopped.
@@ -63,13 +68,13 @@ export async function runServe(config: SandgateConfig, version: string): Promise
   const ctx = await context(config, version);
   try {
     const server = await startHttpServer(ctx);
-    ctx.log.info({ url: server.url }, "listening");
+    ctx.log.info({ url: server.url, toolProfile: config.server.toolProfile }, "listening");
     const upstream = ctx.codeMode
       .status()
       .map((s) => `${s.name} (${s.state === "ready" ? `${s.toolCount} tools` : s.state})`)
       .join(", ");
     process.stdout.write(
-      `sandgate ${version} listening on ${server.url}\n  MCP (Streamable HTTP): ${server.url}/mcp\n  REST API docs: ${server.url}/docs\n` +
+      `sandgate ${version} listening on ${server.url}\n  MCP (Streamable HTTP): ${server.url}/mcp (tools: ${toolProfileLine(config)})\n  REST API docs: ${server.url}/docs\n` +
         (upstream ? `  Upstream MCP servers: ${upstream}\n` : ""),
     );
     const signal = await waitForSignal();

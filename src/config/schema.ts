@@ -128,10 +128,19 @@ export function isLoopbackHost(host: string): boolean {
   return LOOPBACK_HOSTS.has(host.toLowerCase()) || host.startsWith("127.");
 }
 
+/** The MCP tool sets a server can list: every tool, or only what a code-writing agent needs. */
+export const TOOL_PROFILES = ["full", "codemode"] as const;
+export type ToolProfile = (typeof TOOL_PROFILES)[number];
+
 export const serverSchema = z
   .object({
     host: setting(z.string().min(1), { default: "127.0.0.1", env: "SANDGATE_HOST", doc: "Address `sandgate serve` binds to; anything but loopback requires an API key" }),
     port: setting(z.number().int().min(0).max(65535), { default: 7860, env: "SANDGATE_PORT", doc: "TCP port of `sandgate serve`, 0 for any free port" }),
+    toolProfile: setting(z.enum(TOOL_PROFILES), {
+      default: "full",
+      env: "SANDGATE_TOOLS",
+      doc: "MCP tools listed (HTTP and stdio): full (every tool) or codemode (only execute_code and search_tools; code reaches the rest); REST is not affected",
+    }),
     apiKey: setting(z.string().min(16, "use at least 16 characters").optional(), {
       env: "SANDGATE_API_KEY",
       doc: "Bearer token required on every HTTP route except / and /health; its caller is named \"default\"; secret, masked in `config --print`",

@@ -10,10 +10,10 @@ import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
 const searchToolsInput = z
   .object({
-    query: searchArgsShape.query.describe("Words describing what you want to do, e.g. \"create github issue\" or \"read file\""),
-    detail: searchArgsShape.detail.describe("name: ids only; summary (default): ids with one-line summaries; full: TypeScript signatures with input and output types"),
-    limit: searchArgsShape.limit.describe("Most results to return (default 10)"),
-    server: searchArgsShape.server.describe("Search only this upstream server"),
+    query: searchArgsShape.query.describe("e.g. \"create github issue\""),
+    detail: searchArgsShape.detail.describe("Default summary; full: signatures of the best matches"),
+    limit: searchArgsShape.limit.describe("Default 10"),
+    server: searchArgsShape.server,
   })
   .strict();
 
@@ -49,10 +49,10 @@ export const listServersOutput = z.object({
   ),
 });
 
-/** How sandboxed code calls these tools, in each language (from the language specs). */
-const IN_CODE =
-  `In code: ${upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`).join(", ")}, ` +
-  `or the generated modules ${upstreamCallExamples().flatMap(({ example }) => (example.module ? [`\`${example.module}\``] : [])).join(" and ")}.`;
+/** Where sandboxed code imports these tools from, in each language (from the language specs). */
+const IN_CODE = `Import them in code from ${upstreamCallExamples()
+  .flatMap(({ titles, example }) => (example.module ? [`\`${example.module}\` (${titles})`] : []))
+  .join(" or ")}, or call them by id.`;
 
 const POLICY_NOTE = { deny: " [denied by the tool policy]", approve: " [each call waits for a person's approval]" } as const;
 
@@ -71,9 +71,7 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
     scope: "execute",
     title: "Search upstream tools",
     description:
-      "Find tools of the connected MCP servers that code run by execute_code can call. Ranked by relevance to the query. " +
-      "Start with detail \"summary\"; ask for detail \"full\" on the few tools you will use to get their TypeScript signatures. " +
-      IN_CODE,
+      "Find upstream MCP tools that execute_code's code can call, best first; detail \"full\" gives TypeScript and Python signatures. " + IN_CODE,
     input: searchToolsInput,
     output: searchToolsOutput,
     annotations: { title: "Search upstream tools", readOnlyHint: true, openWorldHint: false },
@@ -94,7 +92,7 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
     name: "list_servers",
     scope: "execute",
     title: "List upstream servers",
-    description: "List the upstream MCP servers whose tools code can call: state, number of tools and the module names to import. Use search_tools to find tools.",
+    description: "List the upstream MCP servers code can call: state, tool count, modules to import.",
     input: listServersInput,
     output: listServersOutput,
     annotations: { title: "List upstream servers", readOnlyHint: true, openWorldHint: false },

@@ -70,9 +70,7 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
     name: "get_job",
     scope: "execute",
     title: "Read a background job",
-    description:
-      "Status, new output and (once ended) the result of a background job started with background: true; without job_id, lists your jobs. " +
-      `wait_s (up to ${MAX_JOB_WAIT_S}) waits for news; since (the last answer's next) returns only newer output.`,
+    description: "Status, new output and (once ended) the result of a background job.",
     input: getJobInput,
     output: getJobToolOutput,
     annotations: { title: "Read a background job", readOnlyHint: true, openWorldHint: false },
@@ -98,7 +96,7 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
     name: "stop_job",
     scope: "execute",
     title: "Stop a background job",
-    description: "Stop a background job; returns it once stopped, with its output and result so far. A job in a session is stopped as a cancelled call is.",
+    description: "Stop a background job; returns its output and result so far.",
     input: stopJobInput,
     output: jobSnapshotToolSchema,
     annotations: { title: "Stop a background job", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

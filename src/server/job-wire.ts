@@ -8,7 +8,7 @@ import { executionResultSchema, toWireResult } from "./wire.js";
 /** Longest a get_job call waits for news, seconds. */
 export const MAX_JOB_WAIT_S = 30;
 
-const jobId = z.string().min(1).max(64).describe("The job_id execute_code or execute_command returned");
+const jobId = z.string().min(1).max(64);
 const offset = z.number().int().min(0);
 
 export const jobSchema = z.object({
@@ -34,9 +34,9 @@ export const jobSnapshotSchema = jobSchema.extend({
 
 export const getJobInput = z
   .object({
-    job_id: jobId.optional().describe("The job to read; omit to list your jobs"),
-    wait_s: z.number().min(0).max(MAX_JOB_WAIT_S).optional().describe(`Wait up to this many seconds (at most ${MAX_JOB_WAIT_S}) for new output or the end`),
-    since: z.object({ stdout: offset.optional(), stderr: offset.optional() }).strict().optional().describe("Offsets from the last answer's `next`: return only newer output"),
+    job_id: jobId.optional().describe("Omit to list your jobs"),
+    wait_s: z.number().min(0).max(MAX_JOB_WAIT_S).optional().describe("Seconds to wait for news"),
+    since: z.object({ stdout: offset.optional(), stderr: offset.optional() }).strict().optional().describe("The last answer's `next`: only newer output"),
   })
   .strict();
 export const getJobOutput = z.object({

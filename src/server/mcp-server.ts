@@ -28,6 +28,7 @@ import { readTreeResource, TREE_PREFIX, TREE_TEMPLATE, treeResources } from "./t
 import { OUTPUT_TEMPLATE, readOutputResource } from "./output-resources.js";
 import { GUIDE_PROMPT, guideText } from "./prompts.js";
 import { callTool, createTools, toMcpTool, type ToolDefinition } from "./tools.js";
+import { profileTools } from "./tool-profile.js";
 
 /** The tools that run code: refused while the anomaly rules throttle the caller. */
 const CODE_TOOLS = new Set(["execute_code", "execute_command"]);
@@ -80,17 +81,27 @@ export function toMcpError(error: unknown, log?: ErrorLog): JsonRpcError {
   return new JsonRpcError(jsonRpcCodeOf(shown.code), shown.message, { code: shown.code, ...wireErrorData(shown) });
 }
 
-export function createMcpServer(ctx: ServerContext, options: McpServerOptions, tools: ToolDefinition[] = createTools(ctx)): Server {
+/** The server's instructions to the agent, naming only the tools its profile lists. */
+function instructions(ctx: ServerContext): string {
+  const full = ctx.config.server.toolProfile === "full";
+  return (
+    `sandgate runs code in isolated Linux sandboxes without network: execute_code (Python, JavaScript, TypeScript, Bash)${full ? " or execute_command (a shell line)" : ""}. ` +
+    `Pass a session_id to keep variables and /workspace files across calls${full ? "; stop_session when done" : ""}. ` +
+    "Upstream MCP tools are called from code (callMCPTool / call_mcp_tool / sandgate-tool): find them with search_tools" +
+    (full ? " (list_servers shows the servers)" : " (code can call search_tools and list_servers too)") +
+    " and print only what you need, so large tool results stay out of your context." +
+    (ctx.config.security.enabled ? ` Code is analysed before it runs; the security policy may block it or hold it for a person's approval${full ? "; analyze_code checks code first" : ""}.` : "")
+  );
+}
+
+export function createMcpServer(ctx: ServerContext, options: McpServerOptions, allTools: ToolDefinition[] = createTools(ctx)): Server {
+  // The profile decides what is listed and callable; REST keeps every tool.
+  const tools = profileTools(allTools, ctx.config.server.toolProfile);
   const server = new Server(
     { name: "sandgate", title: "sandgate", version: ctx.version },
     {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: true }, prompts: {}, logging: {} },
-      instructions:
-        "sandgate runs code in isolated Linux sandboxes without network. Use execute_code (Python, JavaScript, TypeScript, Bash) " +
-        "or execute_command (a shell line). Pass a session_id to keep variables and /workspace files across calls; stop_session when done. " +
-        "Code can call the tools of upstream MCP servers: find them with search_tools (list_servers shows the servers), then call them from code " +
-        "(callMCPTool / call_mcp_tool / sandgate-tool) and print only what you need, so large tool results stay out of your context." +
-        (ctx.config.security.enabled ? " Code is analysed before it runs and the security policy may block it or hold it for a person's approval; analyze_code checks code first." : ""),
+      instructions: instructions(ctx),
     },
   );
   let level: LoggingLevel = "info";

@@ -38,9 +38,7 @@ export function createSecurityTools(ctx: ServerContext): ToolDefinition[] {
     name: "analyze_code",
     scope: "execute",
     title: "Analyse code for security risks",
-    description:
-      "Static analysis of a program without running it: findings (rule, category, severity, line, what to do instead), a risk score 0-100 and level, " +
-      "size metrics, and the action the code policy would take if it were run (allow, warn, approve or block). Analysis is a risk signal; the sandbox stays the boundary.",
+    description: "Analyse code without running it: findings (rule, severity, line, fix), risk 0-100, and what the code policy would do (allow, warn, approve, block).",
     input: analyzeCodeInput,
     output: analyzeCodeOutput,
     annotations: { title: "Analyse code for security risks", readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

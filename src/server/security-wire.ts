@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import { ACTIONS, CATEGORIES, RISK_LEVELS, SEVERITIES, type Analysis, type Finding, type SecuritySummary } from "../governance/index.js";
-import { describeLanguages, LANGUAGE_NAMES_AND_ALIASES } from "../languages/index.js";
+import { LANGUAGE_NAMES_AND_ALIASES } from "../languages/index.js";
 
 export const findingSchema = z.object({
   rule_id: z.string().describe("Stable rule id, <language>.<category>.<name>"),
@@ -31,10 +31,8 @@ export type WireSecuritySummary = z.infer<typeof securitySummarySchema>;
 
 export const analyzeCodeInput = z
   .object({
-    code: z.string().describe("The program to analyse (it is not run)"),
-    language: z
-      .preprocess((value) => (typeof value === "string" ? value.toLowerCase() : value), z.enum(LANGUAGE_NAMES_AND_ALIASES))
-      .describe(`One of ${describeLanguages()}, in any case`),
+    code: z.string(),
+    language: z.preprocess((value) => (typeof value === "string" ? value.toLowerCase() : value), z.enum(LANGUAGE_NAMES_AND_ALIASES)),
   })
   .strict();
 

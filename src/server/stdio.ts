@@ -16,7 +16,7 @@ export async function serveStdio(ctx: ServerContext): Promise<void> {
     process.stdin.once("close", () => resolve());
   });
   await server.connect(transport);
-  ctx.log.info({ version: ctx.version }, "serving MCP over stdio");
+  ctx.log.info({ version: ctx.version, toolProfile: ctx.config.server.toolProfile }, "serving MCP over stdio");
   await closed;
   await server.close().catch(() => undefined);
 }

@@ -44,6 +44,8 @@ export interface ToolDefinition {
   output: z.AnyZodObject;
   annotations: ToolAnnotations;
   run(args: Record<string, unknown>, call: ToolCallContext): Promise<ToolReply>;
+  /** The tool as the codemode profile lists it (see tool-profile.ts), when that differs. */
+  codemode?: ToolDefinition;
 }
 
 export function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(tool: {

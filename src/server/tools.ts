@@ -2,7 +2,7 @@
 // the MCP server, the REST conveniences and the OpenAPI document all read.
 
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { z } from "zod";
+import { z } from "zod";
 import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult, type CommandRequest, type JobRequest } from "../execution/index.js";
 import { languageTitles, systemPythonModules, upstreamCallExamples } from "../languages/index.js";
 import { defaultTimeoutS } from "../config/index.js";
@@ -42,6 +42,12 @@ import {
 } from "./wire.js";
 
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
+
+/**
+ * execute_command's outputSchema: execute_code's result, whose full schema that tool lists already
+ * (repeating it made tools/list about a third longer). REST's OpenAPI keeps the full schema.
+ */
+const sameResultAsExecuteCode = z.object({}).passthrough().describe("The result object of execute_code (see its outputSchema)");
 const orList = (items: string[]): string => (items.length > 1 ? `${items.slice(0, -1).join(", ")} or ${items.at(-1)}` : (items[0] ?? ""));
 
 /**
@@ -140,36 +146,48 @@ function packagesSentence(sandboxDir: string, python: string): string {
   return ` ${parts.length > 0 ? parts.join("; ") : "Packages: what the system has"}; pip and npm cannot install more (no network).`;
 }
 
-/** With governance on, that the code is judged before it runs, and where to look first. */
-function policySentence(config: ServerContext["config"]): string {
+/** With governance on, that the code is judged before it runs, and (when listed) where to check first. */
+function policySentence(config: ServerContext["config"], full: boolean): string {
   if (!config.security.enabled) return "";
   return (
-    ` The code is analysed before it runs (security level ${config.security.level}): code the policy blocks does not run (POLICY_BLOCKED names the findings and lines), ` +
-    "code that needs approval waits for a person, and the result's security field gives the risk and findings; analyze_code checks code without running it."
+    ` Code is analysed first (security level ${config.security.level}): blocked code does not run (POLICY_BLOCKED names findings and lines), some waits for a person's approval` +
+    `${full ? "; analyze_code checks code without running it" : ""}.`
+  );
+}
+
+/** How code calls upstream tools, and (codemode) that it can search them itself; empty without upstream servers. */
+function upstreamSentence(config: ServerContext["config"], full: boolean): string {
+  const servers = Object.keys(config.mcpServers);
+  if (servers.length === 0) return "";
+  return (
+    ` Upstream MCP servers (${servers.join(", ")}): find tools with search_tools, call them from code with ` +
+    `${orList(upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`))}; results stay in the sandbox unless printed.` +
+    (full ? "" : " Code can search too: searchTools/listServers (JS/TS), search_tools/list_servers (Python), sandgate-tool --search/--servers (Bash).")
+  );
+}
+
+/** execute_code's description; `full` names the tools only the full profile lists. */
+function executeCodeDescription(ctx: ServerContext, full: boolean): string {
+  const { config, engine } = ctx;
+  return (
+    `Run ${languageTitles("or")} in a Linux sandbox without network; returns output and the last expression's value (${languageTitles("and", (spec) => spec.returnsValue)}). ` +
+    `Limits: ${defaultTimeoutS(config.limits)} s by default (timeout up to ${config.limits.maxExecutionTimeS} s), ${config.limits.maxMemoryMb} MB. ` +
+    "Print summaries: long output is shortened and saved. Plots (matplotlib, PIL, sandgate.show(x)) come back as images." +
+    (full ? " background: true runs a job (get_job)." : "") +
+    packagesSentence(config.sandboxDir, engine.runtime.interpreters.python) +
+    upstreamSentence(config, full) +
+    policySentence(config, full)
   );
 }
 
 export function createTools(ctx: ServerContext): ToolDefinition[] {
   const { engine, config } = ctx;
-  const maxTimeout = config.limits.maxExecutionTimeS;
-  const defaultTimeout = defaultTimeoutS(config.limits);
 
   const executeCode = defineTool({
     name: "execute_code",
     scope: "execute",
     title: "Run code in a sandbox",
-    description:
-      `Run ${languageTitles("or")} in an isolated Linux sandbox with no network. ` +
-      `Without session_id each call gets a fresh sandbox; with session_id, variables, imports, files in /workspace and the shell's state persist between calls (the session is created on first use); a timeout or cancel interrupts Python and JavaScript code and keeps them, and state_reset says when they were lost. ` +
-      `Returns stdout, stderr, the value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}) and a status: ok, error, timeout, memory_limit, output_limit or killed. ` +
-      "Plots come back as images: matplotlib figures (shown or left open), a PIL image or PNG/SVG value as the last expression, or sandgate.show(x) of a figure, image, bytes, file or upstream tool's image. " +
-      `Limits: ${defaultTimeout} s per call by default (timeout up to ${maxTimeout} s), ${config.limits.maxMemoryMb} MB memory at most; background: true runs long work as a job (get_job). Print summaries rather than huge data; long output is shortened and saved to a file.` +
-      packagesSentence(config.sandboxDir, engine.runtime.interpreters.python) +
-      (Object.keys(config.mcpServers).length > 0
-        ? ` Code can call the tools of the upstream MCP servers (${Object.keys(config.mcpServers).join(", ")}): find them with search_tools, then ` +
-          `${orList(upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`))}; tool results stay in the sandbox unless printed.`
-        : "") +
-      policySentence(config),
+    description: executeCodeDescription(ctx, true),
     input: executeCodeInput,
     output: executionResultSchema,
     annotations: { title: "Run code in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -178,17 +196,18 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
         ? runInBackground(ctx, args.session_id, call, codeRequest(args))
         : runExecution(ctx, args.session_id, call, (common) => engine.execute({ ...codeRequest(args), ...common })),
   });
+  // The codemode profile lists no get_job, so no background jobs there.
+  executeCode.codemode = { ...executeCode, description: executeCodeDescription(ctx, false), input: executeCodeInput.omit({ background: true }) };
 
   const executeCommand = defineTool({
     name: "execute_command",
     scope: "execute",
     title: "Run a shell command in a sandbox",
     description:
-      `Run one shell line with bash in the sandbox: pipes, redirections, globs, && and ; all work (e.g. "ls -la | head", "python3 script.py > out.txt"). ` +
-      `It runs in a subshell, so a cd inside it does not change the session's directory; use working_directory instead. ` +
-      `With session_id it sees the session's /workspace files. Same limits${config.security.enabled ? ", security policy" : ""} and result as execute_code.`,
+      `Run one bash line, e.g. "ls -la | head" (pipes, redirections, && work). A cd does not persist: use working_directory. ` +
+      `Arguments, limits${config.security.enabled ? ", security policy" : ""} and result as execute_code.`,
     input: executeCommandInput,
-    output: executionResultSchema,
+    output: sameResultAsExecuteCode,
     annotations: { title: "Run a shell command in a sandbox", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     run: async (args, call) =>
       args.background
@@ -200,9 +219,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     name: "get_sessions",
     scope: "sessions",
     title: "List sessions",
-    description:
-      "List your live sessions (id, when created and last used, when each expires if idle, calls made, languages started), or describe one. " +
-      "Sessions belong to the caller that started them; other callers' sessions are not listed.",
+    description: "List your live sessions (created, last used, expiry, calls, languages), or describe one.",
     input: getSessionsInput,
     output: getSessionsOutput,
     annotations: { title: "List sessions", readOnlyHint: true, openWorldHint: false },
@@ -218,7 +235,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     name: "stop_session",
     scope: "sessions",
     title: "Stop a session",
-    description: "Stop a session: its sandboxes are killed and its /workspace files are deleted. Use it when a task is done, to free the session slot.",
+    description: "Stop a session when done: its sandboxes and /workspace files are deleted.",
     input: stopSessionInput,
     output: stopSessionOutput,
     annotations: { title: "Stop a session", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -232,9 +249,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     name: "file_read",
     scope: "files",
     title: "Read a workspace file",
-    description:
-      "Read a file from a session's /workspace. Text comes back as text; a binary file (not UTF-8) as base64 with an embedded resource (blob, up to 1 MiB; larger ones get a pointer to the REST download). " +
-      "Pass encoding \"base64\" to always get base64. Paths are relative to /workspace (or absolute under it); nothing outside it can be read.",
+    description: "Read a file of a session's /workspace: text as text, binary as a blob resource (over 1 MiB: a REST download link).",
     input: fileReadInput,
     output: fileReadOutput,
     annotations: { title: "Read a workspace file", readOnlyHint: true, openWorldHint: false },
@@ -260,7 +275,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     name: "file_write",
     scope: "files",
     title: "Write a workspace file",
-    description: "Create or replace a file in a session's /workspace (parent directories are created). Text by default; pass encoding \"base64\" for binary content. Code in the session sees it at once.",
+    description: "Create or replace a file in a session's /workspace (parents created).",
     input: fileWriteInput,
     output: fileWriteOutput,
     annotations: { title: "Write a workspace file", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -276,7 +291,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     name: "file_list",
     scope: "files",
     title: "List workspace files",
-    description: "List a directory of a session's /workspace: names, types (file, directory, symlink, other), sizes and modification times. Not recursive.",
+    description: "List a directory of a session's /workspace (not recursive).",
     input: fileListInput,
     output: fileListOutput,
     annotations: { title: "List workspace files", readOnlyHint: true, openWorldHint: false },
@@ -300,7 +315,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     name: "get_volume_path",
     scope: "files",
     title: "Show mounted volumes",
-    description: "List the host directories the admin mounted into every sandbox (read-only unless marked writable), with the path code should use, and the writable workspace path.",
+    description: "List the host directories mounted into every sandbox (under /mnt) and the workspace path.",
     input: getVolumePathInput,
     output: getVolumePathOutput,
     annotations: { title: "Show mounted volumes", readOnlyHint: true, openWorldHint: false },

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { FLAVOR_NAMES } from "../config/index.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { ExecutionResult, SessionInfo } from "../execution/index.js";
-import { describeLanguages, LANGUAGE_NAMES_AND_ALIASES, languageTitles } from "../languages/index.js";
+import { LANGUAGE_NAMES_AND_ALIASES } from "../languages/index.js";
 import { IMAGE_MIME_TYPES } from "../sandbox/index.js";
 import { securitySummarySchema, toWireSecurity } from "./security-wire.js";
 
@@ -13,46 +13,36 @@ const sessionId = z
   .string()
   .min(1)
   .max(128)
-  .describe("Session to run in: variables, imports and files in /workspace persist across calls. Created on first use; omit for a fresh, throwaway sandbox");
+  .describe("Reuse to keep variables, imports and /workspace files across calls (created on first use); omit for a throwaway sandbox");
 /**
  * A language by name or alias, in any case: an enum, so that tool listings show every accepted
  * name. Lower-cased before the check; an unknown one is UNKNOWN_LANGUAGE (see parseToolArguments).
  */
-const languageName = z
-  .preprocess((value) => (typeof value === "string" ? value.toLowerCase() : value), z.enum(LANGUAGE_NAMES_AND_ALIASES))
-  .describe(`One of ${describeLanguages()}, in any case`);
+const languageName = z.preprocess((value) => (typeof value === "string" ? value.toLowerCase() : value), z.enum(LANGUAGE_NAMES_AND_ALIASES));
 
-const timeout = z
-  .number()
-  .positive()
-  .describe("Wall-clock limit in seconds, up to the admin maximum; by default the per-call default, or the maximum for background jobs");
+const timeout = z.number().positive().describe("Seconds");
 const background = z
   .boolean()
   .optional()
-  .describe("Run as a background job: returns a job_id at once; read output and the result with get_job, stop it with stop_job");
+  .describe("Run as a job: returns a job_id for get_job and stop_job");
 
 const keepProcesses = z
   .boolean()
   .optional()
-  .describe(
-    "Keep processes this call leaves running (e.g. a server started with &) alive for the session's later calls, until it ends; needs session_id. They run only while a call of the session runs: redirect their output to a file",
-  );
+  .describe("Keep processes left running (e.g. `server &`) for the session's later calls; they run only during its calls, so log to a file. Needs session_id");
 
 /** Names and bounds are checked by the engine (checkEnv), which names a refused variable. */
 const envVars = z.record(z.string());
-const callEnv = envVars.describe(
-  "Environment variables for this call only, e.g. {\"API_KEY\": \"...\"} (PATH, HOME, LD_*, PYTHONPATH, NODE_OPTIONS, SANDGATE_* and a few more are refused); " +
-    "values of secret-looking names (KEY, TOKEN, SECRET...) are shown as [masked:NAME] in results",
-);
-const sessionEnvArg = envVars.describe("The session's environment variables (replacing those set before) for this and its later calls, `env` on top; needs session_id");
+const callEnv = envVars.describe("Variables for this call; secret-looking values come back as [masked:NAME]");
+const sessionEnvArg = envVars.describe("Variables for this and later calls of the session (replacing earlier ones); needs session_id");
 
 export const executeCodeInput = z
   .object({
-    code: z.string().describe(`The program to run. In ${languageTitles("and", (spec) => spec.returnsValue)} the value of the last expression is returned as \`value\``),
+    code: z.string(),
     language: languageName,
     session_id: sessionId.optional(),
     timeout: timeout.optional(),
-    flavor: z.enum(FLAVOR_NAMES).optional().describe("Resource preset (CPU, memory, processes): small, medium or large"),
+    flavor: z.enum(FLAVOR_NAMES).optional().describe("CPU and memory preset"),
     env: callEnv.optional(),
     session_env: sessionEnvArg.optional(),
     keep_processes: keepProcesses,
@@ -62,18 +52,15 @@ export const executeCodeInput = z
 
 export const executeCommandInput = z
   .object({
-    command: z.string().min(1).describe("A whole shell line run by bash: pipes, redirections, && and ; work"),
+    command: z.string().min(1),
     session_id: sessionId.optional(),
     timeout: timeout.optional(),
-    working_directory: z
-      .string()
-      .optional()
-      .describe("Directory to run in, relative to /workspace or absolute inside the sandbox; default: /workspace (or the session's current directory)"),
+    working_directory: z.string().optional().describe("Default /workspace"),
     // The same as execute_code's, described once there: an agent reads both tools.
-    env: envVars.describe("Environment variables for this call only, as in execute_code (secret-looking values masked)").optional(),
-    session_env: envVars.describe("The session's environment variables, as in execute_code; needs session_id").optional(),
-    keep_processes: z.boolean().optional().describe("Keep processes this line leaves running (`server &`) for the session's later calls, as in execute_code"),
-    background: z.boolean().optional().describe("Run as a background job (get_job, stop_job), as in execute_code"),
+    env: envVars.optional(),
+    session_env: envVars.optional(),
+    keep_processes: z.boolean().optional(),
+    background: z.boolean().optional(),
   })
   .strict();
 
@@ -84,51 +71,49 @@ const errorInfo = z.object({
 });
 
 export const executionResultSchema = z.object({
-  status: z.enum(["ok", "error", "timeout", "memory_limit", "output_limit", "killed", "running"]).describe("How the run ended; running: it was started as a background job (job_id)"),
-  job_id: z.string().optional().describe("The background job running this call (background: true): poll it with get_job"),
-  exit_code: z.number().int().nullable().describe("Exit status of the program; null when it was killed"),
-  stdout: z.string().describe("Standard output, head and tail kept when longer than the display limit"),
+  status: z.enum(["ok", "error", "timeout", "memory_limit", "output_limit", "killed", "running"]).describe("running: started as a background job (job_id)"),
+  job_id: z.string().optional(),
+  exit_code: z.number().int().nullable().describe("null when killed"),
+  stdout: z.string().describe("Head and tail when longer than the display limit"),
   stderr: z.string(),
-  value: z.unknown().optional().describe(`Value of the last expression (${languageTitles("and", (spec) => spec.returnsValue)}), when JSON-serializable`),
-  error: errorInfo.optional().describe("What went wrong, when status is not ok"),
+  value: z.unknown().optional().describe("The last expression's value, when JSON-serializable"),
+  error: errorInfo.optional(),
   duration_ms: z.number(),
-  truncated: z.boolean().describe("Output was cut; full_output names where the whole text can be read"),
+  truncated: z.boolean().describe("Output was cut; see full_output"),
   session_id: z.string().nullable(),
   full_output: z
     .object({ stdout: z.string().optional(), stderr: z.string().optional() })
     .optional()
-    .describe("MCP resource URIs of the complete output (sandgate://outputs/{id}/{stream}; over REST GET /outputs/{id}/{stream}), readable by this caller for SANDGATE_OUTPUT_TTL seconds"),
+    .describe("Resource URIs of the complete output (sandgate://outputs/{id}/{stream}; REST: GET /outputs/{id}/{stream}), kept for SANDGATE_OUTPUT_TTL seconds"),
   state_reset: z
     .boolean()
     .optional()
-    .describe(
-      "The session's interpreter state (variables, imports, shell state) was lost since your last result: killed (a timeout or cancel it did not stop for, a crash, out of memory), expired, or stopped to make room; files remain unless it expired. A timeout or cancel that only interrupted the code keeps the state",
-    ),
-  output_note: z.string().optional().describe("What was cut from stdout to fit the token budget, and where the full output is"),
+    .describe("The session's variables and imports were lost since your last result (killed, crashed, expired or evicted); files remain unless it expired"),
+  output_note: z.string().optional().describe("What was cut to fit the token budget"),
   images: z
     .array(z.object({ mime: z.enum(IMAGE_MIME_TYPES), data_base64: z.string() }))
     .optional()
-    .describe("Images the code returned (plots, PIL images, image values, sandgate.show()); over MCP they are image content items"),
-  images_note: z.string().optional().describe("Images that were dropped (over the size or count limit) or refused, and what to do instead"),
+    .describe("Plots and images the code returned; over MCP they are image content items"),
+  images_note: z.string().optional().describe("Images dropped or refused, and what to do instead"),
   tool_calls: z
     .array(
       z.object({
-        tool: z.string().describe("Tool id, server.tool"),
+        tool: z.string(),
         ok: z.boolean(),
         duration_ms: z.number(),
         error: z.string().optional(),
       }),
     )
-    .describe("Upstream tools the code called, in order"),
+    .describe("Upstream tools the code called"),
   tokens: z
     .object({
-      returned: z.number().int().describe("Tokens (o200k) of stdout, stderr and value as returned here"),
-      output: z.number().int().describe("Tokens of the full output before shortening"),
-      tool_results: z.number().int().describe("Tokens of upstream tool results that stayed in the sandbox"),
+      returned: z.number().int().describe("Of stdout, stderr and value as returned"),
+      output: z.number().int().describe("Of the full output"),
+      tool_results: z.number().int().describe("Of upstream results kept in the sandbox"),
     })
-    .describe("Token accounting: what reached you against what stayed in the sandbox"),
+    .describe("Tokens (o200k)"),
   security: securitySummarySchema.optional(),
-  execution_id: z.string().optional().describe("The execution's id in the audit trail (when governance is on)"),
+  execution_id: z.string().optional().describe("Id in the audit trail"),
 });
 export type WireExecutionResult = z.infer<typeof executionResultSchema>;
 
@@ -143,13 +128,13 @@ export const sessionSchema = z.object({
   env_names: z.array(z.string()).describe("Names of the session's environment variables (their values are never shown)"),
 });
 
-export const getSessionsInput = z.object({ session_id: sessionId.optional().describe("Describe only this session") }).strict();
+export const getSessionsInput = z.object({ session_id: z.string().min(1).max(128).optional() }).strict();
 export const getSessionsOutput = z.object({ sessions: z.array(sessionSchema) });
-export const stopSessionInput = z.object({ session_id: z.string().min(1).describe("The session to stop; its workspace is deleted") }).strict();
+export const stopSessionInput = z.object({ session_id: z.string().min(1) }).strict();
 export const stopSessionOutput = z.object({ session_id: z.string(), stopped: z.boolean() });
 
-const encoding = z.enum(["utf8", "base64"]).describe("utf8 for text (default), base64 for binary files");
-const workspacePath = z.string().describe("Path relative to /workspace, or absolute under /workspace");
+const encoding = z.enum(["utf8", "base64"]);
+const workspacePath = z.string().describe("Relative to /workspace");
 
 export const fileReadInput = z.object({ path: workspacePath, session_id: z.string().min(1), encoding: encoding.optional() }).strict();
 export const fileReadOutput = z.object({
@@ -160,10 +145,10 @@ export const fileReadOutput = z.object({
   note: z.string().optional().describe("For a binary file read without encoding: how it was sent (a blob resource, or a pointer to the REST download when large)"),
 });
 export const fileWriteInput = z
-  .object({ path: workspacePath, content: z.string().describe("File content, encoded as `encoding` says"), session_id: z.string().min(1), encoding: encoding.optional() })
+  .object({ path: workspacePath, content: z.string(), session_id: z.string().min(1), encoding: encoding.optional() })
   .strict();
 export const fileWriteOutput = z.object({ path: z.string(), size: z.number().int(), created: z.boolean() });
-export const fileListInput = z.object({ path: workspacePath.optional().describe("Directory to list; default /workspace"), session_id: z.string().min(1) }).strict();
+export const fileListInput = z.object({ path: workspacePath.optional().describe("Default /workspace"), session_id: z.string().min(1) }).strict();
 export const fileListOutput = z.object({
   path: z.string(),
   entries: z.array(

@@ -16,6 +16,7 @@ import { analyzeCodeInput, analyzeCodeOutput } from "../security-wire.js";
 import { isSavedStream } from "../output-resources.js";
 import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
 import { codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
+import { profileTools } from "../tool-profile.js";
 import {
   executeCodeInput,
   executionResultSchema,
@@ -461,7 +462,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       tag: "mcp",
       summary: "The MCP tools with their input and output schemas, as tools/list returns them",
       response: toolsResponse,
-      handle: async () => ({ tools: tools.map(toMcpTool) }),
+      handle: async () => ({ tools: profileTools(tools, ctx.config.server.toolProfile).map(toMcpTool) }),
     }),
     defineRoute({
       method: "post",
