@@ -33,5 +33,11 @@ export const BASH: LanguageSpec = {
   returnsValue: false,
   filename: "main.sh",
   doctorProbe: { code: "echo $((1+1))", expect: "2\n", from: "stdout" },
-  upstreamCall: { call: "sandgate-tool server tool '{...}'", hint: "it prints the result as JSON, ready for jq" },
+  upstreamCall: {
+    call: "sandgate-tool server tool '{...}'",
+    hint: "it prints the result as JSON, ready for jq",
+    search: "sandgate-tool --search 'words' --detail full --limit 3",
+    servers: "sandgate-tool --servers",
+    returnContent: "sandgate-tool --return result.json",
+  },
 };

@@ -36,5 +36,8 @@ export const JAVASCRIPT: LanguageSpec = {
     call: 'await callMCPTool("server.tool", {...})',
     module: "sandgate:servers/<server>",
     importLine: 'import { toolName } from "sandgate:servers/<server>"',
+    search: 'await searchTools("words", { detail: "full", limit: 3 })',
+    servers: "await listServers()",
+    returnContent: "returnImage(result)",
   },
 };

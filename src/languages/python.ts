@@ -30,5 +30,8 @@ export const PYTHON: LanguageSpec = {
     module: "servers.<server>",
     importLine: "from servers.<server> import tool_name",
     hint: "asyncio.gather runs calls in parallel",
+    search: 'await search_tools("words", detail="full", limit=3)',
+    servers: "await list_servers()",
+    returnContent: "return_image(result)",
   },
 };

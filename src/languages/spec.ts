@@ -47,6 +47,12 @@ export interface UpstreamCallExample {
   importLine?: string;
   /** A hint that follows the example in the usage prompt. */
   hint?: string;
+  /** Searching the upstream tools from code (what search_tools returns, as native values). */
+  search: string;
+  /** Listing the upstream servers from code (what list_servers returns). */
+  servers: string;
+  /** Passing an upstream tool's content (images; text, resources) on to the agent. */
+  returnContent: string;
 }
 
 export interface LanguageSpec {
