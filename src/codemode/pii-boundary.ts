@@ -106,7 +106,9 @@ export class ExecutionPii implements OutputGuard {
     private readonly sessionId: string | null,
     private readonly patterns: CompiledPattern[],
   ) {
-    this.vault = boundary.vault(owner, sessionId, false);
+    // A session's vault is taken now (an empty one costs a few maps): a tool call ending after its
+    // session did must not put a vault back for the next session of that id.
+    this.vault = boundary.vault(owner, sessionId, sessionId !== null);
   }
 
   get active(): boolean {
