@@ -3,8 +3,8 @@
 // Prints a Markdown report; figures go to BENCHMARKS.md by hand with the command that made them.
 // `--only engine`, `--only server` (bench/server.mjs), `--only codemode` (bench/code-mode.mjs) or
 // `--only neighbour` (bench/neighbour.mjs), `--only files` (bench/files.mjs), `--only images` (bench/images.mjs) or `--only packages`
-// (bench/packages.mjs), `--only governance` (bench/governance.mjs), `--only audit` (bench/audit.mjs) or `--only tokens` (bench/workload/tokens.mjs:
-// one job over nine real upstream servers, installed on first use) runs one part; all ten run by default, in that order.
+// (bench/packages.mjs), `--only governance` (bench/governance.mjs), `--only audit` (bench/audit.mjs), `--only pii` (bench/pii.mjs: tokenizing cost per KB) or `--only tokens` (bench/workload/tokens.mjs:
+// one job over nine real upstream servers, installed on first use) runs one part; all eleven run by default, in that order.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -20,6 +20,7 @@ import { filesBench } from "./files.mjs";
 import { governanceBench } from "./governance.mjs";
 import { imagesBench } from "./images.mjs";
 import { packagesBench } from "./packages.mjs";
+import { piiBench } from "./pii.mjs";
 import { neighbourBench } from "./neighbour.mjs";
 import { serverBench } from "./server.mjs";
 import { descendants, rssKb } from "./proc.mjs";
@@ -27,7 +28,7 @@ import { fmt, pct, sleep } from "./stats.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages", "governance", "audit", "tokens"];
+const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages", "governance", "audit", "pii", "tokens"];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) throw new Error(`--only takes ${PARTS.join(", ")}, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
@@ -221,6 +222,7 @@ async function main() {
   if (ONLY === undefined || ONLY === "packages") process.stdout.write(`\n${await packagesBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "governance") process.stdout.write(`\n${await governanceBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "audit") process.stdout.write(`\n${await auditBench({ quick: QUICK })}\n`);
+  if (ONLY === undefined || ONLY === "pii") process.stdout.write(`\n${await piiBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "tokens") process.stdout.write(`\n${await workloadBench()}\n`);
 }
 

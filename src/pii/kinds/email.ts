@@ -2,13 +2,15 @@
 // confirmed by validator's isEmail; SSH remotes, URL user names and retina asset names are not emails.
 
 import isEmailModule from "validator/lib/isEmail.js";
-import { scan, type Span } from "./span.js";
+import type { Span } from "./span.js";
 
 // validator's files are CommonJS with the function as both the module and its `default`.
 const isEmail = isEmailModule.default;
 
-const CANDIDATE =
-  /(?<![\p{L}\p{N}._%+'-])[\p{L}\p{N}._%+'-]{1,64}@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}])/gu;
+/** A character of the part before `@` (plus tags, dots, apostrophes, any letter). */
+const LOCAL = /[\p{L}\p{N}._%+'-]/u;
+/** From the `@`: the domain, a dot and a top-level name of letters, and no more of a longer token. */
+const DOMAIN = /@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}])/uy;
 
 /** Real top-level domains that in machine data are almost always file names (`icon@2x.png`). */
 const FILE_EXTENSIONS = new Set([
@@ -18,12 +20,17 @@ const FILE_EXTENSIONS = new Set([
 ]);
 
 export function findEmails(text: string): Span[] {
-  if (!text.includes("@")) return [];
   const out: Span[] = [];
-  for (const m of scan(CANDIDATE, text)) {
-    const value = m[0];
-    const start = m.index;
-    const end = start + value.length;
+  // Anchored on each `@`: cheaper than a pattern tried at every position of a large text.
+  for (let at = text.indexOf("@"); at !== -1; at = text.indexOf("@", at + 1)) {
+    let start = at;
+    while (start > 0 && at - start <= 64 && LOCAL.test(text[start - 1] ?? "")) start--;
+    if (start === at || at - start > 64) continue;
+    DOMAIN.lastIndex = at;
+    const domain = DOMAIN.exec(text);
+    if (domain === null) continue;
+    const end = at + domain[0].length;
+    const value = text.slice(start, end);
     // `git+ssh://git@github.com/...` and `https://user@host/` name a login, not a mailbox.
     if (text.slice(Math.max(0, start - 3), start) === "://") continue;
     // `git@github.com:org/repo.git` is an SSH remote.
@@ -32,6 +39,7 @@ export function findEmails(text: string): Span[] {
     if (FILE_EXTENSIONS.has(tld)) continue;
     if (!isEmail(value, { allow_utf8_local_part: true, require_tld: true, allow_ip_domain: false })) continue;
     out.push({ start, end });
+    at = end - 1;
   }
   return out;
 }

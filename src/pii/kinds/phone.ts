@@ -1,7 +1,7 @@
-// Phone numbers: runs of digits in a phone's shape, confirmed by libphonenumber-js (full metadata) as
+// Phone numbers: runs of digits in a phone's shape, confirmed by libphonenumber-js's full metadata as
 // a valid number: international with +, or US by default. Bare digit runs need a word like "phone".
 
-import { parsePhoneNumberFromString } from "libphonenumber-js/max";
+import { validPhoneDigits } from "./phone-validity.js";
 import { before, digitsOf, scan, type Span } from "./span.js";
 
 /** Digit groups joined by one separator each: `+44 20 7946 0958`, `(415) 555-2671`, `415.555.2671`. */
@@ -28,8 +28,7 @@ export function findPhones(text: string): Span[] {
     const end = m.index + value.length;
     // One more number of a row of numbers (a table, a hex dump) is not a phone.
     if (/^[ \t]\d/.test(text.slice(end, end + 2)) || /\d[ \t]$/.test(text.slice(Math.max(0, m.index - 2), m.index))) continue;
-    const phone = parsePhoneNumberFromString(value, international ? undefined : "US");
-    if (phone === undefined || !phone.isValid()) continue;
+    if (!validPhoneDigits(digits, international)) continue;
     out.push({ start: m.index, end });
   }
   return out;
