@@ -2,6 +2,7 @@
 // Everything here is host-side; the tree it writes is what sandboxes mount read-only.
 
 export { Catalog, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX } from "./catalog.js";
+export { fullSignatureCount } from "./search.js";
 export type { CatalogOptions, CatalogServer, CatalogTool, Detail, SearchHit, SearchOptions } from "./types.js";
 export type { JsonSchema } from "./json-schema.js";
 export { inferSchema } from "./infer-schema.js";

@@ -135,3 +135,20 @@ export class SearchIndex {
     return out.sort((a, b) => b.score - a.score || a.tool.id.localeCompare(b.tool.id));
   }
 }
+
+/** detail "full" without a limit: signatures for at most this many hits, each scoring at least FULL_SCORE_CUT of the best. */
+export const FULL_SIGNATURES = 3;
+const FULL_SCORE_CUT = 0.6;
+
+/**
+ * How many of the ranked hits' scores (best first) earn a full signature when the caller named no
+ * limit: the best hit, and the next ones that come close to it, so "full" costs two or three
+ * definitions, not ten.
+ */
+export function fullSignatureCount(scores: readonly number[]): number {
+  const best = scores[0];
+  if (best === undefined) return 0;
+  let count = 1;
+  while (count < Math.min(FULL_SIGNATURES, scores.length) && (scores[count] ?? 0) >= best * FULL_SCORE_CUT) count++;
+  return count;
+}

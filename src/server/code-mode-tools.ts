@@ -2,10 +2,11 @@
 // catalog a little at a time, so an agent never carries every tool definition in its context.
 
 import { z } from "zod";
-import type { SearchHit } from "../catalog/index.js";
+import { fullSignatureCount, type SearchHit } from "../catalog/index.js";
 import { listServers as discoverServers, searchArgsShape, searchTools as discoverTools } from "../codemode/index.js";
 import { upstreamCallExamples } from "../languages/index.js";
 import type { ServerContext } from "./context.js";
+import { compactSignatures } from "./signature-text.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
 const searchToolsInput = z
@@ -56,11 +57,35 @@ const IN_CODE = `Import them in code from ${upstreamCallExamples()
 
 const POLICY_NOTE = { deny: " [denied by the tool policy]", approve: " [each call waits for a person's approval]" } as const;
 
-function renderHits(hits: Array<SearchHit & { policy?: keyof typeof POLICY_NOTE }>, detail: string): string {
-  const note = (h: { policy?: keyof typeof POLICY_NOTE }): string => (h.policy ? POLICY_NOTE[h.policy] : "");
+type Hit = SearchHit & { policy?: keyof typeof POLICY_NOTE };
+
+/**
+ * detail "full" without a limit: only the best hits keep their signatures (see fullSignatureCount),
+ * the rest their one-line summaries; an explicit limit gets every hit in full.
+ */
+function trimFull<H extends Hit>(hits: H[], limited: boolean): H[] {
+  if (limited) return hits;
+  const full = fullSignatureCount(hits.map((h) => h.score));
+  return hits.map((h, i) => {
+    if (i < full) return h;
+    const { signature: _signature, python: _python, ...rest } = h;
+    return rest as H;
+  });
+}
+
+function renderHits(hits: Hit[], detail: string): string {
+  const note = (h: Hit): string => (h.policy ? POLICY_NOTE[h.policy] : "");
+  const summaryLine = (h: Hit): string => `${h.id}${note(h)}${h.summary ? ` — ${h.summary}` : ""}`;
   if (detail === "name") return hits.map((h) => `${h.id}${note(h)}`).join("\n");
-  if (detail === "summary") return hits.map((h) => `${h.id}${note(h)}${h.summary ? ` — ${h.summary}` : ""}`).join("\n");
-  return hits.map((h) => [`// ${h.id}${note(h)}`, h.signature ?? "", h.python ? `# Python: ${h.python}` : ""].filter(Boolean).join("\n")).join("\n\n");
+  if (detail === "summary") return hits.map(summaryLine).join("\n");
+  const full = hits.filter((h) => h.signature !== undefined);
+  const rest = hits.filter((h) => h.signature === undefined);
+  const declarations = compactSignatures(full.map((h) => h.signature ?? ""));
+  const blocks = full.map((h, i) => [`// ${h.id}${note(h)}`, declarations[i], h.python ? `# Python: ${h.python}` : ""].filter(Boolean).join("\n"));
+  if (rest.length > 0) {
+    blocks.push(`Also matching (for their signatures, search their names with detail "full", or pass a limit):\n${rest.map(summaryLine).join("\n")}`);
+  }
+  return blocks.join("\n\n");
 }
 
 export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
@@ -77,7 +102,9 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
     annotations: { title: "Search upstream tools", readOnlyHint: true, openWorldHint: false },
     async run(args) {
       const detail = args.detail ?? "summary";
-      const { tools, total_tools: total } = discoverTools(codeMode.discoverySource(), args);
+      const found = discoverTools(codeMode.discoverySource(), args);
+      const tools = detail === "full" ? trimFull(found.tools, args.limit !== undefined) : found.tools;
+      const total = found.total_tools;
       const text =
         total === 0
           ? "No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. list_servers shows their state."
