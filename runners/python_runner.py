@@ -28,6 +28,7 @@ async def _coroutine_probe():
 
 _probe = _coroutine_probe()
 CoroutineType = type(_probe)
+FunctionType = type(_coroutine_probe)
 _probe.close()
 del _probe
 
@@ -42,6 +43,8 @@ REMEMBERED_CODE_LIMIT = 20_000
 # Generated tool wrappers (`from servers.github import search_issues`), when the host mounts them.
 TOOLS_DIR = "/sandgate/tools"
 TOOLS_PYTHON = "/sandgate/tools/python"
+# Replaced (by rename) on every change of an upstream server's tool list.
+TOOLS_MANIFEST = "/sandgate/tools/manifest.json"
 # The admin's package set (src/sandbox/package-sets.ts): a venv's site-packages, linked at its top.
 PACKAGES_SITE = "/sandgate/packages/python/site-packages"
 
@@ -162,6 +165,65 @@ class _SourceLoader:
         return "".join(self.session.lines)
 
 
+class _ToolModules:
+    """Keeps `servers` and `servers.*` current: when the tool manifest changed since the last call, the
+    modules are dropped from sys.modules (the next import reads the new files), and names the user bound
+    to them (`from servers import github`, `from servers.github import search_issues`) are bound again
+    to the new objects. A name whose tool or server went away keeps its old object; calling it fails
+    with the host's error naming the missing tool."""
+
+    key = None
+
+    @classmethod
+    def refresh(cls, user_globals):
+        try:
+            st = os.stat(TOOLS_MANIFEST)
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = None
+        if key == cls.key:
+            return
+        first = cls.key is None and key is not None and not any(n == "servers" or n.startswith("servers.") for n in sys.modules)
+        cls.key = key
+        if first:
+            return
+        old = {name: module for name, module in list(sys.modules.items()) if name == "servers" or name.startswith("servers.")}
+        for name in old:
+            del sys.modules[name]
+        sys.path_importer_cache.pop(TOOLS_PYTHON, None)
+        import importlib
+
+        importlib.invalidate_caches()
+        cls._rebind(user_globals, old, importlib)
+
+    @staticmethod
+    def _rebind(user_globals, old, importlib):
+        """Binds user names that held the old modules or their functions to the new ones, where they still exist."""
+        if not old:
+            return
+        ids = {id(module): name for name, module in old.items()}
+        fresh = {}
+
+        def module(name):
+            if name not in fresh:
+                try:
+                    fresh[name] = importlib.import_module(name)
+                except Exception:
+                    fresh[name] = None
+            return fresh[name]
+
+        for key, value in list(user_globals.items()):
+            if id(value) in ids:
+                new = module(ids[id(value)])
+            elif (type(value) is FunctionType or issubclass(type(value), type)) and type(value.__module__) is str and value.__module__ in old:
+                new = module(value.__module__)
+                new = getattr(new, value.__name__, None) if new is not None else None
+            else:
+                continue
+            if new is not None:
+                user_globals[key] = new
+
+
 class Session:
     def __init__(self):
         self.runner_module = sys.modules["__main__"]
@@ -198,6 +260,7 @@ class Session:
         # The wrappers may have been generated after an import of them failed; look again.
         if sys.path_importer_cache.get(TOOLS_PYTHON, 0) is None:
             del sys.path_importer_cache[TOOLS_PYTHON]
+        _ToolModules.refresh(self.globals)
         self.last_line = None
         _Interrupts.came = False
         try:

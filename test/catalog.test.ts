@@ -236,6 +236,7 @@ describe("the tree on disk", () => {
     expect(catalog.readTreeFile("servers/nope.ts")).toBeUndefined();
     expect(JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"))).toEqual({
       version: 1,
+      generation: expect.any(Number),
       servers: {
         "google-drive": {
           tsModule: "sandgate:servers/google-drive",

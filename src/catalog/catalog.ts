@@ -52,6 +52,11 @@ export class Catalog {
   private index: SearchIndex | undefined;
   /** Inferred output schemas by tool id, kept across server refreshes (and, by the owner, restarts). */
   private readonly inferred: Map<string, InferredSchema>;
+  /**
+   * Bumped when a server's tool list or its Python module changes (not for inferred types alone) and
+   * written to manifest.json, so runners know to reload their `servers` modules.
+   */
+  private generation = 0;
   /** Successful responses seen per tool id since this catalog started (observed or not). */
   private readonly responsesSeen = new Map<string, number>();
 
@@ -76,13 +81,16 @@ export class Catalog {
     };
     if (info.description !== undefined && info.description.trim() !== "") entry.description = info.description;
     this.entries.set(server, entry);
-    this.generate(entry, previous?.files ?? new Set());
+    const pyFile = `python/servers/${entry.pyModule}/__init__.py`;
+    const before = this.files.get(pyFile);
+    this.generate(entry, previous?.files ?? new Set(), () => this.files.get(pyFile) !== before);
   }
 
   removeServer(server: string): void {
     const entry = this.entries.get(server);
     if (entry === undefined) return;
     this.entries.delete(server);
+    this.generation++;
     this.writeShared();
     this.removeFiles(entry.files);
     this.index = undefined;
@@ -221,7 +229,8 @@ export class Catalog {
     return new NameRegistry([...this.entries.values()].map(pick)).claim(base);
   }
 
-  private generate(entry: ServerEntry, oldFiles: ReadonlySet<string>): void {
+  /** `changed`, when given, says after the server's files are in `files` whether runners must reload them. */
+  private generate(entry: ServerEntry, oldFiles: ReadonlySet<string>, changed?: () => boolean): void {
     const plans = planTsNames(entry.tools);
     const dir = `servers/${entry.name}`;
     const files = new Map<string, string>();
@@ -243,6 +252,7 @@ export class Catalog {
     this.writer.update(files);
     for (const [path, content] of files) this.files.set(path, content);
     entry.files = new Set(files.keys());
+    if (changed?.() === true) this.generation++;
     this.writeShared();
     this.removeFiles([...oldFiles].filter((path) => !entry.files.has(path)));
     this.index = undefined;
@@ -261,7 +271,7 @@ export class Catalog {
         tools: Object.fromEntries(e.tools.map((t) => [t.tsName, t.id])),
       };
     }
-    shared.set("manifest.json", `${JSON.stringify({ version: 1, servers }, null, 2)}\n`);
+    shared.set("manifest.json", `${JSON.stringify({ version: 1, generation: this.generation, servers }, null, 2)}\n`);
     this.writer.update(shared);
     for (const [path, content] of shared) this.files.set(path, content);
   }
