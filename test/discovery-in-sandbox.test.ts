@@ -184,3 +184,26 @@ describe("with no upstream servers configured", () => {
     }
   });
 });
+
+it("a hand-made discovery frame with an unknown op or bad options gets an error reply, and the sandbox stays up", async () => {
+  const result = await run(
+    "python",
+    [
+      "import sandgate",
+      "for op, args in ((\"nope\", {}), (\"search\", [1]), (\"search\", {\"query\": \"x\", \"evil\": 1}), (\"return\", {\"type\": 3})):",
+      "    try:",
+      "        await sandgate._channel.call(\"probe\", args, op)",
+      "    except ToolError as e:",
+      "        print(e.kind, e.message)",
+      'print("alive")',
+    ].join("\n"),
+  );
+  expect(result.stdout.split("\n")).toEqual([
+    "InvalidArguments discovery refused: op must be one of search, servers, return",
+    "InvalidArguments the options must be a JSON object",
+    "InvalidArguments unknown option `evil` (options: query, detail, limit, server)",
+    "InvalidArguments the content must be an MCP content block, an array of blocks or a tool result with content",
+    "alive",
+    "",
+  ]);
+});

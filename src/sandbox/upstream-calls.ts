@@ -35,7 +35,7 @@ export type DiscoveryHandler = (request: DiscoveryRequest) => UpstreamCallReply 
 export function parseDiscoveryRequest(raw: { op?: unknown; args?: unknown }): { ok: true; request: DiscoveryRequest } | { ok: false; reply: UpstreamCallReply } {
   const op = raw.op;
   if (typeof op !== "string" || !(DISCOVERY_OPS as readonly string[]).includes(op)) {
-    return { ok: false, reply: upstreamCallError("InvalidArguments", `discovery refused: op must be one of ${DISCOVERY_OPS.join(", ")}`) };
+    return { ok: false, reply: upstreamCallError("InvalidArguments", `discovery refused: op must be one of ${DISCOVERY_OPS.join(", ")}, return`) };
   }
   return { ok: true, request: { op: op as DiscoveryOp, args: raw.args ?? {} } };
 }
