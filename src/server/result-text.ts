@@ -5,25 +5,32 @@ import type { SandgateConfig } from "../config/index.js";
 import type { WireExecutionResult } from "./wire.js";
 import { securityLine } from "./security-wire.js";
 
-/** One sentence on how the run ended and, when it failed, what to do about it. */
+/**
+ * What to do about how the run ended, in a sentence; empty when there is nothing to add to the
+ * status line (a success, a non-zero exit whose stderr is shown, an error its traceback names).
+ */
 export function describeResult(result: WireExecutionResult, config: SandgateConfig): string {
-  const took = `${Math.round(result.duration_ms)} ms`;
   switch (result.status) {
     case "ok":
-      return `Finished in ${took}.`;
-    case "error":
-      if (result.error?.type === "WorkspaceLimit") return `The run finished but ${result.error.message}.`;
-      return result.error
-        ? `The code failed with ${result.error.type}: ${result.error.message}. Fix the error and run it again.`
-        : `The program exited with status ${result.exit_code ?? "unknown"}.`;
+      return "";
+    case "error": {
+      const error = result.error;
+      if (error?.type === "WorkspaceLimit") return `The run finished but ${error.message}.`;
+      if (error === undefined || error.type === "ExitStatus") return "";
+      // The traceback shown above ends with the exception and its message already.
+      return error.traceback.includes(error.message) ? "Fix the error and run it again." : `${error.type}: ${error.message}. Fix the error and run it again.`;
+    }
     case "timeout":
-      return `The code was stopped after running too long (${took}${stateNote(result)}). Make it faster, work on less data, or pass a larger timeout (at most ${config.limits.maxExecutionTimeS} s; background: true runs it as a job you poll with get_job).`;
+      return (
+        `Stopped for running too long${stateNote(result)}. Make it faster, work on less data, or pass a larger timeout (at most ${config.limits.maxExecutionTimeS} s` +
+        `${config.server.toolProfile === "full" ? "; or background: true, then get_job" : ""}).`
+      );
     case "memory_limit":
-      return `The sandbox ran out of memory and the code was stopped. Process the data in smaller pieces or pass flavor "large" (at most ${config.limits.maxMemoryMb} MB).`;
+      return `Out of memory: process the data in smaller pieces or pass flavor "large" (at most ${config.limits.maxMemoryMb} MB).`;
     case "output_limit":
-      return `The code printed more than ${config.limits.outputCapBytes} bytes and was stopped. Write large results to a file in /workspace and print a summary.`;
+      return `Stopped for printing more than ${config.limits.outputCapBytes} bytes: write large results to a file in /workspace and print a summary.`;
     case "killed":
-      return `The run was cancelled before it finished${stateNote(result)}.`;
+      return `Cancelled before it finished${stateNote(result)}.`;
     case "running":
       return `Started as background job ${result.job_id ?? "?"}; read its output and result with get_job, stop it with stop_job.`;
   }
@@ -36,6 +43,14 @@ function stateNote(result: WireExecutionResult): string {
   return "";
 }
 
+/** The status line: how the run ended, its exit status when that says more, and how long it took. */
+function statusLine(result: WireExecutionResult, summary: string): string {
+  const exit = result.exit_code === null || (result.status === "ok" && result.exit_code === 0) ? "" : `, exit ${result.exit_code}`;
+  const took = result.status === "running" ? "" : `, ${Math.round(result.duration_ms)} ms`;
+  return `[${result.status}${exit}${took}]${summary ? ` ${summary}` : ""}`;
+}
+
+/** The result as text, one section per line group, nothing for empty fields; the status line last. */
 export function renderResultText(result: WireExecutionResult, summary: string, note?: string): string {
   const parts: string[] = [];
   if (note) parts.push(`Note: ${note}.`);
@@ -51,8 +66,8 @@ export function renderResultText(result: WireExecutionResult, summary: string, n
   if (result.tool_calls.length > 0) parts.push(describeToolCalls(result.tool_calls));
   const security = securityLine(result.security);
   if (security) parts.push(security);
-  parts.push(`[${result.status}${result.exit_code === null ? "" : `, exit ${result.exit_code}`}] ${summary}`);
-  return parts.join("\n\n");
+  parts.push(statusLine(result, summary));
+  return parts.join("\n");
 }
 
 /** One line on the tool calls: how many, and the first failures by name. */
