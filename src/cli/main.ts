@@ -13,6 +13,7 @@ import { runConfig } from "./config.js";
 import { runDoctor } from "./doctor.js";
 import { runExec } from "./exec.js";
 import { runPackages } from "./packages.js";
+import { runPii } from "./pii.js";
 import { runServe, runStdio } from "./serve.js";
 import { runTools } from "./tools.js";
 
@@ -38,6 +39,8 @@ Usage:
   sandgate packages sync [--apt] [--json]          install python.packages and node.packages for sandboxes
                 [--find-links DIR]... [--no-index]   (pip may install from DIR; --apt: Debian's python3-* as root)
   sandgate packages list [--json]                  show the installed package sets and whether they match the config
+  sandgate pii [--types K,K] [--json] < FILE       replace personal data in standard input with tokens ([EMAIL_1])
+                                                   (--json: {text, entities}; --types: kinds instead of pii.types)
   sandgate --version
 
 Every command takes --config FILE (default: $SANDGATE_CONFIG, else ./sandgate.json if present).
@@ -184,6 +187,10 @@ async function main(argv: string[]): Promise<number> {
         { action: positionals[0], extra: positionals.slice(1), json: values.json ?? false, apt: values.apt ?? false, findLinks: values["find-links"] ?? [], noIndex: values["no-index"] ?? false },
         config(),
       );
+    }
+    case "pii": {
+      const { values } = parseArgs({ args, options: { json: { type: "boolean" }, types: { type: "string" } } });
+      return runPii(values, config());
     }
     case "tools": {
       const { values } = parseArgs({

@@ -3,5 +3,6 @@
 export { DEFAULT_PII_TYPES, PII_TYPES } from "./types.js";
 export type { CompiledPattern, CustomPattern, DetectOptions, PiiEntity, PiiMatch, PiiType } from "./types.js";
 export { compilePatterns, detectPii } from "./detect.js";
+export { scanOptions, type ScanConfig } from "./scan-options.js";
 export { PiiVault, tokenLabel, type Tokenized } from "./vault.js";
 export { BoundaryVault, MAX_VAULT_VALUES, type PiiCounts } from "./boundary-vault.js";

@@ -1,0 +1,71 @@
+// `sandgate pii`: text on standard input, the same text with personal data replaced by tokens on
+// standard output (--json: the text and its entities), for checking what a PII policy catches.
+
+import { once } from "node:events";
+import type { SandgateConfig } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
+import { PiiVault, scanOptions, type DetectOptions } from "../pii/index.js";
+
+export interface PiiArgs {
+  json?: boolean;
+  types?: string;
+}
+
+/** The most standard input this command holds at once: the whole text with --json, else one line (bytes; characters for a line). */
+export const MAX_PII_INPUT_BYTES = 64 * 1024 * 1024;
+/** Without --json, text is tokenized and written in batches of whole lines about this large. */
+const BATCH_BYTES = 1024 * 1024;
+
+export async function runPii(args: PiiArgs, config: SandgateConfig): Promise<number> {
+  const types = args.types === undefined ? undefined : args.types.split(",").map((t) => t.trim()).filter((t) => t !== "");
+  if (types !== undefined && types.length === 0) throw new SandgateError("INVALID_INPUT", "--types needs a comma-separated list of kinds, e.g. --types email,phone");
+  const options = scanOptions(config.pii, types);
+  if (process.stdin.isTTY) throw new SandgateError("INVALID_INPUT", "give the text on standard input, e.g. sandgate pii < notes.txt");
+  const vault = new PiiVault();
+  if (args.json) {
+    const text = await readAll();
+    const { text: out, entities } = vault.tokenize(text, options);
+    await write(`${JSON.stringify({ text: out, entities })}\n`);
+    return 0;
+  }
+  await streamLines(vault, options);
+  return 0;
+}
+
+async function readAll(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_PII_INPUT_BYTES) throw tooLarge("the input");
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Whole lines in batches, one vault for the whole input: a value keeps its token from batch to batch. */
+async function streamLines(vault: PiiVault, options: DetectOptions): Promise<void> {
+  const decoder = new TextDecoder("utf-8");
+  let pending = "";
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    pending += decoder.decode(chunk, { stream: true });
+    if (pending.length < BATCH_BYTES) continue;
+    const cut = pending.lastIndexOf("\n");
+    if (cut === -1) {
+      if (pending.length > MAX_PII_INPUT_BYTES) throw tooLarge("a line of the input");
+      continue;
+    }
+    await write(vault.tokenize(pending.slice(0, cut + 1), options).text);
+    pending = pending.slice(cut + 1);
+  }
+  pending += decoder.decode();
+  if (pending !== "") await write(vault.tokenize(pending, options).text);
+}
+
+function tooLarge(what: string): SandgateError {
+  return new SandgateError("INVALID_INPUT", `${what} is larger than ${MAX_PII_INPUT_BYTES / 1024 / 1024} MiB; split it${what === "the input" ? ", or leave out --json to stream it line by line" : " into lines"}`);
+}
+
+async function write(text: string): Promise<void> {
+  if (!process.stdout.write(text)) await once(process.stdout, "drain");
+}
