@@ -86,18 +86,19 @@ async function codeModeAgent(url, ctx, reportName) {
     const search = async (args) => {
       const result = await client.callTool({ name: "search_tools", arguments: args });
       if (result.isError) throw new Error(`search_tools ${JSON.stringify(args)}: ${textOf(result)}`);
-      const ids = result.structuredContent.tools.map((t) => t.id);
+      // At detail "full" the agent has a tool only when it got its signature, not just its name.
+      const ids = result.structuredContent.tools.filter((t) => args.detail !== "full" || t.signature !== undefined).map((t) => t.id);
       // WORKLOAD_DUMP=DIR keeps what the agent read, to see where the tokens go.
       if (process.env.WORKLOAD_DUMP) writeFileSync(join(process.env.WORKLOAD_DUMP, `search-${tally.searches.length + 1}-${args.detail}.txt`), `${JSON.stringify(args)}\n\n${textOf(result)}`);
-      tally.searches.push({ args, tokens: countTokens(JSON.stringify(args)) + countTokens(textOf(result)), structured: countTokens(JSON.stringify(result.structuredContent)), hits: ids.length });
+      tally.searches.push({ args, tokens: countTokens(JSON.stringify(args)) + countTokens(textOf(result)), structured: countTokens(JSON.stringify(result.structuredContent)), hits: result.structuredContent.tools.length, signatures: result.structuredContent.tools.filter((t) => t.signature !== undefined).length });
       return ids;
     };
     for (const { needs, ...args } of SEARCHES) {
       const ids = await search(args);
-      // A tool the agent needs but did not get: it asks again for that one tool.
+      // A tool the agent needs but did not get: it asks again for that one tool, by its name.
       for (const id of needs.filter((n) => !ids.includes(n))) {
         const [server, name] = id.split(".");
-        const again = await search({ query: name.replaceAll(/[-_]/g, " "), detail: args.detail, server });
+        const again = await search({ query: name, detail: args.detail, server });
         if (!again.includes(id)) throw new Error(`search_tools did not find ${id}: ${again.join(", ")}`);
       }
     }
@@ -244,7 +245,7 @@ export async function workloadBench() {
   lines.push(`|---|---|${PROFILES.map(() => "---").join("|")}|`);
   lines.push(`| tool definitions | ${n(upstreamDefs)} (${toolCount} upstream tools) | ${cols((s) => `${n(s.definitions)} (sandgate's ${s.c.tools.length}: ${s.c.tools.map((x) => `${x.name} ${x.definition}`).join(", ")})`)} |`);
   lines.push(`| server instructions (\`initialize\`) | ${n(upstreamInstr)} | ${cols((s) => n(s.c.instructions))} |`);
-  lines.push(`| \`search_tools\` arguments and results | - | ${cols((s) => `${n(s.search)} (${s.c.searches.map((x) => `${x.args.detail} ${x.tokens} (${x.hits} tool${x.hits === 1 ? "" : "s"})`).join(", ")})`)} |`);
+  lines.push(`| \`search_tools\` arguments and results | - | ${cols((s) => `${n(s.search)} (${s.c.searches.map((x) => `${x.args.detail} ${x.tokens} (${x.hits} tool${x.hits === 1 ? "" : "s"}${x.args.detail === "full" ? `, ${x.signatures} signed` : ""})`).join(", ")})`)} |`);
   lines.push(`| arguments the model writes | ${n(t.arguments)} (${t.calls} calls) | ${cols((s) => `${n(s.c.program)} (the program)`)} |`);
   lines.push(`| results the model reads | ${n(t.results)} | ${cols((s) => `${n(s.c.response)} (\`execute_code\` text)`)} |`);
   lines.push(`| **total, with every definition** | **${n(directTotal)}** | ${cols((s) => `**${n(s.total)}** (${pctFewer(s.total, directTotal)} fewer)`)} |`);
