@@ -83,12 +83,13 @@ async function codeModeAgent(url, ctx, reportName) {
       program: 0,
       response: 0,
     };
+    // WORKLOAD_DUMP=DIR keeps what the agent read (the last profile's), to see where the tokens go.
+    if (process.env.WORKLOAD_DUMP) writeFileSync(join(process.env.WORKLOAD_DUMP, "tools-list.json"), JSON.stringify({ instructions: client.getInstructions(), tools }, null, 2));
     const search = async (args) => {
       const result = await client.callTool({ name: "search_tools", arguments: args });
       if (result.isError) throw new Error(`search_tools ${JSON.stringify(args)}: ${textOf(result)}`);
       // At detail "full" the agent has a tool only when it got its signature, not just its name.
       const ids = result.structuredContent.tools.filter((t) => args.detail !== "full" || t.signature !== undefined).map((t) => t.id);
-      // WORKLOAD_DUMP=DIR keeps what the agent read, to see where the tokens go.
       if (process.env.WORKLOAD_DUMP) writeFileSync(join(process.env.WORKLOAD_DUMP, `search-${tally.searches.length + 1}-${args.detail}.txt`), `${JSON.stringify(args)}\n\n${textOf(result)}`);
       tally.searches.push({ args, tokens: countTokens(JSON.stringify(args)) + countTokens(textOf(result)), structured: countTokens(JSON.stringify(result.structuredContent)), hits: result.structuredContent.tools.length, signatures: result.structuredContent.tools.filter((t) => t.signature !== undefined).length });
       return ids;
