@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { loadConfig, upstreamServerSchema } from "../dist/config/index.js";
 import { CodeMode } from "../dist/codemode/index.js";
 import { Engine, countTokens } from "../dist/execution/index.js";
+import { Governance } from "../dist/governance/index.js";
 import { startHttpServer } from "../dist/server/index.js";
 import { silentLogger } from "../dist/util/logger.js";
 import { descendants } from "./proc.mjs";
@@ -459,6 +460,7 @@ async function tokenBench() {
   const truth = worstThree(countErrors(readdirSync(logsDir).map((f) => readFileSync(join(logsDir, f), "utf8")).join("\n")));
   let codeMode;
   let engine;
+  let governance;
   let server;
   try {
     const direct = await directAgent(servers(join(dir, "memory-direct.jsonl")), logsDir);
@@ -470,7 +472,9 @@ async function tokenBench() {
     chmodSync(config.sandboxDir, 0o755);
     codeMode = await startCodeMode(config);
     engine = Engine.create(config, { pool: NO_POOL, tools: codeMode });
-    server = await startHttpServer({ engine, codeMode, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "bench", startedAt: Date.now() });
+    // The server needs the engine's governance (analysis, policy, events) since issue 12.
+    governance = engine.governance ?? new Governance({ config });
+    server = await startHttpServer({ engine, codeMode, governance, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "bench", startedAt: Date.now() });
     const cm = await codeModeAgent(server.url, logsDir);
     process.stderr.write("bench: code mode tokens, code-mode agent done\n");
 
@@ -540,6 +544,7 @@ async function tokenBench() {
     await server?.close();
     await engine?.close();
     await codeMode?.close();
+    await governance?.analyzer.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
