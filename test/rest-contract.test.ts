@@ -116,6 +116,12 @@ describe("every REST route answers what its schemas declare", () => {
     expectError(await call("post", "/approvals/:approval_id", "/approvals/nothing-waits", { json: { approve: true } }), 404, "APPROVAL_NOT_FOUND");
   });
 
+  it("PII: a text comes back tokenized with its entities, and an unknown kind is 400", async () => {
+    const done = await call<{ text: string }>("post", "/pii/tokenize", "/pii/tokenize", { json: { text: "write to ann@example.com" } });
+    expect(done.body.text).toBe("write to [EMAIL_1]");
+    expectError(await call("post", "/pii/tokenize", "/pii/tokenize", { json: { text: "x", types: ["passport"] } }), 400, "INVALID_INPUT");
+  });
+
   it("background jobs: started with 202, read, followed, listed and stopped", async () => {
     const started = await api<WireExecutionResult>("/execute", { json: { language: "bash", code: "echo hi", background: true } });
     expect(started.status).toBe(202);

@@ -37,6 +37,7 @@ import { jobRoutes } from "./job-routes.js";
 import { auditRoutes } from "./audit-routes.js";
 import { approvalRoutes } from "./approval-routes.js";
 import { metricsRoutes } from "./metrics-route.js";
+import { piiRoutes } from "./pii-routes.js";
 import { downloadFile, isRawUpload, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
 import { jsonRpcErrorResponse } from "./errors.js";
 import { callerOf } from "./caller.js";
@@ -263,6 +264,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     ...auditRoutes(ctx),
     ...approvalRoutes(ctx),
     ...metricsRoutes(ctx),
+    ...piiRoutes(ctx),
     defineRoute({
       method: "get",
       path: "/servers",
