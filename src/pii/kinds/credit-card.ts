@@ -19,6 +19,16 @@ const ISSUERS: readonly { from: number; to: number; lengths: readonly number[] }
   { from: 622126, to: 622925, lengths: [16, 17, 18, 19] }, // Discover / UnionPay co-brand
   { from: 62, to: 62, lengths: [16, 17, 18, 19] }, // UnionPay
   { from: 3528, to: 3589, lengths: [16, 17, 18, 19] }, // JCB
+  { from: 2131, to: 2131, lengths: [15] }, // JCB (15 digits)
+  { from: 1800, to: 1800, lengths: [15] }, // JCB (15 digits)
+  { from: 2200, to: 2204, lengths: [16, 17, 18, 19] }, // Mir
+  { from: 5018, to: 5018, lengths: [13, 14, 15, 16, 17, 18, 19] }, // Maestro
+  { from: 5020, to: 5020, lengths: [13, 14, 15, 16, 17, 18, 19] }, // Maestro
+  { from: 5038, to: 5038, lengths: [13, 14, 15, 16, 17, 18, 19] }, // Maestro
+  { from: 5893, to: 5893, lengths: [13, 14, 15, 16, 17, 18, 19] }, // Maestro
+  { from: 6304, to: 6304, lengths: [13, 14, 15, 16, 17, 18, 19] }, // Maestro
+  { from: 6759, to: 6759, lengths: [13, 14, 15, 16, 17, 18, 19] }, // Maestro
+  { from: 6761, to: 6763, lengths: [13, 14, 15, 16, 17, 18, 19] }, // Maestro
   { from: 300, to: 305, lengths: [14, 16, 17, 18, 19] }, // Diners Club
   { from: 36, to: 36, lengths: [14, 16, 17, 18, 19] }, // Diners Club
   { from: 38, to: 39, lengths: [16, 17, 18, 19] }, // Diners Club
