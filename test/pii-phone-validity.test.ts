@@ -21,7 +21,7 @@ describe("PII phone validity", () => {
           const digits = prefix + rest.slice(0, length - prefix.length);
           const parsed = parsePhoneNumberFromString(`+${digits}`);
           // Stricter on purpose: no national trunk prefix after a country code (+1 1 516..., +44 0 20...).
-          const expected = (parsed?.isValid() ?? false) && parsed?.nationalNumber === digits.slice(parsed.countryCallingCode.length);
+          const expected = parsed !== undefined && parsed.isValid() && parsed.nationalNumber === digits.slice(parsed.countryCallingCode.length);
           expect(validPhoneDigits(digits, true), `+${digits}`).toBe(expected);
           checked++;
         }
