@@ -12,6 +12,7 @@ import { startCodeModeStack } from "./fixtures/code-mode-stack.js";
 import { descendantPids, rejection, text, waitFor } from "./fixtures/upstream/helpers.js";
 
 const NODE = process.execPath;
+const CRASHING = fileURLToPath(new URL("./fixtures/upstream/crash-after-ready.mjs", import.meta.url));
 const EVERYTHING = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
 const base: Omit<UpstreamManagerOptions, "servers"> = { connectTimeoutMs: 15_000, defaultCallTimeoutMs: 10_000, maxRestarts: 0 };
 
@@ -98,6 +99,38 @@ describe("a failed upstream server", () => {
     await new Promise((r) => setTimeout(r, 900));
     expect(readFileSync(counter, "utf8")).toBe(starts);
     expect(manager.serverStatus("broken")!.nextRetryAt).toBeUndefined();
+    expect(await waitFor(() => descendantPids().length === 0, 5000)).toBe(true);
+  });
+
+  it("that comes back on every retry only to crash again waits longer each time, not the first wait forever", async () => {
+    const counter = join(dir, "starts");
+    const manager = new UpstreamManager({ ...base, retryBaseMs: 100, retryMaxMs: 60_000, servers: { crashing: { command: NODE, args: [CRASHING, counter], env: {} } } });
+    const readied: number[] = [];
+    manager.onToolsChanged((_server, tools) => {
+      if (tools.length > 0) readied.push(tools.length);
+    });
+    try {
+      await manager.start();
+      const waits: number[] = [];
+      let last = "";
+      expect(
+        await waitFor(() => {
+          const status = manager.serverStatus("crashing")!;
+          if (status.nextRetryAt !== undefined && status.nextRetryAt !== last) {
+            last = status.nextRetryAt;
+            waits.push(Date.parse(status.nextRetryAt) - Date.now());
+          }
+          return waits.length >= 5;
+        }, 30_000),
+      ).toBe(true);
+      // Each retry found the server ready before it crashed again.
+      expect(readied.length).toBeGreaterThanOrEqual(5);
+      expect(manager.serverStatus("crashing")!.error).toContain("gave up after 0 restarts");
+      // 100 ms doubling (±20%): the fifth wait is about 1.6 s, far over the first wait's 120 ms at most.
+      expect(waits[4]).toBeGreaterThan(4 * 120);
+    } finally {
+      await manager.close();
+    }
     expect(await waitFor(() => descendantPids().length === 0, 5000)).toBe(true);
   });
 

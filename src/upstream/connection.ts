@@ -224,8 +224,6 @@ export class UpstreamConnection {
   }
 
   private setReady(session: UpstreamSession): void {
-    if (this.retries > 0) this.options.log.info({ server: this.name, retries: this.retries }, "failed upstream server is back");
-    this.retries = 0;
     this.session = session;
     this.state = "ready";
     this.readyAt = Date.now();
@@ -277,6 +275,9 @@ export class UpstreamConnection {
     try {
       const session = await this.open();
       this.retrying = false;
+      // `retries` is kept until the server has run stably (handleClose): one that comes back only to
+      // crash again must not be retried at the first, shortest wait forever.
+      this.options.log.info({ server: this.name, retries: this.retries }, "failed upstream server is back");
       this.setReady(session);
     } catch (error) {
       this.retrying = false;
@@ -309,7 +310,10 @@ export class UpstreamConnection {
     this.reason = this.options.redact(reason);
     this.detail = this.withStderr(this.reason);
     this.options.log.warn({ server: this.name, restarts: this.restarts, err: this.reason }, "upstream server stopped unexpectedly");
-    if (Date.now() - this.readyAt >= STABLE_AFTER_MS) this.streak = 0;
+    if (Date.now() - this.readyAt >= STABLE_AFTER_MS) {
+      this.streak = 0;
+      this.retries = 0;
+    }
     this.restartOrGiveUp();
   }
 
