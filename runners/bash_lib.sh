@@ -16,18 +16,17 @@ __sg_code=
 __sg_keep=0
 
 # Descriptors above 4 were leaked to us by whatever started the host; user code must not reach them.
-# Fds 6 (tool replies in) and 7 (tool requests out) are the host's tool pipes for sandgate-tool.
 for __sg_f in /proc/$$/fd/*; do
   __sg_n=${__sg_f##*/}
-  if ((__sg_n > 4 && __sg_n != 6 && __sg_n != 7)); then exec {__sg_n}>&-; fi
+  if ((__sg_n > 4)); then exec {__sg_n}>&-; fi
 done
 # Private copies of stdout and stderr: the end-of-output marker must reach the host even when
 # user code redirects or closes fds 1 and 2 for the rest of the session.
 exec {__sg_out}>&1 {__sg_err}>&2 {__sg_frames}>&4
-# The tool pipes move up out of the way of user code's own `exec 6>file`; sandgate-tool finds them
-# in SANDGATE_TOOL_FDS ("<replies> <requests>").
-if [[ -e /proc/$$/fd/6 && -e /proc/$$/fd/7 ]]; then
-  exec {__sg_n}<&6 {__sg_f}>&7 6<&- 7>&-
+# The tool pipe (two FIFOs the host binds in) held open on high fds, named in SANDGATE_TOOL_FDS
+# ("<replies> <requests>"); sandgate-tool opens the FIFOs by path itself, and uses these only without them.
+if [[ -p /sandgate/channel/tool-replies && -p /sandgate/channel/tool-requests ]]; then
+  exec {__sg_n}</sandgate/channel/tool-replies {__sg_f}>/sandgate/channel/tool-requests
   export SANDGATE_TOOL_FDS="$__sg_n $__sg_f"
 fi
 unset __sg_f __sg_n

@@ -3,6 +3,7 @@
 
 import { hostEtcImage, SYNTHETIC_ETC_FILES } from "./host-etc-image.js";
 import { hostImageArguments, usrLocalArguments } from "./host-image.js";
+import { TOOL_REPLIES_PATH, TOOL_REQUESTS_PATH } from "./channel/tool-fifos.js";
 
 export interface MountPlan {
   /** Host directory bound read-write at /workspace; when absent, /workspace is a size-capped tmpfs. */
@@ -21,6 +22,8 @@ export interface MountPlan {
    * directory, so files later replaced inside it (by rename) show up in running sandboxes.
    */
   toolsDir?: string;
+  /** Host paths of the sandbox's tool FIFOs (channel/tool-fifos.ts), bound read-only at /sandgate/channel. */
+  toolPipes?: { requests: string; replies: string };
   /**
    * Size of the /tmp tmpfs in bytes. Without a memory cgroup nothing else bounds it (tmpfs pages
    * are charged to the cgroup when there is one); unset leaves it unsized.
@@ -139,6 +142,8 @@ function bwrapArguments(options: SandboxArgvOptions): string[] {
   for (const path of mounts.readOnlyPaths) bwrap.push("--ro-bind", path, path);
   bwrap.push("--ro-bind", mounts.runnersDir, "/sandgate/runners");
   if (mounts.toolsDir) bwrap.push("--ro-bind", mounts.toolsDir, "/sandgate/tools");
+  // Read-only: a FIFO still opens for writing, but the sandbox cannot chmod or replace it.
+  if (mounts.toolPipes) bwrap.push("--ro-bind", mounts.toolPipes.requests, TOOL_REQUESTS_PATH, "--ro-bind", mounts.toolPipes.replies, TOOL_REPLIES_PATH);
   for (const set of mounts.packages ?? []) {
     bwrap.push("--ro-bind", set.hostPath, `/sandgate/packages/${set.language}`);
     // ESM import() ignores NODE_PATH; it walks up from /workspace to /node_modules, so that is where the set appears too.

@@ -2,17 +2,20 @@
 // with the pipes its runner channel needs, and bubblewrap's own options written to it on fd 8.
 
 import type { ChildProcess } from "node:child_process";
+import { dirname, join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { RUNNER_SPECS, type RunnerKind } from "../languages/index.js";
 import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
 import type { ChannelFds, ChannelVariant } from "./channel/index.js";
+import { createToolFifos, type ToolFifos } from "./channel/tool-fifos.js";
+import { TOOL_REPLIES_FD, TOOL_REQUESTS_FD } from "./channel/tool-pipe.js";
 import type { ResolvedLimits } from "./limits.js";
 import { activePackageMounts } from "./package-sets.js";
 import { spawnBwrap } from "./process-group.js";
 import { runnerCommand, SANDBOX_ENV } from "./runner-command.js";
 import type { SandboxRuntime } from "./runtime.js";
 
-/** The fd on which bubblewrap reads its arguments (after 5, seccomp, and 6-7, the Bash tool pipes). */
+/** The fd on which bubblewrap reads its arguments (after 5, seccomp). */
 const BWRAP_ARGS_FD = 8;
 /** The fd the launcher hands the seccomp program on. */
 const SECCOMP_FD = 5;
@@ -29,12 +32,23 @@ export interface LaunchedSandbox {
   child: ChildProcess;
   stdout: Readable;
   stderr: Readable;
-  /** The child's pipes by fd number, for the runner channel. */
+  /** The child's pipes by fd number, for the runner channel; 6 and 7 are the host's ends of the tool FIFOs. */
   fds: ChannelFds;
 }
 
 /** Spawns bubblewrap for one sandbox; the caller owns the process (kill it with killGroup). */
 export function launchSandbox(runtime: SandboxRuntime, options: SandboxLaunchOptions): LaunchedSandbox {
+  // In the runtime directory (mode 0711, next to etc/); removed when the sandbox closes.
+  const fifos = createToolFifos(join(dirname(runtime.etcDir), "channels"), runtime.hostUser);
+  try {
+    return launchWith(runtime, options, fifos);
+  } catch (error) {
+    fifos.dispose();
+    throw error;
+  }
+}
+
+function launchWith(runtime: SandboxRuntime, options: SandboxLaunchOptions, fifos: ToolFifos): LaunchedSandbox {
   const { limits } = options;
   const hasMemoryCgroup = runtime.cgroups.controllers.includes("memory");
   const hasPidsCgroup = runtime.cgroups.controllers.includes("pids");
@@ -50,6 +64,7 @@ export function launchSandbox(runtime: SandboxRuntime, options: SandboxLaunchOpt
         readOnlyPaths: runtime.readOnlyPaths,
         volumes: runtime.volumes,
         ...(runtime.toolsDir ? { toolsDir: runtime.toolsDir } : {}),
+        toolPipes: { requests: fifos.requestsPath, replies: fifos.repliesPath },
         tmpBytes: scratch.tmpBytes,
         shmBytes: scratch.shmBytes,
         packages: activePackageMounts(runtime.packagesDir),
@@ -77,7 +92,11 @@ export function launchSandbox(runtime: SandboxRuntime, options: SandboxLaunchOpt
     seccomp: runtime.seccompFile ? { file: runtime.seccompFile, fd: SECCOMP_FD } : undefined,
     hostUser: runtime.hostUser,
   });
-  const fds = child.stdio as unknown as ChannelFds;
+  // The host's ends of the tool FIFOs, where the channel looks for them (nothing is inherited at these fds).
+  const fds = [...(child.stdio as unknown as ChannelFds)];
+  fds[TOOL_REPLIES_FD] = fifos.replies;
+  fds[TOOL_REQUESTS_FD] = fifos.requests;
+  child.once("close", () => fifos.dispose());
   const argsPipe = fds[BWRAP_ARGS_FD] as Writable;
   argsPipe.on("error", () => {
     // bubblewrap failed before reading its arguments; the sandbox's exit handler reports it

@@ -7,6 +7,7 @@ import { PipeThrottle, ReplyPipe } from "../runner-budget.js";
 import { encodeToolResultFrame } from "../upstream-calls.js";
 import { FROM_RUNNER_FD, pipeAt, TO_RUNNER_FD, type ChannelEvents, type ChannelFds, type ChannelVariant, type RunMessage, type RunnerChannel } from "./channel.js";
 import { readRunnerFrames } from "./runner-frames.js";
+import { openToolPipe } from "./tool-pipe.js";
 
 class FramesChannel implements RunnerChannel {
   private readonly toRunner: Writable;
@@ -28,7 +29,8 @@ class FramesChannel implements RunnerChannel {
         args: frame.args,
       };
       events.call(call, (reply) => this.replies.write(encodeToolResultFrame(frame.callId, reply)));
-    });
+    });    // sandgate-tool works here too (a Python or Node program may run it); it speaks the Bash wire on the tool pipe.
+    openToolPipe(fds, events, this.throttle);
   }
 
   send(run: RunMessage): void {
