@@ -29,7 +29,8 @@ import { fmt, pct, sleep } from "./stats.mjs";
 const QUICK = process.argv.includes("--quick");
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 const PARTS = ["engine", "server", "codemode", "neighbour", "files", "images", "packages", "governance", "audit", "pii", "tokens"];
-if (ONLY !== undefined && !PARTS.includes(ONLY)) throw new Error(`--only takes ${PARTS.join(", ")}, not ${ONLY}`);
+// `--only peers` (bench/peers: other sandboxes side by side, installed on demand; `--skip-install` if there) runs only when asked.
+if (ONLY !== undefined && ![...PARTS, "peers"].includes(ONLY)) throw new Error(`--only takes ${[...PARTS, "peers"].join(", ")}, not ${ONLY}`);
 const N_WARM = QUICK ? 20 : 60;
 const N_SESSION = QUICK ? 300 : 2000;
 const N_COLD = QUICK ? 10 : 30;
@@ -224,6 +225,7 @@ async function main() {
   if (ONLY === undefined || ONLY === "audit") process.stdout.write(`\n${await auditBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "pii") process.stdout.write(`\n${await piiBench({ quick: QUICK })}\n`);
   if (ONLY === undefined || ONLY === "tokens") process.stdout.write(`\n${await workloadBench()}\n`);
+  if (ONLY === "peers") process.stdout.write(`\n${await (await import("./peers/index.mjs")).peersReport({ quick: QUICK, skipInstall: process.argv.includes("--skip-install") })}\n`);
 }
 
 main().catch((e) => {
