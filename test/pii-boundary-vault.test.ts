@@ -22,6 +22,16 @@ describe("BoundaryVault", () => {
     expect(vault.detokenize({ m: tokens, list: [tokens, "[EMAIL_9]"] })).toEqual({ m: text, list: [text, "[EMAIL_9]"] });
   });
 
+  it("finds every one of many known values that share their first characters", () => {
+    const vault = new BoundaryVault();
+    const values = Array.from({ length: 20_000 }, (_, i) => `user${i}@example.com`);
+    vault.learn(values, EMAIL);
+    const text = values.filter((_, i) => i % 97 === 0).join(", ");
+    const out = vault.tokenizeText(text);
+    expect(out).not.toContain("@");
+    expect(vault.detokenize(out)).toBe(text);
+  });
+
   it("holds at most its cap of values: new ones past it are masked, never kept", () => {
     const vault = new BoundaryVault(2);
     vault.learn("a1@example.com a2@example.com a3@example.com", EMAIL);
