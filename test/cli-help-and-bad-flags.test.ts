@@ -13,7 +13,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sandgate = (args: string[]): Promise<CliResult> => runCli(args, { env: { SANDBOX_DIR: dir } });
 
 describe("sandgate <command> --help", () => {
-  it.each(["exec --help", "packages --help", "packages sync --help", "packages list -h", "doctor --help", "serve --help", "tools -h"])(
+  it.each(["exec --help", "packages --help", "packages sync --help", "packages list -h", "doctor --help", "serve --help", "tools -h", "pii --help"])(
     "sandgate %s prints the usage and exits 0",
     async (line) => {
       const r = await sandgate(line.split(" "));
@@ -30,7 +30,7 @@ describe("sandgate <command> --help", () => {
 });
 
 describe("bad flags", () => {
-  it.each(["packages sync --bogus", "exec -l python --image d 1", "exec -l python --json=yes 1", "doctor --verbose"])(
+  it.each(["packages sync --bogus", "exec -l python --image d 1", "exec -l python --json=yes 1", "doctor --verbose", "pii --json --bogus"])(
     "sandgate %s exits 2 with one line naming the flag",
     async (line) => {
       const r = await sandgate(line.split(" "));
