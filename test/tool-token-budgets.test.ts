@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import type { SandgateConfig, ServerConfig, ToolProfile } from "../src/config/index.js";
 import { countTokens } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import { connectStdio } from "./fixtures/cli.js";
+import { connectStdio, runCli } from "./fixtures/cli.js";
 import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
 import { useTestEngine } from "./helpers.js";
 import { jsonApi, serverContext } from "./server-helpers.js";
@@ -125,5 +125,14 @@ describe("the codemode profile over MCP", () => {
       await client.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("refuses an unknown profile from --tools or SANDGATE_TOOLS with one line naming the profiles", async () => {
+    const flag = await runCli(["serve", "--tools", "lean"]);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/--tools lean is not a tool profile; use full or codemode \[CONFIG_INVALID\]/);
+    const env = await runCli(["stdio"], { env: { SANDGATE_TOOLS: "lean" } });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toMatch(/SANDGATE_TOOLS="lean" is not one of full or codemode/);
   });
 });
