@@ -106,3 +106,33 @@ describe("servers.* modules in a Python session after the tool list changed", ()
     expect(after.stdout).toContain('"tool":"wave"');
   });
 });
+
+describe("a server that joins after a Python session started", () => {
+  it("is importable in that session once it is ready, and `servers` lists it", async () => {
+    const lateDir = mkdtempSync(join(tmpdir(), "sandgate-py-late-"));
+    chmodSync(lateDir, 0o755);
+    const EVERYTHING = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+    // Fails its first start, then is server-everything: it joins when sandgate retries it.
+    const script = 'n=$(cat "$1" 2>/dev/null || echo 0); echo $((n+1)) > "$1"; [ "$n" -lt 1 ] && exit 3; exec "$2" "$3" stdio';
+    const late = await startCodeModeStack(lateDir, {
+      servers: { late: { command: "/bin/sh", args: ["-c", script, "late", join(lateDir, "starts"), process.execPath, EVERYTHING], env: {} } },
+      codeMode: { retryFailedS: 1, retryFailedMaxS: 2 },
+      pool: { python: 0, javascript: 0, bash: 0 },
+      name: "py-late-test",
+    });
+    try {
+      const exec = async (code: string): Promise<WireResult> =>
+        (await callTool(late.client, "execute_code", { language: "python", code, session_id: "late" })).structuredContent as unknown as WireResult;
+      const before = await exec("import servers\nkept = 'state'\nprint(servers.__all__)");
+      expect(before.stdout.trim()).toBe("[]");
+      expect(await waitFor(() => late.codeMode.catalog.resolve("late.echo") !== undefined, 20_000)).toBe(true);
+      await late.codeMode.catalog.settled();
+      const after = await exec("import servers.late\nfrom servers.late import echo\nprint(servers.__all__, kept, await echo(message='hi'))");
+      expect(after.status, after.stderr).toBe("ok");
+      expect(after.stdout.trim()).toBe("['late'] state Echo: hi");
+    } finally {
+      await late.close();
+      rmSync(lateDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,6 +1,8 @@
 // sandgate-tool from programs that close the fds they inherit (Python's subprocess, Node's execFileSync, a shell
 // that closes them): it opens the sandbox's tool FIFOs by path. Only its own sandbox reaches them.
 
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunOutcome, RunRequest, Sandbox, UpstreamCall, UpstreamCallReply } from "../src/sandbox/sandbox.js";
 import { prepareJavaScript } from "../src/languages/js-transform.js";
@@ -92,5 +94,14 @@ describe("sandgate-tool without inherited fds", () => {
     expect(out(fromA)).toBe('{"sandbox":"a","tool":"s.who","args":{}}\n');
     expect(callsA.map((c) => c.tool)).toEqual(["s.who"]);
     expect(callsB.map((c) => c.tool)).toEqual(["s.who"]);
+  });
+
+  it("removes a sandbox's FIFOs when the sandbox is disposed", async () => {
+    const channels = join(dirname(raw.runtime.etcDir), "channels");
+    const before = readdirSync(channels).length;
+    const sandbox = await raw.start("bash");
+    expect(readdirSync(channels)).toHaveLength(before + 1);
+    await sandbox.dispose();
+    expect(readdirSync(channels)).toHaveLength(before);
   });
 });
