@@ -424,13 +424,15 @@ describe("output schemas merged from several responses", () => {
     expect(catalog.search("get thing", { detail: "full" })[0]!.signature).toContain("// inferred from 3 responses");
   });
 
-  it("observes every response up to twenty, then one in a hundred, and keeps the count across restarts", () => {
+  it("observes every response up to twenty, then one in a hundred, rewrites files only at steps, and keeps the count across restarts", () => {
     catalog.setServer("s", [tool("get_thing")]);
-    let observed = 0;
-    for (let i = 0; i < 250; i++) if (catalog.observeOutput("s.get_thing", { n: i })) observed++;
-    // The first 20 responses, then the 100th and the 200th.
-    expect(observed).toBe(22);
+    const rewrites: number[] = [];
+    for (let i = 0; i < 250; i++) if (catalog.observeOutput("s.get_thing", { n: i })) rewrites.push(i + 1);
+    // The first 20 responses, then the 100th and the 200th, are merged; the files are rewritten only
+    // at the shown counts (the type never changed), and at each observation past 20.
     expect(catalog.resolve("s.get_thing")!.outputSchemaResponses).toBe(22);
+    expect(rewrites).toEqual([1, 2, 5, 10, 20, 100, 200]);
+    expect(catalog.readTreeFile("servers/s/getThing.ts")).toContain("// inferred from 22 responses");
     const stored = catalog.inferredSchemas();
     expect(stored["s.get_thing"]).toEqual({ type: "object", properties: { n: { type: "integer" } }, required: ["n"], "x-inferred-from": 22 });
     const fresh = new Catalog({ dir: join(dir, "reloaded"), inferred: JSON.parse(JSON.stringify(stored)) as typeof stored });
@@ -455,7 +457,8 @@ describe("output schemas merged from several responses", () => {
     expect(JSON.stringify(schema).length).toBeLessThan(20_000);
     expect(schema).toMatchObject({ type: "object", properties: { wide: { type: "object", additionalProperties: { type: "integer" } } } });
     catalog.setServer("s", [tool("get_thing")]);
-    for (let i = 0; i < 5; i++) expect(catalog.observeOutput("s.get_thing", huge)).toBe(true);
+    for (let i = 0; i < 5; i++) catalog.observeOutput("s.get_thing", huge);
     expect(catalog.resolve("s.get_thing")!.outputSchemaResponses).toBe(5);
+    expect(catalog.readTreeFile("servers/s/getThing.ts")).toContain("// inferred from 5 responses");
   });
 });

@@ -21,6 +21,11 @@ const DETAILS: readonly Detail[] = ["name", "summary", "full"];
 const OBSERVE_FIRST = 20;
 /** …then one response in this many, so a field that appears rarely still shows up, at a bounded cost. */
 const OBSERVE_EVERY = 100;
+/**
+ * Counts at which the files are rewritten even when the type did not change (rewriting costs as much as the
+ * server is big): the count shown in them steps 1, 2, 5, 10, 20, then follows each later observation.
+ */
+const SHOWN_COUNTS = new Set([1, 2, 5, 10, OBSERVE_FIRST]);
 /** Stored next to a kept schema: how many responses it was inferred from. */
 const RESPONSES_KEY = "x-inferred-from";
 
@@ -128,7 +133,8 @@ export class Catalog {
   /**
    * Learns from a real result of a tool that declares no output schema: the first response gives the
    * schema, the next ones widen it (keys missing from some become optional, conflicting types a union).
-   * Every response is observed until OBSERVE_FIRST were, then one in OBSERVE_EVERY. True when it observed.
+   * Every response is observed until OBSERVE_FIRST were, then one in OBSERVE_EVERY. True when the files
+   * were rewritten (the type changed, or the count reached a step of SHOWN_COUNTS, or past OBSERVE_FIRST).
    */
   observeOutput(id: string, value: unknown): boolean {
     const tool = this.find(id);
@@ -140,10 +146,12 @@ export class Catalog {
     const kept = this.inferred.get(tool.id);
     if (kept !== undefined && kept.responses >= OBSERVE_FIRST && seen % OBSERVE_EVERY !== 0) return false;
     const next: InferredSchema = kept === undefined ? { schema: inferSchema(value), responses: 1 } : { schema: mergeInferred(kept.schema, value), responses: kept.responses + 1 };
+    const changed = kept === undefined || JSON.stringify(kept.schema) !== JSON.stringify(next.schema);
     this.inferred.set(tool.id, next);
     tool.outputSchema = next.schema;
     tool.outputSchemaInferred = true;
     tool.outputSchemaResponses = next.responses;
+    if (!changed && next.responses <= OBSERVE_FIRST && !SHOWN_COUNTS.has(next.responses)) return false;
     this.generate(entry, entry.files);
     return true;
   }
