@@ -12,7 +12,7 @@ const LABELLED: Record<string, { values: string[]; around: (value: string) => st
     values: [
       "jane.doe@example.com", "ann.lee+news@mail.example.co.uk", "ops@eu-west.mail.acme.io", "josé@exämple.de",
       "用户@例子.广告", "John.Smith@Example.COM", "user123@test-domain.org", "first_last@company.net", "o'brien@example.ie",
-      "eve@example.technology", "x-y@a-b.example.com", "billing%team@corp.example.org",
+      "eve@example.technology", "x-y@a-b.example.com", "billing%team@corp.example.org", "info@xn--bcher-kva.example", "ivan@example.xn--p1ai",
     ],
     around: (v) => `Please write to ${v}.`,
   },
@@ -48,7 +48,7 @@ const LABELLED: Record<string, { values: string[]; around: (value: string) => st
   ip_address: {
     values: [
       "192.168.1.20", "203.0.113.45", "10.0.0.12", "172.16.254.1", "2001:db8::8a2e:370:7334",
-      "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "fe80::1ff:fe23:4567:890a", "::ffff:192.0.2.128", "198.51.100.7",
+      "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "fe80::1ff:fe23:4567:890a", "::ffff:192.0.2.128", "198.51.100.7", "fe80::1%eth0",
     ],
     around: (v) => `Login from ${v} was blocked.`,
   },
@@ -78,6 +78,11 @@ describe("PII detection per kind", () => {
     expect(detectPii("batch 078051120 done", { types: ["ssn"] })).toEqual([]);
     expect(detectPii("SSN: 078051120", { types: ["ssn"] }).map((m) => m.value)).toEqual(["078051120"]);
     expect(detectPii("social security number 457555462", { types: ["ssn"] }).map((m) => m.value)).toEqual(["457555462"]);
+  });
+
+  it("finds values right after = or : as in logs, query strings and URIs", () => {
+    const text = "client_ip=203.0.113.5 peer:198.51.100.7 tel:+14155552671 card=4111111111111111 SSN:123-45-6789 net=10.0.0.0/8 if=192.168.0.14/24";
+    expect(detectPii(text, { types: PII_TYPES }).map((m) => m.value)).toEqual(["203.0.113.5", "198.51.100.7", "+14155552671", "4111111111111111", "123-45-6789", "192.168.0.14"]);
   });
 
   it("refuses numbers that fail their checksum or their issuer's rules", () => {

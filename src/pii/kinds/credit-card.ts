@@ -4,7 +4,7 @@
 import { luhnValid } from "./luhn.js";
 import { digitsOf, scan, type Span } from "./span.js";
 
-const CANDIDATE = /(?<![\w.\-+/@#:=])\d{4}(?:[ -]?\d){9,15}(?![\w\-/@]|[.,:]\d)/g;
+const CANDIDATE = /(?<![\w.\-+/@#])\d{4}(?:[ -]?\d){9,15}(?![\w\-/@]|[.,:]\d)/g;
 
 /** Issuer prefix ranges (first digits, inclusive) and the lengths their cards have. */
 const ISSUERS: readonly { from: number; to: number; lengths: readonly number[] }[] = [

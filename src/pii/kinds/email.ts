@@ -9,8 +9,8 @@ const isEmail = isEmailModule.default;
 
 /** A character of the part before `@` (plus tags, dots, apostrophes, any letter). */
 const LOCAL = /[\p{L}\p{N}._%+'-]/u;
-/** From the `@`: the domain, a dot and a top-level name of letters, and no more of a longer token. */
-const DOMAIN = /@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}])/uy;
+/** From the `@`: the domain, a dot and a top-level name (letters, or punycode), and no more of a longer token. */
+const DOMAIN = /@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}(?:\p{L}{2,24}|xn--[a-z0-9-]{1,59})(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}])/uy;
 
 /** Real top-level domains that in machine data are almost always file names (`icon@2x.png`). */
 const FILE_EXTENSIONS = new Set([

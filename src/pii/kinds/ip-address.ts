@@ -7,7 +7,7 @@ import { before, scan, type Span } from "./span.js";
 // validator's files are CommonJS with the function as both the module and its `default`.
 const isIP = isIPModule.default;
 
-const V4 = /(?<![\w.\-+/@#:=])(?:\d{1,3}\.){3}\d{1,3}(?![\w\-@]|\.\d)/g;
+const V4 = /(?<![\w.\-+/@#])(?:\d{1,3}\.){3}\d{1,3}(?![\w\-@]|\.\d)/g;
 const V6 = /(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[A-Za-z0-9_]{1,15})?(?![\w:]|\.\w)/g;
 const VERSION_CONTEXT = /(?:\bv|\bversion|\bver|\brelease|\bbuild|\bfirmware|\bfw|\bassembly|\bsdk|\bruntime|\bkernel|\bpatch|@)["'\s:=]{0,4}$/;
 
@@ -18,13 +18,7 @@ function personalV4(value: string): boolean {
 
 export function findIpAddresses(text: string): Span[] {
   const out: Span[] = [];
-  if (text.includes(".")) {
-    for (const m of scan(V4, text)) {
-      if (!isIP(m[0], 4) || !personalV4(m[0])) continue;
-      if (VERSION_CONTEXT.test(before(text, m.index, 14))) continue;
-      out.push({ start: m.index, end: m.index + m[0].length });
-    }
-  }
+  // IPv6 first: `::ffff:192.0.2.1` is one address, not an IPv4 one after some colons.
   if (text.includes(":")) {
     for (const m of scan(V6, text)) {
       const value = m[0];
@@ -32,6 +26,16 @@ export function findIpAddresses(text: string): Span[] {
       // carry a group of three or more hex digits and at least one decimal digit.
       if (!/[0-9A-Fa-f]{3}/.test(value) || !/\d/.test(value) || !isIP(value, 6)) continue;
       out.push({ start: m.index, end: m.index + value.length });
+    }
+  }
+  if (text.includes(".")) {
+    for (const m of scan(V4, text)) {
+      if (!isIP(m[0], 4) || !personalV4(m[0])) continue;
+      if (VERSION_CONTEXT.test(before(text, m.index, 14))) continue;
+      const end = m.index + m[0].length;
+      // `10.0.0.0/8` names a network, not a host.
+      if (m[0].endsWith(".0") && /^\/\d/.test(text.slice(end, end + 2))) continue;
+      out.push({ start: m.index, end });
     }
   }
   return out;

@@ -8,7 +8,7 @@ import { before, digitsOf, scan, type Span } from "./span.js";
  * Digit groups joined by one separator each (`+44 20 7946 0958`, `(415) 555-2671`, `415.555.2671`),
  * and an extension (`x123`, ` ext. 12`) kept with the number.
  */
-const RUN = /(?<![\w+.\-/@#:=])(?:\+ ?)?(?:\(\d{1,5}\) ?)?\d{1,15}(?:(?:[ .\-\u00a0]|\) ?| ?\()\d{1,6}){0,6}((?: ?(?:x|ext\.?|extension) ?)\d{1,6})?(?![\w\-/@]|[.,:]\d)/gi;
+const RUN = /(?<![\w+.\-/@#])(?:\+ ?)?(?:\(\d{1,5}\) ?)?\d{1,15}(?:(?:[ .\-\u00a0]|\) ?| ?\()\d{1,6}){0,6}((?: ?(?:x|ext\.?|extension) ?)\d{1,6})?(?![\w\-/@]|[.,:]\d)/gi;
 /** `001-541-754-3010`, `0044 20 7946 0958`, `011 44 20...`: an exit code instead of `+`. */
 const EXIT_CODE = /^(?:00|011[ .-])(?=[1-9])/;
 const CONTEXT = /(?:phone|\btel\b|\btel\.|telephone|mobile|\bcell|\bfax|\bcall|whatsapp|\bsms|\bdial|\bph\b|\bph\.|\bmob\b)[^\d\n]{0,16}$/;
