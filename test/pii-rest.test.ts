@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import { createTestEngine, type TestEngine } from "./helpers.js";
-import { expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
+import { bearer, expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
 
 interface Tokenized {
   text: string;
@@ -68,5 +68,23 @@ describe("POST /pii/tokenize", () => {
   it("is in the OpenAPI document with its body and response", async () => {
     const doc = (await api<{ paths: Record<string, Record<string, { tags: string[]; "x-sandgate-scope"?: string }>> }>("/openapi.json")).body;
     expect(doc.paths["/pii/tokenize"]?.post?.tags).toEqual(["pii"]);
+    expect(doc.paths["/pii/tokenize"]?.post?.["x-sandgate-scope"]).toBe("execute");
+  });
+});
+
+describe("POST /pii/tokenize with API keys", () => {
+  it("needs a key with the execute scope", async () => {
+    const keyed = createTestEngine({ SANDGATE_API_KEYS: "runner:runner-key-0123456789,auditor:auditor-key-0123456789", SANDGATE_KEY_SCOPES: "auditor:audit" }, { python: 0, javascript: 0, bash: 0 });
+    const keyedServer = await startHttpServer(serverContext(keyed.engine, keyed.config));
+    try {
+      const call = jsonApi(() => keyedServer.url);
+      expectError(await call("/pii/tokenize", { json: { text: "ann@example.com" } }), 401, "UNAUTHORIZED");
+      expectError(await call("/pii/tokenize", { json: { text: "ann@example.com" }, headers: bearer("auditor-key-0123456789") }), 403, "FORBIDDEN");
+      const r = await call<Tokenized>("/pii/tokenize", { json: { text: "ann@example.com" }, headers: bearer("runner-key-0123456789") });
+      expect(r.body.text).toBe("[EMAIL_1]");
+    } finally {
+      await keyedServer.close();
+      await keyed.close();
+    }
   });
 });
