@@ -72,6 +72,7 @@ describe("PII detection per kind", () => {
   it("finds phone numbers as bare digits only when the text says they are phones", () => {
     expect(detectPii("order 4155552671 shipped", { types: ["phone"] })).toEqual([]);
     expect(detectPii("Mobile: 4155552671", { types: ["phone"] }).map((m) => m.value)).toEqual(["4155552671"]);
+    expect(detectPii('{"contact_number": "14155552671"}', { types: ["phone"] }).map((m) => m.value)).toEqual(["14155552671"]);
   });
 
   it("finds nine bare digits as an SSN only after words like SSN", () => {

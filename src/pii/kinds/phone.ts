@@ -11,7 +11,7 @@ import { before, digitsOf, scan, type Span } from "./span.js";
 const RUN = /(?<![\w+.\-/@#])(?:\+ ?)?(?:\(\d{1,5}\) ?)?\d{1,15}(?:(?:[ .\-\u00a0]|\) ?| ?\()\d{1,6}){0,6}((?: ?(?:x|ext\.?|extension) ?)\d{1,6})?(?![\w\-/@]|[.,:]\d)/gi;
 /** `001-541-754-3010`, `0044 20 7946 0958`, `011 44 20...`: an exit code instead of `+`. */
 const EXIT_CODE = /^(?:00|011[ .-])(?=[1-9])/;
-const CONTEXT = /(?:phone|\btel\b|\btel\.|telephone|mobile|\bcell|\bfax|\bcall|whatsapp|\bsms|\bdial|\bph\b|\bph\.|\bmob\b)[^\d\n]{0,16}$/;
+const CONTEXT = /(?:phone|\btel\b|\btel\.|telephone|mobile|\bcell|\bfax|\bcall|whatsapp|\bsms|\bdial|\bph\b|\bph\.|\bmob\b|\bcontact|\breach|hotline)[^\d\n]{0,16}$/;
 const US_GROUPS = new Set(["3,3,4", "1,3,3,4", "10", "11"]);
 const DOTTED_US = /^(?:\+?1[ .])?\(?\d{3}\)?\.\d{3}\.\d{4}$/;
 
