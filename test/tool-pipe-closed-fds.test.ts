@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { RunOutcome, RunRequest, Sandbox, UpstreamCall, UpstreamCallReply } from "../src/sandbox/sandbox.js";
 import { prepareJavaScript } from "../src/languages/js-transform.js";
 import { useRawRuntime } from "./fixtures/runtime.js";
+import { waitFor } from "./helpers.js";
 
 const raw = useRawRuntime("tool-fifos");
 
@@ -98,10 +99,12 @@ describe("sandgate-tool without inherited fds", () => {
 
   it("removes a sandbox's FIFOs when the sandbox is disposed", async () => {
     const channels = join(dirname(raw.runtime.etcDir), "channels");
-    const before = readdirSync(channels).length;
+    const count = (): number => readdirSync(channels).length;
+    // Earlier sandboxes are gone: what is left is the stock of 4 pairs made ahead.
+    expect(await waitFor(() => count() === 4)).toBe(true);
     const sandbox = await raw.start("bash");
-    expect(readdirSync(channels)).toHaveLength(before + 1);
+    expect(await waitFor(() => count() === 5)).toBe(true);
     await sandbox.dispose();
-    expect(readdirSync(channels)).toHaveLength(before);
+    expect(await waitFor(() => count() === 4)).toBe(true);
   });
 });

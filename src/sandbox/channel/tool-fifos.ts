@@ -1,8 +1,8 @@
 // The tool pipe as two named pipes (FIFOs) per sandbox, bound into it at a fixed path: sandgate-tool opens
 // them by path, so it works from programs that closed the fds they inherited (Python's subprocess, Node's execFileSync).
 
-import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { chmodSync, chownSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from "node:fs";
 import { Socket } from "node:net";
 import { join } from "node:path";
 import type { HostUser } from "../runtime.js";
@@ -22,21 +22,99 @@ export interface ToolFifos {
   dispose(): void;
 }
 
+/** FIFO pairs made ahead, per parent directory: Node has no mkfifo, and coreutils' costs a process. */
+const STOCK_SIZE = 4;
+/** Directories left by a sandgate that stopped without cleaning up are removed after this long. */
+const STALE_MS = 10 * 60_000;
+
 /**
- * Makes the FIFO pair in a fresh directory under `parent`: mode 0600, owned by the sandbox's host user,
- * so only this sandbox (the only place they are bound) and the host open them.
+ * Pairs of FIFOs made ahead by `mkfifo` run in the background, so a sandbox start does not wait for a
+ * process (when the stock is empty it makes its pair at once). Mode 0600, owned by the sandbox's host user.
+ */
+class FifoStock {
+  private readonly ready: string[] = [];
+  private making = 0;
+
+  constructor(
+    private readonly parent: string,
+    private readonly hostUser: HostUser | undefined,
+  ) {
+    mkdirSync(parent, { recursive: true, mode: 0o711 });
+    // A sandbox bound its FIFOs when it started: removing the host paths leaves its mounts and the host's fds working.
+    for (const name of readdirSync(parent)) {
+      const path = join(parent, name);
+      if (name.startsWith("tool-") && Date.now() - lstatSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
+    }
+  }
+
+  /** A directory holding `requests` and `replies`, now the caller's. */
+  take(): string {
+    let dir = this.ready.shift();
+    while (dir !== undefined && !(existsSync(join(dir, "requests")) && existsSync(join(dir, "replies")))) dir = this.ready.shift();
+    this.refill();
+    if (dir !== undefined) return dir;
+    const made = this.newDir();
+    try {
+      execFileSync("mkfifo", ["-m", "0600", ...pairIn(made)], { stdio: "ignore", timeout: 10_000 });
+      this.own(made);
+    } catch (error) {
+      rmSync(made, { recursive: true, force: true });
+      throw error;
+    }
+    return made;
+  }
+
+  private refill(): void {
+    while (this.ready.length + this.making < STOCK_SIZE) {
+      this.making++;
+      const dir = this.newDir();
+      execFile("mkfifo", ["-m", "0600", ...pairIn(dir)], { timeout: 10_000 }, (error) => {
+        this.making--;
+        try {
+          if (error === null) {
+            this.own(dir);
+            this.ready.push(dir);
+            return;
+          }
+        } catch {
+          // not owned: dropped below
+        }
+        rmSync(dir, { recursive: true, force: true });
+      });
+    }
+  }
+
+  private newDir(): string {
+    const dir = mkdtempSync(join(this.parent, "tool-"));
+    chmodSync(dir, 0o711);
+    return dir;
+  }
+
+  private own(dir: string): void {
+    if (this.hostUser) for (const path of pairIn(dir)) chownSync(path, this.hostUser.uid, this.hostUser.gid);
+  }
+}
+
+function pairIn(dir: string): [string, string] {
+  return [join(dir, "requests"), join(dir, "replies")];
+}
+
+const stocks = new Map<string, FifoStock>();
+
+/**
+ * The FIFO pair for one sandbox, in a directory of its own under `parent`: mode 0600, owned by the
+ * sandbox's host user, so only this sandbox (the only place they are bound) and the host open them.
  */
 export function createToolFifos(parent: string, hostUser: HostUser | undefined): ToolFifos {
-  mkdirSync(parent, { recursive: true, mode: 0o711 });
-  const dir = mkdtempSync(join(parent, "tool-"));
-  chmodSync(dir, 0o711);
-  const requestsPath = join(dir, "requests");
-  const repliesPath = join(dir, "replies");
+  let stock = stocks.get(parent);
+  if (stock === undefined) {
+    stock = new FifoStock(parent, hostUser);
+    stocks.set(parent, stock);
+  }
+  const dir = stock.take();
+  const [requestsPath, repliesPath] = pairIn(dir);
   const fds: number[] = [];
   try {
-    // Node has no mkfifo; coreutils' does it in one short-lived process.
-    execFileSync("mkfifo", ["-m", "0600", requestsPath, repliesPath], { stdio: "ignore", timeout: 10_000 });
-    if (hostUser) for (const path of [requestsPath, repliesPath]) chownSync(path, hostUser.uid, hostUser.gid);
     // Read-write host ends: opening never blocks, and neither end sees EOF when sandbox processes come and go.
     // Nothing is inherited: sandbox processes open the FIFOs by their sandbox path, so no fd names a host path.
     const hostRequests = openSync(requestsPath, constants.O_RDWR | constants.O_NONBLOCK);
