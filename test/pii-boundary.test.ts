@@ -310,6 +310,11 @@ describe("configuration", () => {
     await call("stop_session", { session_id: "cfg-tickets" });
   });
 
+  it("execute_code's description tells the agent what tokens are and that they go back as they are", async () => {
+    const execute = (await client.listTools()).tools.find((t) => t.name === "execute_code");
+    expect(execute?.description).toContain("tokens like [EMAIL_1]; pass them back in tool arguments as they are");
+  });
+
   it("code that makes no tool calls prints an email untouched: only tool data is tokenized", async () => {
     const r = await run("python", 'print("rose.pb@example.com")');
     expect(r.stdout).toBe("rose.pb@example.com\n");

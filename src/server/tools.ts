@@ -162,6 +162,7 @@ function upstreamSentence(config: ServerContext["config"], full: boolean): strin
   return (
     ` Upstream MCP servers (${servers.join(", ")}): find tools with search_tools, call them from code with ` +
     `${orList(upstreamCallExamples().map(({ titles, example }) => `\`${example.call}\` (${titles})`))}; results stay in the sandbox unless printed.` +
+    (config.pii.enabled ? " Personal data in printed tool results shows as tokens like [EMAIL_1]; pass them back in tool arguments as they are." : "") +
     (full ? "" : " Code can search too: searchTools/listServers (JS/TS), search_tools/list_servers (Python), sandgate-tool --search/--servers (Bash).")
   );
 }
