@@ -4,6 +4,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, upstreamServerSchema } from "../src/config/index.js";
@@ -13,6 +14,7 @@ import { sampleRssGrowth } from "./fixtures/samplers.js";
 import { text, waitFor } from "./fixtures/upstream/helpers.js";
 import { startToolListServer, type ToolListServer } from "./fixtures/upstream/tool-list-server.js";
 
+const STORM = fileURLToPath(new URL("./fixtures/upstream/list-changed-storm.mjs", import.meta.url));
 /** RSS growth a bounded listing stays far below (the endless pages would grow it by gigabytes). */
 const RSS_BOUND = 300 * 1024 * 1024;
 const MiB = 1024 * 1024;
@@ -161,5 +163,32 @@ describe("a tools/list_changed that replaces 1,000 tools", () => {
     expect(files.filter((f) => f.startsWith("g0"))).toEqual([]);
     expect(files.filter((f) => f.startsWith("g1"))).toHaveLength(998);
     expect(codeMode.catalog.tools("big")).toHaveLength(1000);
+  });
+});
+
+describe("an upstream server that announces tool list changes without pause", () => {
+  it("has its tools listed about once a second, not back to back", async () => {
+    const manager = new UpstreamManager({
+      connectTimeoutMs: 15_000,
+      defaultCallTimeoutMs: 10_000,
+      maxRestarts: 0,
+      servers: { storm: { command: process.execPath, args: [STORM], env: {} } },
+    });
+    let changes = 0;
+    manager.onToolsChanged(() => changes++);
+    try {
+      await manager.start();
+      expect(manager.serverStatus("storm")?.state).toBe("ready");
+      const before = Number(text(await manager.callTool("storm", "listings", {})));
+      // Announced changes are still picked up: the listing after the start-up one arrives.
+      expect(await waitFor(() => changes >= 2, 10_000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const during = Number(text(await manager.callTool("storm", "listings", {}))) - before;
+      // About 600 announcements in those 3 s; listed back to back it would be hundreds of listings.
+      expect(during).toBeLessThanOrEqual(8);
+      expect(manager.serverStatus("storm")?.toolCount).toBe(2);
+    } finally {
+      await manager.close();
+    }
   });
 });

@@ -14,6 +14,13 @@ import type { CallOptions, UpstreamState, UpstreamStatus, UpstreamTransportKind 
 const MAX_BACKOFF_MS = 30_000;
 /** A server that stayed up this long has recovered: its next crash starts the backoff afresh. */
 const STABLE_AFTER_MS = 10 * 60_000;
+/**
+ * Least time between two listings of one server's tools after tools/list_changed, and how many times the
+ * last rebuild (the listeners: the catalog and its files) it is at least: a server that announces changes
+ * without pause holds the host's main thread a tenth of the time at most, not all of it.
+ */
+const REFRESH_GAP_MS = 1000;
+const REFRESH_GAP_FACTOR = 10;
 /** setTimeout fires at once for longer delays. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -65,6 +72,9 @@ export class UpstreamConnection {
   /** A retry is opening a session; the state stays failed until it is ready. */
   private retrying = false;
   private refreshingFor: UpstreamSession | undefined;
+  /** When the tools were last listed (start, restart or refresh), and the wait before a refresh may list them again. */
+  private listedAt = 0;
+  private refreshGapMs = REFRESH_GAP_MS;
   private started = false;
   private closing: Promise<void> | undefined;
 
@@ -227,6 +237,7 @@ export class UpstreamConnection {
     this.session = session;
     this.state = "ready";
     this.readyAt = Date.now();
+    this.listedAt = this.readyAt;
     this.kind = session.kind;
     this.reason = undefined;
     this.detail = undefined;
@@ -365,13 +376,21 @@ export class UpstreamConnection {
     this.refreshingFor = session;
     try {
       while (session.toolsStale && session === this.session) {
+        const wait = this.listedAt + this.refreshGapMs - Date.now();
+        if (wait > 0) {
+          await new Promise((resolve) => setTimeout(resolve, wait).unref());
+          if (session !== this.session || this.closing) return;
+        }
+        this.listedAt = Date.now();
         const tools = await session.listTools(Date.now() + this.options.connectTimeoutMs);
         // The SDK parsed the last page in this same task; let the loop serve before the catalog is rebuilt.
         await new Promise((resolve) => setImmediate(resolve));
         if (session !== this.session) return;
         session.tools = tools;
         this.toolList = tools;
+        const rebuilt = performance.now();
         this.emit(tools);
+        this.refreshGapMs = Math.max(REFRESH_GAP_MS, REFRESH_GAP_FACTOR * (performance.now() - rebuilt));
       }
     } catch (error) {
       if (error instanceof ToolListLimitError && session === this.session && !this.closing) this.refuseToolList(session, error);
