@@ -16,7 +16,7 @@ import { MetricSink } from "../src/server/metric-sink.js";
 import { Registry } from "prom-client";
 import type { AuditLog } from "../src/store/index.js";
 import { callTool, connectMcp, toolText, type ToolResult } from "./fixtures/mcp-client.js";
-import { attachAudit, jsonApi, serverContext } from "./server-helpers.js";
+import { attachAudit, jsonApi, parseSse, serverContext } from "./server-helpers.js";
 
 const NODE = process.execPath;
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
@@ -262,6 +262,13 @@ describe("what crosses to the agent", () => {
     const r = await api<WireResult>("/execute", { json: { language: "python", code: `print(await call_mcp_tool("everything.echo", {"message": "${email}"}))` } });
     expect(r.status).toBe(200);
     expect(r.body.stdout).toMatch(/^Echo: \[EMAIL_\d+\]\n$/);
+    // Streamed as server-sent events: a value written in two pieces is still one token.
+    const code = `import sys, time\nr = await call_mcp_tool("everything.echo", {"message": "${email}"})\nsys.stdout.write(r[:10]); sys.stdout.flush()\ntime.sleep(0.3)\nprint(r[10:])`;
+    const streamed = await fetch(`${server.url}/execute?stream=1`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "python", code }) });
+    const events = parseSse(await streamed.text());
+    const stdout = events.filter((e) => e.event === "stdout").map((e) => (JSON.parse(e.data) as { text: string }).text);
+    expect(stdout.join("")).toMatch(/^Echo: \[EMAIL_\d+\]\n$/);
+    expect(JSON.stringify(events)).not.toContain("mona.pb");
   });
 });
 
