@@ -256,6 +256,19 @@ describe("what crosses to the agent", () => {
     await call("stop_session", { session_id: "files-plain" });
   });
 
+  it("a long output's saved full text, read back as a resource, holds tokens too", async () => {
+    const email = "walt.pb@example.com";
+    const r = (await run("python", `r = await call_mcp_tool("everything.echo", {"message": "${email}"})\nfor i in range(3000):\n    print(i, r)`, {}, [email])) as WireResult & {
+      full_output?: { stdout?: string };
+    };
+    const uri = r.full_output?.stdout;
+    expect(uri).toMatch(/^sandgate:\/\/outputs\//);
+    const saved = await client.readResource({ uri: uri! });
+    const text = saved.contents.map((c) => ("text" in c ? c.text : "")).join("");
+    expect(text).toContain("2999 Echo: [EMAIL_");
+    expect(text).not.toContain(email);
+  });
+
   it("REST /execute returns the same tokens", async () => {
     const api = jsonApi(() => server.url);
     const email = "mona.pb@example.com";
