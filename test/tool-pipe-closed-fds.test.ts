@@ -1,12 +1,16 @@
 // sandgate-tool from programs that close the fds they inherit (Python's subprocess, Node's execFileSync, a shell
 // that closes them): it opens the sandbox's tool FIFOs by path. Only its own sandbox reaches them.
 
-import { readdirSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { RunOutcome, RunRequest, Sandbox, UpstreamCall, UpstreamCallReply } from "../src/sandbox/sandbox.js";
 import { prepareJavaScript } from "../src/languages/js-transform.js";
 import { useRawRuntime } from "./fixtures/runtime.js";
+import { startCodeModeStack } from "./fixtures/code-mode-stack.js";
+import { callTool } from "./fixtures/mcp-client.js";
 import { waitFor } from "./helpers.js";
 
 const raw = useRawRuntime("tool-fifos");
@@ -107,4 +111,27 @@ describe("sandgate-tool without inherited fds", () => {
     await sandbox.dispose();
     expect(await waitFor(() => count() === 4)).toBe(true);
   });
+});
+
+describe("sandgate-tool from a Python program through the whole server", () => {
+  it("reaches the real upstream server and counts as one of the execution's tool calls", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-fifo-stack-"));
+    chmodSync(dir, 0o755);
+    const everything = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+    const stack = await startCodeModeStack(dir, {
+      servers: { everything: { command: process.execPath, args: [everything, "stdio"] } },
+      pool: { python: 0, javascript: 0, bash: 0 },
+      name: "fifo-stack-test",
+    });
+    try {
+      const code = 'import subprocess\nr = subprocess.run(["sandgate-tool", "everything", "echo", \'{"message":"x"}\'], capture_output=True, text=True)\nprint(r.returncode, r.stdout.strip())';
+      const result = (await callTool(stack.client, "execute_code", { language: "python", code })).structuredContent as { status: string; stdout: string; stderr: string; tool_calls: { tool: string; ok: boolean }[] };
+      expect(result.status, result.stderr).toBe("ok");
+      expect(result.stdout.trim()).toBe('0 "Echo: x"');
+      expect(result.tool_calls).toEqual([expect.objectContaining({ tool: "everything.echo", ok: true })]);
+    } finally {
+      await stack.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
