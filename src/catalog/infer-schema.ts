@@ -166,8 +166,9 @@ function mergeObjects(a: JsonSchema, b: JsonSchema): JsonSchema {
   }
   const properties: Record<string, JsonSchema> = {};
   for (const key of new Set([...Object.keys(pa), ...Object.keys(pb)])) {
-    const sa = pa[key];
-    const sb = pb[key];
+    // Own keys only: `constructor` or `toString` missing from one side must not read Object.prototype's.
+    const sa = Object.hasOwn(pa, key) ? pa[key] : undefined;
+    const sb = Object.hasOwn(pb, key) ? pb[key] : undefined;
     properties[key] = isObject(sa) && isObject(sb) ? mergeSchemas(sa, sb) : asSchema(sa ?? sb);
   }
   const ra = new Set(Array.isArray(a.required) ? a.required : []);
