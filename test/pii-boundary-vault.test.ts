@@ -32,6 +32,14 @@ describe("BoundaryVault", () => {
     expect(vault.detokenize(out)).toBe(text);
   });
 
+  it("never issues a token that the tool result itself wrote literally", () => {
+    const vault = new BoundaryVault();
+    vault.learn("send [EMAIL_1] to ann@example.com", EMAIL);
+    const out = vault.tokenizeText("send [EMAIL_1] to ann@example.com");
+    expect(out).toBe("send [EMAIL_1] to [EMAIL_2]");
+    expect(vault.detokenize(out)).toBe("send [EMAIL_1] to ann@example.com");
+  });
+
   it("holds at most its cap of values: new ones past it are masked, never kept", () => {
     const vault = new BoundaryVault(2);
     vault.learn("a1@example.com a2@example.com a3@example.com", EMAIL);

@@ -6,6 +6,14 @@ import { KnownValues } from "./known-values.js";
 import type { DetectOptions, PiiMatch } from "./types.js";
 import { PiiVault, tokenLabel } from "./vault.js";
 
+/** A token's shape, as vault.ts issues them. */
+const TOKEN = /\[[A-Z][A-Z0-9_]{0,39}_[1-9][0-9]{0,8}\]/g;
+
+/** Tokens written literally in `text`: a new token skips them, so a tool result cannot name one in advance. */
+function literalTokens(text: string): ReadonlySet<string> | undefined {
+  return text.includes("[") ? new Set(text.match(TOKEN)) : undefined;
+}
+
 /** Distinct values one vault holds at most: a flood of tool data cannot grow host memory without bound. */
 export const MAX_VAULT_VALUES = 100_000;
 
@@ -33,8 +41,10 @@ export class BoundaryVault {
     for (let at = 0; at < queue.length; at++) {
       const node = queue[at];
       if (typeof node === "string") {
-        for (const match of detectPii(node, options)) {
-          if (this.tokenOf(match) === undefined) continue;
+        const matches = detectPii(node, options);
+        const taken = matches.length > 0 ? literalTokens(node) : undefined;
+        for (const match of matches) {
+          if (this.tokenOf(match, taken) === undefined) continue;
           counts[match.type] = (counts[match.type] ?? 0) + 1;
         }
       } else if (Array.isArray(node)) {
@@ -56,10 +66,11 @@ export class BoundaryVault {
     const found = options && options.types.length > 0 ? detectPii(text, options) : [];
     if (known.length === 0 && found.length === 0) return text;
     const matches = found.length === 0 ? known : known.length === 0 ? found : merge(known, found);
+    const taken = literalTokens(text);
     let out = "";
     let at = 0;
     for (const match of matches) {
-      out += text.slice(at, match.start) + (this.tokenOf(match) ?? `[${tokenLabel(match.type)}_REDACTED]`);
+      out += text.slice(at, match.start) + (this.tokenOf(match, taken) ?? `[${tokenLabel(match.type)}_REDACTED]`);
       at = match.end;
       if (counts) counts[match.type] = (counts[match.type] ?? 0) + 1;
     }
@@ -84,10 +95,10 @@ export class BoundaryVault {
   }
 
   /** The value's token, issued now if new; undefined when the vault is full and the value new. */
-  private tokenOf(match: PiiMatch): string | undefined {
+  private tokenOf(match: PiiMatch, taken?: ReadonlySet<string>): string | undefined {
     if (this.vault.size >= this.maxValues && !this.known.has(match.value)) return undefined;
     this.known.add(match.type, match.value);
-    return this.vault.tokenFor(match.type, match.value);
+    return this.vault.tokenFor(match.type, match.value, taken);
   }
 }
 
