@@ -7,6 +7,7 @@ import { SandgateError } from "../errors/index.js";
 import type { Logger } from "../util/logger.js";
 import { callError, describeFailure, isConnectionLoss, limitExceededError, stoppedDuringCallError, timeoutError } from "./call-errors.js";
 import { httpKinds, isStdioConfig, UpstreamSession, type LostReason } from "./session.js";
+import { RetrySchedule } from "./retry-schedule.js";
 import { StderrTail } from "./stderr-tail.js";
 import { ToolListLimitError } from "./tool-listing.js";
 import type { CallOptions, UpstreamState, UpstreamStatus, UpstreamTransportKind } from "./types.js";
@@ -64,13 +65,8 @@ export class UpstreamConnection {
   private instructions: string | undefined;
   private readonly stderr = new StderrTail();
   private restartTimer: NodeJS.Timeout | undefined;
-  /** The next retry of a failed server, and when it fires (epoch ms). */
-  private retryTimer: NodeJS.Timeout | undefined;
-  private nextRetryAt: number | undefined;
-  /** Retries made since the server failed; the retry backoff counts these. */
-  private retries = 0;
-  /** A retry is opening a session; the state stays failed until it is ready. */
-  private retrying = false;
+  /** Retries of the server once it failed; the state stays failed while one runs, until it is ready. */
+  private readonly retrySchedule: RetrySchedule;
   private refreshingFor: UpstreamSession | undefined;
   /** When the tools were last listed (start, restart or refresh), and the wait before a refresh may list them again. */
   private listedAt = 0;
@@ -82,6 +78,7 @@ export class UpstreamConnection {
     const { config } = options;
     this.state = config.disabled === true ? "disabled" : "connecting";
     this.kind = isStdioConfig(config) ? "stdio" : httpKinds(config)[0]!;
+    this.retrySchedule = new RetrySchedule(options.retryBaseMs, options.retryMaxMs);
   }
 
   get name(): string {
@@ -110,7 +107,8 @@ export class UpstreamConnection {
       restarts: this.restarts,
     };
     if (this.state !== "ready" && this.detail !== undefined) status.error = this.detail;
-    if (this.nextRetryAt !== undefined) status.nextRetryAt = new Date(this.nextRetryAt).toISOString();
+    const nextRetryAt = this.retrySchedule.nextAt;
+    if (nextRetryAt !== undefined) status.nextRetryAt = new Date(nextRetryAt).toISOString();
     const pid = this.session?.pid;
     if (pid !== undefined) status.pid = pid;
     if (this.serverInfo) status.serverInfo = this.serverInfo;
@@ -189,9 +187,7 @@ export class UpstreamConnection {
   private async doClose(): Promise<void> {
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    this.nextRetryAt = undefined;
+    this.retrySchedule.cancel();
     const sessions = [this.session, this.pending].filter((s): s is UpstreamSession => s !== undefined);
     this.session = undefined;
     this.pending = undefined;
@@ -260,42 +256,30 @@ export class UpstreamConnection {
     if (!(error instanceof ToolListLimitError)) this.scheduleRetry();
   }
 
-  /**
-   * A failed server is tried again after retryBaseMs, doubling up to retryMaxMs, each wait
-   * varied by ±20% so that servers failed together are not retried together; until close().
-   */
+  /** A failed server is tried again (retry-schedule.ts), until close(). */
   private scheduleRetry(): void {
-    const { retryBaseMs, retryMaxMs } = this.options;
-    if (this.closing || retryMaxMs <= 0 || this.retryTimer !== undefined) return;
-    const base = Math.min(retryBaseMs * 2 ** Math.min(this.retries, 40), retryMaxMs);
-    const delay = Math.min(Math.round(base * (0.8 + Math.random() * 0.4)), retryMaxMs, MAX_TIMER_MS);
-    this.retries++;
-    this.nextRetryAt = Date.now() + delay;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.nextRetryAt = undefined;
-      void this.retry();
-    }, delay);
-    this.retryTimer.unref();
+    if (this.closing) return;
+    this.retrySchedule.plan(() => void this.retry());
   }
 
   private async retry(): Promise<void> {
     if (this.closing || this.state !== "failed") return;
-    this.retrying = true;
+    this.retrySchedule.running = true;
     this.streak = 0;
     try {
       const session = await this.open();
-      this.retrying = false;
-      // `retries` is kept until the server has run stably (handleClose): one that comes back only to
+      this.retrySchedule.running = false;
+      // The retry count is kept until the server has run stably (handleClose): one that comes back only to
       // crash again must not be retried at the first, shortest wait forever.
-      this.options.log.info({ server: this.name, retries: this.retries }, "failed upstream server is back");
+      this.options.log.info({ server: this.name, retries: this.retrySchedule.made }, "failed upstream server is back");
       this.setReady(session);
     } catch (error) {
-      this.retrying = false;
+      this.retrySchedule.running = false;
       if (this.closing) return;
-      this.reason = `${this.reason?.replace(/; retry \d+ failed: [\s\S]*$/, "") ?? "failed"}; retry ${this.retries} failed: ${this.describe(error)}`;
+      const n = this.retrySchedule.made;
+      this.reason = `${this.reason?.replace(/; retry \d+ failed: [\s\S]*$/, "") ?? "failed"}; retry ${n} failed: ${this.describe(error)}`;
       this.detail = this.withStderr(this.reason);
-      this.options.log.warn({ server: this.name, retries: this.retries, err: this.describe(error) }, "retrying a failed upstream server failed");
+      this.options.log.warn({ server: this.name, retries: n, err: this.describe(error) }, "retrying a failed upstream server failed");
       if (!(error instanceof ToolListLimitError)) this.scheduleRetry();
     }
   }
@@ -323,7 +307,7 @@ export class UpstreamConnection {
     this.options.log.warn({ server: this.name, restarts: this.restarts, err: this.reason }, "upstream server stopped unexpectedly");
     if (Date.now() - this.readyAt >= STABLE_AFTER_MS) {
       this.streak = 0;
-      this.retries = 0;
+      this.retrySchedule.reset();
     }
     this.restartOrGiveUp();
   }
@@ -425,7 +409,7 @@ export class UpstreamConnection {
         message = `${server} is restarting (restart ${this.streak} of ${this.options.maxRestarts}): ${this.reason ?? "it stopped"}`;
         break;
       case "failed":
-        message = `${server} is not available: ${this.reason ?? "it failed"}${this.retryNote()}`;
+        message = `${server} is not available: ${this.reason ?? "it failed"}${this.retrySchedule.note()}`;
         break;
       case "disabled":
         message = `${server} is disabled in the configuration`;
@@ -437,17 +421,11 @@ export class UpstreamConnection {
         message = `${server} is not connected`;
         break;
     }
-    const retry = this.nextRetryAt === undefined ? {} : { nextRetryAt: new Date(this.nextRetryAt).toISOString() };
+    const at = this.retrySchedule.nextAt;
+    const retry = at === undefined ? {} : { nextRetryAt: new Date(at).toISOString() };
     return new SandgateError("UPSTREAM_UNAVAILABLE", message, { data: { server: this.name, state: this.state, ...retry } });
   }
 
-  /** `; sandgate retries it in 8 s (at 2026-…Z)`, or nothing when no retry is planned. */
-  private retryNote(): string {
-    if (this.retrying) return "; sandgate is retrying it now";
-    if (this.nextRetryAt === undefined) return "; it is not retried";
-    const seconds = Math.max(1, Math.ceil((this.nextRetryAt - Date.now()) / 1000));
-    return `; sandgate retries it in ${seconds} s (at ${new Date(this.nextRetryAt).toISOString()})`;
-  }
 }
 
 /** The caller's abort reason when it is an Error (an AbortError by default), else an AbortError wrapping it. */
