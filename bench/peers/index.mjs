@@ -19,12 +19,12 @@ async function startAll(ctx) {
   const started = [sandgate];
   const failed = [];
   const starters = [
-    ["bare bwrap", async () => (await import("./floors.mjs")).startBwrap(sandgate.runtime, ctx.scratch)],
+    ["bare bwrap", async () => (await import("./bwrap.mjs")).startBwrap(sandgate.runtime, ctx.scratch)],
     ["srt", async () => (await import("./srt.mjs")).startSrt()],
     ["UTCP code-mode", async () => (await import("./isolates.mjs")).startUtcp()],
     ["isolated-vm bare", async () => (await import("./isolates.mjs")).startIsolatedVm()],
     ["Pyodide", async () => (await import("./pyodide.mjs")).startPyodide()],
-    ["workerd (miniflare)", async () => (await import("./floors.mjs")).startWorkerd(ctx)],
+    ["workerd (miniflare)", async () => (await import("./workerd.mjs")).startWorkerd(ctx)],
   ];
   for (const [name, start] of starters) {
     try {
@@ -73,22 +73,28 @@ export async function peersBench({ quick = false, skipInstall = false } = {}) {
       if (p.calls) await p.calls();
     }
     for (let i = 0; i < 3; i++) await directLoop(direct); // the SDK client speeds up over its first loops
+    // Rotate the order each round, so drifting host load hits every peer alike.
+    const rotated = (xs, r) => [...xs.slice(r % xs.length), ...xs.slice(0, r % xs.length)];
     for (let r = 0; r < rounds; r++) {
-      // Rotate the order each round, so drifting host load hits every peer alike.
-      const order = [...peers.slice(r % peers.length), ...peers.slice(0, r % peers.length)];
-      for (const p of order) {
+      for (const p of rotated(peers, r)) {
         const s = samples.get(p);
         for (let i = 0; i < (p.coldPerRound ?? coldPerRound); i++) s.cold.push(await timed(p.cold));
         if (p.warm) for (let i = 0; i < warmPerRound; i++) s.warm.push(await timed(p.warm));
-        for (let i = 0; p.calls && i < callsPerRound; i++) {
-          let result;
-          s.wall.push(await timed(async () => (result = await p.calls())));
-          s.loop.push(result.loop_ms);
-        }
       }
-      for (let i = 0; i < callsPerRound; i++) directLoops.push((await directLoop(direct)).loopMs);
-      process.stderr.write(`bench: peers: round ${r + 1}/${rounds} done\n`);
+      process.stderr.write(`bench: peers: snippet round ${r + 1}/${rounds} done\n`);
     }
+    // The tool-call programs in rounds of their own, after the cold sandboxes are gone, with the direct client among them.
+    await sleep(1000);
+    const callers = [...peers.filter((p) => p.calls), { calls: async () => ({ loop_ms: (await directLoop(direct)).loopMs }), direct: true }];
+    for (let r = 0; r < rounds * callsPerRound; r++) {
+      for (const p of rotated(callers, r)) {
+        let result;
+        const wall = await timed(async () => (result = await p.calls()));
+        if (p.direct) directLoops.push(result.loop_ms);
+        else samples.get(p).wall.push(wall), samples.get(p).loop.push(result.loop_ms);
+      }
+    }
+    process.stderr.write(`bench: peers: ${rounds * callsPerRound} tool-call rounds done\n`);
     const probes = new Map();
     for (const p of peers) {
       if (!p.probe) continue;
