@@ -109,6 +109,9 @@ export class ExecutionPii implements OutputGuard {
     // A session's vault is taken now (an empty one costs a few maps): a tool call ending after its
     // session did must not put a vault back for the next session of that id.
     this.vault = boundary.vault(owner, sessionId, sessionId !== null);
+    // A session's code may hold values from its earlier calls: its output is scanned for their kinds
+    // from the start (an earlier result printed upper case now is still found).
+    if (sessionId !== null) for (const kind of this.vault?.kinds ?? []) this.kinds.add(kind);
   }
 
   get active(): boolean {
@@ -134,6 +137,10 @@ export class ExecutionPii implements OutputGuard {
   text(text: string, count: boolean): string {
     if (!this.vault) return text;
     return this.vault.tokenizeText(text, this.options(), count ? this.counted : undefined);
+  }
+
+  cutBefore(text: string, at: number): number {
+    return this.vault ? this.vault.cutBefore(text, at, this.options()) : at;
   }
 
   value(value: unknown): unknown {

@@ -5,6 +5,7 @@
 import { SandgateError } from "../errors/index.js";
 import type { FileEvent, GovernanceEvents } from "../governance/index.js";
 import { FsHelper, type SandboxRuntime } from "../sandbox/index.js";
+import { guardedBody } from "./guarded-download.js";
 import type { Session } from "./session.js";
 import type { OutputGuard } from "./upstream-call-scope.js";
 import { LOCAL_OWNER, type SessionManager } from "./sessions.js";
@@ -219,7 +220,9 @@ export class EngineFiles {
             done();
             release();
           });
-          return file;
+          // A text file the code wrote from tool data is tokenized like file_read's answer.
+          const guard = this.guardFor?.(session.owner, session.id);
+          return guard?.active ? { ...file, body: guardedBody(file.body, guard), guarded: true } : file;
         } catch (error) {
           done();
           throw error;
@@ -259,7 +262,11 @@ export class EngineFiles {
       path ?? "",
       async () => {
         const session = this.sessions.get(owner, sessionId);
-        return session.serialize(() => listWorkspaceFiles(this.target(session), path));
+        const listing = await session.serialize(() => listWorkspaceFiles(this.target(session), path));
+        // Names the code gave files from tool data (alice@example.com.json) are tokenized like its output.
+        const guard = this.guardFor?.(owner, sessionId);
+        if (!guard?.active) return listing;
+        return { ...listing, entries: listing.entries.map((e) => ({ ...e, name: guard.text(e.name, false), path: guard.text(e.path, false) })) };
       },
       () => undefined,
     );

@@ -40,6 +40,8 @@ export interface OutputGuard {
   readonly active: boolean;
   /** `text` as the agent may see it; `count` adds its replacements to counts() (the result's pass, not the stream's). */
   text(text: string, count: boolean): string;
+  /** The last position at or before `at` that no value in `text` spans (where streamed text may be cut); `at` when absent. */
+  cutBefore?(text: string, at: number): number;
   /** Every string in `value` (keys too) as text() makes it, counted. */
   value(value: unknown): unknown;
   /** Replacements per kind in what was counted, for the audit (never values). */

@@ -28,8 +28,11 @@ export interface UploadedFile {
 
 export interface DownloadedFile {
   path: string;
+  /** The file's size on disk; the body's length too unless `guarded`. */
   size: number;
   body: Readable;
+  /** The body is tokenized on its way (PII): its length is not known in advance. */
+  guarded?: boolean;
 }
 
 const mb = (bytes: number): number => Math.round(bytes / 1048576);

@@ -62,10 +62,8 @@ export class BoundaryVault {
    * receives the replacements per kind.
    */
   tokenizeText(text: string, options?: DetectOptions, counts?: PiiCounts): string {
-    const known = this.known.find(text);
-    const found = options && options.types.length > 0 ? detectPii(text, options) : [];
-    if (known.length === 0 && found.length === 0) return text;
-    const matches = found.length === 0 ? known : known.length === 0 ? found : merge(known, found);
+    const matches = this.matches(text, options);
+    if (matches.length === 0) return text;
     const taken = literalTokens(text);
     let out = "";
     let at = 0;
@@ -75,6 +73,26 @@ export class BoundaryVault {
       if (counts) counts[match.type] = (counts[match.type] ?? 0) + 1;
     }
     return out + text.slice(at);
+  }
+
+  /**
+   * The last position at or before `at` that no value of `text` (as tokenizeText finds them) spans:
+   * text cut there and tokenized in two pieces loses no value to the cut.
+   */
+  cutBefore(text: string, at: number, options?: DetectOptions): number {
+    let cut = at;
+    for (const match of this.matches(text, options)) {
+      if (match.start >= cut) break;
+      if (match.end > cut) cut = match.start;
+    }
+    return cut;
+  }
+
+  /** Known values and, with `options`, detected ones in `text`: sorted, never overlapping. */
+  private matches(text: string, options?: DetectOptions): PiiMatch[] {
+    const known = this.known.find(text);
+    const found = options && options.types.length > 0 ? detectPii(text, options) : [];
+    return found.length === 0 ? known : known.length === 0 ? found : merge(known, found);
   }
 
   /** Every string in `value` (keys too) tokenized as tokenizeText does. */

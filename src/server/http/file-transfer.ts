@@ -164,7 +164,8 @@ export async function downloadFile(c: Context, ctx: ServerContext, sessionId: st
   const name = file.path.slice(file.path.lastIndexOf("/") + 1);
   const headers: Record<string, string> = {
     "content-type": type,
-    "content-length": String(file.size),
+    // A tokenized body (PII) has a length of its own: sent chunked.
+    ...(file.guarded ? {} : { "content-length": String(file.size) }),
     "x-content-type-options": "nosniff",
     "content-security-policy": "sandbox; default-src 'none'",
     "cache-control": "no-store",

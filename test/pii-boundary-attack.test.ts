@@ -1,0 +1,119 @@
+// Attacks on PII at the boundary: paths by which a value from a real upstream tool result could reach
+// the agent untokenized (long streamed lines, later calls of a session, image notes, raw downloads).
+
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CodeMode } from "../src/codemode/index.js";
+import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
+import { Engine } from "../src/execution/index.js";
+import { startHttpServer, type RunningServer } from "../src/server/index.js";
+import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
+import { serverContext } from "./server-helpers.js";
+
+const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
+const EVERYTHING = join(PKG, "server-everything/dist/index.js");
+
+interface WireResult {
+  status: string;
+  stdout: string;
+  stderr: string;
+  images_note?: string;
+}
+
+let dir: string;
+let config: SandgateConfig;
+let codeMode: CodeMode;
+let engine: Engine;
+let server: RunningServer;
+let client: Client;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "sandgate-pii-attack-"));
+  chmodSync(dir, 0o755);
+  const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
+  config = { ...base, mcpServers: { everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }) } };
+  codeMode = new CodeMode(config, {});
+  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
+  await codeMode.start();
+  server = await startHttpServer(serverContext(engine, config, {}, codeMode));
+  ({ client } = await connectMcp(server.url, { name: "pii-attack-test" }));
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+  await engine?.close();
+  await codeMode?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** execute_code over MCP; neither its structured result nor its text may hold `raw`. */
+async function run(code: string, extra: Record<string, unknown>, raw: string): Promise<WireResult> {
+  const result = await callTool(client, "execute_code", { language: "python", code, ...extra });
+  expect(JSON.stringify(result.structuredContent)).not.toContain(raw);
+  expect(toolText(result)).not.toContain(raw);
+  return result.structuredContent as unknown as WireResult;
+}
+
+const echo = (email: string): string => `r = await call_mcp_tool("everything.echo", {"message": "${email}"})`;
+
+describe("paths by which tool data could reach the agent whole", () => {
+  it("a long line streamed in pieces without a line end never passes a value cut in two", async () => {
+    let streamed = "";
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void (streamed += String(n.params.data)));
+    const email = "zoe.longline@example.com";
+    const code = ["import sys, time", echo(email), "for i in range(400):", "    sys.stdout.write('x' * (i % 7 + 1) + ' ' + r + ' ')", "    sys.stdout.flush()", "    if i % 50 == 0: time.sleep(0.05)"].join("\n");
+    const r = await run(code, {}, email);
+    expect(r.stdout).toContain("x Echo: [EMAIL_");
+    expect(streamed).toContain("x Echo: [EMAIL_");
+    // Every piece streamed is whole: nothing of the value is left between two tokens.
+    expect(streamed.replace(/\[EMAIL_\d+\]/g, "")).not.toMatch(/zoe|longline|example/);
+  });
+
+  it("a later call of a session that prints an earlier result reformatted still shows a token", async () => {
+    const email = "yara.later@example.com";
+    await run(echo(email), { session_id: "later" }, email);
+    const r = await run("print(r.upper())\nprint(r)", { session_id: "later" }, email.toUpperCase());
+    expect(r.stdout).toMatch(/^ECHO: \[EMAIL_\d+\]\nEcho: \[EMAIL_1\]\n$/);
+    await callTool(client, "stop_session", { session_id: "later" });
+  });
+
+  it("the note on a refused image and the text of an SVG image hold tokens, not tool data", async () => {
+    const email = "xena.img@example.com";
+    const note = await run(`${echo(email)}\nreturn_image({"type": "image", "mimeType": r[6:], "data": "AAAA"})`, {}, email);
+    expect(note.images_note).toContain('type "[EMAIL_');
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>{r}</text></svg>`;
+    const code = `import base64\n${echo(email)}\nreturn_image({"type": "image", "mimeType": "image/svg+xml", "data": base64.b64encode(f'${svg}'.encode()).decode()})`;
+    const result = await callTool(client, "execute_code", { language: "python", code });
+    const image = result.content.find((c) => c.type === "image") as { data: string } | undefined;
+    expect(image).toBeDefined();
+    const text = Buffer.from(image!.data, "base64").toString("utf8");
+    expect(text).toMatch(/<text>Echo: \[EMAIL_\d+\]<\/text>/);
+    expect(JSON.stringify(result)).not.toContain(Buffer.from(email).toString("base64").slice(0, 12));
+  });
+
+  it("a raw REST download and the file listing of a session holding tool data show tokens", async () => {
+    const email = "wendy.dl@example.com";
+    const code = `${echo(email)}\nopen("/workspace/out.txt", "w").write(("line " + r + "\\n") * 5000 + r)\nopen("/workspace/" + r[6:] + ".json", "w").write("{}")\nopen("/workspace/bin.dat", "wb").write(bytes(range(256)) + r.encode())`;
+    const executed = await fetch(`${server.url}/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "python", code, session_id: "dl" }) });
+    expect(executed.status).toBe(200);
+    const res = await fetch(`${server.url}/sessions/dl/files/content?path=out.txt`);
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).not.toContain(email);
+    expect(body.split("\n")).toHaveLength(5001);
+    expect(body.endsWith("Echo: [EMAIL_1]")).toBe(true);
+    // A binary file passes byte for byte.
+    const bin = Buffer.from(await (await fetch(`${server.url}/sessions/dl/files/content?path=bin.dat`)).arrayBuffer());
+    expect(bin.subarray(0, 256).equals(Buffer.from(Array.from({ length: 256 }, (_, i) => i)))).toBe(true);
+    const list = await fetch(`${server.url}/sessions/dl/files`);
+    const listed = await list.text();
+    expect(listed).toContain("[EMAIL_1].json");
+    expect(listed).not.toContain(email);
+    await fetch(`${server.url}/sessions/dl`, { method: "DELETE" });
+  });
+});
