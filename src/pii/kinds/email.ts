@@ -25,7 +25,13 @@ export function findEmails(text: string): Span[] {
   for (let at = text.indexOf("@"); at !== -1; at = text.indexOf("@", at + 1)) {
     let start = at;
     while (start > 0 && at - start <= 64 && LOCAL.test(text[start - 1] ?? "")) start--;
-    if (start === at || at - start > 64) continue;
+    if (at - start > 64) continue;
+    // A mailbox does not start with a quote or a dot, nor hold two dots in a row: `['ann@x.org']` (a
+    // Python list) and `see...ann@x.org` hold the mailbox after them, not one starting there.
+    const dots = text.slice(start, at).lastIndexOf("..");
+    if (dots !== -1) start += dots + 2;
+    while (start < at && (text[start] === "'" || text[start] === ".")) start++;
+    if (start === at) continue;
     DOMAIN.lastIndex = at;
     const domain = DOMAIN.exec(text);
     if (domain === null) continue;

@@ -1,0 +1,65 @@
+// A new user's code-mode job over real upstream servers (issue 13): what the agent sees of
+// personal data printed the ordinary ways (a Python list, an ellipsis), and the way back.
+
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { detectPii } from "../src/pii/index.js";
+import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
+import { callTool } from "./fixtures/mcp-client.js";
+
+const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
+
+interface WireResult {
+  status: string;
+  stdout: string;
+  stderr: string;
+}
+
+let dir: string;
+let stack: CodeModeStack | undefined;
+
+async function run(language: string, code: string, sessionId: string): Promise<WireResult> {
+  const result = await callTool(stack!.client, "execute_code", { language, code, session_id: sessionId });
+  return result.structuredContent as unknown as WireResult;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "sandgate-newuser13-"));
+  stack = await startCodeModeStack(dir, {
+    servers: {
+      memory: { command: process.execPath, args: [join(PKG, "server-memory/dist/index.js")], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
+    },
+    pool: { python: 1 },
+    name: "newuser13-test",
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("emails as code prints them", () => {
+  it("an email in quotes or after dots is found without the quote or the dots", () => {
+    const text = "['bob@example.com'] see...ann@example.org 'o'neil@example.net'";
+    const found = detectPii(text, { types: ["email"] }).map((m) => m.value);
+    expect(found).toEqual(["bob@example.com", "ann@example.org", "o'neil@example.net"]);
+  });
+
+  it("a Python list of emails from server-memory prints as a list of tokens, and a token sent back stores the exact email", async () => {
+    const create =
+      "await call_mcp_tool('memory.create_entities', {'entities': [{'name': 'Bob', 'entityType': 'person', 'observations': ['bob.smith@corp.example.org']}]})\n" +
+      "g = await call_mcp_tool('memory.open_nodes', {'names': ['Bob']})\n" +
+      "print(g['entities'][0]['observations'])";
+    const first = await run("python", create, "list-repr");
+    expect(first.status).toBe("ok");
+    expect(first.stdout.trim()).toBe("['[EMAIL_1]']");
+    const back = await run("python", "await call_mcp_tool('memory.add_observations', {'observations': [{'entityName': 'Bob', 'contents': ['again [EMAIL_1]']}]})", "list-repr");
+    expect(back.status).toBe("ok");
+    const stored = readFileSync(join(dir, "memory.jsonl"), "utf8");
+    expect(stored).toContain('"again bob.smith@corp.example.org"');
+    expect(stored).not.toContain("'bob.smith");
+  });
+});
