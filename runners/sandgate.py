@@ -266,12 +266,15 @@ async def call_mcp_tool(tool, args=None):
     return await _channel.call(tool, args)
 
 
-async def search_tools(query, detail="summary", limit=10, server=None):
+async def search_tools(query, detail="summary", limit=None, server=None):
     """The upstream tools that match `query` (words), best first, as the search_tools MCP tool finds
     them: a list of dicts with id, server, name, score, and by `detail` ("name", "summary", "full")
     summary, signature (TypeScript) and python; policy is "deny" or "approve" where the tool policy
-    says so. Raises ToolError (kind InvalidArguments) for a bad query, detail, limit or server."""
-    args = {"query": query, "detail": detail, "limit": limit}
+    says so. Without a limit, as the MCP tool: the best few at summary, signatures of the tools named
+    or the best few at full. Raises ToolError (kind InvalidArguments) for a bad query, detail, limit or server."""
+    args = {"query": query, "detail": detail}
+    if limit is not None:
+        args["limit"] = limit
     if server is not None:
         args["server"] = server
     return await _channel.call("search_tools", args, "search")

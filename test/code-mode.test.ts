@@ -13,7 +13,7 @@ import { CodeMode } from "../src/codemode/index.js";
 import type { RunningServer } from "../src/server/index.js";
 import { freePort, isAlive, waitFor } from "./fixtures/upstream/helpers.js";
 import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
-import { callTool, type ToolResult } from "./fixtures/mcp-client.js";
+import { callTool, toolText, type ToolResult } from "./fixtures/mcp-client.js";
 
 const NODE = process.execPath;
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
@@ -110,6 +110,11 @@ describe("discovery", () => {
     expect(first?.id).toBe("everything.get-sum");
     expect(first?.signature).toMatch(/interface GetSumInput[\s\S]*a: number[\s\S]*Promise</);
     expect(full.structuredContent.total_tools).toBeGreaterThan(40);
+
+    // A tool without an output schema, before any call taught one: `Promise<unknown>`, no empty type, no title repeating the name.
+    const text = toolText(await tool("search_tools", { query: "get-sum", detail: "full", server: "everything" }));
+    expect(text).toMatch(/^\/\/ everything\.get-sum\ninterface GetSumInput \{\n {2}a: number;\n {2}b: number;\n\}\n\/\*\* [^\n]*sum[^\n]* \*\/\ndeclare function getSum\(input: GetSumInput\): Promise<unknown>; \/\/ Python: await get_sum\(\*\*input\)$/m);
+    expect(text).not.toMatch(/GetSumOutput|no output schema|Get Sum Tool/);
   });
 
   it("rejects a search without words as a malformed call", async () => {

@@ -2,7 +2,8 @@
 // Everything here is host-side; the tree it writes is what sandboxes mount read-only.
 
 export { Catalog, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX } from "./catalog.js";
-export { fullSignatureCount } from "./search.js";
+export { signedHits, type RankedHit } from "./search.js";
+export { tokenize } from "./tokenize.js";
 export type { CatalogOptions, CatalogServer, CatalogTool, Detail, SearchHit, SearchOptions } from "./types.js";
 export type { JsonSchema } from "./json-schema.js";
 export { inferSchema } from "./infer-schema.js";

@@ -136,19 +136,46 @@ export class SearchIndex {
   }
 }
 
-/** detail "full" without a limit: signatures for at most this many hits, each scoring at least FULL_SCORE_CUT of the best. */
+/** detail "full" without a limit: signatures for at most this many best hits, each scoring at least FULL_SCORE_CUT of the best. */
 export const FULL_SIGNATURES = 3;
 const FULL_SCORE_CUT = 0.6;
+/** Tools a query names exactly get their signatures, up to this many. */
+const NAMED_SIGNATURES = 8;
+
+/** What signedHits needs of a ranked hit. */
+export interface RankedHit {
+  id: string;
+  name: string;
+  score: number;
+  /** The tool's description and title, read for a deprecation notice. */
+  description?: string;
+  title?: string;
+}
+
+const DEPRECATED = /\bdeprecated\b/i;
+
+/** Whether `words` holds `part` as a run of consecutive words. */
+function containsRun(words: readonly string[], part: readonly string[]): boolean {
+  if (part.length === 0) return false;
+  for (let i = 0; i + part.length <= words.length; i++) if (part.every((w, j) => words[i + j] === w)) return true;
+  return false;
+}
 
 /**
- * How many of the ranked hits' scores (best first) earn a full signature when the caller named no
- * limit: the best hit, and the next ones that come close to it, so "full" costs two or three
- * definitions, not ten.
+ * Which of the ranked hits (best first) earn a full signature when the caller named no limit, as
+ * indices. A query that names tools (`list_directory`, "read text file", `memory.create_entities`)
+ * gets exactly those; otherwise the best hit and the next ones close to it, at most FULL_SIGNATURES,
+ * so "full" costs two or three definitions, not ten. A tool whose description or title says it is
+ * deprecated is signed only when named or when nothing else matched.
  */
-export function fullSignatureCount(scores: readonly number[]): number {
-  const best = scores[0];
-  if (best === undefined) return 0;
-  let count = 1;
-  while (count < Math.min(FULL_SIGNATURES, scores.length) && (scores[count] ?? 0) >= best * FULL_SCORE_CUT) count++;
-  return count;
+export function signedHits(query: string, hits: readonly RankedHit[]): number[] {
+  const words = tokenize(query, true);
+  const named = hits.flatMap((h, i) => (containsRun(words, tokenize(h.name, true)) || query.includes(h.id) ? [i] : []));
+  if (named.length > 0) return named.slice(0, NAMED_SIGNATURES);
+  const deprecated = (h: RankedHit): boolean => DEPRECATED.test(h.description ?? "") || DEPRECATED.test(h.title ?? "");
+  const current = hits.flatMap((h, i) => (deprecated(h) ? [] : [i]));
+  const candidates = current.length > 0 ? current : hits.map((_, i) => i);
+  const best = hits[candidates[0] ?? -1]?.score;
+  if (best === undefined) return [];
+  return candidates.slice(0, FULL_SIGNATURES).filter((i, n) => n === 0 || (hits[i]?.score ?? 0) >= best * FULL_SCORE_CUT);
 }

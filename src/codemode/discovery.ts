@@ -2,7 +2,7 @@
 // The MCP tools (server/code-mode-tools.ts) and sandboxed code (searchTools, search_tools, sandgate-tool --search) share it.
 
 import { z } from "zod";
-import { SEARCH_LIMIT_MAX, type Catalog, type SearchHit } from "../catalog/index.js";
+import { SEARCH_LIMIT_MAX, signedHits, type Catalog, type SearchHit } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
 import { toolPolicyFor } from "../governance/index.js";
@@ -42,20 +42,52 @@ export interface DiscoverySource {
   policy: ToolPolicyConfig;
 }
 
-/** Ranked hits with the tool policy's mark on tools it denies or holds for approval. Throws INVALID_INPUT (unknown server, no words). */
+/**
+ * A search that names no limit gets at most this many hits at detail summary (one line each), each
+ * scoring at least SUMMARY_SCORE_CUT of the best: a hit under half the best score matched only on
+ * incidental words ("add" of add_issue_comment for "add two numbers"). Name and full get SEARCH_LIMIT_DEFAULT.
+ */
+export const SUMMARY_LIMIT_DEFAULT = 5;
+const SUMMARY_SCORE_CUT = 0.5;
+
+/**
+ * Ranked hits with the tool policy's mark on tools it denies or holds for approval. Without a
+ * limit, summary gives the few best (SUMMARY_LIMIT_DEFAULT) and full signs only the hits signedHits
+ * picks (the tools the query names, or the best few), the rest by name; an explicit limit is
+ * exact, every hit at the detail asked. Throws INVALID_INPUT (unknown server, no words).
+ */
 export function searchTools(source: DiscoverySource, args: SearchArgs): { tools: DiscoveredTool[]; total_tools: number } {
   const { catalog } = source;
+  const detail = args.detail ?? "summary";
+  const limit = args.limit ?? (detail === "summary" ? SUMMARY_LIMIT_DEFAULT : undefined);
   const hits = catalog.search(args.query, {
-    detail: args.detail ?? "summary",
-    ...(args.limit !== undefined ? { limit: args.limit } : {}),
+    detail,
+    ...(limit !== undefined ? { limit } : {}),
     ...(args.server !== undefined ? { server: args.server } : {}),
   });
-  const tools = hits.map((h) => {
+  const best = hits[0]?.score ?? 0;
+  const shown = detail === "summary" && args.limit === undefined ? hits.filter((h) => h.score >= best * SUMMARY_SCORE_CUT) : hits;
+  const tools: DiscoveredTool[] = shown.map((h) => {
     const tool = catalog.resolve(h.id);
     const { action } = toolPolicyFor(source.policy, h.server, h.name, tool ? [tool.tsName, tool.pyName] : []);
     return { ...h, score: Math.round(h.score * 1000) / 1000, ...(action === "allow" ? {} : { policy: action }) };
   });
-  return { tools, total_tools: catalog.tools().length };
+  if (detail !== "full" || args.limit !== undefined) return { tools, total_tools: catalog.tools().length };
+  const signed = new Set(
+    signedHits(
+      args.query,
+      hits.map((h) => {
+        const tool = catalog.resolve(h.id);
+        return { id: h.id, name: h.name, score: h.score, ...(tool ? { description: tool.description, ...(tool.title ? { title: tool.title } : {}) } : {}) };
+      }),
+    ),
+  );
+  const trimmed = tools.map((t, i) => {
+    if (signed.has(i)) return t;
+    const { signature: _signature, python: _python, summary: _summary, ...rest } = t;
+    return rest;
+  });
+  return { tools: trimmed, total_tools: catalog.tools().length };
 }
 
 /** Every configured server with its state, tool count and module names. */

@@ -2,7 +2,7 @@
 // catalog a little at a time, so an agent never carries every tool definition in its context.
 
 import { z } from "zod";
-import { fullSignatureCount, type SearchHit } from "../catalog/index.js";
+import type { SearchHit } from "../catalog/index.js";
 import { listServers as discoverServers, searchArgsShape, searchTools as discoverTools } from "../codemode/index.js";
 import { upstreamCallExamples } from "../languages/index.js";
 import type { ServerContext } from "./context.js";
@@ -12,8 +12,8 @@ import { defineTool, type ToolDefinition } from "./tool-definition.js";
 const searchToolsInput = z
   .object({
     query: searchArgsShape.query.describe("e.g. \"create github issue\""),
-    detail: searchArgsShape.detail.describe("Default summary; full: signatures of the best matches"),
-    limit: searchArgsShape.limit.describe("Default 10"),
+    detail: searchArgsShape.detail.describe("Default summary; full: signatures of the tools named or the best few"),
+    limit: searchArgsShape.limit.describe("Default: best 5 (summary) or 10"),
     server: searchArgsShape.server,
   })
   .strict();
@@ -51,7 +51,7 @@ export const listServersOutput = z.object({
 });
 
 /** Where sandboxed code imports these tools from, in each language (from the language specs). */
-const IN_CODE = `Import them in code from ${upstreamCallExamples()
+const IN_CODE = `Import them from ${upstreamCallExamples()
   .flatMap(({ titles, example }) => (example.module ? [`\`${example.module}\` (${titles})`] : []))
   .join(" or ")}, or call them by id.`;
 
@@ -59,18 +59,11 @@ const POLICY_NOTE = { deny: " [denied by the tool policy]", approve: " [each cal
 
 type Hit = SearchHit & { policy?: keyof typeof POLICY_NOTE };
 
-/**
- * detail "full" without a limit: only the best hits keep their signatures (see fullSignatureCount),
- * the rest their one-line summaries; an explicit limit gets every hit in full.
- */
-function trimFull<H extends Hit>(hits: H[], limited: boolean): H[] {
-  if (limited) return hits;
-  const full = fullSignatureCount(hits.map((h) => h.score));
-  return hits.map((h, i) => {
-    if (i < full) return h;
-    const { signature: _signature, python: _python, ...rest } = h;
-    return rest as H;
-  });
+/** `server: a, b; other: c`: hits by name, grouped by server, best first. */
+function namesByServer(hits: Hit[]): string {
+  const groups = new Map<string, string[]>();
+  for (const h of hits) groups.set(h.server, [...(groups.get(h.server) ?? []), `${h.name}${h.policy ? POLICY_NOTE[h.policy] : ""}`]);
+  return [...groups].map(([server, names]) => `${server}: ${names.join(", ")}`).join("; ");
 }
 
 function renderHits(hits: Hit[], detail: string): string {
@@ -80,11 +73,9 @@ function renderHits(hits: Hit[], detail: string): string {
   if (detail === "summary") return hits.map(summaryLine).join("\n");
   const full = hits.filter((h) => h.signature !== undefined);
   const rest = hits.filter((h) => h.signature === undefined);
-  const declarations = compactSignatures(full.map((h) => h.signature ?? ""));
-  const blocks = full.map((h, i) => [`// ${h.id}${note(h)}`, declarations[i], h.python ? `# Python: ${h.python}` : ""].filter(Boolean).join("\n"));
-  if (rest.length > 0) {
-    blocks.push(`Also matching (for their signatures, search their names with detail "full", or pass a limit):\n${rest.map(summaryLine).join("\n")}`);
-  }
+  const declarations = compactSignatures(full.map((h) => ({ signature: h.signature ?? "", ...(h.python ? { python: h.python } : {}) })));
+  const blocks = full.map((h, i) => `// ${h.id}${note(h)}\n${declarations[i]}`);
+  if (rest.length > 0) blocks.push(`Also matching (search a name for its signature): ${namesByServer(rest)}`);
   return blocks.join("\n\n");
 }
 
@@ -96,15 +87,13 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
     scope: "execute",
     title: "Search upstream tools",
     description:
-      "Find upstream MCP tools that execute_code's code can call, best first; detail \"full\" gives TypeScript and Python signatures. " + IN_CODE,
+      "Find upstream MCP tools for execute_code's code, best first; detail \"full\" gives TypeScript and Python signatures. " + IN_CODE,
     input: searchToolsInput,
     output: searchToolsOutput,
     annotations: { title: "Search upstream tools", readOnlyHint: true, openWorldHint: false },
     async run(args) {
       const detail = args.detail ?? "summary";
-      const found = discoverTools(codeMode.discoverySource(), args);
-      const tools = detail === "full" ? trimFull(found.tools, args.limit !== undefined) : found.tools;
-      const total = found.total_tools;
+      const { tools, total_tools: total } = discoverTools(codeMode.discoverySource(), args);
       const text =
         total === 0
           ? "No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. list_servers shows their state."

@@ -283,7 +283,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       query: z.object({
         q: z.string().describe("Words describing the task"),
         detail: z.enum(["name", "summary", "full"]).optional(),
-        limit: z.string().regex(/^\d+$/, "a whole number").optional().describe("1 to 50, default 10"),
+        limit: z.string().regex(/^\d+$/, "a whole number").optional().describe("1 to 50; default 5 at detail summary, else 10"),
         server: z.string().optional(),
       }),
       response: searchToolsOutput,
