@@ -21,7 +21,7 @@ const BUDGETS: Record<ToolProfile, Record<string, number>> = {
   full: {
     execute_code: 590,
     execute_command: 225,
-    search_tools: 200,
+    search_tools: 195,
     list_servers: 50,
     get_job: 150,
     stop_job: 65,
@@ -33,9 +33,11 @@ const BUDGETS: Record<ToolProfile, Record<string, number>> = {
     file_list: 75,
     get_volume_path: 50,
   },
-  codemode: { execute_code: 580, search_tools: 200 },
+  codemode: { execute_code: 580, search_tools: 195 },
 };
-const TOTALS: Record<ToolProfile, number> = { full: 1850, codemode: 780 };
+const TOTALS: Record<ToolProfile, number> = { full: 1850, codemode: 770 };
+/** Tokens of the server's `initialize` instructions: under codemode they do not repeat execute_code's description. */
+const INSTRUCTIONS: Record<ToolProfile, number> = { full: 140, codemode: 40 };
 
 /** The full profile's tools the codemode profile hides (code reaches them itself, or they are not needed). */
 const HIDDEN = ["execute_command", "list_servers", "get_job", "stop_job", "analyze_code", "get_sessions", "stop_session", "file_read", "file_write", "file_list", "get_volume_path"];
@@ -77,6 +79,9 @@ describe.each(["full", "codemode"] as const)("the %s profile's tool definitions"
       for (const [name, tokens] of Object.entries(spent)) expect(tokens, `${name} costs ${tokens} tokens`).toBeLessThanOrEqual(BUDGETS[profile][name] ?? 0);
       const total = Object.values(spent).reduce((a, b) => a + b, 0);
       expect(total, `the ${profile} tool list costs ${total} tokens`).toBeLessThanOrEqual(TOTALS[profile]);
+      const instructions = client.getInstructions() ?? "";
+      expect(countTokens(instructions), instructions).toBeLessThanOrEqual(INSTRUCTIONS[profile]);
+      expect(instructions).toMatch(/execute_code.*search_tools.*print only what you need/);
     });
   });
 });

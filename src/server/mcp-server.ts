@@ -81,9 +81,17 @@ export function toMcpError(error: unknown, log?: ErrorLog): JsonRpcError {
   return new JsonRpcError(jsonRpcCodeOf(shown.code), shown.message, { code: shown.code, ...wireErrorData(shown) });
 }
 
-/** The server's instructions to the agent, naming only the tools its profile lists. */
+/**
+ * The server's instructions to the agent, naming only the tools its profile lists. Under codemode
+ * the agent reads execute_code's description with every tool list, so they only say how to work.
+ */
 function instructions(ctx: ServerContext): string {
   const full = ctx.config.server.toolProfile === "full";
+  if (!full) {
+    return Object.keys(ctx.config.mcpServers).length > 0
+      ? "Do the task in execute_code: find upstream tools with search_tools, call them from the code, and print only what you need, so tool results stay out of your context."
+      : "Do the task in execute_code and print only what you need.";
+  }
   return (
     `sandgate runs code in isolated Linux sandboxes without network: execute_code (Python, JavaScript, TypeScript, Bash)${full ? " or execute_command (a shell line)" : ""}. ` +
     `Pass a session_id to keep variables and /workspace files across calls${full ? "; stop_session when done" : ""}. ` +
