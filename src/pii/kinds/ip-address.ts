@@ -7,9 +7,12 @@ import { before, scan, type Span } from "./span.js";
 // validator's files are CommonJS with the function as both the module and its `default`.
 const isIP = isIPModule.default;
 
-const V4 = /(?<![\w.\-+/@#])(?:\d{1,3}\.){3}\d{1,3}(?![\w\-@]|\.\d)/g;
+// A slash before is a path (`lib/1.2.3.4`) unless it is the `//` of a URL (`http://10.0.0.5/`).
+const V4 = /(?<![\w.\-+@#])(?<![^/]\/|^\/)(?:\d{1,3}\.){3}\d{1,3}(?![\w\-@]|\.\d)/g;
 const V6 = /(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[A-Za-z0-9_]{1,15})?(?![\w:]|\.\w)/g;
-const VERSION_CONTEXT = /(?:\bv|\bversion|\bver|\brelease|\bbuild|\bfirmware|\bfw|\bassembly|\bsdk|\bruntime|\bkernel|\bpatch|@)["'\s:=]{0,4}$/;
+const VERSION_CONTEXT = /(?:\bv|version|\bver|\brelease|\bbuild|\bfirmware|\bfw|\bassembly|\bsdk|\bruntime|\bkernel|\bpatch|@|~>|>=|<=|==|[~^])["'\s:=(]{0,4}$/;
+/** A lockfile's `name (1.2.3.4)` line (Gemfile.lock): the parentheses hold the name's version. */
+const NAME_VERSION = /^[ \t]*[A-Za-z][\w.-]* \($/;
 
 function personalV4(value: string): boolean {
   const [first] = value.split(".");
@@ -33,6 +36,8 @@ export function findIpAddresses(text: string): Span[] {
       if (!isIP(m[0], 4) || !personalV4(m[0])) continue;
       if (VERSION_CONTEXT.test(before(text, m.index, 14))) continue;
       const end = m.index + m[0].length;
+      const lineStart = text.lastIndexOf("\n", m.index) + 1;
+      if (NAME_VERSION.test(text.slice(lineStart, m.index)) && /^\)[ \t]*(?:\n|$)/.test(text.slice(end, end + 3))) continue;
       // `10.0.0.0/8` names a network, not a host.
       if (m[0].endsWith(".0") && /^\/\d/.test(text.slice(end, end + 2))) continue;
       out.push({ start: m.index, end });
