@@ -2,7 +2,7 @@
 // known issuer prefix for their length and a valid Luhn checksum. Ids that fail either pass untouched.
 
 import { luhnValid } from "./luhn.js";
-import { digitsOf, scan, type Span } from "./span.js";
+import { before, digitsOf, scan, type Span } from "./span.js";
 
 const CANDIDATE = /(?<![\w.\-+/@#])\d{4}(?:[ -]?\d){9,15}(?![\w\-/@]|[.,:]\d)/g;
 
@@ -31,7 +31,7 @@ const ISSUERS: readonly { from: number; to: number; lengths: readonly number[] }
   { from: 6761, to: 6763, lengths: [13, 14, 15, 16, 17, 18, 19] }, // Maestro
   { from: 300, to: 305, lengths: [14, 16, 17, 18, 19] }, // Diners Club
   { from: 36, to: 36, lengths: [14, 16, 17, 18, 19] }, // Diners Club
-  { from: 38, to: 39, lengths: [16, 17, 18, 19] }, // Diners Club
+  { from: 38, to: 39, lengths: [14, 16, 17, 18, 19] }, // Diners Club (38520000023237 is its 14-digit test card)
 ];
 
 function knownIssuer(digits: string): boolean {
@@ -52,6 +52,19 @@ function wellGrouped(value: string): boolean {
   return groups.every((n) => n === 4) && last >= 1 && last <= 4;
 }
 
+/** A word for a card earlier on the line (`card ending 1234, full number ...`). */
+const CARD_CONTEXT = /card|\bcc\b|credit|debit|visa|payment|\bpan\b|kart|carte|tarjeta|carta/;
+const NOT_CARD = /(?:gtin|\bean|isbn|\bupc|\bid|_id|order|invoice|tracking|serial|phone|\btel|account|\bacct|\bref)["'\s:=#-]{0,4}$/;
+
+function lineAround(text: string, start: number, end: number): string {
+  const from = text.lastIndexOf("\n", start) + 1;
+  const to = text.indexOf("\n", end);
+  return text.slice(from, to === -1 ? text.length : to);
+}
+
+/** Numbers and the separators of a table row, nothing else (no word that could name a card). */
+const numbersOnly = (line: string): boolean => /^[\d\s,;|.:+\-eE"']*$/.test(line) && /[,;|\t]/.test(line);
+
 export function findCreditCards(text: string): Span[] {
   const out: Span[] = [];
   for (const m of scan(CANDIDATE, text)) {
@@ -59,6 +72,14 @@ export function findCreditCards(text: string): Span[] {
     if (digits.length < 13 || digits.length > 19) continue;
     if (!wellGrouped(m[0]) || !knownIssuer(digits) || !luhnValid(digits)) continue;
     const end = m.index + m[0].length;
+    const bare = /^\d+$/.test(m[0]);
+    // Bare digits after a key that names them as something else (gtin=, isbn:, order_id) are that thing;
+    // thirteen bare digits (an EAN, or the rare old Visa length) need a word like card.
+    const context = before(text, m.index, 24);
+    if (bare && NOT_CARD.test(context)) continue;
+    if (bare && digits.length === 13 && !CARD_CONTEXT.test(before(text, m.index, 60).split("\n").pop() ?? "")) continue;
+    // A bare field of a line of numbers only (a CSV of ids, sizes and trace ids) is one more number.
+    if (bare && numbersOnly(lineAround(text, m.index, end))) continue;
     // Part of a longer row of digit groups (a tracking number, a table): not a card.
     if (/^[ -]\d{4}/.test(text.slice(end, end + 5)) || /\d{4}[ -]$/.test(text.slice(Math.max(0, m.index - 5), m.index))) continue;
     out.push({ start: m.index, end });
