@@ -120,6 +120,76 @@ describe("PII detection per kind", () => {
   });
 });
 
+describe("PII detection of the shapes third-party data is printed in", () => {
+  /** Each value in a sentence of its own, as a labeller would mark it; the detector must find exactly it. */
+  const labelled = (type: string, values: string[], around: (v: string) => string): void => {
+    for (const value of values) {
+      const text = around(value);
+      const found = detectPii(text, { types: PII_TYPES }).map((m) => [m.type, m.value]);
+      expect(found, text).toEqual([[type, value]]);
+    }
+  };
+
+  it("finds national phone numbers of the common countries without a country code", () => {
+    labelled(
+      "phone",
+      [
+        "020 3123 4567", "0161 234 5678", "07911 123456", "030 12345678", "0176 12345678", "0211/1234567", "01 45 67 89 10",
+        "07 81 23 45 67", "04.72.10.30.30", "010-4123456", "06-41234567", "655 12 34 56", "06 4567 8901", "348 765 4321",
+        "080 4123 4567", "(03) 9123 4567", "0421 987 654", "1300 655 506", "011 2345 6789",
+      ],
+      (v) => `Customer service: ${v} (weekdays).`,
+    );
+  });
+
+  it("finds international numbers whose range libphonenumber knows as possible though not assigned", () => {
+    labelled("phone", ["+447700900731", "+44 (0)113 496 0321", "+49 (0)89 1234567", "+1 (283) 555-7812", "0033 1 45 67 89 10"], (v) => `ruft an: ${v}`);
+    labelled("phone", ["(283) 555-7812", "370-555-0100 x44"], (v) => `Order desk ${v} is staffed.`);
+  });
+
+  it("finds Spanish-style numbers printed like amounts only when a word says they are phones", () => {
+    expect(detectPii("Teléfono: 915 123 456", { types: ["phone"] }).map((m) => m.value)).toEqual(["915 123 456"]);
+    expect(detectPii("Total 915 123 456 units", { types: ["phone"] })).toEqual([]);
+  });
+
+  it("leaves numbers alone that are dates, order or reference numbers, ISSNs, ZIP+4 codes and placeholders", () => {
+    const text = [
+      "ISSN 0378-5955, Order 2023-004512, ref: 0171 22, zip 10001-2345, \"zip\":\"30301-0042\", due 05-11-2024 and 2024 05 11,",
+      "placeholders 777-777-7777, (888) 000-0000, 911-555-1234 and 123-456-7890, amount 912 345 678.",
+    ].join("\n");
+    expect(detectPii(text, { types: PII_TYPES })).toEqual([]);
+  });
+
+  it("leaves the bytes of a hex dump alone", () => {
+    const text = "00000010  7f 45 4c 46 02 01 01 00 00 00 00 00 00 00 00 00  |.ELF............|\n00000020  3e 00 01 00 00 00 60 10 00 00 00 00 00 00 00 40  |>.....`........@|";
+    expect(detectPii(text, { types: PII_TYPES })).toEqual([]);
+  });
+
+  it("finds IBANs whose bank check digits do not hold, as generators print them, when mod-97 does", () => {
+    labelled("iban", ["BE34310123456755", "FR46 3000 3012 3400 0123 4567 812", "PT72 0035 0000 1234 5678 9015 5"], (v) => `Pay to ${v}.`);
+    expect(detectPii("Pay to BE35310123456755.", { types: ["iban"] })).toEqual([]);
+  });
+
+  it("finds an IP address in a URL, and no version in a lockfile's name (1.2.3.4) line or a constraint", () => {
+    labelled("ip_address", ["10.20.30.40", "198.51.100.23"], (v) => `GET http://${v}:8080/metrics failed`);
+    const text = "  specs:\n    grpc (1.62.0.1)\n      google-protobuf (~> 3.25.0.1)\n[assembly: AssemblyFileVersion(\"2.0.1.0\")]\npath lib/1.2.3.4/x";
+    expect(detectPii(text, { types: ["ip_address"] })).toEqual([]);
+  });
+
+  it("finds 14-digit Diners Club cards starting 38, and leaves a numbers-only CSV row's long ids alone", () => {
+    labelled("credit_card", ["38520000023237", "3852 000002 3237"], (v) => `Paid with ${v} yesterday.`);
+    const csv = "span_id,start_ns,bytes,parent\n5301287644019273,1718000000123456789,20480,4012887644019273\n";
+    expect(detectPii(csv, { types: PII_TYPES })).toEqual([]);
+    expect(detectPii("name,card\nAnn,5301287644019273\n", { types: ["credit_card"] }).map((m) => m.value)).toEqual(["5301287644019273"]);
+  });
+
+  it("leaves bare digits named as something else (gtin=, order_id) alone, and needs a word for a card at thirteen digits", () => {
+    const text = "gtin=4012887644019273 order_id: 5301287644019273 ean 4000000000006 sku 4000000000006";
+    expect(detectPii(text, { types: ["credit_card"] })).toEqual([]);
+    expect(detectPii("Visa on file, number 4000000000006.", { types: ["credit_card"] }).map((m) => m.value)).toEqual(["4000000000006"]);
+  });
+});
+
 describe("PII custom patterns", () => {
   it("finds an admin's own kind by its name, after the built-in kinds", () => {
     const patterns = compilePatterns([{ name: "employee_id", regex: "\\bEMP-\\d{6}\\b" }, { name: "ticket", regex: "tkt_[a-z0-9]{8}", flags: "i" }]);

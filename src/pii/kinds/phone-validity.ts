@@ -10,6 +10,7 @@ interface NumberType {
 }
 interface NumberingPlan {
   nationalNumberPattern(): string;
+  possibleLengths(): number[];
   leadingDigits(): string | undefined;
   hasTypes(): boolean;
   type(name: string): NumberType | undefined;
@@ -81,4 +82,54 @@ function validForCallingCode(callingCode: string, national: string): boolean {
     } else if (validInPlan(national)) return true;
   }
   return false;
+}
+
+/**
+ * `+` and digits that libphonenumber calls possible though perhaps not valid: a known calling code and
+ * a national number of that plan's pattern and lengths. Fictional ranges (UK 07700 900xxx) and area
+ * codes not yet assigned are numbers all the same when a `+` says so.
+ */
+export function plausiblePhoneDigits(digits: string): boolean {
+  for (let n = 1; n <= 3; n++) {
+    const callingCode = digits.slice(0, n);
+    if (!metadata.hasCallingCode(callingCode)) continue;
+    const national = digits.slice(n);
+    if (validForCallingCode(callingCode, national)) return true;
+    if (callingCode === "1") return nanpPlausible(national);
+    // The main country of a shared calling code (the US for +1, the UK for +44).
+    metadata.selectNumberingPlan(metadata.getCountryCodesForCallingCode(callingCode)?.[0] ?? callingCode);
+    const plan = metadata.numberingPlan;
+    return plan.possibleLengths().includes(national.length) && entirely(national, plan.nationalNumberPattern());
+  }
+  return false;
+}
+
+/**
+ * NANP's own rule for a number whose area code is not assigned yet: area code and exchange start with
+ * 2-9, and the area code is not one the plan keeps back (N11, and 222...999 where not assigned: 555-555-5555).
+ */
+export function nanpPlausible(national: string): boolean {
+  if (!/^[2-9]\d\d[2-9]\d{6}$/.test(national)) return false;
+  const area = national.slice(0, 3);
+  return area.slice(1) !== "11" && !/^(\d)\1\1$/.test(area);
+}
+
+/** Calling codes of the common countries whose national numbers start with a trunk 0 that is not dialled from abroad. */
+const TRUNK_ZERO = ["44", "49", "33", "31", "91", "61", "32", "43", "41", "353", "46", "64", "81", "27", "358"];
+/** Countries without a trunk prefix whose national numbers are commonly printed alone: Spain, Italy, India's mobiles, Australia's 13/1300/1800. */
+const NO_TRUNK = ["34", "39", "91", "61"];
+
+/**
+ * Digits printed without a country code, valid in one of the common numbering plans: with a leading
+ * 0, the trunk prefix of the UK, Germany, France... (Italy keeps its 0); without, Spain, Italy or India.
+ */
+export function validNationalDigits(digits: string): boolean {
+  if (digits.startsWith("0")) {
+    if (digits.startsWith("00")) return false;
+    const national = digits.slice(1);
+    return TRUNK_ZERO.some((code) => validForCallingCode(code, national)) || validForCallingCode("39", digits);
+  }
+  // Italy without its 0 and India without its trunk prefix: mobiles only (3..., 6-9...); Australia: 13 numbers.
+  const only: Record<string, RegExp> = { "91": /^[6-9]/, "61": /^1[38]/ };
+  return NO_TRUNK.some((code) => (only[code]?.test(digits) ?? true) && validForCallingCode(code, digits));
 }
