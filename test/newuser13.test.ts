@@ -1,12 +1,14 @@
 // A new user's code-mode job over real upstream servers (issue 13): what the agent sees of
 // personal data printed the ordinary ways (a Python list, an ellipsis), and the way back.
 
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { detectPii } from "../src/pii/index.js";
 import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
+import { CLI } from "./fixtures/cli.js";
 import { callTool } from "./fixtures/mcp-client.js";
 
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
@@ -61,5 +63,29 @@ describe("emails as code prints them", () => {
     const stored = readFileSync(join(dir, "memory.jsonl"), "utf8");
     expect(stored).toContain('"again bob.smith@corp.example.org"');
     expect(stored).not.toContain("'bob.smith");
+  });
+});
+
+describe("sandgate pii on a live stream (dist/: npm run build first)", () => {
+  it("prints each line's tokens while standard input is still open, as tail -f | sandgate pii needs", async () => {
+    const child = spawn(process.execPath, [CLI, "pii"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });
+    try {
+      let out = "";
+      const firstLine = new Promise<string>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString("utf8");
+          if (out.includes("\n")) resolve(out);
+        });
+        child.on("exit", (code) => reject(new Error(`sandgate pii exited (${code}) before printing a line; stdout: ${JSON.stringify(out)}`)));
+      });
+      child.stdin.write("mail ann@example.com\n");
+      // stdin stays open: the line must come out now, not when the input ends.
+      expect(await firstLine).toBe("mail [EMAIL_1]\n");
+      child.stdin.end("again ann@example.com and bob@example.org\n");
+      await new Promise((resolve) => child.once("close", resolve));
+      expect(out).toBe("mail [EMAIL_1]\nagain [EMAIL_1] and [EMAIL_2]\n");
+    } finally {
+      child.kill();
+    }
   });
 });

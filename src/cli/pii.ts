@@ -13,8 +13,6 @@ export interface PiiArgs {
 
 /** The most standard input this command holds at once: the whole text with --json, else one line (bytes; characters for a line). */
 export const MAX_PII_INPUT_BYTES = 64 * 1024 * 1024;
-/** Without --json, text is tokenized and written in batches of whole lines about this large. */
-const BATCH_BYTES = 1024 * 1024;
 
 export async function runPii(args: PiiArgs, config: SandgateConfig): Promise<number> {
   const types = args.types === undefined ? undefined : args.types.split(",").map((t) => t.trim()).filter((t) => t !== "");
@@ -43,13 +41,15 @@ async function readAll(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Whole lines in batches, one vault for the whole input: a value keeps its token from batch to batch. */
+/**
+ * The whole lines of each read (at most a pipe's buffer, so `tail -f log | sandgate pii` shows a line
+ * as it comes), one vault for the whole input: a value keeps its token from line to line.
+ */
 async function streamLines(vault: PiiVault, options: DetectOptions): Promise<void> {
   const decoder = new TextDecoder("utf-8");
   let pending = "";
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
     pending += decoder.decode(chunk, { stream: true });
-    if (pending.length < BATCH_BYTES) continue;
     const cut = pending.lastIndexOf("\n");
     if (cut === -1) {
       if (pending.length > MAX_PII_INPUT_BYTES) throw tooLarge("a line of the input");
