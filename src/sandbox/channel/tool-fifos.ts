@@ -34,6 +34,8 @@ const STALE_MS = 10 * 60_000;
 class FifoStock {
   private readonly ready: string[] = [];
   private making = 0;
+  /** Directories made ahead and not taken (ready or still being made): removed when the process exits. */
+  private readonly spare = new Set<string>();
 
   constructor(
     private readonly parent: string,
@@ -50,7 +52,11 @@ class FifoStock {
   /** A directory holding `requests` and `replies`, now the caller's. */
   take(): string {
     let dir = this.ready.shift();
-    while (dir !== undefined && !(existsSync(join(dir, "requests")) && existsSync(join(dir, "replies")))) dir = this.ready.shift();
+    while (dir !== undefined && !(existsSync(join(dir, "requests")) && existsSync(join(dir, "replies")))) {
+      this.spare.delete(dir);
+      dir = this.ready.shift();
+    }
+    if (dir !== undefined) this.spare.delete(dir);
     this.refill();
     if (dir !== undefined) return dir;
     const made = this.newDir();
@@ -68,6 +74,7 @@ class FifoStock {
     while (this.ready.length + this.making < STOCK_SIZE) {
       this.making++;
       const dir = this.newDir();
+      this.spare.add(dir);
       execFile("mkfifo", ["-m", "0600", ...pairIn(dir)], { timeout: 10_000 }, (error) => {
         this.making--;
         try {
@@ -79,9 +86,17 @@ class FifoStock {
         } catch {
           // not owned: dropped below
         }
+        this.spare.delete(dir);
         rmSync(dir, { recursive: true, force: true });
       });
     }
+  }
+
+  /** Removes the pairs made ahead that no sandbox took (a short-lived `sandgate exec` would leave them for the next sweep). */
+  removeSpares(): void {
+    for (const dir of this.spare) rmSync(dir, { recursive: true, force: true });
+    this.spare.clear();
+    this.ready.length = 0;
   }
 
   private newDir(): string {
@@ -100,6 +115,7 @@ function pairIn(dir: string): [string, string] {
 }
 
 const stocks = new Map<string, FifoStock>();
+let removeOnExit = false;
 
 /**
  * The FIFO pair for one sandbox, in a directory of its own under `parent`: mode 0600, owned by the
@@ -110,6 +126,12 @@ export function createToolFifos(parent: string, hostUser: HostUser | undefined):
   if (stock === undefined) {
     stock = new FifoStock(parent, hostUser);
     stocks.set(parent, stock);
+    if (!removeOnExit) {
+      removeOnExit = true;
+      process.once("exit", () => {
+        for (const each of stocks.values()) each.removeSpares();
+      });
+    }
   }
   const dir = stock.take();
   const [requestsPath, repliesPath] = pairIn(dir);
