@@ -9,8 +9,17 @@ const BOILERPLATE: Array<[RegExp, string]> = [
   [/\n \*\n \* Tool id: `[^`\n]*`(?=\n \*\/)/, ""],
 ];
 
-/** A doc comment left with one line of text fits on one line. */
-const ONE_LINE_DOC: [RegExp, string] = [/^\/\*\*\n \* ([^\n]*)\n \*\/\n/, "/** $1 */\n"];
+/** A doc comment left with one line of text fits on one line (a declaration's, or an indented property's). */
+const ONE_LINE_DOC: [RegExp, string] = [/^( *)\/\*\*\n\1 \* ([^\n]*)\n\1 \*\/$/gm, "$1/** $2 */"];
+
+/** A property's doc comment of one line of text and an `@default` tag. */
+const DEFAULT_TAG = /^( *)\/\*\*\n\1 \* ([^\n]*)\n\1 \*\n\1 \* @default ([^\n]*)\n\1 \*\/$/gm;
+
+/** `/** Text (default X) *\/`, or just the text when it already gives the default ("1-20, default 5"). */
+function foldDefault(_: string, indent: string, text: string, value: string): string {
+  const said = new RegExp(`default:? ${value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w.])`, "i").test(text);
+  return `${indent}/** ${said ? text : `${text} (default ${value})`} */`;
+}
 
 /** The generator's output type of a tool without an output schema; the function then returns `Promise<unknown>`. */
 const NO_OUTPUT = /^\/\*\* The server declares no output schema[^\n]*\*\/\nexport type ([A-Za-z_$][\w$]*) = unknown;$/;
@@ -33,8 +42,10 @@ function dropRepeatedTitle(block: string): string {
   const title = TITLE.exec(block);
   const fn = /export declare function ([A-Za-z_$][\w$]*)/.exec(block);
   if (!title || !fn) return block;
+  const name = (fn[1] ?? "").toLowerCase();
   const known = new Set([...tokenize(fn[1] ?? "", true), ...tokenize(block.slice(title[0].length), true)]);
-  const repeats = tokenize(title[1] ?? "", true).every((word) => known.has(word) || FILLER.has(word));
+  // `sequentialthinking` holds "Sequential Thinking" without a hump between the words.
+  const repeats = tokenize(title[1] ?? "", true).every((word) => known.has(word) || FILLER.has(word) || name.includes(word));
   return repeats ? `/**\n${block.slice(title[0].length)}` : block;
 }
 
@@ -68,7 +79,7 @@ export function compactSignatures(tools: readonly SignatureParts[]): string[] {
           unknownOutput = noOutput[1];
           return [];
         }
-        const cleaned = [...BOILERPLATE, ONE_LINE_DOC].reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), block);
+        const cleaned = [...BOILERPLATE, ONE_LINE_DOC].reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), block).replace(DEFAULT_TAG, foldDefault);
         const match = DECLARATION.exec(cleaned);
         if (!match) return [cleaned.replace(...ONE_LINE_DOC)];
         const [, , kind = "", name = "", , body = ""] = match;
