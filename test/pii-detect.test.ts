@@ -160,6 +160,20 @@ describe("PII detection of the shapes third-party data is printed in", () => {
     expect(detectPii(text, { types: PII_TYPES })).toEqual([]);
   });
 
+  it("finds numbers with 555 as area code, as fiction and generated data print them, but not N11 service codes", () => {
+    expect(detectPii("Phone (555) 234-5678, not 311-234-5678", { types: ["phone"] }).map((m) => m.value)).toEqual(["(555) 234-5678"]);
+  });
+
+  it("leaves a serial number after its name and the columns of an aligned table alone", () => {
+    const text = "Serial no. SN 0031-2345-6789\n  PID USER  PR  NI    VIRT    RES\n 4321 app   20   0 2345678 345678  23456 S\n";
+    expect(detectPii(text, { types: PII_TYPES })).toEqual([]);
+  });
+
+  it("finds nine bare digits as an SSN right after SSN#", () => {
+    expect(detectPii("SSN#401223344 on file", { types: ["ssn"] }).map((m) => m.value)).toEqual(["401223344"]);
+    expect(detectPii("see #401223344", { types: ["ssn"] })).toEqual([]);
+  });
+
   it("leaves the bytes of a hex dump alone", () => {
     const text = "00000010  7f 45 4c 46 02 01 01 00 00 00 00 00 00 00 00 00  |.ELF............|\n00000020  3e 00 01 00 00 00 60 10 00 00 00 00 00 00 00 40  |>.....`........@|";
     expect(detectPii(text, { types: PII_TYPES })).toEqual([]);

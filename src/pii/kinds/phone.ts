@@ -20,8 +20,9 @@ const DOTTED_US = /^(?:\+?1[ .])?\(?\d{3}\)?\.\d{3}\.\d{4}$/;
 const DOTTED_PAIRS = /^0\d(?:\.\d\d){4}$/;
 /** A slash only after an area code: 030/901820. */
 const SLASHED = /^\(?0\d{1,5}\)?\/\d[\d -]*$/;
-/** Words that name a number as something else: `Order 2024-000123`, `ISSN 0317-8471`, `ref 0171 22`. */
-const NOT_PHONE = /(?:\b(?:order|invoice|inv|ref|reference|id|no|nr|num|number|account|acct|tracking|sku|po|ticket|case|isbn|issn|serial|pin|zip|postcode)\b|#)[ .:#="'-]{0,4}$/;
+/** Words that name a number as something else just before it: `Order 2024-000123`, `Serial number: SN 0042-1234-5678`. */
+const NOT_PHONE =
+  /(?:\b(?:order|invoice|inv|ref|reference|id|no|nr|account|acct|tracking|sku|po|ticket|case|isbn|issn|serial|pin|zip|postcode)\b(?: (?:number|no\.?|nr\.?|id))?|#)[ .:#="'-]{0,4}(?:[a-z]{1,3}[ .:#-]{1,2})?$/;
 const DATE = /^(?:\d{1,2}[-/. ]\d{1,2}[-/. ]\d{2,4}|\d{4}[-/. ]\d{1,2}[-/. ]\d{1,2})$/;
 /** 912 345 678 is also how some print an amount: without a country code it needs a word like "phone". */
 const THOUSANDS = /^\d{1,3}(?:[ .,\u00a0]\d{3})+$/;
@@ -46,10 +47,12 @@ export function findPhones(text: string): Span[] {
     if (!separated && !international && !context) continue;
     // Dots also join versions, dates and addresses: only the US 3.3.4 and the French pairs count.
     if (value.includes(".") && !international && !DOTTED_US.test(value) && !DOTTED_PAIRS.test(value)) continue;
-    if (!international && (DATE.test(value) || (!context && NOT_PHONE.test(before(text, m.index, 16))))) continue;
+    // Only a + makes a number international beyond doubt: 0042-1234-5678 may be a serial number.
+    const plus = value.startsWith("+");
+    if (!plus && (DATE.test(value) || (!context && NOT_PHONE.test(lineBefore(text, m.index, 24))))) continue;
     const end = m.index + m[0].length;
     // One more number of a row of numbers (a table, a hex dump) is not a phone.
-    if (/^[ \t]\d/.test(text.slice(end, end + 2)) || /\d[ \t]$/.test(text.slice(Math.max(0, m.index - 2), m.index))) continue;
+    if (/^[ \t]+\d/.test(text.slice(end, end + 9)) || /\d[ \t]+$/.test(text.slice(Math.max(0, m.index - 9), m.index))) continue;
     if (inHexRow(text, m.index, end)) continue;
     // `011 3186339` is Turin or Delhi when 011 does not lead to a country (the US exit code).
     const accepted = international
@@ -59,6 +62,11 @@ export function findPhones(text: string): Span[] {
     out.push({ start: m.index, end });
   }
   return out;
+}
+
+/** The `width` characters before `start`, from its line only, lower-cased. */
+function lineBefore(text: string, start: number, width: number): string {
+  return before(text, start, width).split("\n").pop() ?? "";
 }
 
 /** Next to a byte of a hex dump (`3a 01 48 45 79 f4`): two hex characters with a digit, or on both sides. */

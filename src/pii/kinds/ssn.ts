@@ -4,7 +4,8 @@
 import { before, scan, type Span } from "./span.js";
 
 const FORMATTED = /(?<![\w.\-+/@#])(\d{3})([ -])(\d{2})\2(\d{4})(?![\w\-/@]|[.,:]\d)/g;
-const BARE = /(?<![\w.\-+/@#])(\d{3})(\d{2})(\d{4})(?![\w\-/@]|[.,:]\d)/g;
+// `#` may come before: the context below is required anyway (`SSN#123456789`).
+const BARE = /(?<![\w.\-+/@])(\d{3})(\d{2})(\d{4})(?![\w\-/@]|[.,:]\d)/g;
 const CONTEXT = /(?:\bssn|\bss#|social security|\bsoc\.? ?sec|\bsocial sec)[^\d\n]{0,24}$/;
 
 function validParts(area: string, group: string, serial: string): boolean {
