@@ -116,4 +116,20 @@ describe("paths by which tool data could reach the agent whole", () => {
     expect(listed).not.toContain(email);
     await fetch(`${server.url}/sessions/dl`, { method: "DELETE" });
   });
+
+  it("output made to match the first characters of hundreds of known values everywhere is scanned in one pass, and those values still show as tokens", { timeout: 90_000 }, async () => {
+    // 180 emails sharing their first characters, of a hundred lengths; then a megabyte of those characters.
+    const code = [
+      'emails = ["aaa" + "a" * k + "@" + ("b" * 60 + ".") * d + "example.com" for k in range(1, 61) for d in range(3)]',
+      'r = await call_mcp_tool("everything.echo", {"message": " ".join(emails)})',
+      'print("a" * 1_000_000)',
+      "print(emails[0], emails[-1])",
+    ].join("\n");
+    const result = await callTool(client, "execute_code", { language: "python", code, session_id: "flood" });
+    const r = result.structuredContent as unknown as WireResult & { full_output?: { stdout?: string } };
+    expect(r.status).toBe("ok");
+    expect(JSON.stringify(result)).not.toMatch(/a@|b\.example\.com/);
+    expect(r.stdout.trimEnd().endsWith("[EMAIL_1] [EMAIL_180]")).toBe(true);
+    await callTool(client, "stop_session", { session_id: "flood" });
+  });
 });
