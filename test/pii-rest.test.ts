@@ -42,6 +42,14 @@ describe("POST /pii/tokenize", () => {
     ]);
   });
 
+  it("tokenizes the shapes third-party data prints: national phone numbers, generated IBANs, IPs in URLs, 14-digit Diners cards", async () => {
+    const text = "Büro 030 12345678, portable 07 81 23 45 67; IBAN FR46 3000 3012 3400 0123 4567 812; GET http://10.20.30.40:8080/; Diners 38520000023237\n    grpc (1.62.0.1)\n";
+    const types = ["phone", "iban", "ip_address", "credit_card"];
+    const r = await api<Tokenized>("/pii/tokenize", { json: { text, types } });
+    expect(r.status).toBe(200);
+    expect(r.body.text).toBe("Büro [PHONE_1], portable [PHONE_2]; IBAN [IBAN_1]; GET http://[IP_ADDRESS_1]:8080/; Diners [CREDIT_CARD_1]\n    grpc (1.62.0.1)\n");
+  });
+
   it("starts a fresh vault for every request", async () => {
     await api("/pii/tokenize", { json: { text: "ann@example.com" } });
     const r = await api<Tokenized>("/pii/tokenize", { json: { text: "bob@example.com" } });
