@@ -32,8 +32,10 @@ beforeAll(async () => {
   stack = await startCodeModeStack(dir, {
     servers: {
       memory: { command: process.execPath, args: [join(PKG, "server-memory/dist/index.js")], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
+      // Configured, but exits before the MCP handshake every time: failed, and retried with backoff.
+      broken: { command: process.execPath, args: ["-e", "process.stderr.write('not yet'); process.exit(3)"] },
     },
-    pool: { python: 1 },
+    pool: { python: 1, javascript: 0, bash: 0 },
     name: "newuser13-test",
   });
 }, 60_000);
@@ -63,6 +65,21 @@ describe("emails as code prints them", () => {
     const stored = readFileSync(join(dir, "memory.jsonl"), "utf8");
     expect(stored).toContain('"again bob.smith@corp.example.org"');
     expect(stored).not.toContain("'bob.smith");
+  });
+});
+
+describe("a configured server that is down", () => {
+  it("a call to its tool says the server is down and when it is retried, as ToolUnavailable, not that no such server exists", async () => {
+    const code =
+      "try:\n    await call_mcp_tool('broken.echo', {'message': 'x'})\n" +
+      "except ToolError as e:\n    print(e.kind)\n    print(str(e))";
+    const result = await run("python", code, "down");
+    expect(result.status).toBe("ok");
+    const [kind, message] = result.stdout.split("\n");
+    expect(kind).toBe("ToolUnavailable");
+    expect(message).toContain("`broken`");
+    expect(message).toMatch(/failed|retrying|starting/);
+    expect(message).not.toContain("no upstream server");
   });
 });
 

@@ -159,7 +159,12 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         return failed(call.tool, undefined, "allow", "ToolLimit", `this execution reached its limit of ${maxCalls} tool calls; do more work per call or split the job`);
       }
       const entry = catalog.resolve(call.tool);
-      if (!entry) return failed(call.tool, undefined, "allow", "ToolNotFound", notFoundMessage(catalog, call.tool));
+      if (!entry) {
+        // A configured server that is down has no tools in the catalog: say it is down (and when it is retried), not that it does not exist.
+        const down = downServer(upstream, call.tool);
+        if (down) return failed(call.tool, down.server, "allow", "ToolUnavailable", down.message);
+        return failed(call.tool, undefined, "allow", "ToolNotFound", notFoundMessage(catalog, call.tool));
+      }
       const policy = toolPolicyFor(options.policy, entry.server, entry.name, [entry.tsName, entry.pyName]);
       if (policy.action === "deny") {
         const reason = `tool \`${entry.id}\` is denied by the tool policy (${policy.rule === "default" ? "toolPolicy.default" : `toolPolicy.rules["${policy.rule}"]`}: deny); ask the admin if the task needs it`;
@@ -209,6 +214,19 @@ function learnOutputSchema(catalog: Catalog, id: string, value: unknown, onInfer
   } catch {
     // The schema is kept; the files show it once the tree is next written (the next change of any tool).
   }
+}
+
+/** The server part of `ref` when it names a configured server that is not ready, with why and when it is retried. */
+function downServer(upstream: UpstreamManager, ref: string): { server: string; message: string } | undefined {
+  const dot = ref.indexOf(".");
+  if (dot <= 0) return undefined;
+  const server = ref.slice(0, dot);
+  const status = upstream.serverStatus(server);
+  if (!status || status.state === "ready") return undefined;
+  const retry = status.nextRetryAt === undefined ? "" : `; sandgate retries it at ${status.nextRetryAt}`;
+  // The first line of why (list_servers has the server's stderr too).
+  const why = status.error?.split("\n")[0];
+  return { server, message: `upstream server \`${server}\` is not available (${status.state}${why ? `: ${why}` : ""})${retry}` };
 }
 
 function notFoundMessage(catalog: Catalog, ref: string): string {
