@@ -250,7 +250,7 @@ describe("PII detection on machine data", () => {
   const files = readdirSync(dir).sort();
 
   it("has a corpus of lockfiles, logs, CSV, JSON and identifiers to check", () => {
-    expect(files).toEqual(["Cargo.lock", "app-log.txt", "metrics.csv", "misc.txt", "package-lock.json", "poetry.lock", "tool-result.json", "yarn.lock"]);
+    expect(files).toEqual(["Cargo.lock", "app-log.txt", "metrics.csv", "misc.txt", "package-lock.json", "poetry.lock", "system-dumps.txt", "tool-result.json", "yarn.lock"]);
   });
 
   for (const file of files) {
