@@ -52,9 +52,10 @@ describe("search_tools with detail full", () => {
     const full = hits.filter((h) => h.signature !== undefined);
     expect(full.length).toBeGreaterThanOrEqual(1);
     expect(full.length).toBeLessThanOrEqual(3);
-    // The best come first with their Python line; every other hit is a name only.
+    // The best come first with their Python line; every other hit keeps its summary in the data and is a name in the text.
     expect(hits.slice(0, full.length).every((h) => h.signature !== undefined && h.python !== undefined)).toBe(true);
-    expect(hits.slice(full.length).every((h) => h.signature === undefined && h.python === undefined && h.summary === undefined)).toBe(true);
+    expect(hits.slice(full.length).every((h) => h.signature === undefined && h.python === undefined && h.summary)).toBe(true);
+    for (const h of hits.slice(full.length)) expect(text).not.toContain(h.summary);
     expect(text.match(/declare function/g)).toHaveLength(full.length);
     expect(text).toContain("declare function createEntities(input: CreateEntitiesInput): Promise<CreateEntitiesOutput>; // Python: await create_entities(**input)");
     const rest = hits.slice(full.length);

@@ -53,8 +53,9 @@ const SUMMARY_SCORE_CUT = 0.5;
 /**
  * Ranked hits with the tool policy's mark on tools it denies or holds for approval. Without a
  * limit, summary gives the few best (SUMMARY_LIMIT_DEFAULT) and full signs only the hits signedHits
- * picks (the tools the query names, or the best few), the rest by name; an explicit limit is
- * exact, every hit at the detail asked. Throws INVALID_INPUT (unknown server, no words).
+ * picks (the tools the query names, or the best few), the rest with their summaries (the MCP
+ * tool's text lists them by name); an explicit limit is exact, every hit at the detail asked.
+ * Throws INVALID_INPUT (unknown server, no words).
  */
 export function searchTools(source: DiscoverySource, args: SearchArgs): { tools: DiscoveredTool[]; total_tools: number } {
   const { catalog } = source;
@@ -84,7 +85,7 @@ export function searchTools(source: DiscoverySource, args: SearchArgs): { tools:
   );
   const trimmed = tools.map((t, i) => {
     if (signed.has(i)) return t;
-    const { signature: _signature, python: _python, summary: _summary, ...rest } = t;
+    const { signature: _signature, python: _python, ...rest } = t;
     return rest;
   });
   return { tools: trimmed, total_tools: catalog.tools().length };
