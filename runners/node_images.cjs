@@ -141,7 +141,7 @@ function createImages({ sendText, runId }) {
 
   function note(kind, mime, size, uri) {
     const what = [kind, uri, mime ? `(${mime}, ${size} bytes)` : `(${size} bytes)`].filter(Boolean).join(' ');
-    return `[${what} not passed on: the result carries text and images only; save it to /workspace and read it with file_read]`;
+    return `[${what} not passed on: the result carries text and images only; write it to a file in /workspace if it is needed later]`;
   }
 
   function passOn(content, imagesOnly) {

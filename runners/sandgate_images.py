@@ -285,7 +285,7 @@ def _send_base64(data, mime):
 
 def _note(kind, mime, size, uri=None):
     what = " ".join(x for x in (kind, uri, f"({mime}, {size} bytes)" if mime else f"({size} bytes)") if x)
-    return f"[{what} not passed on: the result carries text and images only; save it to /workspace and read it with file_read]\n"
+    return f"[{what} not passed on: the result carries text and images only; write it to a file in /workspace if it is needed later]\n"
 
 
 def _write_text(text):

@@ -83,6 +83,15 @@ describe("a configured server that is down", () => {
   });
 });
 
+describe("content code passes on", () => {
+  it("an audio block it cannot pass on is named without pointing at file_read, which the codemode profile does not list", async () => {
+    const result = await run("python", "return_content({'type': 'audio', 'data': 'AAAA', 'mimeType': 'audio/wav'})", "audio");
+    expect(result.status).toBe("ok");
+    expect(result.stdout).toContain("[audio (audio/wav, 3 bytes) not passed on");
+    expect(result.stdout).not.toContain("file_read");
+  });
+});
+
 describe("sandgate pii on a live stream (dist/: npm run build first)", () => {
   it("prints each line's tokens while standard input is still open, as tail -f | sandgate pii needs", async () => {
     const child = spawn(process.execPath, [CLI, "pii"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });

@@ -17,7 +17,7 @@ const base64Bytes = (value: unknown): number => (typeof value === "string" ? Mat
 
 function note(kind: string, mime: string, bytes: number, uri = ""): string {
   const what = [kind, uri, mime ? `(${mime}, ${bytes} bytes)` : `(${bytes} bytes)`].filter(Boolean).join(" ");
-  return `[${what} not passed on: the result carries text and images only; save it to /workspace and read it with file_read]`;
+  return `[${what} not passed on: the result carries text and images only; write it to a file in /workspace if it is needed later]`;
 }
 
 /** An image frame for the collector; data that is not a string becomes a frame without data (refused there). */
