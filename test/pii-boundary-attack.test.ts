@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodeMode } from "../src/codemode/index.js";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
+import { compilePatterns } from "../src/pii/index.js";
 import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
 import { serverContext } from "./server-helpers.js";
@@ -35,7 +36,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "sandgate-pii-attack-"));
   chmodSync(dir, 0o755);
   const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-  config = { ...base, mcpServers: { everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }) } };
+  config = {
+    ...base,
+    mcpServers: { everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }) },
+    // An admin's pattern that backtracks exponentially on Z and a run of x without a Y.
+    pii: { ...base.pii, types: [...base.pii.types, "slow"], patterns: [{ name: "slow", regex: "Z(x|x)*Y" }] },
+  };
   codeMode = new CodeMode(config, {});
   engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
   await codeMode.start();
@@ -131,5 +137,12 @@ describe("paths by which tool data could reach the agent whole", () => {
     expect(JSON.stringify(result)).not.toMatch(/a@|b\.example\.com/);
     expect(r.stdout.trimEnd().endsWith("[EMAIL_1] [EMAIL_180]")).toBe(true);
     await callTool(client, "stop_session", { session_id: "flood" });
+  });
+
+  it("a custom pattern that backtracks exponentially cannot hold the server on a long run of its characters", async () => {
+    const r = await run('r = await call_mcp_tool("everything.echo", {"message": "Z" + "x" * 3000 + " ZxxY"})\nprint(r[-5:])', {}, "ZxxY");
+    expect(r.stdout).toBe(" [SLOW_1]\n");
+    // Where the linear engine cannot take over (the i flag), such a pattern is refused when the config is read.
+    expect(() => compilePatterns([{ name: "slow", regex: "Z(x|x)*Y", flags: "i" }])).toThrow(/"slow" repeats a group with alternatives/);
   });
 });

@@ -1,6 +1,7 @@
 // Custom patterns from config: compiled once, refused when they cannot compile or can backtrack
 // without bound, and run over bounded windows of a text so one pattern cannot stall a scan.
 
+import { setFlagsFromString } from "node:v8";
 import { SandgateError } from "../errors/index.js";
 import type { CompiledPattern, CustomPattern } from "./types.js";
 import type { Span } from "./kinds/span.js";
@@ -10,16 +11,46 @@ const WINDOW = 4096;
 /** Consecutive windows of a long line overlap so a value across a cut is still found whole. */
 const OVERLAP = 256;
 
+// V8's linear-time engine: a pattern it can run (no i or u flag, lookaround or back reference) moves
+// to it once it backtracks too much, so `(a|a)*b` on a long run of `a` cannot hold the process.
+let linearEngine = false;
+function enableLinearEngine(): void {
+  if (linearEngine) return;
+  linearEngine = true;
+  setFlagsFromString("--enable-experimental-regexp-engine");
+  setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks");
+}
+
+/** Whether V8's linear-time engine can run `source` with `flags` (then backtracking cannot run away). */
+function runsLinear(source: string, flags: string): boolean {
+  try {
+    new RegExp(source, `${flags}l`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Custom patterns compiled once; a pattern that does not compile is a config error naming it. */
 export function compilePatterns(patterns: readonly CustomPattern[]): CompiledPattern[] {
+  if (patterns.length > 0) enableLinearEngine();
   return patterns.map((p) => {
-    const nested = nestedQuantifier(p.regex);
+    const flags = [...new Set((p.flags ?? "").replace(/[gy]/g, ""))].join("");
+    const nested = nestedQuantifier(p.regex, false);
     if (nested) {
       throw new SandgateError("CONFIG_INVALID", `pii.patterns: pattern "${p.name}" repeats a group that itself repeats (${nested}); it can take exponential time on some texts, rewrite it without the nested quantifier`, {
         data: { pattern: p.name },
       });
     }
-    const flags = [...new Set((p.flags ?? "").replace(/[gy]/g, ""))].join("");
+    // Alternatives that may match the same text, repeated, are as slow: refused where the linear engine cannot take over.
+    const ambiguous = nestedQuantifier(p.regex, true);
+    if (ambiguous && !runsLinear(p.regex, flags)) {
+      throw new SandgateError(
+        "CONFIG_INVALID",
+        `pii.patterns: pattern "${p.name}" repeats a group with alternatives or optional parts (${ambiguous}); with its flags or features it can take exponential time on some texts, rewrite the group as a character class or without the repetition`,
+        { data: { pattern: p.name } },
+      );
+    }
     try {
       return { name: p.name, regex: new RegExp(p.regex, `${flags}g`) };
     } catch (error) {
@@ -58,9 +89,10 @@ export function findCustom(regex: RegExp, text: string): Span[] {
 
 /**
  * The first group that is repeated and contains a repetition itself (`(a+)+`, `(\w*)*`, `(x+){2,}`),
- * the classic shape of catastrophic backtracking; undefined when there is none.
+ * the classic shape of catastrophic backtracking; with `alternatives`, also one that holds a `|` or
+ * an optional part (`(a|a)*`, `(?:a|a?)+`); undefined when there is none.
  */
-function nestedQuantifier(source: string): string | undefined {
+function nestedQuantifier(source: string, alternatives: boolean): string | undefined {
   const open: { at: number; repeats: boolean }[] = [];
   let inClass = false;
   for (let i = 0; i < source.length; i++) {
@@ -75,6 +107,10 @@ function nestedQuantifier(source: string): string | undefined {
     }
     if (c === "[") inClass = true;
     else if (c === "(") open.push({ at: i, repeats: false });
+    else if (alternatives && (c === "|" || (c === "?" && source[i - 1] !== "("))) {
+      const top = open[open.length - 1];
+      if (top) top.repeats = true;
+    }
     else if ((c === "+" || c === "*" || (c === "{" && /^\{\d+,\d*\}/.test(source.slice(i)) && !/^\{(\d+),\1\}/.test(source.slice(i)))) && source[i - 1] !== "(") {
       const top = open[open.length - 1];
       if (top) top.repeats = true;
