@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { detectPii } from "../src/pii/index.js";
 import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
 import { CLI } from "./fixtures/cli.js";
-import { callTool } from "./fixtures/mcp-client.js";
+import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
+import { serverContext } from "./server-helpers.js";
+import { startHttpServer } from "../src/server/index.js";
 
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
 
@@ -80,6 +82,29 @@ describe("a configured server that is down", () => {
     expect(message).toContain("`broken`");
     expect(message).toMatch(/failed|retrying|starting/);
     expect(message).not.toContain("no upstream server");
+  });
+});
+
+describe("search_tools in the codemode profile", () => {
+  it("points at list_servers() in code, since the profile does not list the list_servers tool, and names a down server as down", async () => {
+    const { engine, codeMode, config } = stack!;
+    const server = await startHttpServer(serverContext(engine, config, { toolProfile: "codemode" }, codeMode));
+    const { client } = await connectMcp(server.url, { name: "newuser13-codemode" });
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(["execute_code", "search_tools"]);
+      const none = toolText(await callTool(client, "search_tools", { query: "zzqx frobnicate" }));
+      expect(none).toContain("list_servers() in execute_code");
+      const down = await client.callTool({ name: "search_tools", arguments: { query: "echo", server: "broken" } }).then(
+        (r) => JSON.stringify(r),
+        (e: Error) => e.message,
+      );
+      expect(down).toContain("`broken` is not available");
+      expect(down).not.toContain("no upstream server");
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 });
 

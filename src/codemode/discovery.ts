@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { SEARCH_LIMIT_MAX, signedHits, type Catalog, type SearchHit } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
-import { isSandgateError } from "../errors/index.js";
+import { isSandgateError, SandgateError } from "../errors/index.js";
 import { toolPolicyFor } from "../governance/index.js";
 import type { DiscoveryRequest, UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamStatus } from "../upstream/index.js";
@@ -59,6 +59,15 @@ const SUMMARY_SCORE_CUT = 0.5;
  */
 export function searchTools(source: DiscoverySource, args: SearchArgs): { tools: DiscoveredTool[]; total_tools: number } {
   const { catalog } = source;
+  const down = args.server === undefined ? undefined : source.status().find((s) => s.name === args.server && s.state !== "ready");
+  if (down && !catalog.servers().some((s) => s.name === down.name)) {
+    // Configured but not connected: say so (and when it is retried), not that no such server exists.
+    const why = down.error?.split("\n")[0];
+    const retry = down.nextRetryAt === undefined ? "" : `; sandgate retries it at ${down.nextRetryAt}`;
+    throw new SandgateError("INVALID_INPUT", `upstream server \`${down.name}\` is not available (${down.state}${why ? `: ${why}` : ""})${retry}`, {
+      data: { server: down.name, state: down.state },
+    });
+  }
   const detail = args.detail ?? "summary";
   const limit = args.limit ?? (detail === "summary" ? SUMMARY_LIMIT_DEFAULT : undefined);
   const hits = catalog.search(args.query, {

@@ -81,6 +81,8 @@ function renderHits(hits: Hit[], detail: string): string {
 
 export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
   const { codeMode } = ctx;
+  // The codemode profile does not list the list_servers tool: point at what code calls instead.
+  const listServersHint = ctx.config.server.toolProfile === "full" ? "list_servers" : "list_servers() in execute_code";
 
   const searchTools = defineTool({
     name: "search_tools",
@@ -96,9 +98,9 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
       const { tools, total_tools: total } = discoverTools(codeMode.discoverySource(), args);
       const text =
         total === 0
-          ? "No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. list_servers shows their state."
+          ? `No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. ${listServersHint} shows their state.`
           : tools.length === 0
-            ? `No tool matches "${args.query}" among ${total} tools. Try other words, or list_servers.`
+            ? `No tool matches "${args.query}" among ${total} tools. Try other words, or ${listServersHint}.`
             : renderHits(tools, detail);
       return { structured: { tools, total_tools: total }, text };
     },
