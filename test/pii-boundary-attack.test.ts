@@ -38,7 +38,11 @@ beforeAll(async () => {
   const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
   config = {
     ...base,
-    mcpServers: { everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }) },
+    mcpServers: {
+      everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }),
+      // Its tool hello answers with the arguments it got, as JSON: a result whose keys the code chooses.
+      changing: upstreamServerSchema.parse({ command: process.execPath, args: [join(process.cwd(), "test/fixtures/upstream/changing-tools.mjs")] }),
+    },
     // An admin's pattern that backtracks exponentially on Z and a run of x without a Y.
     pii: { ...base.pii, types: [...base.pii.types, "slow"], patterns: [{ name: "slow", regex: "Z(x|x)*Y" }] },
   };
@@ -144,5 +148,14 @@ describe("paths by which tool data could reach the agent whole", () => {
     expect(r.stdout).toBe(" [SLOW_1]\n");
     // Where the linear engine cannot take over (the i flag), such a pattern is refused when the config is read.
     expect(() => compilePatterns([{ name: "slow", regex: "Z(x|x)*Y", flags: "i" }])).toThrow(/"slow" repeats a group with alternatives/);
+  });
+
+  it("personal data used as keys of a tool result does not become property names in the inferred signature search_tools shows", async () => {
+    const iban = "DE89370400440532013000";
+    const r = await run(`r = await call_mcp_tool("changing.hello", {"who": "x", "${iban}": {"balance": 10}})\nprint(sorted(r["args"]))`, {}, iban);
+    expect(r.stdout).toBe("['[IBAN_1]', 'who']\n");
+    const found = await callTool(client, "search_tools", { query: "hello", detail: "full", server: "changing" });
+    expect(JSON.stringify(found)).not.toContain(iban);
+    expect(toolText(found)).toContain("balance: number");
   });
 });

@@ -139,6 +139,11 @@ export class ExecutionPii implements OutputGuard {
     return this.vault.tokenizeText(text, this.options(), count ? this.counted : undefined);
   }
 
+  /** `value` with the values this vault holds tokenized (keys too), uncounted: for what is learnt from a result's shape. */
+  keysTokenized(value: unknown): unknown {
+    return this.vault ? this.vault.tokenizeValue(value) : value;
+  }
+
   cutBefore(text: string, at: number): number {
     return this.vault ? this.vault.cutBefore(text, at, this.options()) : at;
   }

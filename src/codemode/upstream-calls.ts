@@ -186,7 +186,9 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         if (result.isError) return failed(entry.id, entry.server, policy.action, "ToolError", errorText(result), names);
         const value = options.redactValue(toolResultValue(result));
         const found = pii?.learn(entry.server, names, value);
-        learnOutputSchema(catalog, entry.id, value, options.onInferred);
+        // Keys that are personal data (accounts keyed by IBAN) must not become property names in the
+        // signatures the agent reads: tokenized, they are no plain keys and the object is typed as a map.
+        learnOutputSchema(catalog, entry.id, found && pii ? pii.keysTokenized(value) : value, options.onInferred);
         tokensInSandbox += estimateJsonTokens(value);
         calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started) });
         const received = digest(value);
