@@ -1,7 +1,8 @@
 // The tool FIFOs a sandgate process makes ahead for sandboxes it might start are removed when it
 // exits: a loop of short `sandgate exec` runs does not pile FIFOs up under SANDBOX_DIR.
 
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -25,5 +26,25 @@ describe("sandgate exec", () => {
       expect(existsSync(channels)).toBe(true);
       expect(readdirSync(channels)).toEqual([]);
     }
+  });
+});
+
+describe("a sandgate process starting while another removes its FIFOs", () => {
+  it("starts its sandbox: an entry gone between listing and checking it is skipped", async () => {
+    const channels = join(dir, "runtime", "channels");
+    mkdirSync(channels, { recursive: true, mode: 0o711 });
+    // Many entries another process is removing (as each of its sandboxes closes, or as it exits).
+    const names = Array.from({ length: 20_000 }, (_, i) => `tool-other${i}`);
+    for (const name of names) mkdirSync(join(channels, name));
+    const started = runCli(["exec", "--language", "bash", "echo started"], { env: { SANDBOX_DIR: dir } });
+    let removed = 0;
+    for (const name of names) {
+      await rm(join(channels, name), { recursive: true, force: true });
+      removed++;
+    }
+    const r = await started;
+    expect(removed).toBe(names.length);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("started\n");
   });
 });

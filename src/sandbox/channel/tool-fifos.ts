@@ -43,9 +43,11 @@ class FifoStock {
   ) {
     mkdirSync(parent, { recursive: true, mode: 0o711 });
     // A sandbox bound its FIFOs when it started: removing the host paths leaves its mounts and the host's fds working.
+    // Another sandgate process may remove its own entries meanwhile (a sandbox closed, an exit): gone is fine.
     for (const name of readdirSync(parent)) {
       const path = join(parent, name);
-      if (name.startsWith("tool-") && Date.now() - lstatSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
+      const stat = name.startsWith("tool-") ? lstatSync(path, { throwIfNoEntry: false }) : undefined;
+      if (stat !== undefined && Date.now() - stat.mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
     }
   }
 
