@@ -108,6 +108,15 @@ describe("search_tools in the codemode profile", () => {
   });
 });
 
+describe("the use_sandgate prompt", () => {
+  it("tells the model that personal data comes as tokens like [EMAIL_1] that go back in tool arguments as they are", async () => {
+    const prompt = await stack!.client.getPrompt({ name: "use_sandgate", arguments: {} });
+    const body = (prompt.messages[0]!.content as { text: string }).text;
+    expect(body).toContain("[EMAIL_1]");
+    expect(body).toMatch(/later tool call's arguments as it is/);
+  });
+});
+
 describe("content code passes on", () => {
   it("an audio block it cannot pass on is named without pointing at file_read, which the codemode profile does not list", async () => {
     const result = await run("python", "return_content({'type': 'audio', 'data': 'AAAA', 'mimeType': 'audio/wav'})", "audio");

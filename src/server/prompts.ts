@@ -39,6 +39,9 @@ export function guideText(ctx: ServerContext, task?: string): string {
       ({ titles, example }) => `  ${titles}: \`${example.call}\`${example.importLine ? ` or \`${example.importLine}\`` : ""}${example.hint ? `; ${example.hint}` : ""}.`,
     ),
     "  A failed call raises an error naming the tool; results stay in the sandbox unless you print them.",
+    ...(ctx.config.pii.enabled
+      ? ["  Personal data in tool results reaches you as tokens like [EMAIL_1] (your code has the real values); write a token in a later tool call's arguments as it is and the tool gets the real value."]
+      : []),
     ...(ctx.config.security.enabled
       ? [
           `- Code is analysed before it runs (security level ${ctx.config.security.level}): the policy may refuse it (POLICY_BLOCKED names the rule and line) or hold it until a person approves; ${full ? "analyze_code checks code without running it, and " : ""}each result's security field gives the risk and findings.`,
