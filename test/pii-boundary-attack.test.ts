@@ -8,6 +8,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodeMode } from "../src/codemode/index.js";
+import { PiiBoundary } from "../src/codemode/pii-boundary.js";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
 import { Engine } from "../src/execution/index.js";
 import { compilePatterns } from "../src/pii/index.js";
@@ -157,5 +158,26 @@ describe("paths by which tool data could reach the agent whole", () => {
     const found = await callTool(client, "search_tools", { query: "hello", detail: "full", server: "changing" });
     expect(JSON.stringify(found)).not.toContain(iban);
     expect(toolText(found)).toContain("balance: number");
+  });
+});
+
+describe("vault memory across sessions and callers", () => {
+  it("all vaults together hold a bounded number of values: past it new values are redacted, and a dropped vault gives its room back", () => {
+    const boundary = new PiiBoundary(loadConfig({}).pii, 900_000, 4);
+    const both = (n: string): string => `a${n}@example.com b${n}@example.com`;
+    const session = boundary.execution("key:1", "s1");
+    session.learn("everything", ["echo"], both("s"));
+    expect(session.text(both("s"), false)).toBe("[EMAIL_1] [EMAIL_2]");
+    // Every unauthenticated MCP session is a caller of its own, each with a vault.
+    const first = boundary.execution("mcp:1", null);
+    first.learn("everything", ["echo"], both("1"));
+    expect(first.text(both("1"), false)).toBe("[EMAIL_1] [EMAIL_2]");
+    const second = boundary.execution("mcp:2", null);
+    second.learn("everything", ["echo"], both("2"));
+    expect(second.text(both("2"), false)).toBe("[EMAIL_REDACTED] [EMAIL_REDACTED]");
+    boundary.sessionEnded("key:1", "s1");
+    const third = boundary.execution("mcp:3", null);
+    third.learn("everything", ["echo"], both("3"));
+    expect(third.text(both("3"), false)).toBe("[EMAIL_1] [EMAIL_2]");
   });
 });

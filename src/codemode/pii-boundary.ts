@@ -3,10 +3,18 @@
 
 import type { PiiConfig } from "../config/index.js";
 import type { OutputGuard } from "../execution/index.js";
-import { BoundaryVault, compilePatterns, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
+import { BoundaryVault, compilePatterns, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
 
 /** How often, at most, vaults of callers gone idle are looked for. */
 const SWEEP_MS = 10_000;
+/**
+ * Values all vaults of the server hold together (about 450 bytes each, so some 225 MB): sessions and
+ * callers without end (every unauthenticated MCP session is a caller) cannot fill host memory; past it
+ * new values are redacted ([EMAIL_REDACTED]) until vaults are dropped.
+ */
+export const MAX_TOTAL_VAULT_VALUES = 500_000;
+/** Callers' vaults kept at once; the least recently used goes first. */
+const MAX_CALLER_VAULTS = 256;
 
 interface CallerVault {
   vault: BoundaryVault;
@@ -19,13 +27,16 @@ export class PiiBoundary {
   /** One vault per caller for its calls without a session, dropped once idle for sessions.idleTtlS. */
   private readonly callers = new Map<string, CallerVault>();
   private readonly patterns: CompiledPattern[];
+  private readonly budget: VaultBudget;
   private lastSweep = 0;
 
   constructor(
     private readonly config: PiiConfig,
     private readonly idleTtlMs: number,
+    totalValues = MAX_TOTAL_VAULT_VALUES,
   ) {
     this.patterns = compilePatterns(config.patterns);
+    this.budget = new VaultBudget(totalValues);
   }
 
   /** What results of `server`'s tool (known by `names`: its name and aliases) are scanned for; undefined when off. */
@@ -45,18 +56,29 @@ export class PiiBoundary {
     if (sessionId !== null) {
       const key = `${owner}\u0000${sessionId}`;
       let vault = this.sessions.get(key);
-      if (!vault && create) this.sessions.set(key, (vault = new BoundaryVault()));
+      if (!vault && create) this.sessions.set(key, (vault = new BoundaryVault(undefined, this.budget)));
       return vault;
     }
     const now = Date.now();
     this.sweep(now);
     let entry = this.callers.get(owner);
     if (entry && now - entry.lastUsed > this.idleTtlMs) {
-      this.callers.delete(owner);
+      this.dropCaller(owner, entry);
       entry = undefined;
     }
-    if (!entry && create) this.callers.set(owner, (entry = { vault: new BoundaryVault(), lastUsed: now }));
-    if (entry) entry.lastUsed = now;
+    if (!entry && create) {
+      // The least recently used caller's vault goes (Map order is the order of last use, see below).
+      if (this.callers.size >= MAX_CALLER_VAULTS) {
+        const [oldest, old] = this.callers.entries().next().value as [string, CallerVault];
+        this.dropCaller(oldest, old);
+      }
+      entry = { vault: new BoundaryVault(undefined, this.budget), lastUsed: now };
+    }
+    if (entry) {
+      entry.lastUsed = now;
+      this.callers.delete(owner);
+      this.callers.set(owner, entry);
+    }
     return entry?.vault;
   }
 
@@ -79,13 +101,20 @@ export class PiiBoundary {
   }
 
   sessionEnded(owner: string, sessionId: string): void {
-    this.sessions.delete(`${owner}\u0000${sessionId}`);
+    const key = `${owner}\u0000${sessionId}`;
+    this.sessions.get(key)?.release();
+    this.sessions.delete(key);
+  }
+
+  private dropCaller(owner: string, entry: CallerVault): void {
+    entry.vault.release();
+    this.callers.delete(owner);
   }
 
   private sweep(now: number): void {
     if (now - this.lastSweep < SWEEP_MS) return;
     this.lastSweep = now;
-    for (const [owner, entry] of this.callers) if (now - entry.lastUsed > this.idleTtlMs) this.callers.delete(owner);
+    for (const [owner, entry] of this.callers) if (now - entry.lastUsed > this.idleTtlMs) this.dropCaller(owner, entry);
   }
 }
 

@@ -17,6 +17,14 @@ function literalTokens(text: string): ReadonlySet<string> | undefined {
 /** Distinct values one vault holds at most: a flood of tool data cannot grow host memory without bound. */
 export const MAX_VAULT_VALUES = 100_000;
 
+/**
+ * Values all the vaults sharing it may still take (a full vault is about 40 MB): many sessions or
+ * callers, each filling a vault, cannot together exhaust host memory. Past it new values are redacted.
+ */
+export class VaultBudget {
+  constructor(public left: number) {}
+}
+
 export type PiiCounts = Record<string, number>;
 
 export class BoundaryVault {
@@ -25,7 +33,16 @@ export class BoundaryVault {
   /** Kinds that were looked for in tool results so far (file reads run their detectors). */
   readonly kinds = new Set<string>();
 
-  constructor(private readonly maxValues = MAX_VAULT_VALUES) {}
+  constructor(
+    private readonly maxValues = MAX_VAULT_VALUES,
+    private budget?: VaultBudget,
+  ) {}
+
+  /** Gives this vault's values back to its budget, once: the vault is dropped (a call still under way may use it, uncharged). */
+  release(): void {
+    if (this.budget) this.budget.left += this.vault.size;
+    this.budget = undefined;
+  }
 
   /** Distinct values held. */
   get size(): number {
@@ -114,9 +131,12 @@ export class BoundaryVault {
 
   /** The value's token, issued now if new; undefined when the vault is full and the value new. */
   private tokenOf(match: PiiMatch, taken?: ReadonlySet<string>): string | undefined {
-    if (this.vault.size >= this.maxValues && !this.known.has(match.value)) return undefined;
+    if (!this.known.has(match.value) && (this.vault.size >= this.maxValues || (this.budget !== undefined && this.budget.left <= 0))) return undefined;
+    const before = this.vault.size;
     this.known.add(match.type, match.value);
-    return this.vault.tokenFor(match.type, match.value, taken);
+    const token = this.vault.tokenFor(match.type, match.value, taken);
+    if (this.budget) this.budget.left -= this.vault.size - before;
+    return token;
   }
 }
 

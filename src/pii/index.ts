@@ -5,4 +5,4 @@ export type { CompiledPattern, CustomPattern, DetectOptions, PiiEntity, PiiMatch
 export { compilePatterns, detectPii } from "./detect.js";
 export { scanOptions, type ScanConfig } from "./scan-options.js";
 export { PiiVault, tokenLabel, type Tokenized } from "./vault.js";
-export { BoundaryVault, MAX_VAULT_VALUES, type PiiCounts } from "./boundary-vault.js";
+export { BoundaryVault, MAX_VAULT_VALUES, VaultBudget, type PiiCounts } from "./boundary-vault.js";
