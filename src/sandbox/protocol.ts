@@ -7,10 +7,12 @@ import { z } from "zod";
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 /**
  * Largest frame a runner may send. Results are small (values are clipped to 64 KiB, tracebacks
- * to 256 KiB), so only upstream-call arguments come near it; parsing a frame this size takes the
- * event loop about 100 ms, which is what one sandbox may cost other callers at once.
+ * to 256 KiB), so only upstream-call arguments and images come near it; parsing a frame this size
+ * takes the event loop about 100 ms, which is what one sandbox may cost other callers at once.
+ * 16 MiB plus room for an image frame's other fields: the largest image limits.maxImageBytes
+ * allows (12 MiB) is 16 MiB of base64.
  */
-export const MAX_RUNNER_FRAME_BYTES = 16 * 1024 * 1024;
+export const MAX_RUNNER_FRAME_BYTES = 16 * 1024 * 1024 + 64 * 1024;
 
 export interface ExecuteFrame {
   type: "execute";
