@@ -148,4 +148,19 @@ describe("sandgate pii on a live stream (dist/: npm run build first)", () => {
       child.kill();
     }
   });
+
+  it("passes a Latin-1 file through byte for byte but for the values it replaces", async () => {
+    const child = spawn(process.execPath, [CLI, "pii"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });
+    try {
+      const chunks: Buffer[] = [];
+      child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+      const closed = new Promise((resolve) => child.once("close", resolve));
+      // Windows-1252/Latin-1 export: ü is the one byte 0xFC, not valid UTF-8.
+      child.stdin.end(Buffer.from("name;email\nM\u00fcller;ann@example.com\nJos\u00e9;ann@example.com\n", "latin1"));
+      await closed;
+      expect(Buffer.concat(chunks).equals(Buffer.from("name;email\nM\u00fcller;[EMAIL_1]\nJos\u00e9;[EMAIL_1]\n", "latin1"))).toBe(true);
+    } finally {
+      child.kill();
+    }
+  });
 });

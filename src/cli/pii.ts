@@ -46,20 +46,37 @@ async function readAll(): Promise<string> {
  * as it comes), one vault for the whole input: a value keeps its token from line to line.
  */
 async function streamLines(vault: PiiVault, options: DetectOptions): Promise<void> {
-  const decoder = new TextDecoder("utf-8");
-  let pending = "";
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
-    pending += decoder.decode(chunk, { stream: true });
-    const cut = pending.lastIndexOf("\n");
+    // A newline byte is never part of a longer UTF-8 character: cutting there keeps characters whole.
+    const cut = chunk.lastIndexOf(0x0a);
     if (cut === -1) {
-      if (pending.length > MAX_PII_INPUT_BYTES) throw tooLarge("a line of the input");
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes > MAX_PII_INPUT_BYTES) throw tooLarge("a line of the input");
       continue;
     }
-    await write(vault.tokenize(pending.slice(0, cut + 1), options).text);
-    pending = pending.slice(cut + 1);
+    await writeTokenized(vault, options, Buffer.concat([...pending, chunk.subarray(0, cut + 1)]));
+    pending = [chunk.subarray(cut + 1)];
+    pendingBytes = pending[0]?.length ?? 0;
   }
-  pending += decoder.decode();
-  if (pending !== "") await write(vault.tokenize(pending, options).text);
+  if (pendingBytes > 0) await writeTokenized(vault, options, Buffer.concat(pending));
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Lines that are not UTF-8 (a Latin-1 or Windows-1252 export) are read and written byte for byte as Latin-1: only the values found change. */
+async function writeTokenized(vault: PiiVault, options: DetectOptions, bytes: Buffer): Promise<void> {
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    const out = vault.tokenize(bytes.toString("latin1"), options).text;
+    if (!process.stdout.write(Buffer.from(out, "latin1"))) await once(process.stdout, "drain");
+    return;
+  }
+  await write(vault.tokenize(text, options).text);
 }
 
 function tooLarge(what: string): SandgateError {
