@@ -159,6 +159,20 @@ describe("paths by which tool data could reach the agent whole", () => {
     expect(JSON.stringify(found)).not.toContain(iban);
     expect(toolText(found)).toContain("balance: number");
   });
+
+  it("a phone, SSN or IBAN from a tool result that code prints without separators or in lower case shows as a token", async () => {
+    const r = await run(
+      [
+        'r = await call_mcp_tool("everything.echo", {"message": "tel +1 415 555 0100, SSN 123-45-6789, IBAN DE89 3704 0044 0532 0130 00"})',
+        "import re",
+        'print(re.sub(r"\\D", "", r.split(",")[0])[-10:], "123456789", "de89370400440532013000")',
+        'print("order 94155550100123 stays")',
+      ].join("\n"),
+      {},
+      "de89370400440532013000",
+    );
+    expect(r.stdout).toMatch(/^\[PHONE_\d+\] \[SSN_\d+\] \[IBAN_\d+\]\norder 94155550100123 stays\n$/);
+  });
 });
 
 describe("vault memory across sessions and callers", () => {

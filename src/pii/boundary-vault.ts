@@ -3,6 +3,7 @@
 
 import { detectPii } from "./detect.js";
 import { KnownValues } from "./known-values.js";
+import { variantsOf } from "./variants.js";
 import type { DetectOptions, PiiMatch } from "./types.js";
 import { PiiVault, tokenLabel } from "./vault.js";
 
@@ -63,6 +64,8 @@ export class BoundaryVault {
         for (const match of matches) {
           if (this.tokenOf(match, taken) === undefined) continue;
           counts[match.type] = (counts[match.type] ?? 0) + 1;
+          // Code may print it without separators or in another case: found again as well.
+          for (const variant of variantsOf(match.type, match.value)) this.known.add(match.type, variant);
         }
       } else if (Array.isArray(node)) {
         for (const item of node) queue.push(item);

@@ -20,6 +20,11 @@ function keyAt(text: string, i: number): number {
   return text.charCodeAt(i) * 4294967296 + text.charCodeAt(i + 1) * 65536 + text.charCodeAt(i + 2);
 }
 
+function isDigit(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  return c >= 48 && c <= 57;
+}
+
 function hashOf(value: string): number {
   let h = 0;
   for (let i = 0; i < value.length; i++) h = (h * BASE + value.charCodeAt(i)) % MOD;
@@ -87,6 +92,8 @@ export class KnownValues {
         const value = text.slice(i, i + length);
         const type = this.types.get(value);
         if (type === undefined) continue;
+        // Digits are a value's own only where the digits around it end: 0100 is no phone inside 301005.
+        if ((isDigit(value, 0) && isDigit(text, i - 1)) || (isDigit(value, length - 1) && isDigit(text, i + length))) continue;
         out.push({ type, start: i, end: i + length, value });
         i += length - 1;
         break;
