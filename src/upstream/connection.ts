@@ -18,10 +18,12 @@ const STABLE_AFTER_MS = 10 * 60_000;
 /**
  * Least time between two listings of one server's tools after tools/list_changed, and how many times the
  * last rebuild (the listeners: the catalog and its files) it is at least: a server that announces changes
- * without pause holds the host's main thread a tenth of the time at most, not all of it.
+ * without pause holds the host's main thread about a tenth of the time, not all of it.
  */
 const REFRESH_GAP_MS = 1000;
 const REFRESH_GAP_FACTOR = 10;
+/** However slow the rebuild, a change is listed within this long. */
+const REFRESH_GAP_MAX_MS = 10_000;
 /** setTimeout fires at once for longer delays. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -374,7 +376,7 @@ export class UpstreamConnection {
         this.toolList = tools;
         const rebuilt = performance.now();
         this.emit(tools);
-        this.refreshGapMs = Math.max(REFRESH_GAP_MS, REFRESH_GAP_FACTOR * (performance.now() - rebuilt));
+        this.refreshGapMs = Math.min(REFRESH_GAP_MAX_MS, Math.max(REFRESH_GAP_MS, REFRESH_GAP_FACTOR * (performance.now() - rebuilt)));
       }
     } catch (error) {
       if (error instanceof ToolListLimitError && session === this.session && !this.closing) this.refuseToolList(session, error);
