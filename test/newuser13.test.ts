@@ -2,13 +2,13 @@
 // personal data printed the ordinary ways (a Python list, an ellipsis), and the way back.
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { detectPii } from "../src/pii/index.js";
 import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
-import { CLI } from "./fixtures/cli.js";
+import { CLI, runCli } from "./fixtures/cli.js";
 import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
 import { serverContext } from "./server-helpers.js";
 import { startHttpServer } from "../src/server/index.js";
@@ -82,6 +82,17 @@ describe("a configured server that is down", () => {
     expect(message).toContain("`broken`");
     expect(message).toMatch(/failed|retrying|starting/);
     expect(message).not.toContain("no upstream server");
+  });
+});
+
+describe("sandgate tools --search --server (dist/: npm run build first)", () => {
+  it("names a configured server that is down as down, not as unknown", async () => {
+    const file = join(dir, "tools-down.json");
+    writeFileSync(file, JSON.stringify({ mcpServers: { broken: { command: process.execPath, args: ["-e", "process.exit(3)"] } } }));
+    const r = await runCli(["tools", "--search", "echo", "--server", "broken", "--config", file], { env: { SANDBOX_DIR: join(dir, "cli-tools") } });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("`broken` is not available");
+    expect(r.stderr).not.toContain("no upstream server");
   });
 });
 

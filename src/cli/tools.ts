@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import { CodeMode } from "../codemode/index.js";
+import { CodeMode, unavailableServer } from "../codemode/index.js";
 import { toolPolicyFor } from "../governance/index.js";
 import { createLogger } from "../util/logger.js";
 
@@ -82,6 +82,8 @@ export async function runTools(options: ToolsCommandOptions, config: SandgateCon
       return 0;
     }
     if (options.search !== undefined) {
+      const down = options.server === undefined ? undefined : unavailableServer(codeMode.discoverySource(), options.server);
+      if (down) throw down;
       const hits = catalog.search(options.search, { detail, ...(limit ? { limit } : {}), ...(options.server ? { server: options.server } : {}) }).map((h) => ({ ...h, ...policyOf(config, codeMode, h.id) }));
       if (options.json) out(JSON.stringify(hits, null, 2));
       else if (hits.length === 0) out(`no tool matches ${JSON.stringify(options.search)}`);

@@ -59,15 +59,8 @@ const SUMMARY_SCORE_CUT = 0.5;
  */
 export function searchTools(source: DiscoverySource, args: SearchArgs): { tools: DiscoveredTool[]; total_tools: number } {
   const { catalog } = source;
-  const down = args.server === undefined ? undefined : source.status().find((s) => s.name === args.server && s.state !== "ready");
-  if (down && !catalog.servers().some((s) => s.name === down.name)) {
-    // Configured but not connected: say so (and when it is retried), not that no such server exists.
-    const why = down.error?.split("\n")[0];
-    const retry = down.nextRetryAt === undefined ? "" : `; sandgate retries it at ${down.nextRetryAt}`;
-    throw new SandgateError("INVALID_INPUT", `upstream server \`${down.name}\` is not available (${down.state}${why ? `: ${why}` : ""})${retry}`, {
-      data: { server: down.name, state: down.state },
-    });
-  }
+  const down = args.server === undefined ? undefined : unavailableServer(source, args.server);
+  if (down) throw down;
   const detail = args.detail ?? "summary";
   const limit = args.limit ?? (detail === "summary" ? SUMMARY_LIMIT_DEFAULT : undefined);
   const hits = catalog.search(args.query, {
@@ -98,6 +91,17 @@ export function searchTools(source: DiscoverySource, args: SearchArgs): { tools:
     return rest;
   });
   return { tools: trimmed, total_tools: catalog.tools().length };
+}
+
+/** INVALID_INPUT for a search limited to a configured server that is not connected: it is down (and when it is retried), not unknown. */
+export function unavailableServer(source: Pick<DiscoverySource, "catalog" | "status">, server: string): SandgateError | undefined {
+  const down = source.status().find((s) => s.name === server && s.state !== "ready");
+  if (!down || source.catalog.servers().some((s) => s.name === down.name)) return undefined;
+  const why = down.error?.split("\n")[0];
+  const retry = down.nextRetryAt === undefined ? "" : `; sandgate retries it at ${down.nextRetryAt}`;
+  return new SandgateError("INVALID_INPUT", `upstream server \`${down.name}\` is not available (${down.state}${why ? `: ${why}` : ""})${retry}`, {
+    data: { server: down.name, state: down.state },
+  });
 }
 
 /** Every configured server with its state, tool count and module names. */

@@ -2,5 +2,5 @@
 // the routing of sandboxed code's upstream calls (what other folders use; the rest is internal).
 export { CodeMode } from "./code-mode.js";
 export type { CodeModeOptions } from "./code-mode.js";
-export { listServers, searchArgsShape, searchTools } from "./discovery.js";
+export { listServers, searchArgsShape, searchTools, unavailableServer } from "./discovery.js";
 export type { DiscoveredServer, DiscoveredTool, DiscoverySource, PolicyMark, SearchArgs } from "./discovery.js";
