@@ -221,22 +221,7 @@ export class UpstreamCallBroker {
       send(upstreamCallError("ToolError", "tool calls are not available here"));
       return;
     }
-    if (this.inFlight >= MAX_UPSTREAM_CALLS_IN_FLIGHT) {
-      send(upstreamCallError("ToolLimit", `tool \`${tool}\` refused: ${MAX_UPSTREAM_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
-      return;
-    }
-    this.inFlight += 1;
-    const { signal } = this.controller;
-    const settle = (reply: UpstreamCallReply): void => {
-      this.inFlight -= 1;
-      if (!signal.aborted) send(reply);
-    };
-    // async, so that a handler that throws instead of rejecting still gets a reply sent.
-    const call = async (): Promise<UpstreamCallReply> => handler({ tool, args }, signal, this.clock);
-    call().then(
-      (reply) => settle(normalizeReply(reply)),
-      (error: unknown) => settle(upstreamCallError("ToolError", `tool \`${tool}\` failed: ${error instanceof Error ? error.message : String(error)}`)),
-    );
+    this.dispatch(`tool \`${tool}\``, (signal) => handler({ tool, args }, signal, this.clock), send);
   }
 
   /** A discovery request; it shares the cap on calls in flight with tool calls. */
@@ -247,8 +232,13 @@ export class UpstreamCallBroker {
       send(upstreamCallError("ToolError", `${op} is not available here (code mode is off)`));
       return;
     }
+    this.dispatch(op, () => handler(request), send);
+  }
+
+  /** Runs one request within the cap on requests in flight; its reply is sent unless the run ended first. */
+  private dispatch(what: string, answer: (signal: AbortSignal) => UpstreamCallReply | Promise<UpstreamCallReply>, send: (reply: UpstreamCallReply) => void): void {
     if (this.inFlight >= MAX_UPSTREAM_CALLS_IN_FLIGHT) {
-      send(upstreamCallError("ToolLimit", `${op} refused: ${MAX_UPSTREAM_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
+      send(upstreamCallError("ToolLimit", `${what} refused: ${MAX_UPSTREAM_CALLS_IN_FLIGHT} tool calls are already waiting; await some before starting more`));
       return;
     }
     this.inFlight += 1;
@@ -257,10 +247,11 @@ export class UpstreamCallBroker {
       this.inFlight -= 1;
       if (!signal.aborted) send(reply);
     };
-    const run = async (): Promise<UpstreamCallReply> => handler(request);
+    // async, so that a handler that throws instead of rejecting still gets a reply sent.
+    const run = async (): Promise<UpstreamCallReply> => answer(signal);
     run().then(
       (reply) => settle(normalizeReply(reply)),
-      (error: unknown) => settle(upstreamCallError("ToolError", `${op} failed: ${error instanceof Error ? error.message : String(error)}`)),
+      (error: unknown) => settle(upstreamCallError("ToolError", `${what} failed: ${error instanceof Error ? error.message : String(error)}`)),
     );
   }
 
