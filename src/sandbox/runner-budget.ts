@@ -1,5 +1,5 @@
-// What one sandbox may cost the host through its runner pipes: frames and bytes it may send per
-// second (a flood is slowed down by not reading it), and replies it may leave unread.
+// What one sandbox may cost the host through its runner pipes: frames, bytes and event-loop time it may
+// take per second (a flood is slowed down by not reading it), and replies it may leave unread.
 
 import type { Readable, Writable } from "node:stream";
 
@@ -7,6 +7,14 @@ import type { Readable, Writable } from "node:stream";
 export const FRAMES_PER_SECOND = 5000;
 /** Frame bytes a runner may send per second, and in one burst (one large tool argument). */
 export const FRAME_BYTES_PER_SECOND = 16 * 1024 * 1024;
+/**
+ * Milliseconds of the host's event loop that handling what one sandbox sent may take per second, and
+ * in one burst. Bytes alone do not bound it: parsing a 14 MiB object of a million keys takes a second
+ * (and checking it took another while it was copied), so a stream of them held the loop 93% of the
+ * time. An image at its 12 MiB maximum takes ~100 ms.
+ */
+export const HOST_MS_PER_SECOND = 100;
+export const HOST_MS_BURST = 1000;
 /** Reply bytes waiting in the host for a runner that does not read them (beyond the kernel's pipe). */
 export const MAX_UNREAD_REPLY_BYTES = 32 * 1024 * 1024;
 /**
@@ -45,14 +53,15 @@ export class TokenBucket {
 export class PipeThrottle {
   private readonly frames = new TokenBucket(FRAMES_PER_SECOND);
   private readonly bytes = new TokenBucket(FRAME_BYTES_PER_SECOND);
+  private readonly hostTime = new TokenBucket(HOST_MS_PER_SECOND, HOST_MS_BURST);
   private readonly paused = new Set<NodeJS.Timeout>();
 
   /** `exited`: the runner's process is gone; what is still in its pipes is read at full speed. */
   constructor(private readonly exited: () => boolean) {}
 
-  /** Charges `bytes` and `frames` (messages) read from `pipe`; pauses it while in debt. */
-  charge(pipe: Readable, bytes: number, frames: number): void {
-    const wait = Math.max(this.bytes.spend(bytes), this.frames.spend(frames));
+  /** Charges `bytes` and `frames` (messages) read from `pipe`, and the `hostMs` handling them took; pauses it while in debt. */
+  charge(pipe: Readable, bytes: number, frames: number, hostMs = 0): void {
+    const wait = Math.max(this.bytes.spend(bytes), this.frames.spend(frames), this.hostTime.spend(hostMs));
     if (wait <= 0 || pipe.isPaused() || this.exited()) return;
     pipe.pause();
     const timer = setTimeout(() => {

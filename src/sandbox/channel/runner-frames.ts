@@ -10,12 +10,14 @@ import type { ChannelEvents } from "./channel.js";
 export function readRunnerFrames(pipe: Readable, throttle: PipeThrottle, events: ChannelEvents, onCall: (frame: ToolCallFrame | DiscoveryFrame) => void): void {
   const decoder = new FrameDecoder();
   pipe.on("data", (chunk: Buffer) => {
+    // Parsing and checking what arrived is charged as time: its cost depends on its shape, not its bytes.
+    const began = performance.now();
     let frames;
     try {
       frames = decoder.push(chunk);
     } catch (error) {
       events.protocolError((error as Error).message);
-      throttle.charge(pipe, chunk.length, 0);
+      throttle.charge(pipe, chunk.length, 0, performance.now() - began);
       return;
     }
     for (const frame of frames) {
@@ -24,6 +26,6 @@ export function readRunnerFrames(pipe: Readable, throttle: PipeThrottle, events:
       else if (frame.type === "image") events.image(frame);
       else events.result(frame);
     }
-    throttle.charge(pipe, chunk.length, frames.length);
+    throttle.charge(pipe, chunk.length, frames.length, performance.now() - began);
   });
 }

@@ -25,9 +25,10 @@ export function openToolPipe(fds: ChannelFds, events: ChannelEvents, throttle: P
   });
   const decoder = new BashUpstreamRequestDecoder();
   requests.on("data", (chunk: Buffer) => {
+    const began = performance.now();
     const received = decoder.push(chunk);
     for (const request of received) onRequest(request, events, (answer) => replies.write(encodeBashUpstreamReply(request.callId, answer)));
-    throttle.charge(requests, chunk.length, received.length);
+    throttle.charge(requests, chunk.length, received.length, performance.now() - began);
   });
 }
 
