@@ -5,6 +5,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { chmodSync, chownSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from "node:fs";
 import { Socket } from "node:net";
 import { join } from "node:path";
+import { SandgateError } from "../../errors/index.js";
 import type { HostUser } from "../runtime.js";
 
 /** Where the sandbox sees them; runners/bin/sandgate-tool opens these paths. */
@@ -61,21 +62,32 @@ class FifoStock {
     if (dir !== undefined) this.spare.delete(dir);
     this.refill();
     if (dir !== undefined) return dir;
-    const made = this.newDir();
+    let made: string;
+    try {
+      made = this.newDir();
+    } catch (error) {
+      throw unmade(error);
+    }
     try {
       execFileSync("mkfifo", ["-m", "0600", ...pairIn(made)], { stdio: "ignore", timeout: 10_000 });
       this.own(made);
     } catch (error) {
       rmSync(made, { recursive: true, force: true });
-      throw error;
+      throw unmade(error);
     }
     return made;
   }
 
+  /** Makes pairs ahead up to the stock; where no directory can be made (a full disk), the next take tries again. */
   private refill(): void {
     while (this.ready.length + this.making < STOCK_SIZE) {
+      let dir: string;
+      try {
+        dir = this.newDir();
+      } catch {
+        return;
+      }
       this.making++;
-      const dir = this.newDir();
       this.spare.add(dir);
       execFile("mkfifo", ["-m", "0600", ...pairIn(dir)], { timeout: 10_000 }, (error) => {
         this.making--;
@@ -110,6 +122,13 @@ class FifoStock {
   private own(dir: string): void {
     if (this.hostUser) for (const path of pairIn(dir)) chownSync(path, this.hostUser.uid, this.hostUser.gid);
   }
+}
+
+/** A start that found no pair made ahead and could not make one: the disk of SANDBOX_DIR is full, most likely. */
+function unmade(error: unknown): SandgateError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = typeof code === "string" ? code : "mkfifo failed";
+  return new SandgateError("SANDBOX_FAILED", `could not make the tool FIFOs of a new sandbox (${why}): free space and inodes on the disk of SANDBOX_DIR`, { cause: error });
 }
 
 function pairIn(dir: string): [string, string] {
