@@ -279,7 +279,12 @@ describe("bash", () => {
       expect(text(usage).stdout).toBe("status=2\n");
       const badJson = await run(sandbox, "sandgate-tool x echo '{nope'; echo status=$?", { onUpstreamCall: rec.handler });
       expect(text(badJson).stdout).toBe("status=1\n");
-      expect(text(badJson).stderr).toMatch(/^sandgate-tool: tool `x.echo` failed: tool `x.echo` refused: the arguments are not valid JSON/);
+      expect(text(badJson).stderr).toMatch(/^sandgate-tool: tool `x.echo` failed: the arguments are not valid JSON \(/);
+      const notObject = await run(sandbox, "sandgate-tool x echo '[1]'; echo status=$?", { onUpstreamCall: rec.handler });
+      expect(text(notObject)).toEqual({ stdout: "status=1\n", stderr: "sandgate-tool: tool `x.echo` failed: the arguments must be a JSON object\n" });
+      const badContent = await run(sandbox, "echo '{nope' | sandgate-tool --return; echo status=$?", { onUpstreamCall: rec.handler });
+      expect(text(badContent).stdout).toBe("status=2\n");
+      expect(text(badContent).stderr).toMatch(/^sandgate-tool: --return failed: the content is not valid JSON \(/);
     });
   });
 

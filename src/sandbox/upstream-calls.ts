@@ -69,12 +69,14 @@ export function upstreamCallError(type: string, message: string): UpstreamCallRe
   return { ok: false, error: { type, message } };
 }
 
-/** Checks a request from untrusted code; a bad one gets an error reply naming the tool. */
+/**
+ * Checks a request from untrusted code; a bad one gets an error reply saying what is wrong. The
+ * runners raise it as "tool `x.y` failed: <message>", so the message does not name the tool again.
+ */
 export function parseUpstreamCall(raw: { tool?: unknown; args?: unknown }): { ok: true; call: UpstreamCall } | { ok: false; reply: UpstreamCallReply } {
   const parsed = upstreamCallSchema.safeParse({ tool: raw.tool, args: raw.args ?? undefined });
   if (parsed.success) return { ok: true, call: parsed.data };
-  const name = typeof raw.tool === "string" && raw.tool.length <= 100 ? `tool \`${raw.tool}\`` : "tool call";
-  return { ok: false, reply: upstreamCallError("InvalidArguments", `${name} refused: ${parsed.error.issues[0]?.message ?? "invalid request"}`) };
+  return { ok: false, reply: upstreamCallError("InvalidArguments", parsed.error.issues[0]?.message ?? "invalid request") };
 }
 
 /** The handler's answer, made safe to send: anything but a proper reply becomes an error. */
@@ -189,13 +191,13 @@ function parseBashRequest(message: string): BashUpstreamRequest | undefined {
   return { callId, tool, argsText: newline < 0 ? "" : message.slice(newline + 1) };
 }
 
-/** Arguments from Bash are JSON text; empty means `{}`. */
-export function parseBashArgs(text: string): { ok: true; args: unknown } | { ok: false; message: string } {
+/** Arguments (or `--return` content, `notJson` saying so) from Bash are JSON text; empty means `{}`. */
+export function parseBashArgs(text: string, notJson = "the arguments are not valid JSON"): { ok: true; args: unknown } | { ok: false; message: string } {
   if (text.trim() === "") return { ok: true, args: {} };
   try {
     return { ok: true, args: JSON.parse(text) as unknown };
   } catch (error) {
-    return { ok: false, message: `the arguments are not valid JSON (${(error as Error).message})` };
+    return { ok: false, message: `${notJson} (${(error as Error).message})` };
   }
 }
 

@@ -35,9 +35,10 @@ export function openToolPipe(fds: ChannelFds, events: ChannelEvents, throttle: P
 function onRequest(request: BashUpstreamRequest, events: ChannelEvents, reply: (answer: UpstreamCallReply) => void): void {
   // `:search`, `:servers` (discovery) and `:return` (content for the agent): a tool id starts with a server name, never with ':'.
   const op = request.tool.startsWith(":") ? request.tool.slice(1) : undefined;
-  const args = parseBashArgs(request.argsText);
+  const args = parseBashArgs(request.argsText, op === "return" ? "the content is not valid JSON" : "the arguments are not valid JSON");
   if (!args.ok) {
-    reply(upstreamCallError("InvalidArguments", `${op === undefined ? `tool \`${request.tool.slice(0, 100)}\`` : op === "search" ? "search_tools" : `sandgate-tool --${op.slice(0, 20)}`} refused: ${args.message}`));
+    // sandgate-tool prints it after "tool `x.y` failed: " or "--return failed: ": the message names no tool again.
+    reply(upstreamCallError("InvalidArguments", args.message));
     return;
   }
   events.call(op === undefined ? { tool: request.tool, args: args.args } : { tool: undefined, op, args: args.args }, reply);
