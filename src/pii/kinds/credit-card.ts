@@ -56,17 +56,24 @@ function wellGrouped(value: string): boolean {
 const CARD_CONTEXT = /card|\bcc\b|credit|debit|visa|payment|\bpan\b|kart|carte|tarjeta|carta/;
 const NOT_CARD = /(?:gtin|\bean|isbn|\bupc|\bid|_id|order|invoice|tracking|serial|phone|\btel|account|\bacct|\bref)["'\s:=#-]{0,4}$/;
 
-function lineAround(text: string, start: number, end: number): string {
-  const from = text.lastIndexOf("\n", start) + 1;
-  const to = text.indexOf("\n", end);
-  return text.slice(from, to === -1 ? text.length : to);
-}
-
 /** Numbers and the separators of a table row, nothing else (no word that could name a card). */
 const numbersOnly = (line: string): boolean => /^[\d\s,;|.:+\-eE"']*$/.test(line) && /[,;|\t]/.test(line);
 
 export function findCreditCards(text: string): Span[] {
   const out: Span[] = [];
+  // Whether the line of the last candidate is numbers only, kept for the candidates after it on that
+  // line: a one-line JSON of cards would otherwise be read whole once per card.
+  let lineEnd = -1;
+  let lineNumbersOnly = false;
+  const onNumbersOnlyLine = (start: number): boolean => {
+    if (start >= lineEnd) {
+      const from = text.lastIndexOf("\n", start) + 1;
+      const to = text.indexOf("\n", start);
+      lineEnd = to === -1 ? text.length : to;
+      lineNumbersOnly = numbersOnly(text.slice(from, lineEnd));
+    }
+    return lineNumbersOnly;
+  };
   for (const m of scan(CANDIDATE, text)) {
     const digits = digitsOf(m[0]);
     if (digits.length < 13 || digits.length > 19) continue;
@@ -79,7 +86,7 @@ export function findCreditCards(text: string): Span[] {
     if (bare && NOT_CARD.test(context)) continue;
     if (bare && digits.length === 13 && !CARD_CONTEXT.test(before(text, m.index, 60).split("\n").pop() ?? "")) continue;
     // A bare field of a line of numbers only (a CSV of ids, sizes and trace ids) is one more number.
-    if (bare && numbersOnly(lineAround(text, m.index, end))) continue;
+    if (bare && onNumbersOnlyLine(m.index)) continue;
     // Part of a longer row of digit groups (a tracking number, a table): not a card.
     if (/^[ -]\d{4}/.test(text.slice(end, end + 5)) || /\d{4}[ -]$/.test(text.slice(Math.max(0, m.index - 5), m.index))) continue;
     out.push({ start: m.index, end });

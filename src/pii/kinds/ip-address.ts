@@ -13,10 +13,25 @@ const V6 = /(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-
 const VERSION_CONTEXT = /(?:\bv|version|\bver|\brelease|\bbuild|\bfirmware|\bfw|\bassembly|\bsdk|\bruntime|\bkernel|\bpatch|@|~>|>=|<=|==|[~^])["'\s:=(]{0,4}$/;
 /** A lockfile's `name (1.2.3.4)` line (Gemfile.lock): the parentheses hold the name's version. */
 const NAME_VERSION = /^[ \t]*[A-Za-z][\w.-]* \($/;
+/**
+ * Such a line's characters before the version, at most: a longer line is no lockfile's, and its start
+ * is not looked for (each address of a one-line JSON would scan the whole line back).
+ */
+const NAME_LINE_CHARS = 200;
 
 function personalV4(value: string): boolean {
   const [first] = value.split(".");
   return first !== "0" && first !== "127" && first !== "255";
+}
+
+/** Whether the line up to `at` is a lockfile's `name (`, looking back NAME_LINE_CHARS at most. */
+function nameVersionLine(text: string, at: number): boolean {
+  if (text[at - 1] !== "(") return false;
+  const from = Math.max(0, at - NAME_LINE_CHARS);
+  const head = text.slice(from, at);
+  const newline = head.lastIndexOf("\n");
+  if (newline === -1 && from > 0) return false;
+  return NAME_VERSION.test(head.slice(newline + 1));
 }
 
 export function findIpAddresses(text: string): Span[] {
@@ -36,8 +51,7 @@ export function findIpAddresses(text: string): Span[] {
       if (!isIP(m[0], 4) || !personalV4(m[0])) continue;
       if (VERSION_CONTEXT.test(before(text, m.index, 14))) continue;
       const end = m.index + m[0].length;
-      const lineStart = text.lastIndexOf("\n", m.index) + 1;
-      if (NAME_VERSION.test(text.slice(lineStart, m.index)) && /^\)[ \t]*(?:\n|$)/.test(text.slice(end, end + 3))) continue;
+      if (nameVersionLine(text, m.index) && /^\)[ \t]*(?:\n|$)/.test(text.slice(end, end + 3))) continue;
       // `10.0.0.0/8` names a network, not a host.
       if (m[0].endsWith(".0") && /^\/\d/.test(text.slice(end, end + 2))) continue;
       out.push({ start: m.index, end });
