@@ -236,6 +236,25 @@ describe("failures reach the code as errors that name the tool", () => {
     expect(r.error?.message).toMatch(/everything\.get-sum/);
   });
 
+  it("an id with a typo, a misspelt server or no server part names the tool that was meant", async () => {
+    const r = await run(
+      "python",
+      [
+        'for ref in ["everything.echoo", "memory.readgraph", "memry.read_graph", "read_graph"]:',
+        "    try:",
+        "        await call_mcp_tool(ref, {})",
+        "    except ToolError as e:",
+        '        print(e.kind, "|", e.message)',
+      ].join("\n"),
+    );
+    expect(r.status, r.stderr).toBe("ok");
+    const lines = r.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^ToolNotFound \| server `everything` has no tool `echoo`; similar: everything\.echo\b/);
+    expect(lines[1]).toMatch(/^ToolNotFound \| server `memory` has no tool `readgraph`; similar: memory\.read_graph\b/);
+    expect(lines[2]).toMatch(/^ToolNotFound \| no upstream server `memry` \(servers: [a-z, ]+\); similar: memory\.read_graph$/);
+    expect(lines[3]).toMatch(/^ToolNotFound \| tool `read_graph` is not a tool id; ids look like `server\.tool` \(servers: [a-z, ]+\); similar: memory\.read_graph$/);
+  });
+
   it("the agent's text sums up the tool calls and names the failed ones", async () => {
     const result = await tool("execute_code", {
       language: "python",

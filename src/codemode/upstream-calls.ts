@@ -11,6 +11,7 @@ import { deniedBecause, toolPolicyFor, type ApprovalDecision, type Governance, t
 import type { RunClock, UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
 import type { ExecutionPii } from "./pii-boundary.js";
+import { toolNotFoundMessage } from "./tool-not-found.js";
 
 export interface UpstreamCallScopeOptions {
   catalog: Catalog;
@@ -163,7 +164,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         // A configured server that is down has no tools in the catalog: say it is down (and when it is retried), not that it does not exist.
         const down = downServer(upstream, call.tool);
         if (down) return failed(call.tool, down.server, "allow", "ToolUnavailable", down.message);
-        return failed(call.tool, undefined, "allow", "ToolNotFound", notFoundMessage(catalog, call.tool));
+        return failed(call.tool, undefined, "allow", "ToolNotFound", toolNotFoundMessage(catalog, call.tool));
       }
       const policy = toolPolicyFor(options.policy, entry.server, entry.name, [entry.tsName, entry.pyName]);
       if (policy.action === "deny") {
@@ -229,21 +230,6 @@ function downServer(upstream: UpstreamManager, ref: string): { server: string; m
   // The first line of why (list_servers has the server's stderr too).
   const why = status.error?.split("\n")[0];
   return { server, message: `upstream server \`${server}\` is not available (${status.state}${why ? `: ${why}` : ""})${retry}` };
-}
-
-function notFoundMessage(catalog: Catalog, ref: string): string {
-  const servers = catalog.servers().map((s) => s.name);
-  const dot = ref.indexOf(".");
-  if (dot <= 0) return `tool \`${ref}\` is not a tool id; ids look like \`server.tool\` (servers: ${servers.join(", ") || "none configured"})`;
-  const server = ref.slice(0, dot);
-  if (!servers.includes(server)) return `no upstream server \`${server}\` (servers: ${servers.join(", ") || "none configured"})`;
-  let similar: string[] = [];
-  try {
-    similar = catalog.search(ref.slice(dot + 1).replace(/[^A-Za-z0-9]+/g, " "), { detail: "name", limit: 3, server }).map((h) => h.id);
-  } catch {
-    // a name with no searchable words
-  }
-  return `server \`${server}\` has no tool \`${ref.slice(dot + 1)}\`${similar.length ? `; similar: ${similar.join(", ")}` : ""}`;
 }
 
 function elapsed(started: number): number {
