@@ -40,6 +40,16 @@ describe("BoundaryVault", () => {
     expect(vault.detokenize(out)).toBe("send [EMAIL_1] to ann@example.com");
   });
 
+  // Each repetition used to parse the phone again for its other spellings: 18 s for these 10 MB (an upstream message at its cap), holding the server.
+  it("learns a tool result repeating one phone number across megabytes in one quick pass", { timeout: 8_000 }, () => {
+    const vault = new BoundaryVault();
+    const counts = vault.learn("Tel. 020 7946 0958, ".repeat(500_000), { types: ["phone"] });
+    expect(counts).toEqual({ phone: 500_000 });
+    expect(vault.size).toBe(1);
+    // Its other spelling was learnt all the same.
+    expect(vault.tokenizeText("call 02079460958")).toMatch(/^call \[PHONE_\d\]$/);
+  });
+
   it("holds at most its cap of values: new ones past it are masked, never kept", () => {
     const vault = new BoundaryVault(2);
     vault.learn("a1@example.com a2@example.com a3@example.com", EMAIL);

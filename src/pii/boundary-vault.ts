@@ -50,6 +50,11 @@ export class BoundaryVault {
     return this.vault.size;
   }
 
+  /** Whether this vault issued `token` (`[EMAIL_1]`), so a tool call's arguments get its value back. */
+  issued(token: string): boolean {
+    return this.vault.valueOf(token) !== undefined;
+  }
+
   /** Finds the kinds of `options` in every string of `value` (keys too) and remembers the values; counts per kind. */
   learn(value: unknown, options: DetectOptions): PiiCounts {
     const counts: PiiCounts = {};
@@ -62,10 +67,12 @@ export class BoundaryVault {
         const matches = detectPii(node, options);
         const taken = matches.length > 0 ? literalTokens(node) : undefined;
         for (const match of matches) {
+          const fresh = !this.known.has(match.value);
           if (this.tokenOf(match, taken) === undefined) continue;
           counts[match.type] = (counts[match.type] ?? 0) + 1;
-          // Code may print it without separators or in another case: found again as well.
-          for (const variant of variantsOf(match.type, match.value)) this.known.add(match.type, variant);
+          // Code may print it without separators or in another case: found again as well. A value met
+          // again has them already (parsing a phone costs more than finding it).
+          if (fresh) for (const variant of variantsOf(match.type, match.value)) this.known.add(match.type, variant);
         }
       } else if (Array.isArray(node)) {
         for (const item of node) queue.push(item);
