@@ -28,7 +28,7 @@ interface WireResult {
   stderr: string;
   value?: unknown;
   error?: { type: string; message: string; traceback: string };
-  tool_calls: { tool: string; ok: boolean; error?: string }[];
+  tool_calls: { tool: string; ok: boolean; error?: string; note?: string }[];
 }
 
 let dir: string;
@@ -305,6 +305,7 @@ describe("what goes back to the tools", () => {
     );
     expect(second.status, second.stderr).toBe("ok");
     expect(second.stdout).toBe("True\nmail [EMAIL_1] today\n");
+    expect(second.tool_calls.map((c) => c.note)).toEqual([undefined, undefined]);
     // The server stored the real value: the memory file holds it, not the token.
     expect(readFileSync(join(dir, "memory.jsonl"), "utf8")).toContain(`mail ${email} today`);
     await call("stop_session", { session_id: "round" });
@@ -317,6 +318,25 @@ describe("what goes back to the tools", () => {
     const again = await run("python", 'r = await call_mcp_tool("everything.echo", {"message": "[EMAIL_1]"})\nprint(r == "Echo: [EMAIL_1]")', { session_id: "reborn" });
     expect(again.stdout).toBe("True\n");
     await call("stop_session", { session_id: "reborn" });
+  });
+
+  it("a token this session did not issue (another MCP session's) reaches the tool as typed, and the agent is told so", async () => {
+    const first = await run("python", 'print(await call_mcp_tool("everything.echo", {"message": "paul.pb@example.com"}))', { session_id: "elsewhere" });
+    expect(first.stdout).toBe("Echo: [EMAIL_1]\n");
+    // Without API keys every MCP session is a caller of its own: the same session id there is another session, with another vault.
+    const { client: other } = await connectMcp(server.url, { name: "pii-boundary-other" });
+    try {
+      const result = await call("execute_code", { language: "python", session_id: "elsewhere", code: 'print(await call_mcp_tool("everything.echo", {"message": "to [EMAIL_1], [TODO_1] and [TICKET_4]"}))' }, other);
+      const again = result.structuredContent as unknown as WireResult;
+      expect(again.status, again.stderr).toBe("ok");
+      expect(again.stdout).toBe("Echo: to [EMAIL_1], [TODO_1] and [TICKET_4]\n");
+      expect(again.tool_calls[0]?.note).toMatch(/^\[EMAIL_1\], \[TICKET_4\] are not tokens of this session's personal data, so they reached the tool as typed/);
+      expect(toolText(result)).toMatch(/\n- everything\.echo: \[EMAIL_1\], \[TICKET_4\] are not tokens of this session's personal data/);
+    } finally {
+      await call("stop_session", { session_id: "elsewhere" }, other);
+      await other.close();
+    }
+    await call("stop_session", { session_id: "elsewhere" });
   });
 });
 

@@ -3,7 +3,7 @@
 
 import type { PiiConfig } from "../config/index.js";
 import type { OutputGuard } from "../execution/index.js";
-import { BoundaryVault, compilePatterns, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
+import { BoundaryVault, compilePatterns, PII_TYPES, tokenLabel, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
 
 /** How often, at most, vaults of callers gone idle are looked for. */
 const SWEEP_MS = 10_000;
@@ -15,6 +15,10 @@ const SWEEP_MS = 10_000;
 export const MAX_TOTAL_VAULT_VALUES = 500_000;
 /** Callers' vaults kept at once; the least recently used goes first. */
 const MAX_CALLER_VAULTS = 256;
+/** A token's shape, as the vault issues them: `[EMAIL_1]`, `[TICKET_12]`. */
+const TOKEN = /\[([A-Z][A-Z0-9_]{0,39})_[1-9][0-9]{0,8}\]/g;
+/** Tokens a note on a tool call names at most. */
+const MAX_NOTED_TOKENS = 3;
 
 interface CallerVault {
   vault: BoundaryVault;
@@ -28,6 +32,8 @@ export class PiiBoundary {
   private readonly callers = new Map<string, CallerVault>();
   private readonly patterns: CompiledPattern[];
   private readonly budget: VaultBudget;
+  /** The labels of every kind a token may name (EMAIL, PHONE, a custom pattern's name in capitals). */
+  readonly labels: ReadonlySet<string>;
   private lastSweep = 0;
 
   constructor(
@@ -37,6 +43,11 @@ export class PiiBoundary {
   ) {
     this.patterns = compilePatterns(config.patterns);
     this.budget = new VaultBudget(totalValues);
+    this.labels = new Set([...PII_TYPES, ...config.patterns.map((p) => p.name)].map(tokenLabel));
+  }
+
+  get enabled(): boolean {
+    return this.config.enabled;
   }
 
   /** What results of `server`'s tool (known by `names`: its name and aliases) are scanned for; undefined when off. */
@@ -150,6 +161,23 @@ export class ExecutionPii implements OutputGuard {
   /** `args` with the tokens this session's vault issued swapped for their real values. */
   detokenize<T>(args: T): T {
     return this.vault ? this.vault.detokenize(args) : args;
+  }
+
+  /**
+   * Tokens of a PII kind in a tool call's arguments (their JSON text) that this session's vault did
+   * not issue, at most a few: they reach the tool as typed, which the agent should know (a token
+   * from another session, or from before its session expired, names nobody here).
+   */
+  unissuedTokens(argsJson: string): string[] {
+    if (!this.boundary.enabled || !argsJson.includes("[")) return [];
+    const found: string[] = [];
+    for (const match of argsJson.matchAll(TOKEN)) {
+      const token = match[0];
+      if (!this.boundary.labels.has(match[1]!) || this.vault?.issued(token) === true || found.includes(token)) continue;
+      found.push(token);
+      if (found.length === MAX_NOTED_TOKENS) break;
+    }
+    return found;
   }
 
   /** Learns the values in a result (or error text) of `server`'s tool; their counts per kind, or undefined when off or none. */

@@ -34,9 +34,16 @@ export interface UpstreamCallScopeOptions {
 }
 
 /** Sizes and hashes of what crossed the boundary; the audit never keeps the values. */
-function digest(value: unknown): { bytes: number; hash: string } {
+function digest(value: unknown): { bytes: number; hash: string; text: string } {
   const text = JSON.stringify(value) ?? "null";
-  return { bytes: Buffer.byteLength(text), hash: createHash("sha256").update(text).digest("hex") };
+  return { bytes: Buffer.byteLength(text), hash: createHash("sha256").update(text).digest("hex"), text };
+}
+
+/** The note on a call whose arguments hold tokens the session's vault did not issue. */
+function unissuedNote(tokens: string[]): string | undefined {
+  if (tokens.length === 0) return undefined;
+  const one = tokens.length === 1;
+  return `${tokens.join(", ")} ${one ? "is" : "are"} not ${one ? "a token" : "tokens"} of this session's personal data, so ${one ? "it" : "they"} reached the tool as typed; a token names a value only in the session (and the caller) whose tool results issued it`;
 }
 
 const OUTCOME_OF: Record<string, ToolCallEvent["outcome"]> = {
@@ -106,9 +113,9 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
     }
   };
 
-  const fail = (tool: string, started: number, type: string, raw: string): UpstreamCallReply => {
+  const fail = (tool: string, started: number, type: string, raw: string, note: string | undefined): UpstreamCallReply => {
     const message = redact(raw);
-    calls.push({ tool, ok: false, durationMs: elapsed(started), error: message });
+    calls.push({ tool, ok: false, durationMs: elapsed(started), error: message, ...(note ? { note } : {}) });
     return { ok: false, error: { type, message } };
   };
 
@@ -146,10 +153,11 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       const args = (call.args ?? {}) as Record<string, unknown>;
       const sent = digest(args);
       const base = { argsBytes: sent.bytes, argsHash: sent.hash };
+      let note: string | undefined;
       const failed = (tool: string, server: string | undefined, action: ToolCallEvent["action"], type: string, raw: string, names?: readonly string[]): Promise<UpstreamCallReply> => {
         // An upstream's error text may quote personal data: learnt like a result; the code gets it whole, the audit tokens.
         const found = server !== undefined && names !== undefined ? pii?.learn(server, names, raw) : undefined;
-        const reply = fail(tool, started, type, raw);
+        const reply = fail(tool, started, type, raw, note);
         const error = reply.ok ? undefined : pii?.active ? pii.text(reply.error.message, false) : reply.error.message;
         return record(
           { tool, ...(server ? { server } : {}), action, outcome: OUTCOME_OF[type] ?? "error", ...base, durationMs: elapsed(started), ...(found ? { pii: found } : {}), ...(error ? { error } : {}) },
@@ -183,6 +191,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         const names = [entry.name, entry.tsName, entry.pyName];
         // Tokens the session's vault issued (the agent passed them on in its code) reach the server as the real values.
         const sentArgs = pii ? pii.detokenize(args) : args;
+        note = pii ? unissuedNote(pii.unissuedTokens(sent.text)) : undefined;
         const result = await upstream.callTool(entry.server, entry.name, sentArgs, { signal });
         if (result.isError) return failed(entry.id, entry.server, policy.action, "ToolError", errorText(result), names);
         const value = options.redactValue(toolResultValue(result));
@@ -191,7 +200,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         // signatures the agent reads: tokenized, they are no plain keys and the object is typed as a map.
         learnOutputSchema(catalog, entry.id, found && pii ? pii.keysTokenized(value) : value, options.onInferred);
         tokensInSandbox += estimateJsonTokens(value);
-        calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started) });
+        calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started), ...(note ? { note } : {}) });
         const received = digest(value);
         return record(
           { tool: entry.id, server: entry.server, action: policy.action, outcome: "ok", ...base, resultBytes: received.bytes, resultHash: received.hash, durationMs: elapsed(started), ...(found ? { pii: found } : {}) },

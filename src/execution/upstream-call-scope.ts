@@ -23,6 +23,8 @@ export interface UpstreamCallRecord {
   ok: boolean;
   durationMs: number;
   error?: string;
+  /** Something the agent should know about a call that went through (tokens sent as typed). */
+  note?: string;
 }
 
 export interface UpstreamCallSummary {

@@ -77,5 +77,7 @@ function describeToolCalls(calls: WireExecutionResult["tool_calls"]): string {
   const slowest = calls.reduce((a, b) => (b.duration_ms > a.duration_ms ? b : a));
   const head = `[tool calls] ${calls.length} (${calls.length - failed.length} ok${failed.length ? `, ${failed.length} failed` : ""}; slowest ${slowest.tool} ${Math.round(slowest.duration_ms)} ms)`;
   const shown = failed.slice(0, 3).map((c) => `\n- ${c.tool}: ${c.error ?? "failed"}`);
-  return head + shown.join("") + (failed.length > 3 ? `\n- … ${failed.length - 3} more failures` : "");
+  // Notes are alike (tokens sent as typed): the first one says it.
+  const noted = calls.find((c) => c.note !== undefined);
+  return head + shown.join("") + (failed.length > 3 ? `\n- … ${failed.length - 3} more failures` : "") + (noted ? `\n- ${noted.tool}: ${noted.note}` : "");
 }

@@ -102,6 +102,7 @@ export const executionResultSchema = z.object({
         ok: z.boolean(),
         duration_ms: z.number(),
         error: z.string().optional(),
+        note: z.string().optional().describe("PII tokens in the arguments that this session did not issue, sent as typed"),
       }),
     )
     .describe("Upstream tools the code called"),
@@ -202,7 +203,7 @@ export function toWireResult(result: ExecutionResult): WireExecutionResult {
     ...(result.outputNote ? { output_note: result.outputNote } : {}),
     ...(result.images ? { images: result.images.map((image) => ({ mime: image.mime, data_base64: image.dataBase64 })) } : {}),
     ...(result.imagesNote ? { images_note: result.imagesNote } : {}),
-    tool_calls: result.toolCalls.map((c) => ({ tool: c.tool, ok: c.ok, duration_ms: c.durationMs, ...(c.error ? { error: c.error } : {}) })),
+    tool_calls: result.toolCalls.map((c) => ({ tool: c.tool, ok: c.ok, duration_ms: c.durationMs, ...(c.error ? { error: c.error } : {}), ...(c.note ? { note: c.note } : {}) })),
     tokens: { returned: result.tokens.returned, output: result.tokens.output, tool_results: result.tokens.toolResults },
     ...(result.security ? { security: toWireSecurity(result.security) } : {}),
     ...(result.executionId ? { execution_id: result.executionId } : {}),
