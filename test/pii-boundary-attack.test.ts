@@ -175,6 +175,37 @@ describe("paths by which tool data could reach the agent whole", () => {
   });
 });
 
+describe("tool data the code prints or returns in another form", () => {
+  it("an email printed URL-encoded in a link, and one with accents printed by json.dumps (ASCII escapes), show as tokens", async () => {
+    const r = await run(
+      [
+        echo("ann.lee+news@example.com jörg.müller@exämple.de"),
+        "import json, urllib.parse",
+        "ann, jorg = r[6:].split()",
+        'print("https://crm.test/find?email=" + urllib.parse.quote(ann))',
+        'print(urllib.parse.urlencode({"to": jorg}))',
+        'print(json.dumps({"e": jorg}))',
+      ].join("\n"),
+      {},
+      "news%40",
+    );
+    expect(r.stdout).toMatch(/^https:\/\/crm\.test\/find\?email=\[EMAIL_\d+\]\nto=\[EMAIL_\d+\]\n\{"e": "\[EMAIL_\d+\]"\}\n$/);
+  });
+
+  it("a card or phone number that the code returns as a JSON number shows as a token", async () => {
+    const code = `${echo("card 4111 1111 1111 1111, tel (415) 555-2671")}\nimport re\nd = re.sub(r"\\D", "", r)\n{"card": int(d[:16]), "phone": [int(d[16:])], "n": 42}`;
+    const result = await callTool(client, "execute_code", { language: "python", code });
+    expect(JSON.stringify(result)).not.toMatch(/4111111111111111|4155552671/);
+    expect((result.structuredContent as { value?: unknown }).value).toEqual({ card: expect.stringMatching(/^\[CREDIT_CARD_\d+\]$/), phone: [expect.stringMatching(/^\[PHONE_\d+\]$/)], n: 42 });
+  });
+
+  it("a tool id the code built from tool data shows a token in tool_calls", async () => {
+    const email = "vera.tool@example.com";
+    const r = await run(`${echo(email)}\ntry:\n    await call_mcp_tool("changing.notify_" + r[6:], {})\nexcept Exception as e:\n    print(type(e).__name__)`, {}, email);
+    expect(r.stdout).toBe("ToolError\n");
+  });
+});
+
 describe("vault memory across sessions and callers", () => {
   it("all vaults together hold a bounded number of values: past it new values are redacted, and a dropped vault gives its room back", () => {
     const boundary = new PiiBoundary(loadConfig({}).pii, 900_000, 4);

@@ -80,10 +80,13 @@ export class OutputBoundary {
     return out;
   }
 
-  /** Tool-call records with their error messages guarded. */
+  /** Tool-call records with their error messages and tool ids guarded (code may build an id from tool data). */
   summary(summary: UpstreamCallSummary | undefined): UpstreamCallSummary | undefined {
     if (!summary || !this.guard.active) return summary;
-    return { ...summary, calls: summary.calls.map((c) => (c.error === undefined ? c : { ...c, error: this.guard.text(c.error, true) })) };
+    return {
+      ...summary,
+      calls: summary.calls.map((c) => ({ ...c, tool: this.guard.text(c.tool, true), ...(c.error === undefined ? {} : { error: this.guard.text(c.error, true) }) })),
+    };
   }
 
   /** Replacements per kind, or undefined when there were none. */

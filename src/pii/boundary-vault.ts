@@ -125,6 +125,12 @@ export class BoundaryVault {
   /** Every string in `value` (keys too) tokenized as tokenizeText does. */
   tokenizeValue(value: unknown, options?: DetectOptions, counts?: PiiCounts): unknown {
     if (typeof value === "string") return this.tokenizeText(value, options, counts);
+    // A card or phone number the code parsed into a number: its digits are a value too, and its token a string.
+    if (typeof value === "number" && Number.isInteger(value) && Math.abs(value) >= 1_000_000) {
+      const digits = String(value);
+      const tokenized = this.tokenizeText(digits, options, counts);
+      return tokenized === digits ? value : tokenized;
+    }
     if (Array.isArray(value)) return value.map((item) => this.tokenizeValue(item, options, counts));
     if (value !== null && typeof value === "object") {
       const out: Record<string, unknown> = {};
