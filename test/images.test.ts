@@ -179,7 +179,7 @@ describe("image caps and checks on the host", () => {
     expect(result.status).toBe("ok");
     expect(result.stdout).toBe("done\n");
     expect(result.images).toEqual([{ mime: "image/png", dataBase64: TINY_PNG }]);
-    expect(result.imagesNote).toBe("2 images over 2 KiB dropped; save images to /workspace and read them with file_read");
+    expect(result.imagesNote).toBe("2 images over 2 KiB dropped (make them smaller: fewer pixels, a lower dpi or JPEG); to keep an image as it is, save it to /workspace");
   });
 
   it("images beyond the per-call count are dropped with a note", async () => {

@@ -100,11 +100,12 @@ export class ImageCollector {
   /** What was dropped and how to get it instead; undefined when every image was kept. */
   note(): string | undefined {
     const parts: string[] = [];
-    if (this.overSize > 0) parts.push(`${plural(this.overSize, "image")} over ${formatBytes(this.caps.maxBytes)} dropped`);
-    if (this.overCount > 0) parts.push(`${plural(this.overCount, "image")} beyond ${this.caps.maxCount} per call dropped`);
+    if (this.overSize > 0) parts.push(`${plural(this.overSize, "image")} over ${formatBytes(this.caps.maxBytes)} dropped (make them smaller: fewer pixels, a lower dpi or JPEG)`);
+    if (this.overCount > 0) parts.push(`${plural(this.overCount, "image")} beyond ${this.caps.maxCount} per call dropped (return fewer per call)`);
     if (this.refused > 0) parts.push(`${plural(this.refused, "image")} refused (${this.firstRefusal})`);
     if (parts.length === 0) return undefined;
-    return `${parts.join("; ")}; save images to /workspace and read them with file_read`;
+    // No tool is named: under the codemode profile there is no file_read, and the files stay in /workspace either way.
+    return `${parts.join("; ")}; to keep an image as it is, save it to /workspace`;
   }
 
   private refuse(reason: string): void {
