@@ -33,6 +33,9 @@ it("scopes session ids per owner, caps each owner's sessions, and hides other ow
     return undefined;
   })();
   expect(over).toMatchObject({ code: "TOO_MANY_SESSIONS", message: expect.stringMatching(/stop one/) as string });
+  // The caller's own ids, to carry on in one of them (the codemode profile cannot stop sessions), and no other caller's.
+  expect(over?.message).toMatch(/reuse one \(session_id `(second`, `default|default`, `second)`\)/);
+  expect(over?.data).toMatchObject({ sessions: expect.arrayContaining(["default", "second"]) as string[] });
   expect(over?.data.retry_after).toBeGreaterThan(0);
   expect(t.engine.sessions.list("owner-b").map((x) => x.id)).toEqual(["default"]);
   expect(() => t!.engine.sessions.get("second", "owner-b")).toThrowError(expect.objectContaining({ code: "SESSION_NOT_FOUND" }) as Error);

@@ -106,8 +106,8 @@ export class SessionManager {
     if (own.length >= perOwner) {
       throw new SandgateError(
         "TOO_MANY_SESSIONS",
-        `you have ${own.length} live sessions, the most one caller may hold; stop one you no longer need (stop_session) or wait for an idle one to expire`,
-        { data: { max: perOwner, retry_after: this.retryAfterS(own) } },
+        `you have ${own.length} live sessions, the most one caller may hold: reuse one (${namedSessions(own)}), stop one you no longer need (stop_session) or wait for an idle one to expire`,
+        { data: { max: perOwner, retry_after: this.retryAfterS(own), sessions: own.map((s) => s.id) } },
       );
     }
     if (this.sessions.size >= this.options.max) {
@@ -341,4 +341,16 @@ export class SessionManager {
     const idle = [...this.sessions.values()].filter((s) => !s.inUse && now - s.lastUsedAt > this.options.idleTtlMs);
     await Promise.all(idle.map((s) => this.end(s, `idle for more than ${Math.round(this.options.idleTtlMs / 1000)} s`)));
   }
+}
+
+/** Session ids given back in a refusal at most (a caller may hold many). */
+const NAMED_SESSIONS = 10;
+
+/**
+ * The caller's own session ids, most recently used first: an agent that cannot stop sessions (the
+ * codemode profile has no stop_session) can carry on in one of them instead of waiting for expiry.
+ */
+function namedSessions(own: readonly Session[]): string {
+  const ids = [...own].sort((a, b) => b.lastUsedAt - a.lastUsedAt).map((s) => `\`${s.id}\``);
+  return `session_id ${ids.slice(0, NAMED_SESSIONS).join(", ")}${ids.length > NAMED_SESSIONS ? `, … ${ids.length - NAMED_SESSIONS} more` : ""}`;
 }
