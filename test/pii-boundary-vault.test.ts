@@ -1,6 +1,8 @@
 // The boundary vault on its own: exact values found again longest first, tokens swapped back only
 // where the vault issued them, and a cap on the values one vault holds.
 
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { BoundaryVault } from "../src/pii/index.js";
 
@@ -48,6 +50,23 @@ describe("BoundaryVault", () => {
     expect(vault.size).toBe(1);
     // Its other spelling was learnt all the same.
     expect(vault.tokenizeText("call 02079460958")).toMatch(/^call \[PHONE_\d\]$/);
+  });
+
+  it("keeps the values it learns, not the large tool results they were found in", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const vault = new BoundaryVault();
+    for (let i = 0; i < 20; i++) {
+      // A 10 MB document with one address in it: a slice of it would keep all of it alive.
+      const text = `${"x".repeat(5_000_000 + i)} user${i}@example.com ${"y".repeat(5_000_000)}`;
+      vault.learn({ content: [{ type: "text", text }] }, EMAIL);
+      expect(vault.tokenizeText(`mail user${i}@example.com`)).toBe(`mail [EMAIL_${i + 1}]`);
+    }
+    gc();
+    expect(vault.size).toBe(20);
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(20_000_000);
   });
 
   it("holds at most its cap of values: new ones past it are masked, never kept", () => {

@@ -1,6 +1,7 @@
 // The values a vault already holds, found again verbatim in any text: indexed by their first three
 // characters and lengths, each candidate checked by a rolling hash, so a scan is linear in the text.
 
+import { ownString } from "./own-string.js";
 import type { PiiMatch } from "./types.js";
 
 /** Characters of the index key; shorter values are left to the detectors (too short to find safely). */
@@ -52,8 +53,9 @@ export class KnownValues {
     return this.types.has(value);
   }
 
-  add(type: string, value: string): void {
-    if (value.length < KEY_CHARS || this.types.has(value)) return;
+  add(type: string, found: string): void {
+    if (found.length < KEY_CHARS || this.types.has(found)) return;
+    const value = ownString(found);
     this.types.set(value, type);
     const key = keyAt(value, 0);
     let list = this.buckets.get(key);

@@ -2,6 +2,7 @@
 // way back for tokens the agent's code passes to a tool. It lives host-side and dies with its session.
 
 import { detectPii } from "./detect.js";
+import { ownString } from "./own-string.js";
 import type { DetectOptions, PiiEntity, PiiMatch } from "./types.js";
 
 /** `[EMAIL_1]`: the kind in capitals and a number counted per kind, per vault. */
@@ -34,10 +35,11 @@ export class PiiVault {
    * token skips the numbers whose literal text is in `taken` (tokens already written in the input),
    * so that the way back never turns a literal `[EMAIL_1]` of the input into a value.
    */
-  tokenFor(type: string, value: string, taken?: ReadonlySet<string>): string {
-    const key = `${type}\u0000${value}`;
-    const known = this.byValue.get(key);
+  tokenFor(type: string, found: string, taken?: ReadonlySet<string>): string {
+    const known = this.byValue.get(`${type}\u0000${found}`);
     if (known !== undefined) return known;
+    const value = ownString(found);
+    const key = `${type}\u0000${value}`;
     const label = tokenLabel(type);
     let n = this.perLabel.get(label) ?? 0;
     let token: string;
