@@ -42,6 +42,18 @@ describe("sandgate tools", () => {
     expect(r.stdout + r.stderr).not.toContain(SECRET);
   });
 
+  it("--server lists that server alone, and a name nobody configured is an error, not an empty list", async () => {
+    const one = await sandgate(["tools", "--server", "memory"]);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^memory \(stdio\): ready, 9 tools\n/);
+    expect(one.stdout).not.toContain("broken");
+    for (const json of [[], ["--json"]]) {
+      const typo = await sandgate(["tools", "--server", "memry", ...json]);
+      expect(typo).toMatchObject({ code: 2, stdout: "" });
+      expect(typo.stderr).toContain("no upstream server `memry` is configured (servers: memory, broken, remote)");
+    }
+  });
+
   it("searches the catalog and prints generated files", async () => {
     const found = await sandgate(["tools", "--search", "knowledge graph entities", "--detail", "name", "--limit", "3"]);
     expect(found.code).toBe(0);

@@ -91,6 +91,10 @@ export async function runTools(options: ToolsCommandOptions, config: SandgateCon
       return 0;
     }
     const status = codeMode.status().filter((s) => options.server === undefined || s.name === options.server);
+    if (options.server !== undefined && status.length === 0) {
+      const known = Object.keys(config.mcpServers).join(", ");
+      throw new SandgateError("INVALID_INPUT", `no upstream server \`${options.server}\` is configured (servers: ${known})`, { data: { server: options.server } });
+    }
     if (options.json) {
       out(JSON.stringify({ servers: status, tools: catalog.tools(options.server).map(({ inputSchema: _i, outputSchema: _o, ...t }) => ({ ...t, ...policyOf(config, codeMode, t.id) })) }, null, 2));
     } else {
