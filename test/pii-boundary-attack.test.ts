@@ -199,6 +199,16 @@ describe("tool data the code prints or returns in another form", () => {
     expect((result.structuredContent as { value?: unknown }).value).toEqual({ card: expect.stringMatching(/^\[CREDIT_CARD_\d+\]$/), phone: [expect.stringMatching(/^\[PHONE_\d+\]$/)], n: 42 });
   });
 
+  it("file_read of a Latin-1 file the code wrote from a tool result hands its bytes over with tokens for the values", async () => {
+    const email = "ulla.latin@example.com";
+    await run(`${echo(email)}\nopen("/workspace/export.csv", "w", encoding="latin-1").write("name;mail\\nRené;" + r[6:] + "\\n")`, { session_id: "latin" }, email);
+    const read = await callTool(client, "file_read", { session_id: "latin", path: "export.csv" });
+    const blobs = [...JSON.stringify(read).matchAll(/"(?:blob|content)":"([A-Za-z0-9+/=]{16,})"/g)].map((m) => Buffer.from(m[1]!, "base64"));
+    expect(blobs.length).toBeGreaterThan(0);
+    for (const blob of blobs) expect(blob.equals(Buffer.from("name;mail\nRené;[EMAIL_1]\n", "latin1"))).toBe(true);
+    await callTool(client, "stop_session", { session_id: "latin" });
+  });
+
   it("a tool id the code built from tool data shows a token in tool_calls", async () => {
     const email = "vera.tool@example.com";
     const r = await run(`${echo(email)}\ntry:\n    await call_mcp_tool("changing.notify_" + r[6:], {})\nexcept Exception as e:\n    print(type(e).__name__)`, {}, email);

@@ -60,15 +60,20 @@ function guardedFile(file: WorkspaceFile, guard: OutputGuard | undefined): Works
   if (!guard?.active) return file;
   const bytes = file.encoding === "base64" ? Buffer.from(file.content, "base64") : Buffer.from(file.content, "utf8");
   let text: string;
+  let encoding: BufferEncoding = "utf8";
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    return file; // not text: binary files are handed over as they are
+    if (bytes.includes(0)) return file; // not text: binary files are handed over as they are
+    // Text in another encoding (a Latin-1 export): read byte for byte, so the bytes around a value come back as they were.
+    encoding = "latin1";
+    text = bytes.toString("latin1");
   }
   const guarded = guard.text(text, false);
   if (guarded === text) return file;
-  const content = file.encoding === "base64" ? Buffer.from(guarded, "utf8").toString("base64") : guarded;
-  return { ...file, content, size: Buffer.byteLength(guarded, "utf8") };
+  const out = Buffer.from(guarded, encoding);
+  const content = file.encoding === "base64" ? out.toString("base64") : guarded;
+  return { ...file, content, size: out.length };
 }
 
 /**
