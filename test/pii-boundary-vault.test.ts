@@ -4,7 +4,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { BoundaryVault } from "../src/pii/index.js";
+import { BoundaryVault, compilePatterns } from "../src/pii/index.js";
 
 const EMAIL = { types: ["email"] };
 
@@ -67,6 +67,22 @@ describe("BoundaryVault", () => {
     gc();
     expect(vault.size).toBe(20);
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(20_000_000);
+  });
+
+  it("counts a long value by its length against its cap: a tool result of long custom matches cannot fill memory", () => {
+    const account = { types: ["acct"], patterns: compilePatterns([{ name: "acct", regex: "ACCT-[0-9A-F]+" }]) };
+    const vault = new BoundaryVault(1_000);
+    // 4,000 characters each: as one value apiece, a full vault of them would hold 400 MB.
+    const long = Array.from({ length: 100 }, (_, i) => `ACCT-${i.toString(16).toUpperCase().padStart(4, "0")}${"F".repeat(3_991)}`);
+    vault.learn(long.join("\n"), account);
+    expect(vault.tokenizeText(long[0]!)).toBe("[ACCT_1]");
+    expect(vault.tokenizeText(long[99]!, account)).toBe("[ACCT_REDACTED]");
+    expect(vault.size).toBeLessThan(20);
+    // Short values still count once each.
+    const emails = Array.from({ length: 900 }, (_, i) => `u${i}@example.com`);
+    const short = new BoundaryVault(1_000);
+    short.learn(emails.join(" "), EMAIL);
+    expect(short.size).toBe(900);
   });
 
   it("holds at most its cap of values: new ones past it are masked, never kept", () => {

@@ -17,6 +17,12 @@ function literalTokens(text: string): ReadonlySet<string> | undefined {
 
 /** Distinct values one vault holds at most: a flood of tool data cannot grow host memory without bound. */
 export const MAX_VAULT_VALUES = 100_000;
+/** Characters a value may have and count once against the caps; a longer one (a custom kind may match a whole line) counts once per this many. */
+const CHARS_PER_VALUE = 64;
+
+function unitsOf(value: string): number {
+  return Math.ceil(value.length / CHARS_PER_VALUE);
+}
 
 /**
  * Values all the vaults sharing it may still take (a full vault is about 40 MB): many sessions or
@@ -31,6 +37,8 @@ export type PiiCounts = Record<string, number>;
 export class BoundaryVault {
   private readonly vault = new PiiVault();
   private readonly known = new KnownValues();
+  /** What the values held count against the caps (see CHARS_PER_VALUE). */
+  private charged = 0;
   /** Kinds that were looked for in tool results so far (file reads run their detectors). */
   readonly kinds = new Set<string>();
 
@@ -41,7 +49,7 @@ export class BoundaryVault {
 
   /** Gives this vault's values back to its budget, once: the vault is dropped (a call still under way may use it, uncharged). */
   release(): void {
-    if (this.budget) this.budget.left += this.vault.size;
+    if (this.budget) this.budget.left += this.charged;
     this.budget = undefined;
   }
 
@@ -147,11 +155,15 @@ export class BoundaryVault {
 
   /** The value's token, issued now if new; undefined when the vault is full and the value new. */
   private tokenOf(match: PiiMatch, taken?: ReadonlySet<string>): string | undefined {
-    if (!this.known.has(match.value) && (this.vault.size >= this.maxValues || (this.budget !== undefined && this.budget.left <= 0))) return undefined;
+    const units = unitsOf(match.value);
+    if (!this.known.has(match.value) && (this.charged + units > this.maxValues || (this.budget !== undefined && this.budget.left < units))) return undefined;
     const before = this.vault.size;
     this.known.add(match.type, match.value);
     const token = this.vault.tokenFor(match.type, match.value, taken);
-    if (this.budget) this.budget.left -= this.vault.size - before;
+    if (this.vault.size > before) {
+      this.charged += units;
+      if (this.budget) this.budget.left -= units;
+    }
     return token;
   }
 }
