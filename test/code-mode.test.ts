@@ -255,6 +255,27 @@ describe("failures reach the code as errors that name the tool", () => {
     expect(lines[3]).toMatch(/^ToolNotFound \| tool `read_graph` is not a tool id; ids look like `server\.tool` \(servers: [a-z, ]+\); similar: memory\.read_graph$/);
   });
 
+  it("Python reaches a server's module as an attribute of `servers`, and a missing tool's error lists the server's tools", async () => {
+    const r = await run(
+      "python",
+      [
+        "import servers",
+        "g = await servers.memory.read_graph()",
+        "print(sorted(g))",
+        "for name in ('memory.read_grap', 'memry'):",
+        "    try:",
+        "        eval('servers.' + name)",
+        "    except AttributeError as e:",
+        "        print(e)",
+      ].join("\n"),
+    );
+    expect(r.status, r.error?.message).toBe("ok");
+    const lines = r.stdout.trim().split("\n");
+    expect(lines[0]).toBe("['entities', 'relations']");
+    expect(lines[1]).toMatch(/^server 'memory' has no tool 'read_grap'; its tools are: create_entities, .*\bread_graph\b/);
+    expect(lines[2]).toMatch(/^no server module 'memry' in servers; the modules are: [a-z, ]*\bmemory\b/);
+  });
+
   it("the agent's text sums up the tool calls and names the failed ones", async () => {
     const result = await tool("execute_code", {
       language: "python",
