@@ -43,9 +43,11 @@ beforeAll(async () => {
       everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }),
       // Its tool hello answers with the arguments it got, as JSON: a result whose keys the code chooses.
       changing: upstreamServerSchema.parse({ command: process.execPath, args: [join(process.cwd(), "test/fixtures/upstream/changing-tools.mjs")] }),
+      // The same with tokenization off: its results are not scanned, yet may hold values of other tools.
+      plain: upstreamServerSchema.parse({ command: process.execPath, args: [join(process.cwd(), "test/fixtures/upstream/changing-tools.mjs")] }),
     },
     // An admin's pattern that backtracks exponentially on Z and a run of x without a Y.
-    pii: { ...base.pii, types: [...base.pii.types, "slow"], patterns: [{ name: "slow", regex: "Z(x|x)*Y" }] },
+    pii: { ...base.pii, types: [...base.pii.types, "slow"], patterns: [{ name: "slow", regex: "Z(x|x)*Y" }], tools: { plain: { enabled: false } } },
   };
   codeMode = new CodeMode(config, {});
   engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
@@ -158,6 +160,14 @@ describe("paths by which tool data could reach the agent whole", () => {
     const found = await callTool(client, "search_tools", { query: "hello", detail: "full", server: "changing" });
     expect(JSON.stringify(found)).not.toContain(iban);
     expect(toolText(found)).toContain("balance: number");
+  });
+
+  it("a value from one tool used as a key of a result of a server with tokenization off does not become a property name search_tools shows", async () => {
+    const iban = "GB82WEST12345698765432";
+    await run(`${echo(`IBAN ${iban}`)}\nr2 = await call_mcp_tool("plain.hello", {"who": "x", r[11:]: {"visits": 3}})\nprint(sorted(r2["args"]))`, {}, iban);
+    const found = await callTool(client, "search_tools", { query: "hello", detail: "full", server: "plain" });
+    expect(JSON.stringify(found)).not.toContain(iban);
+    expect(toolText(found)).toContain("visits: number");
   });
 
   it("a phone, SSN or IBAN from a tool result that code prints without separators or in lower case shows as a token", async () => {

@@ -197,8 +197,9 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         const value = options.redactValue(toolResultValue(result));
         const found = pii?.learn(entry.server, names, value);
         // Keys that are personal data (accounts keyed by IBAN) must not become property names in the
-        // signatures the agent reads: tokenized, they are no plain keys and the object is typed as a map.
-        learnOutputSchema(catalog, entry.id, found && pii ? pii.keysTokenized(value) : value, options.onInferred);
+        // signatures every caller reads: tokenized, they are no plain keys and the object is typed as a map.
+        // Values known from other tools count too, in results of a server with tokenization off.
+        learnOutputSchema(catalog, entry.id, pii?.active ? pii.keysTokenized(value) : value, options.onInferred);
         tokensInSandbox += estimateJsonTokens(value);
         calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started), ...(note ? { note } : {}) });
         const received = digest(value);
