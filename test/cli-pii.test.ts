@@ -85,6 +85,25 @@ describe("sandgate pii", () => {
     expect(pattern.stderr).toMatch(/pattern "broken" is not a valid regular expression.*CONFIG_INVALID/);
   });
 
+  it("a config naming a kind nobody defined, or a pattern taking a built-in kind's name, stops every command at start naming the key", async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ pii: { types: ["email", "ticket"] } }, /pii\.types\.1: unknown PII kind "ticket"; use email, .*, or add a pattern of that name to pii\.patterns \[CONFIG_INVALID\]/],
+      [{ pii: { tools: { crm: { types: ["badge"] } } } }, /pii\.tools\.crm\.types\.0: unknown PII kind "badge"/],
+      [{ pii: { patterns: [{ name: "email", regex: "x@y" }] } }, /pii\.patterns\.0\.name: "email" is a built-in kind; give the pattern a name of its own/],
+      [{ pii: { patterns: [{ name: "t", regex: "a" }, { name: "t", regex: "b" }] } }, /pii\.patterns\.1\.name: a pattern named "t" comes earlier/],
+    ];
+    const config = join(dir, "kinds.json");
+    for (const [content, message] of cases) {
+      writeFileSync(config, JSON.stringify(content));
+      for (const args of [["pii"], ["config", "--print"]]) {
+        const r = await sandgate([...args, "--config", config], "ann@example.com");
+        expect(r.code, `${args.join(" ")} ${JSON.stringify(content)}`).toBe(2);
+        expect(r.stdout).toBe("");
+        expect(r.stderr).toMatch(message);
+      }
+    }
+  });
+
   it("streams a large input line by line with one vault for all of it", async () => {
     const line = "2024-01-15T10:30:00Z user=ann@example.com action=login bytes=1048576 id=550e8400-e29b-41d4-a716-446655440000\n";
     const lines = 96 * 1024; // about 11 MiB

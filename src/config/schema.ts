@@ -672,5 +672,27 @@ export const configSchema = z
   .refine((c) => c.limits.maxCommittedMemoryMb >= Math.min(c.limits.maxMemoryMb, c.flavors[c.defaultFlavor]?.memoryMb ?? c.limits.maxMemoryMb), {
     message: "limits.maxCommittedMemoryMb must hold at least one sandbox of the default flavor (its memoryMb, at most limits.maxMemoryMb)",
     path: ["limits", "maxCommittedMemoryMb"],
-  });
+  })
+  .superRefine((c, ctx) => checkPiiKinds(c.pii, ctx));
 export type SandgateConfig = z.infer<typeof configSchema>;
+
+/**
+ * Every kind pii names is a built-in one or a custom pattern's, and a pattern does not take a built-in
+ * kind's name (detection would ignore it): at start-up, not as an unknown kind on the first tool call.
+ */
+function checkPiiKinds(pii: PiiConfig, ctx: z.RefinementCtx): void {
+  const builtIn: readonly string[] = PII_TYPES;
+  const names = pii.patterns.map((p) => p.name);
+  pii.patterns.forEach((p, i) => {
+    if (builtIn.includes(p.name)) ctx.addIssue({ code: "custom", path: ["pii", "patterns", i, "name"], message: `"${p.name}" is a built-in kind; give the pattern a name of its own` });
+    else if (names.indexOf(p.name) !== i) ctx.addIssue({ code: "custom", path: ["pii", "patterns", i, "name"], message: `a pattern named "${p.name}" comes earlier; names must be unique` });
+  });
+  const known = `use ${[...builtIn, ...names].join(", ")}, or add a pattern of that name to pii.patterns`;
+  const check = (kinds: readonly string[], path: (string | number)[]): void => {
+    kinds.forEach((kind, i) => {
+      if (!builtIn.includes(kind) && !names.includes(kind)) ctx.addIssue({ code: "custom", path: [...path, i], message: `unknown PII kind "${kind}"; ${known}` });
+    });
+  };
+  check(pii.types, ["pii", "types"]);
+  for (const [key, rule] of Object.entries(pii.tools)) check(rule.types ?? [], ["pii", "tools", key, "types"]);
+}
