@@ -158,10 +158,13 @@ describe("python", () => {
     });
   });
 
-  it("fails every call clearly when the host has no handler", async () => {
+  it("without a handler (no upstream servers) fails every call clearly and finds nothing", async () => {
     await withSandbox("python", async (sandbox) => {
       const r = await run(sandbox, "await call_mcp_tool('x.echo')");
-      expect(r.result?.error?.message).toBe("tool `x.echo` failed: tool calls are not available here");
+      expect(r.result?.error?.message).toBe("tool `x.echo` failed: no upstream MCP servers are configured here, so there are no tools to call (list them under mcpServers in sandgate.json)");
+      const found = await run(sandbox, "[await search_tools('create issue'), await list_servers()]");
+      expect(found.result?.error).toBeUndefined();
+      expect(found.result?.value).toEqual([[], []]);
     });
   });
 });

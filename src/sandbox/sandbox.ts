@@ -45,10 +45,10 @@ export interface RunRequest {
   /**
    * Answers the upstream calls the code makes (callMCPTool, call_mcp_tool, sandgate-tool). Several
    * may be in flight at once; `signal` fires when the run ends or is killed, and replies after
-   * that are dropped. Without a handler every call fails with "tool calls are not available here".
+   * that are dropped. Without a handler every call fails with ToolNotFound (no upstream servers are configured).
    */
   onUpstreamCall?: UpstreamCallHandler;
-  /** Answers the code's searches of the tool catalog (searchTools, search_tools, sandgate-tool --search); without it they fail. */
+  /** Answers the code's searches of the tool catalog (searchTools, search_tools, sandgate-tool --search); without it they find nothing. */
   onDiscovery?: DiscoveryHandler;
   /** Environment variables the runner sets for this call only, and takes back when it ends. */
   env?: Record<string, string>;

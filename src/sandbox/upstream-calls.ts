@@ -221,7 +221,8 @@ export class UpstreamCallBroker {
   call(tool: string, args: unknown, send: (reply: UpstreamCallReply) => void): void {
     const handler = this.handler;
     if (!handler) {
-      send(upstreamCallError("ToolError", "tool calls are not available here"));
+      // No handler: the host has no upstream servers (sandgate exec without mcpServers, or an engine without code mode).
+      send(upstreamCallError("ToolNotFound", "no upstream MCP servers are configured here, so there are no tools to call (list them under mcpServers in sandgate.json)"));
       return;
     }
     this.dispatch(`tool \`${tool}\``, (signal) => handler({ tool, args }, signal, this.clock), send);
@@ -232,7 +233,8 @@ export class UpstreamCallBroker {
     const handler = this.discovery;
     const op = request.op === "search" ? "search_tools" : "list_servers";
     if (!handler) {
-      send(upstreamCallError("ToolError", `${op} is not available here (code mode is off)`));
+      // No upstream servers, so nothing to find: both lists are empty, as with code mode on and no server configured.
+      send({ ok: true, value: [] });
       return;
     }
     this.dispatch(op, () => handler(request), send);
