@@ -10,6 +10,12 @@ import type { Span } from "./kinds/span.js";
 const WINDOW = 4096;
 /** Consecutive windows of a long line overlap so a value across a cut is still found whole. */
 const OVERLAP = 256;
+/**
+ * A window that takes longer than this moves its pattern to the linear-time engine (an ordinary one
+ * takes microseconds): V8 falls back by itself only after many backtracks at one start position, not
+ * for `[a-z]+@` retried at every position of a run of letters, which costs a window its length squared.
+ */
+const SLOW_WINDOW_MS = 20;
 
 // V8's linear-time engine: a pattern it can run (no i or u flag, lookaround or back reference) moves
 // to it once it backtracks too much, so `(a|a)*b` on a long run of `a` cannot hold the process.
@@ -52,7 +58,8 @@ export function compilePatterns(patterns: readonly CustomPattern[]): CompiledPat
       );
     }
     try {
-      return { name: p.name, regex: new RegExp(p.regex, `${flags}g`) };
+      const regex = new RegExp(p.regex, `${flags}g`);
+      return runsLinear(p.regex, flags) ? { name: p.name, regex, linear: new RegExp(p.regex, `${flags}gl`) } : { name: p.name, regex };
     } catch (error) {
       throw new SandgateError("CONFIG_INVALID", `pii.patterns: pattern "${p.name}" is not a valid regular expression: ${(error as Error).message}`, {
         data: { pattern: p.name },
@@ -63,7 +70,7 @@ export function compilePatterns(patterns: readonly CustomPattern[]): CompiledPat
 }
 
 /** Every match of a custom pattern, found line by line (long lines in overlapping windows). */
-export function findCustom(regex: RegExp, text: string): Span[] {
+export function findCustom(pattern: CompiledPattern, text: string): Span[] {
   const out: Span[] = [];
   let lineStart = 0;
   while (lineStart <= text.length) {
@@ -72,6 +79,8 @@ export function findCustom(regex: RegExp, text: string): Span[] {
     for (let from = lineStart; from < lineEnd; from += WINDOW - OVERLAP) {
       const to = Math.min(lineEnd, from + WINDOW);
       const window = text.slice(from, to);
+      const regex = pattern.regex;
+      const started = performance.now();
       regex.lastIndex = 0;
       for (let m = regex.exec(window); m !== null; m = regex.exec(window)) {
         if (m[0].length === 0) {
@@ -80,6 +89,7 @@ export function findCustom(regex: RegExp, text: string): Span[] {
         }
         out.push({ start: from + m.index, end: from + m.index + m[0].length });
       }
+      if (pattern.linear && regex !== pattern.linear && performance.now() - started > SLOW_WINDOW_MS) pattern.regex = pattern.linear;
       if (to === lineEnd) break;
     }
     lineStart = lineEnd + 1;

@@ -37,7 +37,7 @@ export function detectPii(text: string, options: DetectOptions): PiiMatch[] {
   }
   for (const pattern of options.patterns ?? []) {
     if (wanted.has(pattern.name) && !BUILT_IN.includes(pattern.name as PiiType)) {
-      for (const span of findCustom(pattern.regex, text)) found.push(matchOf(text, pattern.name, span));
+      for (const span of findCustom(pattern, text)) found.push(matchOf(text, pattern.name, span));
     }
   }
   return settle(found);

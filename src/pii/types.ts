@@ -45,5 +45,8 @@ export interface DetectOptions {
 
 export interface CompiledPattern {
   name: string;
+  /** The backtracking engine's, until a scan finds it slow; then `linear` for good. */
   regex: RegExp;
+  /** The same pattern for V8's linear-time engine, where that engine can run it. */
+  linear?: RegExp;
 }
