@@ -340,6 +340,29 @@ describe("what goes back to the tools", () => {
   });
 });
 
+describe("tokens written in tool results", () => {
+  it("a token that a tool result holds as text (stored before the session issued it) never goes back to a tool as the value issued since", async () => {
+    const second = "rita.pb@example.com";
+    const code = [
+      "from servers.memory import create_entities, open_nodes",
+      // The agent stores a token its session has not issued yet: it reaches the server as typed.
+      'await create_entities(entities=[{"name": "taint", "entityType": "note", "observations": ["call [EMAIL_2]"]}])',
+      `r = await call_mcp_tool("everything.echo", {"message": "quinn.pb@example.com ${second}"})`,
+      'obs = (await open_nodes(names=["taint"]))["entities"][0]["observations"][0]',
+      // The code passes on what the server gave it: the text [EMAIL_2], not the second address.
+      'e = await call_mcp_tool("everything.echo", {"message": obs})',
+      'print(r)\nprint(e == "Echo: call [EMAIL_2]")',
+      'f = await call_mcp_tool("everything.echo", {"message": "[EMAIL_1]"})',
+      'print(f == "Echo: quinn.pb@example.com")',
+    ].join("\n");
+    const result = await run("python", code, { session_id: "taint" }, [second]);
+    expect(result.status, result.stderr).toBe("ok");
+    // The session's data already holds the text [EMAIL_2]: the second address gets the next number.
+    expect(result.stdout).toBe("Echo: [EMAIL_1] [EMAIL_3]\nTrue\nTrue\n");
+    await call("stop_session", { session_id: "taint" });
+  });
+});
+
 describe("configuration", () => {
   it("a server with tokenization off passes its results untouched; a tool scanned for a custom kind tokenizes only that", async () => {
     const quiet = await run("python", 'print(await call_mcp_tool("quiet.echo", {"message": "pete.pb@example.com"}))', { session_id: "cfg-quiet" });

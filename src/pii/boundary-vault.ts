@@ -39,6 +39,12 @@ export class BoundaryVault {
   private readonly known = new KnownValues();
   /** What the values held count against the caps (see CHARS_PER_VALUE). */
   private charged = 0;
+  /**
+   * Tokens that tool results wrote as text (a note stored before the session issued that token, a
+   * hostile server): the code may pass that text on, so it never goes back to a value; at most as
+   * many as the vault's cap of values.
+   */
+  private readonly written = new Set<string>();
   /** Kinds that were looked for in tool results so far (file reads run their detectors). */
   readonly kinds = new Set<string>();
 
@@ -72,8 +78,9 @@ export class BoundaryVault {
     for (let at = 0; at < queue.length; at++) {
       const node = queue[at];
       if (typeof node === "string") {
+        for (const token of literalTokens(node) ?? []) this.noteWritten(token);
         const matches = detectPii(node, options);
-        const taken = matches.length > 0 ? literalTokens(node) : undefined;
+        const taken = matches.length > 0 ? this.takenIn(node) : undefined;
         for (const match of matches) {
           const fresh = !this.known.has(match.value);
           if (this.tokenOf(match, taken) === undefined) continue;
@@ -99,7 +106,7 @@ export class BoundaryVault {
   tokenizeText(text: string, options?: DetectOptions, counts?: PiiCounts): string {
     const matches = this.matches(text, options);
     if (matches.length === 0) return text;
-    const taken = literalTokens(text);
+    const taken = this.takenIn(text);
     let out = "";
     let at = 0;
     for (const match of matches) {
@@ -153,8 +160,19 @@ export class BoundaryVault {
     return this.vault.detokenize(value);
   }
 
+  private noteWritten(token: string): void {
+    if (this.written.size < this.maxValues) this.written.add(token);
+    this.vault.withdraw(token);
+  }
+
+  /** Tokens a new one must not be: those written in `text` and those tool results wrote. */
+  private takenIn(text: string): Pick<ReadonlySet<string>, "has"> {
+    const local = literalTokens(text);
+    return { has: (token) => this.written.has(token) || local?.has(token) === true };
+  }
+
   /** The value's token, issued now if new; undefined when the vault is full and the value new. */
-  private tokenOf(match: PiiMatch, taken?: ReadonlySet<string>): string | undefined {
+  private tokenOf(match: PiiMatch, taken?: Pick<ReadonlySet<string>, "has">): string | undefined {
     const units = unitsOf(match.value);
     if (!this.known.has(match.value) && (this.charged + units > this.maxValues || (this.budget !== undefined && this.budget.left < units))) return undefined;
     const before = this.vault.size;

@@ -27,7 +27,7 @@ export class PiiVault {
 
   /** How many distinct values the vault holds. */
   get size(): number {
-    return this.byToken.size;
+    return this.byValue.size;
   }
 
   /**
@@ -35,7 +35,7 @@ export class PiiVault {
    * token skips the numbers whose literal text is in `taken` (tokens already written in the input),
    * so that the way back never turns a literal `[EMAIL_1]` of the input into a value.
    */
-  tokenFor(type: string, found: string, taken?: ReadonlySet<string>): string {
+  tokenFor(type: string, found: string, taken?: Pick<ReadonlySet<string>, "has">): string {
     const known = this.byValue.get(`${type}\u0000${found}`);
     if (known !== undefined) return known;
     const value = ownString(found);
@@ -56,6 +56,11 @@ export class PiiVault {
   /** The real value behind a token this vault issued, else undefined. */
   valueOf(token: string): string | undefined {
     return this.byToken.get(token);
+  }
+
+  /** `token` no longer goes back to its value (its value keeps the token on the way out). */
+  withdraw(token: string): void {
+    this.byToken.delete(token);
   }
 
   /** Finds the kinds in `options` in `text` and replaces each value with its token. */
