@@ -226,6 +226,22 @@ describe("tool data the code prints or returns in another form", () => {
   });
 });
 
+describe("tokens a sandbox sends back", () => {
+  it("a tool call whose tokens would swap back to hundreds of megabytes fails with a tool error, and the next call works", async () => {
+    const email = `${"a".repeat(64)}@${"b".repeat(60)}.${"c".repeat(60)}.example.com`;
+    const code = [
+      echo(email),
+      "try:",
+      '    await call_mcp_tool("everything.echo", {"message": "[EMAIL_1]" * 1_000_000})',
+      "except Exception as e:",
+      "    print(type(e).__name__, str(e)[-43:])",
+      'print(await call_mcp_tool("everything.echo", {"message": "[EMAIL_1]"}))',
+    ].join("\n");
+    const r = await run(code, {}, email);
+    expect(r.stdout).toBe("ToolError more than 4 MiB; pass fewer tokens per call\nEcho: [EMAIL_1]\n");
+  });
+});
+
 describe("vault memory across sessions and callers", () => {
   it("all vaults together hold a bounded number of values: past it new values are redacted, and a dropped vault gives its room back", () => {
     const boundary = new PiiBoundary(loadConfig({}).pii, 900_000, 4);

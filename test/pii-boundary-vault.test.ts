@@ -4,6 +4,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
+import { isSandgateError } from "../src/errors/index.js";
 import { BoundaryVault, compilePatterns } from "../src/pii/index.js";
 
 const EMAIL = { types: ["email"] };
@@ -95,6 +96,23 @@ describe("BoundaryVault", () => {
     vault.learn("bob@example.com", EMAIL);
     expect(vault.tokenizeText("ann@example.com bob@example.com")).toBe("[EMAIL_1] [EMAIL_3]");
     expect(vault.detokenize("[EMAIL_3]")).toBe("bob@example.com");
+  });
+
+  it("refuses to swap back tokens that would grow a tool call's arguments by megabytes, instead of building them", () => {
+    const vault = new BoundaryVault();
+    const email = `${"a".repeat(64)}@${"b".repeat(60)}.${"c".repeat(60)}.example.com`;
+    vault.learn(email, EMAIL);
+    // A 9 MB frame of tokens would become 180 MB of arguments.
+    const flood = { message: "[EMAIL_1]".repeat(1_000_000) };
+    let error: unknown;
+    try {
+      vault.detokenize(flood);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isSandgateError(error) && error.code === "LIMIT_EXCEEDED" ? error.message : error).toMatch(/more than 4 MiB/);
+    // Ordinary arguments with many tokens still go through.
+    expect(vault.detokenize({ to: Array.from({ length: 1_000 }, () => "[EMAIL_1]") }).to[999]).toBe(email);
   });
 
   it("holds at most its cap of values: new ones past it are masked, never kept", () => {

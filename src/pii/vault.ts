@@ -1,9 +1,16 @@
 // One session's PII vault: stable tokens for the values found in what crossed to the agent, and the
 // way back for tokens the agent's code passes to a tool. It lives host-side and dies with its session.
 
+import { SandgateError } from "../errors/index.js";
 import { detectPii } from "./detect.js";
 import { ownString } from "./own-string.js";
 import type { DetectOptions, PiiEntity, PiiMatch } from "./types.js";
+
+/**
+ * Characters the values swapped back for tokens may add to one tool call's arguments: a frame of a
+ * million tokens naming a long value would otherwise make hundreds of megabytes on the host.
+ */
+export const MAX_DETOKENIZED_GROWTH = 4 * 1024 * 1024;
 
 /** `[EMAIL_1]`: the kind in capitals and a number counted per kind, per vault. */
 const TOKEN = /\[([A-Z][A-Z0-9_]{0,39})_([1-9][0-9]{0,8})\]/g;
@@ -93,20 +100,34 @@ export class PiiVault {
   /** Every string in `value` with the tokens this vault issued swapped back for their values; other text untouched. */
   detokenize<T>(value: T): T {
     if (this.byToken.size === 0) return value;
-    return this.walk(value) as T;
+    return this.walk(value, { left: MAX_DETOKENIZED_GROWTH }) as T;
   }
 
   detokenizeText(text: string): string {
-    if (this.byToken.size === 0 || !text.includes("[")) return text;
-    return text.replace(TOKEN, (token) => this.byToken.get(token) ?? token);
+    if (this.byToken.size === 0) return text;
+    return this.swapBack(text, { left: MAX_DETOKENIZED_GROWTH });
   }
 
-  private walk(value: unknown): unknown {
-    if (typeof value === "string") return this.detokenizeText(value);
-    if (Array.isArray(value)) return value.map((item) => this.walk(item));
+  /** `text` with this vault's tokens swapped back; what the values add is taken from `growth`. */
+  private swapBack(text: string, growth: { left: number }): string {
+    if (!text.includes("[")) return text;
+    return text.replace(TOKEN, (token) => {
+      const value = this.byToken.get(token);
+      if (value === undefined) return token;
+      growth.left -= value.length - token.length;
+      if (growth.left < 0) {
+        throw new SandgateError("LIMIT_EXCEEDED", `the arguments with their tokens swapped back for the real values would grow by more than ${MAX_DETOKENIZED_GROWTH / 1048576} MiB; pass fewer tokens per call`);
+      }
+      return value;
+    });
+  }
+
+  private walk(value: unknown, growth: { left: number }): unknown {
+    if (typeof value === "string") return this.swapBack(value, growth);
+    if (Array.isArray(value)) return value.map((item) => this.walk(item, growth));
     if (value !== null && typeof value === "object") {
       const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) out[this.detokenizeText(key)] = this.walk(item);
+      for (const [key, item] of Object.entries(value)) out[this.swapBack(key, growth)] = this.walk(item, growth);
       return out;
     }
     return value;
