@@ -242,6 +242,23 @@ describe("tokens a sandbox sends back", () => {
   });
 });
 
+describe("a hostile sandbox", () => {
+  it("a result frame nesting a value a hundred thousand levels deep after a tool call is refused like any too deep value, not an internal error", async () => {
+    const code = [
+      echo("deep.value@example.com"),
+      "import sandgate, sandgate_frames as F, time",
+      "deep = '[' * 100_000 + '\"deep.value@example.com\"' + ']' * 100_000",
+      'F.send_frame_bytes((\'{"type":"result","id":"%s","ok":true,"exitCode":0,"valueKind":"json","value":\' % sandgate._channel.run_id + deep + "}").encode())',
+      "time.sleep(1)",
+    ].join("\n");
+    const result = await callTool(client, "execute_code", { language: "python", code, session_id: "deep" });
+    const r = result.structuredContent as unknown as WireResult & { value?: unknown };
+    expect(r.status).toBe("ok");
+    expect(r.value).toBe("[a value nested more than 256 levels deep, not shown]");
+    await callTool(client, "stop_session", { session_id: "deep" });
+  });
+});
+
 describe("vault memory across sessions and callers", () => {
   it("all vaults together hold a bounded number of values: past it new values are redacted, and a dropped vault gives its room back", () => {
     const boundary = new PiiBoundary(loadConfig({}).pii, 900_000, 4);

@@ -17,6 +17,8 @@ function literalTokens(text: string): ReadonlySet<string> | undefined {
 
 /** Distinct values one vault holds at most: a flood of tool data cannot grow host memory without bound. */
 export const MAX_VAULT_VALUES = 100_000;
+/** Levels of a value looked into (a result deeper than 256 levels is not shown anyway); deeper ones are not shown, not recursed into. */
+const MAX_VALUE_DEPTH = 300;
 /** Characters a value may have and count once against the caps; a longer one (a custom kind may match a whole line) counts once per this many. */
 const CHARS_PER_VALUE = 64;
 
@@ -137,8 +139,8 @@ export class BoundaryVault {
     return found.length === 0 ? known : known.length === 0 ? found : merge(known, found);
   }
 
-  /** Every string in `value` (keys too) tokenized as tokenizeText does. */
-  tokenizeValue(value: unknown, options?: DetectOptions, counts?: PiiCounts): unknown {
+  /** Every string in `value` (keys too) tokenized as tokenizeText does; what nests deeper than MAX_VALUE_DEPTH is not shown. */
+  tokenizeValue(value: unknown, options?: DetectOptions, counts?: PiiCounts, depth = 0): unknown {
     if (typeof value === "string") return this.tokenizeText(value, options, counts);
     // A card or phone number the code parsed into a number: its digits are a value too, and its token a string.
     if (typeof value === "number" && Number.isInteger(value) && Math.abs(value) >= 1_000_000) {
@@ -146,13 +148,12 @@ export class BoundaryVault {
       const tokenized = this.tokenizeText(digits, options, counts);
       return tokenized === digits ? value : tokenized;
     }
-    if (Array.isArray(value)) return value.map((item) => this.tokenizeValue(item, options, counts));
-    if (value !== null && typeof value === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) out[this.tokenizeText(key, options, counts)] = this.tokenizeValue(item, options, counts);
-      return out;
-    }
-    return value;
+    if (typeof value !== "object" || value === null) return value;
+    if (depth >= MAX_VALUE_DEPTH) return "[a value nested too deeply to check for personal data, not shown]";
+    if (Array.isArray(value)) return value.map((item) => this.tokenizeValue(item, options, counts, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[this.tokenizeText(key, options, counts)] = this.tokenizeValue(item, options, counts, depth + 1);
+    return out;
   }
 
   /** `value` with every token this vault issued, anywhere in its strings, swapped back for the real value. */
