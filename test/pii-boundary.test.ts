@@ -402,4 +402,19 @@ describe("the audit", () => {
     const metrics = await registry.metrics();
     expect(metrics).toMatch(/sandgate_pii_tokens_total\{type="email"\} [1-9]/);
   });
+
+  it("records a tool id the code built from tool data with a token, not the value", async () => {
+    const email = "tom.pb@audit-example.com";
+    const code = `r = await call_mcp_tool("everything.echo", {"message": "tom.pb" + "@audit-example.com"})\ntry:\n    await call_mcp_tool("everything.notify_" + r[6:], {})\nexcept Exception as e:\n    print(type(e).__name__)`;
+    const r = await run("python", code, { session_id: "audited-id" }, [email]);
+    expect(r.stdout).toBe("ToolError\n");
+    await call("stop_session", { session_id: "audited-id" });
+    audit.flush();
+    const rows = audit.query({ sessionId: "audited-id", order: "asc", limit: 50 }).rows;
+    const failed = rows.filter((row) => row.kind === "tool_call").map((row) => row.event as { tool?: string });
+    // The whole id reads as a mailbox (everything.notify_tom.pb@...): one token.
+    expect(failed.map((e) => e.tool)).toEqual(["everything.echo", expect.stringMatching(/^\[EMAIL_\d+\]$/)]);
+    const auditDir = join(dir, "audit");
+    for (const file of readdirSync(auditDir)) expect(readFileSync(join(auditDir, file)).includes(email)).toBe(false);
+  });
 });

@@ -159,8 +159,10 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         const found = server !== undefined && names !== undefined ? pii?.learn(server, names, raw) : undefined;
         const reply = fail(tool, started, type, raw, note);
         const error = reply.ok ? undefined : pii?.active ? pii.text(reply.error.message, false) : reply.error.message;
+        // A tool id the code built from tool data (no such tool) is as personal as the data.
+        const id = pii?.active ? pii.text(tool, false) : tool;
         return record(
-          { tool, ...(server ? { server } : {}), action, outcome: OUTCOME_OF[type] ?? "error", ...base, durationMs: elapsed(started), ...(found ? { pii: found } : {}), ...(error ? { error } : {}) },
+          { tool: id, ...(server ? { server } : {}), action, outcome: OUTCOME_OF[type] ?? "error", ...base, durationMs: elapsed(started), ...(found ? { pii: found } : {}), ...(error ? { error } : {}) },
           reply,
         );
       };
