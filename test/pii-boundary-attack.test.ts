@@ -219,6 +219,16 @@ describe("tool data the code prints or returns in another form", () => {
     await callTool(client, "stop_session", { session_id: "latin" });
   });
 
+  it("a raw REST download of a Latin-1 file the code wrote from a tool result holds tokens for the values, its other bytes as they were", async () => {
+    const code = `${echo("ulla.rest@example.com")}\nopen("/workspace/export.csv", "w", encoding="latin-1").write("name;mail\\nRené;" + r[6:] + "\\n")`;
+    const executed = await fetch(`${server.url}/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "python", code, session_id: "dl-latin" }) });
+    expect(executed.status).toBe(200);
+    const res = await fetch(`${server.url}/sessions/dl-latin/files/content?path=export.csv`);
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.equals(Buffer.from("name;mail\nRené;[EMAIL_1]\n", "latin1"))).toBe(true);
+    await fetch(`${server.url}/sessions/dl-latin`, { method: "DELETE" });
+  });
+
   it("a tool id the code built from tool data shows a token in tool_calls", async () => {
     const email = "vera.tool@example.com";
     const r = await run(`${echo(email)}\ntry:\n    await call_mcp_tool("changing.notify_" + r[6:], {})\nexcept Exception as e:\n    print(type(e).__name__)`, {}, email);

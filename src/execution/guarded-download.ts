@@ -1,5 +1,6 @@
 // A downloaded file's bytes on their way to the agent through code mode's OutputGuard: a text file is
-// tokenized as it streams (held to line ends like streamed output); a binary one passes as it is.
+// tokenized as it streams (held to line ends like streamed output; one not in UTF-8, such as a Latin-1
+// export, byte for byte); a binary one (NUL bytes) passes as it is.
 
 import { Transform, type Readable } from "node:stream";
 import { OutputBoundary } from "./output-boundary.js";
@@ -13,34 +14,35 @@ export function guardedBody(body: Readable, guard: OutputGuard): Readable {
   let head: Buffer[] = [];
   let headBytes = 0;
   let mode: "sniffing" | "text" | "binary" = "sniffing";
+  // Text not in UTF-8 is read as latin1: one character per byte, so the bytes around a value come back as they were.
+  let encoding: "utf8" | "latin1" = "utf8";
   const decoder = new TextDecoder("utf-8");
+  const decode = (data: Buffer): string => (encoding === "latin1" ? data.toString("latin1") : decoder.decode(data, { stream: true }));
   const boundary = new OutputBoundary(guard);
   const push = (data: Buffer): void => void out.push(data);
-  const emit = boundary.stream((_stream, text) => push(Buffer.from(text, "utf8")));
+  const emit = boundary.stream((_stream, text) => push(Buffer.from(text, encoding)));
 
   const decide = (final: boolean): void => {
     const data = Buffer.concat(head);
     head = [];
-    let text = false;
-    if (!data.includes(0)) {
+    mode = data.includes(0) ? "binary" : "text";
+    if (mode === "text") {
       try {
         // Not final: a character cut at the sniff's end is not an error.
         new TextDecoder("utf-8", { fatal: true }).decode(data, { stream: !final });
-        text = true;
       } catch {
-        text = false;
+        encoding = "latin1";
       }
     }
-    mode = text ? "text" : "binary";
     if (mode === "binary") push(data);
-    else emit("stdout", decoder.decode(data, { stream: true }));
+    else emit("stdout", decode(data));
   };
 
   const out = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       if (mode === "binary") return done(null, chunk);
       if (mode === "text") {
-        emit("stdout", decoder.decode(chunk, { stream: true }));
+        emit("stdout", decode(chunk));
         return done();
       }
       head.push(chunk);
@@ -51,7 +53,7 @@ export function guardedBody(body: Readable, guard: OutputGuard): Readable {
     flush(done) {
       if (mode === "sniffing") decide(true);
       if (mode === "text") {
-        const rest = decoder.decode();
+        const rest = encoding === "utf8" ? decoder.decode() : "";
         if (rest) emit("stdout", rest);
         boundary.flush();
       }
