@@ -2,7 +2,7 @@
 // bind, listens (port 0 picks a free port), and on close drains MCP sessions and connections.
 
 import type { AddressInfo } from "node:net";
-import type { Server as HttpServer, ServerOptions } from "node:http";
+import type { IncomingMessage, Server as HttpServer, ServerOptions, ServerResponse } from "node:http";
 import { serve } from "@hono/node-server";
 import { allApiKeys, isLoopbackHost, type ServerConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
@@ -37,6 +37,23 @@ export function assertSafeToServe(server: ServerConfig): void {
 }
 
 /**
+ * How long an idle keep-alive connection is kept, and the shorter time the server tells clients.
+ * A client that reuses a connection just as the server closes it sees the request fail ("fetch
+ * failed", other side closed). Node 20 advertises exactly the time it enforces, and undici (Node's
+ * fetch) keeps a connection for that time minus 2 s measured by a clock that advances 0.5 s per
+ * timer tick: on a busy host the ticks come late, so its 3 s were more than 5 s and the server had
+ * already closed the connection it reused. Advertising 5 s and closing after 65 s leaves a client a
+ * minute of slack, and outlasts the 60 s idle timeout of common reverse proxies (nginx, AWS ALB).
+ */
+export const KEEP_ALIVE_ADVERTISED_S = 5;
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/** Tells the client the shorter time; Node then omits its own Keep-Alive header. */
+function advertiseKeepAlive(_req: IncomingMessage, res: ServerResponse): void {
+  if (res.shouldKeepAlive) res.setHeader("keep-alive", `timeout=${KEEP_ALIVE_ADVERTISED_S}`);
+}
+
+/**
  * Node's own deadlines, behind the body guard: headers must arrive within bodyTimeoutS and a
  * whole request within a file transfer's deadline (Node answers 408 and closes), checked every second instead of
  * every 30 s, so 200 slow sockets are gone within seconds, not held for Node's default 300 s.
@@ -48,7 +65,7 @@ function connectionTimeouts(server: ServerConfig): ServerOptions {
     // A file upload may take long; its route cuts a sender silent for bodyTimeoutS, the body guard every other body.
     requestTimeout: Math.max(bodyMs + 5000, TRANSFER_TIMEOUT_MS),
     connectionsCheckingInterval: Math.min(1000, bodyMs),
-    keepAliveTimeout: 5000,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
   };
 }
 
@@ -58,6 +75,7 @@ export async function startHttpServer(ctx: ServerContext): Promise<RunningServer
   const http = createHttpApp(ctx);
   const server = await new Promise<HttpServer>((resolve, reject) => {
     const s = serve({ fetch: http.app.fetch, hostname: host, port, serverOptions: connectionTimeouts(ctx.config.server) }, () => resolve(s)) as HttpServer;
+    s.prependListener("request", advertiseKeepAlive);
     s.once("error", (error: NodeJS.ErrnoException) =>
       reject(
         error.code === "EADDRINUSE"
