@@ -2,6 +2,7 @@
 // 4-byte big-endian length, then UTF-8 JSON. Frames from a runner are untrusted input.
 
 import { z } from "zod";
+import { cutTooDeep } from "./frame-depth.js";
 
 /** Largest frame the host sends a runner (a tool result). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
@@ -192,7 +193,7 @@ export class FrameDecoder {
 function decodeFrame(body: Buffer): RunnerFrame | undefined {
   let json: unknown;
   try {
-    json = JSON.parse(body.toString("utf8"));
+    json = JSON.parse(cutTooDeep(body).toString("utf8"));
   } catch {
     throw new FrameProtocolError("runner sent a frame that is not JSON");
   }
