@@ -122,7 +122,7 @@ describe("sandgate serve and sandgate audit", () => {
     }
     const listed = await runCli(["audit", "--since", "1h", "--kind", "execution"], { env });
     expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout).toMatch(/execution.*peer:127\.0\.0\.1.*python.*ok.*print\('audited'\)/);
+    expect(listed.stdout).toMatch(/execution.*local.*python.*ok.*print\('audited'\)/);
     const json = await runCli(["audit", "--json", "--language", "python"], { env });
     const page = JSON.parse(json.stdout) as AuditPage;
     expect(page.rows.map((r) => (r.event as { code?: string }).code)).toEqual(["6 * 7", "print('audited')"]);

@@ -90,12 +90,12 @@ describe("MCP over Streamable HTTP", () => {
     const stopped = await call(client, "stop_session", { session_id: id });
     expect(stopped.structuredContent).toEqual({ session_id: id, stopped: true });
     const gone = await call(client, "file_read", { session_id: id, path: "notes.txt" });
-    // The file tools start a session for an id that has none, as execute_code does; the old files are gone.
+    // A read starts no session: it says the session ended; code starts a new, empty one and is told so.
     expect(gone.isError).toBe(true);
-    expect(text(gone)).toMatch(/session mcp-session-1 had ended \(stopped\); a new, empty one was started[\s\S]*FILE_NOT_FOUND/);
+    expect(text(gone)).toMatch(/session mcp-session-1 has ended \(stopped\)/);
     const reborn = await call(client, "execute_code", { code: "'total' in globals()", language: "python", session_id: id });
     expect(reborn.structuredContent).toMatchObject({ status: "ok", value: false });
-    expect(text(reborn)).not.toMatch(/had ended/);
+    expect(text(reborn)).toMatch(/had ended \(stopped\); a new, empty one was started/);
     await call(client, "stop_session", { session_id: id });
   });
 
@@ -113,7 +113,7 @@ describe("MCP over Streamable HTTP", () => {
 
     const missing = await call(client, "file_read", { session_id: "never-made", path: "x" });
     expect(missing.isError).toBe(true);
-    expect(text(missing)).toMatch(/no session never-made; a new, empty one was started[\s\S]*FILE_NOT_FOUND/);
+    expect(text(missing)).toMatch(/no session with id never-made/);
   });
 
   it("answers malformed calls with JSON-RPC errors and keeps serving", async () => {

@@ -188,7 +188,7 @@ describe("anomalies through the real server", () => {
     await withObservedServer({ anomalies: burst }, async ({ api, events, scrape }) => {
       for (let i = 0; i < 5; i += 1) expect((await api("/execute", { json: { language: "python", code: `${i}` } })).body).toMatchObject({ status: "ok" });
       const anomalies = events.filter((e) => e.kind === "anomaly");
-      expect(anomalies).toEqual([expect.objectContaining({ kind: "anomaly", rule: "burst", client: expect.stringMatching(/^peer:/) })]);
+      expect(anomalies).toEqual([expect.objectContaining({ kind: "anomaly", rule: "burst", client: "local" })]);
       expect(anomalies[0]).not.toHaveProperty("throttledForS");
       const samples = await scrape();
       expect(valueOf(samples, "sandgate_anomalies_total", { rule: "burst" })).toBe(1);

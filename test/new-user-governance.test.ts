@@ -95,7 +95,7 @@ describe("audit filters as a user writes them", () => {
     const table = await sandgate(["audit", "--language", "python"]);
     const [header, first] = table.stdout.split("\n");
     expect(header).toMatch(/^\s+id\s+time\s+kind\s+client\s+session\s+language\s+status\s+risk\s+what$/);
-    expect(first).toMatch(/^\s+\d+\s+\S+Z\s+execution\s+peer:\S+\s+-\s+python\s+ok\s+0\s+\d+ ms, "print\(1\)"$/);
+    expect(first).toMatch(/^\s+\d+\s+\S+Z\s+execution\s+local\s+-\s+python\s+ok\s+0\s+\d+ ms, "print\(1\)"$/);
     const kind = await sandgate(["audit", "--kind", "executions"]);
     expect(kind.code).toBe(2);
     expect(kind.stderr).toMatch(/--kind: unknown kind "executions"; use one of execution, tool_call/);
@@ -244,7 +244,7 @@ describe("an execution waiting for approval under the strict level", () => {
       expect(JSON.stringify(pending?.details)).not.toMatch(/ruleId|endLine/);
       expect((await call(`/approvals/${pending?.id ?? ""}`, { json: { approve: false, reason: "not now" } })).status).toBe(200);
       const denied = expectError(await running, 403, "APPROVAL_DENIED");
-      expect(denied.message).toMatch(/not approved: denied by peer:127\.0\.0\.1: not now/);
+      expect(denied.message).toMatch(/not approved: denied by local: not now/);
       expect(denied.data).toMatchObject({ findings: [expect.objectContaining({ rule_id: "py.process-exec.process-literal" })], execution_id: expect.any(String) });
     } finally {
       await strictServer.close();

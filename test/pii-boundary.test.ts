@@ -320,20 +320,20 @@ describe("what goes back to the tools", () => {
     await call("stop_session", { session_id: "reborn" });
   });
 
-  it("a token this session did not issue (another MCP session's) reaches the tool as typed, and the agent is told so", async () => {
+  it("a token this session did not issue (another session's) reaches the tool as typed, and the agent is told so", async () => {
     const first = await run("python", 'print(await call_mcp_tool("everything.echo", {"message": "paul.pb@example.com"}))', { session_id: "elsewhere" });
     expect(first.stdout).toBe("Echo: [EMAIL_1]\n");
-    // Without API keys every MCP session is a caller of its own: the same session id there is another session, with another vault.
+    // Each session has a vault of its own, even another MCP session of the same caller.
     const { client: other } = await connectMcp(server.url, { name: "pii-boundary-other" });
     try {
-      const result = await call("execute_code", { language: "python", session_id: "elsewhere", code: 'print(await call_mcp_tool("everything.echo", {"message": "to [EMAIL_1], [TODO_1] and [TICKET_4]"}))' }, other);
+      const result = await call("execute_code", { language: "python", session_id: "elsewhere-2", code: 'print(await call_mcp_tool("everything.echo", {"message": "to [EMAIL_1], [TODO_1] and [TICKET_4]"}))' }, other);
       const again = result.structuredContent as unknown as WireResult;
       expect(again.status, again.stderr).toBe("ok");
       expect(again.stdout).toBe("Echo: to [EMAIL_1], [TODO_1] and [TICKET_4]\n");
       expect(again.tool_calls[0]?.note).toMatch(/^\[EMAIL_1\], \[TICKET_4\] are not tokens of this session's personal data, so they reached the tool as typed/);
       expect(toolText(result)).toMatch(/\n- everything\.echo: \[EMAIL_1\], \[TICKET_4\] are not tokens of this session's personal data/);
     } finally {
-      await call("stop_session", { session_id: "elsewhere" }, other);
+      await call("stop_session", { session_id: "elsewhere-2" }, other);
       await other.close();
     }
     await call("stop_session", { session_id: "elsewhere" });

@@ -284,10 +284,11 @@ describe("sessions and files", () => {
     expectError(await api(`/sessions/${id}`), 410, "SESSION_EXPIRED");
     const list = await api<{ sessions: { session_id: string }[] }>("/sessions");
     expect(list.body.sessions.map((s) => s.session_id)).not.toContain(id);
-    // The file routes start a new, empty session with the id, as the file tools do: the old files are gone.
-    const gone = expectError(await api(`/sessions/${id}/files/content?path=out.txt`), 404, "FILE_NOT_FOUND");
-    expect(gone.message).toMatch(/had ended \(stopped\); a new, empty one was started/);
-    expect((await api(`/sessions/${id}`, { method: "DELETE" })).status).toBe(200);
+    // Reading a file of an ended session says it ended, and starts no new, empty one.
+    const gone = expectError(await api(`/sessions/${id}/files/content?path=out.txt`), 410, "SESSION_EXPIRED");
+    expect(gone.message).toMatch(/has ended \(stopped\)/);
+    expectError(await api(`/sessions/${id}/files`), 410, "SESSION_EXPIRED");
+    expectError(await api(`/sessions/${id}`), 410, "SESSION_EXPIRED");
   });
 
   it("creates a session with a chosen id", async () => {
@@ -319,16 +320,18 @@ describe("sessions and files", () => {
     }
   });
 
-  it("answers 404 SESSION_NOT_FOUND for a session that never existed, and the file routes start it", async () => {
+  it("answers 404 SESSION_NOT_FOUND for a session that never existed, reads start none, and writes start it", async () => {
     expectError(await api("/sessions/no-such-session"), 404, "SESSION_NOT_FOUND");
     expectError(await api("/sessions/no-such-session", { method: "DELETE" }), 404, "SESSION_NOT_FOUND");
-    const missing = expectError(await api("/sessions/new-by-files/files/content?path=a.txt"), 404, "FILE_NOT_FOUND");
-    expect(missing.message).toMatch(/no session new-by-files; a new, empty one was started/);
+    expectError(await api("/sessions/new-by-read/files/content?path=a.txt"), 404, "SESSION_NOT_FOUND");
+    expectError(await api("/sessions/new-by-read/files/content?path=a.txt&encoding=utf8"), 404, "SESSION_NOT_FOUND");
+    expectError(await api("/sessions/new-by-read/files"), 404, "SESSION_NOT_FOUND");
+    expectError(await api("/sessions/new-by-read"), 404, "SESSION_NOT_FOUND");
     const put = await api("/sessions/new-by-put/files/content", { method: "PUT", json: { path: "a.txt", content: "x" } });
     expect(put.status).toBe(200);
     const listed = await api<{ entries: { name: string }[] }>("/sessions/new-by-put/files");
     expect(listed.body.entries.map((e) => e.name)).toEqual(["a.txt"]);
-    for (const id of ["new-by-files", "new-by-put"]) expect((await api(`/sessions/${id}`, { method: "DELETE" })).status).toBe(200);
+    expect((await api("/sessions/new-by-put", { method: "DELETE" })).status).toBe(200);
   });
 });
 

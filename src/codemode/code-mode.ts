@@ -136,7 +136,7 @@ export class CodeMode {
       policy: this.config.toolPolicy,
       context,
       governance: this.governance,
-      pii: this.pii.execution(context.owner, context.sessionId),
+      pii: this.pii.execution(context.sessionOwner ?? context.owner, context.sessionId),
     });
     // Searches get their own count with the same limit: they cost the host little, and must not use up the code's tool calls.
     return { ...scope, onDiscovery: createDiscoveryHandler(this.discoverySource(), codeMode.maxToolCallsPerExecution) };

@@ -75,7 +75,7 @@ export const limitsSchema = z
     maxSandboxesPerIdentity: setting(z.number().int().min(1).optional(), {
       defaultDoc: "3/4 of maxSandboxes, at least 1",
       env: "SANDGATE_SANDBOXES_PER_CALLER",
-      doc: "Live sandboxes one caller (API key name, MCP session or REST peer) may hold at once, so others keep room; beyond it the caller waits for one of its own",
+      doc: "Live sandboxes one caller (API key name, or `local` without keys) may hold at once, so others keep room; beyond it the caller waits for one of its own",
     }),
     maxCommittedMemoryMb: setting(z.number().int().min(16), {
       default: () => Math.max(256, Math.floor((totalmem() * 0.6) / MIB)),
@@ -191,7 +191,7 @@ export const serverSchema = z
     maxConcurrentPerClient: setting(z.number().int().min(1), {
       default: 8,
       env: "SANDGATE_MAX_CONCURRENT",
-      doc: "Executions one caller (API key name; without keys the MCP session or the REST peer address) may have running at once; more get 429",
+      doc: "Executions one caller (API key name, or `local` without keys) may have running at once; more get 429",
     }),
     mcpSessionIdleS: setting(z.number().positive(), { default: 3600, doc: "An MCP Streamable HTTP session idle this long is closed, seconds" }),
     mcpUnusedSessionS: setting(z.number().positive(), {
@@ -557,7 +557,7 @@ export const configSchema = z
         maxPerIdentity: setting(z.number().int().min(1), {
           default: 8,
           env: "SANDGATE_SESSIONS_PER_CALLER",
-          doc: "Live sessions one caller (API key name, MCP session or REST peer) may hold, so no one can take every slot",
+          doc: "Live sessions one caller (API key name, or `local` without keys) may hold, so no one can take every slot",
         }),
         evictIdleAfterS: setting(z.number().min(0), {
           default: 60,

@@ -135,7 +135,7 @@ export class EngineFiles {
       async () => {
         const session = this.sessions.get(owner, sessionId);
         const file = await session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
-        return guardedFile(file, this.guardFor?.(owner, sessionId));
+        return guardedFile(file, this.guardFor?.(session.owner, session.id));
       },
       (file) => file.size,
     );
@@ -269,7 +269,7 @@ export class EngineFiles {
         const session = this.sessions.get(owner, sessionId);
         const listing = await session.serialize(() => listWorkspaceFiles(this.target(session), path));
         // Names the code gave files from tool data (alice@example.com.json) are tokenized like its output.
-        const guard = this.guardFor?.(owner, sessionId);
+        const guard = this.guardFor?.(session.owner, session.id);
         if (!guard?.active) return listing;
         return { ...listing, entries: listing.entries.map((e) => ({ ...e, name: guard.text(e.name, false), path: guard.text(e.path, false) })) };
       },

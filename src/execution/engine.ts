@@ -142,7 +142,7 @@ export class Engine {
       workspaceFilesystem: config.sessions.workspaceFilesystem,
       // The file helper works in the workspace: it goes before the workspace is unmounted.
       onEnd: (session) => {
-        this.jobs.sessionEnded(session.owner, session.id, this.sessionManager.endedReason(session.owner, session.id) ?? "stopped");
+        this.jobs.sessionEnded(session, this.sessionManager.endedReason(session.owner, session.id) ?? "stopped");
         this.tools?.sessionEnded?.(session.owner, session.id);
         return this.files.forget(session);
       },
@@ -314,6 +314,7 @@ export class Engine {
       executionId,
       owner,
       sessionId: session?.id ?? null,
+      ...(session ? { sessionOwner: session.owner } : {}),
       ...(request.approver ? { approver: request.approver } : {}),
       ...(request.onWaiting ? { onWaiting: request.onWaiting } : {}),
     });
@@ -380,7 +381,7 @@ export class Engine {
       if (waitMs === undefined) return;
       const check = (): void => {
         if (state !== "waiting") return;
-        const job = this.jobs.runningIn(session.owner, session.id);
+        const job = this.jobs.runningIn(session);
         // Only a job ahead of this call makes the wait unbounded; behind other calls it keeps its place.
         if (!job || Date.parse(job.startedAt) > queuedAt) {
           timer = setTimeout(check, waitMs);

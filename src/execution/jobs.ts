@@ -311,29 +311,15 @@ export class EngineJobs {
     })();
   }
 
-  /** A running job in `owner`'s session `sessionId` (calls to the session wait for it). */
-  runningIn(owner: string, sessionId: string): JobInfo | undefined {
-    for (const job of this.jobs.values()) if (job.status === "running" && job.owner === owner && job.sessionId === sessionId) return job.info();
+  /** A running job in `session` (calls to the session wait for it). */
+  runningIn(session: SessionRef): JobInfo | undefined {
+    for (const job of this.jobs.values()) if (job.status === "running" && runsIn(job, session)) return job.info();
     return undefined;
   }
 
-  /** Stops the jobs of `owner`'s session `sessionId`, which ended (`why`). */
-  sessionEnded(owner: string, sessionId: string, why: string): void {
-    for (const job of this.jobs.values()) if (job.owner === owner && job.sessionId === sessionId) this.abort(job, `its session ended (${why})`);
-  }
-
-  /**
-   * Stops every job of `owner` (an anonymous caller that is gone for good) and waits until they
-   * ended; then drops them, since nobody can read them any more.
-   */
-  async stopOwnedBy(owner: string, why: string): Promise<void> {
-    const own = [...this.jobs.values()].filter((j) => j.owner === owner);
-    for (const job of own) this.abort(job, why);
-    await Promise.all(own.map((j) => j.finished));
-    for (const job of own) {
-      clearTimeout(job.dropTimer);
-      this.jobs.delete(job.id);
-    }
+  /** Stops the jobs of `session`, which ended (`why`). */
+  sessionEnded(session: SessionRef, why: string): void {
+    for (const job of this.jobs.values()) if (runsIn(job, session)) this.abort(job, `its session ended (${why})`);
   }
 
   /** Running jobs of every owner. */
@@ -350,4 +336,15 @@ export class EngineJobs {
     await Promise.all(all.map((j) => j.finished));
     for (const job of all) clearTimeout(job.dropTimer);
   }
+}
+
+/** A session as jobs name it: its owner's id, or (shared) its id alone, whoever started the job. */
+interface SessionRef {
+  owner: string;
+  id: string;
+  shared: boolean;
+}
+
+function runsIn(job: Job, session: SessionRef): boolean {
+  return job.sessionId === session.id && (session.shared || job.owner === session.owner);
 }

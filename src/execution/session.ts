@@ -30,6 +30,8 @@ export class Session {
   constructor(
     readonly owner: string,
     readonly id: string,
+    /** The server minted the id, so any caller holding it may use the session. */
+    readonly shared: boolean,
     readonly workspaceDir: string,
     /** Settles when the workspace is ready (its filesystem mounted); rejects when that failed. */
     readonly ready: Promise<void> = Promise.resolve(),

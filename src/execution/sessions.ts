@@ -1,7 +1,8 @@
 // Sessions: a workspace directory plus one resident sandbox per runner kind, kept between
-// calls, owned by the identity that created them (ids are scoped per owner), with a global
-// and a per-owner maximum (at the global one the owner holding the most gives up an idle
-// session to an owner with fewer), idle expiry, and calls to one session run one at a time.
+// calls, owned by the identity that created them (ids a caller names are scoped per owner; an
+// id the server minted is a capability any caller holding it may use), with a global and a
+// per-owner maximum (at the global one the owner holding the most gives up an idle session to
+// an owner with fewer), idle expiry, and calls to one session run one at a time.
 
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -19,8 +20,10 @@ export const LOCAL_OWNER = "local";
 
 export interface SessionInfo {
   id: string;
-  /** The identity the session belongs to (an API key's name, an MCP session, a REST peer, "local"). */
+  /** The identity the session belongs to ("key:<name>", "local" without keys, "stdio"). */
   owner: string;
+  /** The server minted the id: any caller that holds it may use the session (a capability). */
+  shared: boolean;
   createdAt: string;
   lastUsedAt: string;
   expiresAt: string;
@@ -60,6 +63,8 @@ const REMEMBER_ENDED = 1000;
 export class SessionManager {
   /** Keyed by sessionKey(owner, id). */
   private readonly sessions = new Map<string, Session>();
+  /** The live sessions whose id the server minted, by id: whoever holds one may use it. */
+  private readonly minted = new Map<string, Session>();
   /** Why ended sessions ended, keyed like `sessions`. */
   private readonly ended = new Map<string, string>();
   private readonly sweeper: NodeJS.Timeout;
@@ -90,7 +95,11 @@ export class SessionManager {
     return this.sessions.size;
   }
 
-  /** Returns `owner`'s live session `id`, or creates it (with a fresh id when none is given). */
+  /**
+   * Returns the live session `id` that `owner` may use (its own, or a server-minted one it holds),
+   * or creates it for `owner`. Without an id the server mints one: 122 random bits, so holding it
+   * is the proof of having been given it.
+   */
   open(owner: string, id?: string): Session {
     if (id !== undefined) {
       if (!SESSION_ID.test(id)) {
@@ -98,7 +107,7 @@ export class SessionManager {
           data: { field: "session_id" },
         });
       }
-      const existing = this.sessions.get(sessionKey(owner, id));
+      const existing = this.find(owner, id);
       if (existing) return existing;
     }
     const own = this.ownedBy(owner);
@@ -140,6 +149,7 @@ export class SessionManager {
     const session = new Session(
       owner,
       sessionId,
+      id === undefined,
       workspaceDir,
       mounting.then(
         (mounted) => {
@@ -153,19 +163,25 @@ export class SessionManager {
     // A failure is reported to the session's calls; nobody else waits on it.
     session.ready.catch(() => undefined);
     this.sessions.set(session.key, session);
+    if (session.shared) this.minted.set(session.id, session);
     this.ended.delete(session.key);
     return session;
   }
 
+  /** `owner`'s own live session `id`, else the server-minted one with that id. */
+  private find(owner: string, id: string): Session | undefined {
+    return this.sessions.get(sessionKey(owner, id)) ?? this.minted.get(id);
+  }
+
   /**
-   * `owner`'s live session `id`; a typed error says whether it never existed or has ended.
-   * Another owner's session with this id is not seen at all: the answer is the same as for an
-   * id no one uses.
+   * The live session `id` that `owner` may use; a typed error says whether it never existed or
+   * has ended. Another owner's session with an id it named is not seen at all: the answer is the
+   * same as for an id no one uses.
    */
   get(owner: string, id: string): Session {
-    const session = this.sessions.get(sessionKey(owner, id));
+    const session = this.find(owner, id);
     if (session) return session;
-    const why = this.ended.get(sessionKey(owner, id));
+    const why = this.endedReason(owner, id);
     if (why) throw new SandgateError("SESSION_EXPIRED", `session ${id} has ended (${why}); start a new one`, { data: { sessionId: id } });
     throw new SandgateError("SESSION_NOT_FOUND", `no session with id ${id}; create one first or omit session_id for a stateless call`, {
       data: { sessionId: id },
@@ -178,12 +194,12 @@ export class SessionManager {
   }
 
   has(owner: string, id: string): boolean {
-    return this.sessions.has(sessionKey(owner, id));
+    return this.find(owner, id) !== undefined;
   }
 
-  /** Why `owner`'s session `id` ended, if it did and is still remembered. */
+  /** Why the session `id` that `owner` used ended, if it did and is still remembered. */
   endedReason(owner: string, id: string): string | undefined {
-    return this.ended.get(sessionKey(owner, id));
+    return this.ended.get(sessionKey(owner, id)) ?? this.ended.get(mintedKey(id));
   }
 
   /** `owner`'s live sessions. */
@@ -255,6 +271,7 @@ export class SessionManager {
     return {
       id: session.id,
       owner: session.owner,
+      shared: session.shared,
       createdAt: new Date(session.createdAt).toISOString(),
       lastUsedAt: new Date(session.lastUsedAt).toISOString(),
       expiresAt: new Date(session.lastUsedAt + this.options.idleTtlMs).toISOString(),
@@ -290,7 +307,7 @@ export class SessionManager {
     return sandbox;
   }
 
-  /** Stops `owner`'s session `id` (SESSION_NOT_FOUND for another owner's). */
+  /** Stops the session `id` that `owner` may use (SESSION_NOT_FOUND for another owner's it named). */
   async stop(owner: string, id: string, why = "stopped"): Promise<void> {
     await this.end(this.get(owner, id), why);
   }
@@ -304,6 +321,10 @@ export class SessionManager {
     if (!this.isCurrent(session)) return;
     this.sessions.delete(session.key);
     this.remember(session.key, why);
+    if (session.shared) {
+      this.minted.delete(session.id);
+      this.remember(mintedKey(session.id), why);
+    }
     await Promise.all(session.releaseSandboxes().map((s) => s.dispose()));
     await this.options.onEnd?.(session).catch(() => undefined);
     // Nothing uses the workspace any more: its filesystem (if any) is unmounted and its image deleted.
@@ -341,6 +362,11 @@ export class SessionManager {
     const idle = [...this.sessions.values()].filter((s) => !s.inUse && now - s.lastUsedAt > this.options.idleTtlMs);
     await Promise.all(idle.map((s) => this.end(s, `idle for more than ${Math.round(this.options.idleTtlMs / 1000)} s`)));
   }
+}
+
+/** Where a minted session's end is remembered: any holder of its id may ask why it ended. */
+function mintedKey(id: string): string {
+  return sessionKey("", id);
 }
 
 /** Session ids given back in a refusal at most (a caller may hold many). */

@@ -11,6 +11,11 @@ export interface ExecutionContext {
   /** The caller's identity (see ExecuteRequest.owner). */
   owner: string;
   sessionId: string | null;
+  /**
+   * Whose the session is, when another caller holds its server-minted id: the session's PII vault
+   * is one, whoever runs code in it. The caller's own otherwise.
+   */
+  sessionOwner?: string;
   /** Asks the calling client itself when a tool call needs approval (MCP elicitation). */
   approver?: Approver;
   /** Receives "waiting for approval ..." while a tool call waits for a person (MCP progress). */

@@ -7,7 +7,7 @@ import type { Action, Category, Finding, RiskLevel, Severity } from "./types.js"
 interface EventBase {
   /** Milliseconds since the epoch; set by `record` when left out. */
   time: number;
-  /** The caller's identity: "key:<name>", "mcp:<id>", "peer:<address>", "stdio" or "local". Never a key. */
+  /** The caller's identity: "key:<name>", "local" (no keys, or library use), "stdio", or "peer:<address>" for a refused request. Never a key. */
   client: string;
   sessionId?: string | null;
   /** Ties an execution to its tool calls, approvals and blocks. */

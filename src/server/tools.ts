@@ -255,14 +255,8 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     output: fileReadOutput,
     annotations: { title: "Read a workspace file", readOnlyHint: true, openWorldHint: false },
     async run(args, call) {
+      // A read never starts a session: an id with none is SESSION_NOT_FOUND (or SESSION_EXPIRED).
       const owner = ownerOf(call);
-      const { created, note } = sessionFor(ctx, args.session_id, owner);
-      if (created) {
-        const why = note ?? `there was no session ${args.session_id}; a new, empty one was started with that id`;
-        throw new SandgateError("FILE_NOT_FOUND", `${why}, so it holds no file ${JSON.stringify(args.path)} yet; write files with file_write or code`, {
-          data: { sessionId: args.session_id },
-        });
-      }
       if (args.encoding === "base64") {
         const file = await engine.files.read(args.session_id, args.path, "base64", owner);
         return { structured: file, text: file.content };
@@ -298,7 +292,6 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     annotations: { title: "List workspace files", readOnlyHint: true, openWorldHint: false },
     async run(args, call) {
       const owner = ownerOf(call);
-      const { note } = sessionFor(ctx, args.session_id, owner);
       const listing = await engine.files.list(args.session_id, args.path, owner);
       const structured = {
         path: listing.path,
@@ -307,8 +300,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
       };
       const lines = structured.entries.map((e) => `${e.type === "directory" ? "d" : e.type === "symlink" ? "l" : e.type === "file" ? "-" : "?"} ${String(e.size).padStart(10)} ${e.name}`);
       const listed = lines.length === 0 ? `${listing.path} is empty.` : `${listing.path}:\n${lines.join("\n")}${listing.truncated ? "\n(listing cut)" : ""}`;
-      const text = note ? `Note: ${note}.\n${listed}` : listed;
-      return { structured, text };
+      return { structured, text: listed };
     },
   });
 

@@ -120,6 +120,10 @@ export type WireExecutionResult = z.infer<typeof executionResultSchema>;
 
 export const sessionSchema = z.object({
   session_id: z.string(),
+  owner: z.string().describe('The caller the session belongs to: "key:<name>", or "local" on a server without API keys'),
+  shared: z
+    .boolean()
+    .describe("The server minted this id (POST /sessions without session_id): any caller holding it may use the session. Ids a caller names are that caller's alone"),
   created_at: z.string(),
   last_used_at: z.string(),
   expires_at: z.string().describe("When the session ends unless used again"),
@@ -213,6 +217,8 @@ export function toWireResult(result: ExecutionResult): WireExecutionResult {
 export function toWireSession(info: SessionInfo): z.infer<typeof sessionSchema> {
   return {
     session_id: info.id,
+    owner: info.owner,
+    shared: info.shared,
     created_at: info.createdAt,
     last_used_at: info.lastUsedAt,
     expires_at: info.expiresAt,

@@ -13,7 +13,7 @@ const auditQuery = z.object({
   since: z.string().optional().describe("Rows at or after this time: ISO 8601, or a span back from now like 30m, 1h, 7d"),
   until: z.string().optional().describe("Rows before this time: ISO 8601 or a span back from now"),
   session: z.string().optional().describe("Only this session id"),
-  client: z.string().optional().describe('Only this caller ("key:<name>", "mcp:<id>", "peer:<address>", "stdio" for sandgate stdio, "local" for library use)'),
+  client: z.string().optional().describe('Only this caller ("key:<name>", "local" without keys or for library use, "stdio" for sandgate stdio, "peer:<address>" for refused requests)'),
   status: z.string().optional().describe("Only this status (an execution's status, a tool call's or file operation's outcome, an approval's decision, ...)"),
   language: z.string().optional().describe("Only executions and blocks of this language (any of its names: py, js, ts, sh...)"),
   tool: z.string().optional().describe('Only calls of this tool ("server.tool")'),

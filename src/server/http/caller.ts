@@ -7,8 +7,8 @@ import { SCOPES, type Scope } from "../../config/index.js";
 
 export interface Caller {
   /**
-   * The owner string: "key:<name>" with API keys; without keys "peer:<address>" for REST and
-   * "mcp:<random>" per MCP session (set by the MCP route).
+   * The owner string: "key:<name>" with API keys; without keys "local", the one caller of a server
+   * that listens on loopback only (REST, /mcp/execute and every MCP session alike).
    */
   id: string;
   /** The identity comes from an API key, so it is the same on every connection and MCP session. */
@@ -35,7 +35,16 @@ export function anonymousCaller(id: string): Caller {
   return { id, keyed: false, scopes: EVERY_SCOPE };
 }
 
-/** The caller as its TCP peer address (an IPv4-mapped IPv6 address is shown as IPv4). */
+/**
+ * The caller of a server without API keys. serve refuses to listen off loopback without keys, so
+ * whoever reaches it is on this machine: one caller, whichever loopback address, client or MCP
+ * session it uses. Per-caller caps then bound the machine's clients together (telling
+ * 127.0.0.2 from 127.0.0.3 let one client be as many callers as it liked), and REST and MCP see
+ * the same sessions by id.
+ */
+export const LOCAL_CALLER: Caller = anonymousCaller("local");
+
+/** The TCP peer as a label for refused requests (an IPv4-mapped IPv6 address is shown as IPv4); never an identity. */
 export function peerCaller(c: Context): Caller {
   let address: string | undefined;
   try {
@@ -48,5 +57,5 @@ export function peerCaller(c: Context): Caller {
 
 /** The verified caller of this request, as the auth guard set it. */
 export function callerOf(c: Context): Caller {
-  return c.get("caller") ?? peerCaller(c);
+  return c.get("caller") ?? LOCAL_CALLER;
 }

@@ -6,7 +6,7 @@ import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { allApiKeys, isLoopbackHost, scopesOfKey, type ServerConfig } from "../../config/index.js";
 import { SandgateError } from "../../errors/index.js";
-import { keyCaller, peerCaller } from "./caller.js";
+import { keyCaller, LOCAL_CALLER, peerCaller } from "./caller.js";
 import { errorResponse } from "./errors.js";
 
 /** Routes anyone may read: liveness for load balancers and monitors. */
@@ -80,8 +80,8 @@ export function originGuard({ server }: GuardOptions): MiddlewareHandler {
 /**
  * Who the caller is. With API keys (server.apiKeys, server.apiKey as "default") every route but
  * GET / and /health needs `Authorization: Bearer <key>`, compared in constant time against every
- * key, and the key's name is the caller. Without keys the caller is the peer address (the MCP
- * route makes each anonymous MCP session its own caller). Any other header is not an identity.
+ * key, and the key's name is the caller. Without keys the server is on loopback only and its
+ * one caller is LOCAL_CALLER. Any other header is not an identity.
  */
 export function authGuard({ server, onRefused }: GuardOptions): MiddlewareHandler {
   const keys = allApiKeys(server).map(([name, key]) => ({ name, digest: digest(key) }));
@@ -106,7 +106,7 @@ export function authGuard({ server, onRefused }: GuardOptions): MiddlewareHandle
       }
       c.set("caller", keyCaller(name, scopesOfKey(server, name)));
     } else {
-      c.set("caller", peerCaller(c));
+      c.set("caller", LOCAL_CALLER);
     }
     await next();
     return undefined;

@@ -12,13 +12,13 @@ import type { ServerContext } from "../context.js";
 import { createMcpServer } from "../mcp-server.js";
 import type { ToolDefinition } from "../tools.js";
 import { SandgateError } from "../../errors/index.js";
-import { anonymousCaller, callerOf, type Caller } from "./caller.js";
+import { callerOf, type Caller } from "./caller.js";
 import { jsonRpcErrorResponse } from "./errors.js";
 
 interface McpHttpSession {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
-  /** Who owns it: an API key's caller, or (without keys) a caller of its own. */
+  /** Who opened it: an API key's caller, or LOCAL_CALLER without keys. It owns no sandgate session or job. */
   caller: Caller;
   createdAt: number;
   lastSeen: number;
@@ -31,7 +31,6 @@ interface McpHttpSession {
    * still there, so it is not closed as unused however long it waits before its first call.
    */
   streams: number;
-  closed: boolean;
   /** tools/call ids of this session -> the HTTP request that carried them. */
   callSignals: Map<RequestId, AbortSignal>;
 }
@@ -119,22 +118,22 @@ export class McpHttpSessions {
   /**
    * Frees a place for a new session of `caller`, or answers 429 when none can be freed. Clients
    * that vanish without DELETE (most do) must not lock everyone out: at a cap the least recently
-   * used idle session is closed. A key first gives up its own, so it cannot push others out.
+   * used idle session is closed. A caller first gives up its own, so it cannot push others out.
+   * Closing one ends only the protocol session: the caller's sandgate sessions and jobs are its
+   * caller's, not the MCP session's, and stay.
    */
   private makeRoom(caller: Caller): Response | undefined {
     const { maxMcpSessions, maxMcpSessionsPerIdentity } = this.ctx.config.server;
-    if (caller.keyed) {
-      const perKey = Math.min(maxMcpSessionsPerIdentity, maxMcpSessions);
-      const own = [...this.sessions.entries()].filter(([, s]) => s.caller.id === caller.id);
-      if (own.length >= perKey && !this.evictIdle(own, "its API key opened more sessions than server.maxMcpSessionsPerIdentity")) {
-        return jsonRpcErrorResponse(
-          new SandgateError(
-            "TOO_MANY_REQUESTS",
-            `all ${own.length} MCP sessions of this API key are running tool calls (the most one key may hold); end unused ones (DELETE /mcp) or retry when a call has finished`,
-            { data: { limit: perKey, retry_after: BUSY_RETRY_AFTER_S } },
-          ),
-        );
-      }
+    const perCaller = Math.min(maxMcpSessionsPerIdentity, maxMcpSessions);
+    const own = [...this.sessions.entries()].filter(([, s]) => s.caller.id === caller.id);
+    if (own.length >= perCaller && !this.evictIdle(own, "its caller opened more sessions than server.maxMcpSessionsPerIdentity")) {
+      return jsonRpcErrorResponse(
+        new SandgateError(
+          "TOO_MANY_REQUESTS",
+          `all ${own.length} MCP sessions of this caller are running tool calls (the most one caller may hold); end unused ones (DELETE /mcp) or retry when a call has finished`,
+          { data: { limit: perCaller, retry_after: BUSY_RETRY_AFTER_S } },
+        ),
+      );
     }
     if (this.sessions.size >= maxMcpSessions && !this.evictIdle([...this.sessions.entries()], "sandgate reached server.maxMcpSessions")) {
       return jsonRpcErrorResponse(
@@ -160,14 +159,11 @@ export class McpHttpSessions {
 
   private async open(caller: Caller): Promise<McpHttpSession> {
     const callSignals = new Map<RequestId, AbortSignal>();
-    // Without API keys each MCP session is a caller of its own: its execution sessions and its
-    // concurrency cap are not shared with any other client.
-    const owner: Caller = caller.keyed ? caller : anonymousCaller(`mcp:${randomUUID()}`);
     const server = createMcpServer(
       this.ctx,
       {
-        owner: owner.id,
-        scopes: owner.scopes,
+        owner: caller.id,
+        scopes: caller.scopes,
         limiter: this.limiter,
         onCall: () => {
           session.calls++;
@@ -194,7 +190,7 @@ export class McpHttpSessions {
         this.forget(id, session);
       },
     });
-    const session: McpHttpSession = { transport, server, caller: owner, createdAt: Date.now(), lastSeen: Date.now(), calls: 0, inFlight: 0, streams: 0, closed: false, callSignals };
+    const session: McpHttpSession = { transport, server, caller, createdAt: Date.now(), lastSeen: Date.now(), calls: 0, inFlight: 0, streams: 0, callSignals };
     transport.onclose = () => {
       if (transport.sessionId !== undefined) this.forget(transport.sessionId, session);
     };
@@ -202,15 +198,9 @@ export class McpHttpSessions {
     return session;
   }
 
-  /** Drops a closed session; an anonymous one's execution sessions and jobs go with it (no one can reach them again). */
+  /** Drops a closed session (its caller's sandgate sessions and jobs are not its own and stay). */
   private forget(id: string, session: McpHttpSession): void {
     if (this.sessions.get(id) === session) this.sessions.delete(id);
-    if (session.closed) return;
-    session.closed = true;
-    if (!session.caller.keyed) {
-      this.track(this.ctx.engine.sessions.stopOwnedBy(session.caller.id, "its MCP session ended").catch(() => undefined));
-      this.track(this.ctx.engine.jobs.stopOwnedBy(session.caller.id, "its MCP session ended").catch(() => undefined));
-    }
   }
 
   private track(work: Promise<void>): void {

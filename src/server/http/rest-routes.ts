@@ -127,14 +127,11 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     return (await findTool(tools, tool).run(args, context)).structured;
   };
   let languages: z.infer<typeof languagesResponse> | undefined;
-  /** The caller's session with this id, started when missing (as the file tools do). */
-  const sessionOf = (sessionId: string, owner: string): { created: boolean; note: string } => {
-    const opened = engine.sessions.ensure(sessionId, owner);
-    const note = opened.endedBefore
-      ? `session ${sessionId} had ended (${opened.endedBefore}); a new, empty one was started with the same id`
-      : `there was no session ${sessionId}; a new, empty one was started with that id`;
-    return { created: opened.created, note };
+  /** The session with this id the caller may use, started when missing (an upload, like file_write). */
+  const sessionOf = (sessionId: string, owner: string): void => {
+    engine.sessions.ensure(sessionId, owner);
   };
+
 
   return [
     defineRoute({
@@ -370,8 +367,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       rawResponse: { contentType: "application/octet-stream", description: "the file's bytes (the Content-Type header names the guessed type)" },
       handle: async ({ params, query, owner, c }) => {
         if (wantsJson(c, query.encoding)) return run(fileReadOutput, "file_read", { ...query, session_id: params.session_id }, owner);
-        const { created, note } = sessionOf(params.session_id, owner);
-        if (created) throw new SandgateError("FILE_NOT_FOUND", `${note}, so it holds no file ${JSON.stringify(query.path)} yet`, { data: { sessionId: params.session_id } });
+        // A download never starts a session: an id with none is SESSION_NOT_FOUND (or SESSION_EXPIRED).
+        engine.sessions.get(params.session_id, owner);
         return downloadFile(c, ctx, params.session_id, query.path, owner);
       },
     }),
