@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { UpstreamManager } from "../src/upstream/index.js";
 import { outputProblems } from "../src/upstream/output-check.js";
 import { sampleLoopStall } from "./fixtures/samplers.js";
-import { waitFor } from "./fixtures/upstream/helpers.js";
+import { text, waitFor } from "./fixtures/upstream/helpers.js";
 
 const SCHEMA_STORM = fileURLToPath(new URL("./fixtures/upstream/schema-storm.mjs", import.meta.url));
 const MB = 1024 * 1024;
@@ -63,6 +63,19 @@ describe("an upstream whose output schemas are hostile", () => {
     // About 200 announcements a second are coalesced into refreshes at least a second apart.
     expect(listings - seen).toBeLessThanOrEqual(Math.ceil(windowS) + 1);
   }, 120_000);
+
+  it("a result that its output schema's backtracking pattern would take minutes to reject comes back at once, and other calls are answered meanwhile", async () => {
+    manager = stormManager({ STORM_TOOLS: "0" });
+    await manager.start();
+    expect(manager.serverStatus("storm")?.state).toBe("ready");
+    // Under Ajv's `u`-flag regex, 28 characters held the loop 3.4 s and 32 about a minute; 40 is days.
+    const stall = sampleLoopStall();
+    const [redos, other] = await Promise.all([manager.callTool("storm", "redos", { n: 40 }), manager.callTool("storm", "listings", {})]);
+    const longest = stall.stop();
+    expect(redos.structuredContent).toEqual({ s: `${"a".repeat(40)}!` });
+    expect(text(other)).toBe("1");
+    expect(longest).toBeLessThan(1000);
+  });
 });
 
 describe("the check of a result against an upstream output schema", () => {
@@ -77,5 +90,21 @@ describe("the check of a result against an upstream output schema", () => {
     expect(outputProblems(schema, { tags: [] })).toEqual(["the result must have property `id`"]);
     expect(outputProblems(schema, { id: "1" })).toEqual(["/id must be integer"]);
     expect(outputProblems(schema, { id: 1, tags: ["a", 2] })).toEqual(["/tags/1 must be string"]);
+  });
+
+  it("never evaluates a pattern and stops after a fixed amount of work on a huge or deeply nested result", () => {
+    expect(outputProblems(schema, { id: 1, tags: [`${"a".repeat(60)}!`] })).toEqual([]);
+    const many = { type: "array", items: { type: "array", items: { type: "integer" } } };
+    const huge = Array.from({ length: 1000 }, () => Array.from({ length: 1000 }, () => 1));
+    const started = performance.now();
+    expect(outputProblems(many, huge)).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(500);
+    let deep: Record<string, unknown> = { leaf: "x" };
+    let deepSchema: Record<string, unknown> = { type: "object", properties: { leaf: { type: "integer" } } };
+    for (let i = 0; i < 10_000; i++) {
+      deep = { next: deep };
+      deepSchema = { type: "object", properties: { next: deepSchema } };
+    }
+    expect(outputProblems(deepSchema, deep)).toEqual([]);
   });
 });
