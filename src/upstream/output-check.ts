@@ -52,14 +52,18 @@ function check(schema: unknown, value: unknown, at: string, depth: number, walk:
     return;
   }
   if (isRecord(value)) {
+    // The schema's own lists count against the budget too: a `required` of a million names is hostile input.
     if (Array.isArray(schema.required)) {
       for (const key of schema.required) {
+        if (walk.problems.length >= MAX_PROBLEMS || ++walk.steps > MAX_STEPS) return;
         if (typeof key === "string" && !Object.hasOwn(value, key)) walk.problems.push(`${at || "the result"} must have property \`${key}\``);
       }
     }
     if (isSchema(schema.properties)) {
-      for (const [key, sub] of Object.entries(schema.properties)) {
-        if (Object.hasOwn(value, key)) check(sub, value[key], `${at}/${key}`, depth + 1, walk);
+      for (const key in schema.properties) {
+        if (walk.steps > MAX_STEPS) return;
+        if (Object.hasOwn(schema.properties, key) && Object.hasOwn(value, key)) check(schema.properties[key], value[key], `${at}/${key}`, depth + 1, walk);
+        else walk.steps++;
       }
     }
   } else if (Array.isArray(value) && isSchema(schema.items)) {
