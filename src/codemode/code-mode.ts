@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
-import { maskText, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
+import { allApiKeys, maskText, scopesOfKey, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
 import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "../execution/index.js";
 import type { Governance } from "../governance/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
@@ -133,6 +133,7 @@ export class CodeMode {
       redact: (text) => this.redact(text),
       redactValue: (value) => this.redactValue(value),
       onInferred: () => this.saveInferred(),
+      teachesSchemas: this.teachesSchemas(context.owner),
       policy: this.config.toolPolicy,
       context,
       governance: this.governance,
@@ -140,6 +141,17 @@ export class CodeMode {
     });
     // Searches get their own count with the same limit: they cost the host little, and must not use up the code's tool calls.
     return { ...scope, onDiscovery: createDiscoveryHandler(this.discoverySource(), codeMode.maxToolCallsPerExecution) };
+  }
+
+  /**
+   * Whose tool results may shape the inferred output schemas all callers read: anyone's on a server
+   * without API keys (one operator) or over stdio, else only a key with the `admin` scope's (a key that
+   * already decides every caller's approvals). A tenant's keys would otherwise become everyone's API text.
+   */
+  private teachesSchemas(owner: string): boolean {
+    const { server } = this.config;
+    if (allApiKeys(server).length === 0 || owner === "stdio") return true;
+    return owner.startsWith("key:") && scopesOfKey(server, owner.slice("key:".length)).has("admin");
   }
 
   /** What search_tools and list_servers read, for the MCP tools and for sandboxed code alike. */

@@ -23,6 +23,11 @@ export interface UpstreamCallScopeOptions {
   redactValue: (value: unknown) => unknown;
   /** Called when a result taught the catalog a tool's output schema. */
   onInferred?: () => void;
+  /**
+   * Whether this caller's results may teach the output schemas every caller reads (and that are kept on
+   * disk): a result's keys are its caller's data, so another tenant's must not become their signatures.
+   */
+  teachesSchemas: boolean;
   /** Which tools the code may call: allow, deny or approve per server and tool. */
   policy: ToolPolicyConfig;
   /** Who runs the execution: the identity, session and approver of its tool calls. */
@@ -201,7 +206,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         // Keys that are personal data (accounts keyed by IBAN) must not become property names in the
         // signatures every caller reads: tokenized, they are no plain keys and the object is typed as a map.
         // Values known from other tools count too, in results of a server with tokenization off.
-        learnOutputSchema(catalog, entry.id, pii?.active ? pii.keysTokenized(value) : value, options.onInferred);
+        if (options.teachesSchemas) learnOutputSchema(catalog, entry.id, pii?.active ? pii.keysTokenized(value) : value, options.onInferred);
         tokensInSandbox += estimateJsonTokens(value);
         calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started), ...(note ? { note } : {}) });
         const received = digest(value);

@@ -17,8 +17,9 @@ const MAX_BACKOFF_MS = 30_000;
 const STABLE_AFTER_MS = 10 * 60_000;
 /**
  * Least time between two listings of one server's tools after tools/list_changed, and how many times the
- * last rebuild (the listeners: the catalog and its files) it is at least: a server that announces changes
- * without pause holds the host's main thread about a tenth of the time, not all of it.
+ * main-thread work of the last refresh (parsing the listing, then the catalog and its files) it is at least:
+ * a server that announces changes without pause holds the host's main thread about a tenth of the time.
+ * Counting the rebuild alone let a listing that was costly to take in (thousands of schemas) follow 1 s later.
  */
 const REFRESH_GAP_MS = 1000;
 const REFRESH_GAP_FACTOR = 10;
@@ -368,15 +369,17 @@ export class UpstreamConnection {
           if (session !== this.session || this.closing) return;
         }
         this.listedAt = Date.now();
+        // The loop's busy time while the listing arrives and is taken in: its cost, plus whatever else ran.
+        const since = performance.eventLoopUtilization();
         const tools = await session.listTools(Date.now() + this.options.connectTimeoutMs);
         // The SDK parsed the last page in this same task; let the loop serve before the catalog is rebuilt.
         await new Promise((resolve) => setImmediate(resolve));
         if (session !== this.session) return;
         session.tools = tools;
         this.toolList = tools;
-        const rebuilt = performance.now();
         this.emit(tools);
-        this.refreshGapMs = Math.min(REFRESH_GAP_MAX_MS, Math.max(REFRESH_GAP_MS, REFRESH_GAP_FACTOR * (performance.now() - rebuilt)));
+        const busyMs = performance.eventLoopUtilization(since).active;
+        this.refreshGapMs = Math.min(REFRESH_GAP_MAX_MS, Math.max(REFRESH_GAP_MS, REFRESH_GAP_FACTOR * busyMs));
       }
     } catch (error) {
       if (error instanceof ToolListLimitError && session === this.session && !this.closing) this.refuseToolList(session, error);

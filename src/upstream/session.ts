@@ -11,6 +11,7 @@ import { maskUrl, type HttpServerConfig, type StdioServerConfig, type UpstreamSe
 import type { Logger } from "../util/logger.js";
 import { boundedFetch, limitError, type UpstreamLimitError } from "./bounded-fetch.js";
 import { describeFailure, formatSeconds } from "./call-errors.js";
+import { boundedOutputCheck } from "./output-check.js";
 import { descendantsOf, killProcesses, type ProcessRef } from "./process-tree.js";
 import type { StderrTail } from "./stderr-tail.js";
 import { listAllTools, ToolListLimitError } from "./tool-listing.js";
@@ -101,7 +102,8 @@ export class UpstreamSession {
     this.maxTools = options.maxTools;
     this.log = options.log;
     this.redact = options.redact;
-    this.client = new Client(options.clientInfo, { capabilities: {} });
+    // Not the SDK's Ajv: it compiled and kept every listed output schema and ran their patterns (output-check.ts).
+    this.client = new Client(options.clientInfo, { capabilities: {}, jsonSchemaValidator: boundedOutputCheck });
     this.client.onclose = () => {
       if (!this.closing) hooks.onClose(this);
     };
@@ -264,7 +266,8 @@ function createTransport(options: OpenSessionOptions, kind: UpstreamTransportKin
 
 /**
  * The SDK caches output-schema validators and task support per listTools() call, so with
- * pagination only the last page would be known. Re-cache the whole list.
+ * pagination only the last page would be known. Re-cache the whole list (a validator is only a
+ * reference to its schema: boundedOutputCheck compiles nothing).
  */
 function cacheAllToolMetadata(client: Client, tools: Tool[]): void {
   const cache = (client as unknown as { cacheToolMetadata?: (tools: Tool[]) => void }).cacheToolMetadata;
