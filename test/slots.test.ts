@@ -27,4 +27,29 @@ describe("file helper slots", () => {
     expect(order).toEqual(["waiter", "newcomer"]);
     expect(slots.inUse).toBe(2);
   });
+
+  it("end a wait at its time limit with the caller's error, and the place goes to the next waiter, not the one that left", async () => {
+    const slots = new Slots(1);
+    const held = await slots.acquire();
+    const late = slots.acquire({ timeoutMs: 20, timeoutError: () => new Error("no place within 20 ms") });
+    const patient = slots.acquire();
+    await expect(late).rejects.toThrow("no place within 20 ms");
+    held();
+    held(); // a second release gives nothing back twice
+    const release = await patient;
+    expect(slots.inUse).toBe(1);
+    release();
+    expect(slots.inUse).toBe(0);
+  });
+
+  it("end a wait when its signal aborts, taking no place", async () => {
+    const slots = new Slots(1);
+    const held = await slots.acquire();
+    const controller = new AbortController();
+    const waiting = slots.acquire({ signal: controller.signal });
+    controller.abort(new Error("the client went away"));
+    await expect(waiting).rejects.toThrow("the client went away");
+    held();
+    expect(slots.inUse).toBe(0);
+  });
 });

@@ -57,15 +57,31 @@ function toolProfileLine(config: SandgateConfig): string {
   return config.server.toolProfile === "full" ? "full" : "codemode (execute_code, search_tools; set SANDGATE_TOOLS=full for every tool)";
 }
 
-async function closeContext(ctx: ServerContext): Promise<void> {
-  await Promise.all([ctx.engine.close(), ctx.codeMode.close(), ctx.governance.analyzer.close()]);
+/** The most a stop may take after a signal: what is stuck then (a helper, an upstream) is left to die with the process. */
+const STOP_DEADLINE_MS = 10_000;
+/** Of that, what the engine, code mode and the analyzer get; the audit log is flushed in the rest. */
+const CONTEXT_DEADLINE_MS = 7_000;
+
+/** Whether `work` settled within `ms`. */
+function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([work.then(() => true, () => true), late]).finally(() => clearTimeout(timer));
+}
+
+async function closeContext(ctx: ServerContext, deadlineMs = Infinity): Promise<boolean> {
+  const parts = Promise.all([ctx.engine.close(), ctx.codeMode.close(), ctx.governance.analyzer.close()]);
+  const done = Number.isFinite(deadlineMs) ? await settlesWithin(parts, deadlineMs) : (await parts, true);
+  if (!done) ctx.log.warn({ waitedMs: deadlineMs }, "some sandboxes, file helpers or upstream servers did not stop in time; exiting without them");
   // Last: it writes what the engine and code mode recorded while they stopped.
   await ctx.audit?.close();
+  return done;
 }
 
 export async function runServe(config: SandgateConfig, version: string): Promise<number> {
   assertSafeToServe(config.server);
   const ctx = await context(config, version);
+  let closed = false;
   try {
     const server = await startHttpServer(ctx);
     ctx.log.info({ url: server.url, toolProfile: config.server.toolProfile }, "listening");
@@ -79,9 +95,21 @@ export async function runServe(config: SandgateConfig, version: string): Promise
     );
     const signal = await waitForSignal();
     ctx.log.info({ signal }, "stopping");
+    const started = Date.now();
+    // A stop ends within STOP_DEADLINE_MS whatever is stuck; a second signal ends it at once.
+    const force = setTimeout(() => process.exit(0), STOP_DEADLINE_MS);
+    force.unref();
+    const now = (): void => process.exit(0);
+    process.once("SIGINT", now);
+    process.once("SIGTERM", now);
     await server.close();
+    const clean = await closeContext(ctx, Math.max(1000, Math.min(CONTEXT_DEADLINE_MS, STOP_DEADLINE_MS - 1000 - (Date.now() - started))));
+    closed = true;
+    clearTimeout(force);
+    // Something left running (a helper that would not die) must not keep the process alive.
+    if (!clean) process.exit(0);
   } finally {
-    await closeContext(ctx);
+    if (!closed) await closeContext(ctx);
   }
   return 0;
 }

@@ -186,7 +186,7 @@ export const serverSchema = z
     bodyTimeoutS: setting(z.number().positive().max(300), {
       default: 10,
       env: "SANDGATE_BODY_TIMEOUT",
-      doc: "Time a client has to send a request's headers and whole body, seconds; slower ones get 408 and are disconnected",
+      doc: "Time a client has to send a request's headers and whole body, seconds; slower ones get 408 and are disconnected. A file transfer that moves less than 16 KiB in three times this is ended",
     }),
     maxConcurrentPerClient: setting(z.number().int().min(1), {
       default: 8,

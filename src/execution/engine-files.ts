@@ -4,7 +4,7 @@
 
 import { SandgateError } from "../errors/index.js";
 import type { FileEvent, GovernanceEvents } from "../governance/index.js";
-import { FsHelper, type SandboxRuntime } from "../sandbox/index.js";
+import { FsHelper, type MinimumRate, type SandboxRuntime } from "../sandbox/index.js";
 import { guardedBody } from "./guarded-download.js";
 import type { Session } from "./session.js";
 import type { OutputGuard } from "./upstream-call-scope.js";
@@ -47,6 +47,19 @@ export interface TransferOptions {
   signal?: AbortSignal;
   /** The whole transfer's deadline, milliseconds. */
   timeoutMs: number;
+  /** The least pace: a slower transfer is ended and its place freed (16 KiB per 30 s unless given). */
+  minRate?: MinimumRate;
+  /** Longest wait for a server-wide transfer place (60 s unless given); then TOO_MANY_REQUESTS. */
+  placeWaitMs?: number;
+}
+
+/** What of `options` the workspace transfer takes, with its own signal. */
+function paceOf(options: TransferOptions): { timeoutMs: number; minRate?: MinimumRate; placeWaitMs?: number } {
+  return {
+    timeoutMs: options.timeoutMs,
+    ...(options.minRate ? { minRate: options.minRate } : {}),
+    ...(options.placeWaitMs !== undefined ? { placeWaitMs: options.placeWaitMs } : {}),
+  };
 }
 
 export interface WorkspaceListing {
@@ -191,7 +204,7 @@ export class EngineFiles {
       }
       const limits = { ...this.limits, maxUploadBytes, measure: !session.filesystem };
       const uploaded = await this.transfer(session, options, (signal) =>
-        uploadWorkspaceFile({ runtime: this.runtime, dir: session.workspaceDir, signal, timeoutMs: options.timeoutMs }, path, source, limits),
+        uploadWorkspaceFile({ runtime: this.runtime, dir: session.workspaceDir, signal, ...paceOf(options) }, path, source, limits),
       );
       session.touch();
       return uploaded;
@@ -220,7 +233,7 @@ export class EngineFiles {
         const controller = new AbortController();
         const done = this.track(session, controller, options.signal);
         try {
-          const file = await downloadWorkspaceFile({ runtime: this.runtime, dir: session.workspaceDir, signal: controller.signal, timeoutMs: options.timeoutMs }, path);
+          const file = await downloadWorkspaceFile({ runtime: this.runtime, dir: session.workspaceDir, signal: controller.signal, ...paceOf(options) }, path);
           file.body.once("close", () => {
             done();
             release();

@@ -2,7 +2,7 @@
 // the upload lands under a temporary name and replaces the file only when whole.
 
 import { SandgateError } from "../errors/index.js";
-import { downloadStream, uploadStream, type SandboxRuntime, type TransferHeader } from "../sandbox/index.js";
+import { downloadStream, uploadStream, type MinimumRate, type SandboxRuntime, type TransferHeader } from "../sandbox/index.js";
 import { refusal, resolveWorkspacePath, type WorkspaceFileLimits } from "./workspace-files.js";
 import type { Readable } from "node:stream";
 
@@ -18,6 +18,20 @@ export interface TransferTarget {
   dir: string;
   signal?: AbortSignal;
   timeoutMs: number;
+  /** The least pace; slower transfers are ended (the sandbox layer's default unless given). */
+  minRate?: MinimumRate;
+  /** Longest wait for a server-wide transfer place (the sandbox layer's default unless given). */
+  placeWaitMs?: number;
+}
+
+/** The sandbox layer's options of a transfer to `target`. */
+function optionsOf(target: TransferTarget): { timeoutMs: number; signal?: AbortSignal; minRate?: MinimumRate; placeWaitMs?: number } {
+  return {
+    timeoutMs: target.timeoutMs,
+    ...(target.signal ? { signal: target.signal } : {}),
+    ...(target.minRate ? { minRate: target.minRate } : {}),
+    ...(target.placeWaitMs !== undefined ? { placeWaitMs: target.placeWaitMs } : {}),
+  };
 }
 
 export interface UploadedFile {
@@ -83,8 +97,7 @@ export async function uploadWorkspaceFile(target: TransferTarget, path: string, 
     workspaceInodes: limits.workspaceInodes,
     measure: limits.measure,
   };
-  const options = { timeoutMs: target.timeoutMs, ...(target.signal ? { signal: target.signal } : {}) };
-  const header = await uploadStream(target.runtime, target.dir, request, source, options);
+  const header = await uploadStream(target.runtime, target.dir, request, source, optionsOf(target));
   if (!header.ok) throw uploadRefusal(header, path, limits);
   return { path: r.sandboxPath, size: Number(header.size), created: header.created === true };
 }
@@ -92,8 +105,7 @@ export async function uploadWorkspaceFile(target: TransferTarget, path: string, 
 /** Opens the workspace file at `path` as a stream of exactly `size` bytes (any size; FIFOs and links out refused). */
 export async function downloadWorkspaceFile(target: TransferTarget, path: string): Promise<DownloadedFile> {
   const r = resolveWorkspacePath(path);
-  const options = { timeoutMs: target.timeoutMs, ...(target.signal ? { signal: target.signal } : {}) };
-  const reply = await downloadStream(target.runtime, target.dir, { segments: r.segments }, options);
+  const reply = await downloadStream(target.runtime, target.dir, { segments: r.segments }, optionsOf(target));
   if (!reply.header.ok || !reply.body) throw refusal({ header: { ...reply.header, ok: false, body: 0 }, body: Buffer.alloc(0) }, path, r, { maxFileBytes: 0, workspaceBytes: 0, workspaceInodes: 0 });
   return { path: r.sandboxPath, size: Number(reply.header.size), body: reply.body };
 }

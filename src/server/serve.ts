@@ -69,6 +69,16 @@ function connectionTimeouts(server: ServerConfig): ServerOptions {
   };
 }
 
+/** How long open connections (SSE streams, file transfers) are given to finish when the server stops. */
+const CONNECTIONS_GRACE_MS = 2000;
+
+/** `work`, or nothing once `ms` have passed: a stop goes on whatever is stuck. */
+function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([work.then(() => undefined, () => undefined), late]).finally(() => clearTimeout(timer));
+}
+
 export async function startHttpServer(ctx: ServerContext): Promise<RunningServer> {
   assertSafeToServe(ctx.config.server);
   const { host, port } = ctx.config.server;
@@ -93,11 +103,16 @@ export async function startHttpServer(ctx: ServerContext): Promise<RunningServer
     close: () =>
       (closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        await http.close();
+        // Streams still open (SSE, file transfers) end here, whatever else is stuck: their
+        // executions see the abort and stop, a transfer's helper is killed with its stream.
+        const cut = setTimeout(() => server.closeAllConnections(), CONNECTIONS_GRACE_MS);
+        cut.unref();
+        await within(http.close(), CONNECTIONS_GRACE_MS);
         server.closeIdleConnections();
-        // Streams still open (SSE) end here; their executions see the abort and stop.
-        setTimeout(() => server.closeAllConnections(), 2000).unref();
-        await stopped;
+        await within(stopped, 2 * CONNECTIONS_GRACE_MS);
+        // A request that held on past its connection's end (its handler awaits something stuck) is not waited for.
+        server.closeAllConnections();
+        clearTimeout(cut);
       })()),
   };
 }

@@ -15,6 +15,16 @@ export const TRANSFER_TIMEOUT_MS = 3600_000;
 const MIB = 1024 * 1024;
 
 /**
+ * A REST transfer's bounds besides its deadline: it must move 16 KiB within every three body
+ * timeouts (30 s by default) or it ends, and it waits at most two of those windows for a place.
+ * Slow or stalled clients so cannot hold the server's transfer places from everyone else.
+ */
+function transferBounds(ctx: ServerContext): { timeoutMs: number; minRate: { bytes: number; windowMs: number }; placeWaitMs: number } {
+  const windowMs = 3 * ctx.config.server.bodyTimeoutS * 1000;
+  return { timeoutMs: TRANSFER_TIMEOUT_MS, minRate: { bytes: 16 * 1024, windowMs }, placeWaitMs: 2 * windowMs };
+}
+
+/**
  * Whether a PUT of file content carries the file's raw bytes: a `path` query parameter and a body
  * not declared JSON. Anything else is the JSON form of file_write.
  */
@@ -109,7 +119,7 @@ async function withBody<T>({ c, ctx }: Upload, work: (body: AsyncIterable<Uint8A
 export function uploadRaw(upload: Upload, path: string): Promise<UploadedFile> {
   const { c, ctx, sessionId, owner } = upload;
   return withBody(upload, (body, maxBytes) =>
-    ctx.engine.files.upload(sessionId, path, body, maxBytes, { owner, signal: c.req.raw.signal, timeoutMs: TRANSFER_TIMEOUT_MS }),
+    ctx.engine.files.upload(sessionId, path, body, maxBytes, { owner, signal: c.req.raw.signal, ...transferBounds(ctx) }),
   );
 }
 
@@ -150,7 +160,7 @@ export function uploadMultipart(upload: Upload, dir: string | undefined): Promis
       nextPath = undefined;
       if (path === "") throw new SandgateError("INVALID_INPUT", "a file part has neither a file name nor a path field before it");
       const left = maxBytes - files.reduce((sum, f) => sum + f.size, 0);
-      files.push(await ctx.engine.files.upload(sessionId, path, part.body, left, { owner, signal: c.req.raw.signal, timeoutMs: TRANSFER_TIMEOUT_MS }));
+      files.push(await ctx.engine.files.upload(sessionId, path, part.body, left, { owner, signal: c.req.raw.signal, ...transferBounds(ctx) }));
     }
     if (files.length === 0) throw new SandgateError("INVALID_INPUT", "the form holds no file part");
     return { files };
@@ -159,7 +169,7 @@ export function uploadMultipart(upload: Upload, dir: string | undefined): Promis
 
 /** GET /sessions/{id}/files/content?path= as the file's bytes, streamed, never rendered as active content. */
 export async function downloadFile(c: Context, ctx: ServerContext, sessionId: string, path: string, owner: string): Promise<Response> {
-  const file = await ctx.engine.files.download(sessionId, path, { owner, signal: c.req.raw.signal, timeoutMs: TRANSFER_TIMEOUT_MS });
+  const file = await ctx.engine.files.download(sessionId, path, { owner, signal: c.req.raw.signal, ...transferBounds(ctx) });
   const type = mimeTypeOf(file.path);
   const name = file.path.slice(file.path.lastIndexOf("/") + 1);
   const headers: Record<string, string> = {
