@@ -3,7 +3,7 @@
 
 import type { PiiConfig } from "../config/index.js";
 import type { OutputGuard } from "../execution/index.js";
-import { BoundaryVault, compilePatterns, PII_TYPES, tokenLabel, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
+import { BoundaryVault, compilePatterns, PII_TYPES, ScanTurns, tokenLabel, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
 
 /** How often, at most, vaults of callers gone idle are looked for. */
 const SWEEP_MS = 10_000;
@@ -32,6 +32,8 @@ export class PiiBoundary {
   private readonly callers = new Map<string, CallerVault>();
   private readonly patterns: CompiledPattern[];
   private readonly budget: VaultBudget;
+  /** Turns at scanning big texts, taken by callers round-robin (see ScanTurns). */
+  readonly turns = new ScanTurns();
   /** The labels of every kind a token may name (EMAIL, PHONE, a custom pattern's name in capitals). */
   readonly labels: ReadonlySet<string>;
   private lastSweep = 0;
@@ -108,6 +110,7 @@ export class PiiBoundary {
       text: (text) => vault.tokenizeText(text, options),
       value: (value) => vault.tokenizeValue(value, options),
       counts: () => ({}),
+      turn: () => this.turns.turn(owner),
     };
   }
 
@@ -212,6 +215,10 @@ export class ExecutionPii implements OutputGuard {
 
   counts(): PiiCounts {
     return { ...this.counted };
+  }
+
+  turn(): Promise<void> {
+    return this.boundary.turns.turn(this.owner);
   }
 
   private options(): DetectOptions | undefined {

@@ -6,6 +6,7 @@ import { SandgateError } from "../errors/index.js";
 import type { FileEvent, GovernanceEvents } from "../governance/index.js";
 import { FsHelper, type SandboxRuntime } from "../sandbox/index.js";
 import { guardedBody } from "./guarded-download.js";
+import { OutputBoundary } from "./output-boundary.js";
 import type { Session } from "./session.js";
 import type { OutputGuard } from "./upstream-call-scope.js";
 import { LOCAL_OWNER, type SessionManager } from "./sessions.js";
@@ -56,7 +57,7 @@ export interface WorkspaceListing {
 }
 
 /** A text file as the agent may see it: a tool result the code wrote to a file is tokenized like its output. */
-function guardedFile(file: WorkspaceFile, guard: OutputGuard | undefined): WorkspaceFile {
+async function guardedFile(file: WorkspaceFile, guard: OutputGuard | undefined): Promise<WorkspaceFile> {
   if (!guard?.active) return file;
   const bytes = file.encoding === "base64" ? Buffer.from(file.content, "base64") : Buffer.from(file.content, "utf8");
   let text: string;
@@ -69,7 +70,8 @@ function guardedFile(file: WorkspaceFile, guard: OutputGuard | undefined): Works
     encoding = "latin1";
     text = bytes.toString("latin1");
   }
-  const guarded = guard.text(text, false);
+  // Scanned in slices, taking turns with other callers: a big file does not hold the server.
+  const guarded = await new OutputBoundary(guard).scan(text, false);
   if (guarded === text) return file;
   const out = Buffer.from(guarded, encoding);
   const content = file.encoding === "base64" ? out.toString("base64") : guarded;

@@ -39,25 +39,23 @@ export function guardedBody(body: Readable, guard: OutputGuard): Readable {
   };
 
   const out = new Transform({
+    // The next chunk is taken once this one was scanned (in slices, taking turns with other callers).
     transform(chunk: Buffer, _encoding, done) {
       if (mode === "binary") return done(null, chunk);
-      if (mode === "text") {
-        emit("stdout", decode(chunk));
-        return done();
+      if (mode === "text") emit("stdout", decode(chunk));
+      else {
+        head.push(chunk);
+        headBytes += chunk.length;
+        if (headBytes >= SNIFF_BYTES) decide(false);
       }
-      head.push(chunk);
-      headBytes += chunk.length;
-      if (headBytes >= SNIFF_BYTES) decide(false);
-      done();
+      boundary.settled().then(() => done(), done);
     },
     flush(done) {
       if (mode === "sniffing") decide(true);
-      if (mode === "text") {
-        const rest = encoding === "utf8" ? decoder.decode() : "";
-        if (rest) emit("stdout", rest);
-        boundary.flush();
-      }
-      done();
+      if (mode !== "text") return done();
+      const rest = encoding === "utf8" ? decoder.decode() : "";
+      if (rest) emit("stdout", rest);
+      boundary.flush().then(() => done(), done);
     },
   });
   body.on("error", (error) => out.destroy(error));
