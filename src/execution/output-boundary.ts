@@ -2,6 +2,7 @@
 // held to line ends (a value split across two chunks is still caught), the run's outcome, its tool calls.
 
 import type { OutputStream, RunImage, RunOutcome } from "../sandbox/index.js";
+import { encodeText, sniffEncoding, textDecoder } from "./text-encoding.js";
 import type { OutputGuard, UpstreamCallSummary } from "./upstream-call-scope.js";
 
 /** Text held back without a line end before it is passed on anyway, characters... */
@@ -154,7 +155,8 @@ export class OutputBoundary {
     if (frame) {
       out.result = { ...frame };
       if (frame.value !== undefined) out.result.value = await this.value(frame.value, 0);
-      if (frame.error) out.result.error = { ...frame.error, message: await this.scan(frame.error.message, true), traceback: await this.scan(frame.error.traceback, true) };
+      // The type too: code may name an exception class from tool data.
+      if (frame.error) out.result.error = { ...frame.error, type: await this.scan(frame.error.type, true), message: await this.scan(frame.error.message, true), traceback: await this.scan(frame.error.traceback, true) };
     }
     return out;
   }
@@ -192,17 +194,12 @@ export class OutputBoundary {
   /** An SVG image is text a model reads: tokenized like output (its markup holds no values to break). */
   private async svg(image: RunImage): Promise<RunImage> {
     const data = Buffer.from(image.dataBase64, "base64");
-    // Not UTF-8: read byte for byte (latin1), so the bytes around a value come back as they were.
-    let encoding: BufferEncoding = "utf8";
-    let text: string;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(data);
-    } catch {
-      encoding = "latin1";
-      text = data.toString("latin1");
-    }
+    // In the encoding it was written in; not UTF-8: byte for byte (latin1), so the bytes around a value come back as they were.
+    const sniffed = sniffEncoding(data, true);
+    const encoding = sniffed === "binary" ? "latin1" : sniffed;
+    const text = textDecoder(encoding)(data, true);
     const guarded = await this.scan(text, true);
-    return guarded === text ? image : { ...image, dataBase64: Buffer.from(guarded, encoding).toString("base64") };
+    return guarded === text ? image : { ...image, dataBase64: encodeText(guarded, encoding).toString("base64") };
   }
 
   private async bytes(data: Buffer): Promise<Buffer> {
