@@ -93,10 +93,11 @@ describe("PII scanning of big texts", () => {
     expect(JSON.stringify(body)).not.toContain(email);
     expect(body.stdout).toContain("row Echo: [EMAIL_1]");
     expect(seen.answers).toBeGreaterThan(3);
-    // Held for seconds in one piece before (2.7 s on an idle host); a slice is tens of milliseconds,
-    // and what is left is the shaping of the output and a busy host's scheduling.
-    expect(seen.lagMs).toBeLessThan(1000);
-    expect(seen.healthMs).toBeLessThan(1500);
+    // Held for seconds in one piece before (2.7 s on an idle host, 7 s on a loaded one); a slice is
+    // tens of milliseconds, and what is left is the shaping of the 9 MB output (a few hundred
+    // milliseconds, not PII's) and a loaded host's scheduling.
+    expect(seen.lagMs).toBeLessThan(2000);
+    expect(seen.healthMs).toBeLessThan(2000);
   }, 120_000);
 
   it("two downloads of a big text file of a session holding tool data hold no other client's /health for seconds, and show tokens", async () => {
