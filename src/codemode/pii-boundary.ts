@@ -3,14 +3,15 @@
 
 import type { PiiConfig } from "../config/index.js";
 import type { OutputGuard } from "../execution/index.js";
-import { BoundaryVault, compilePatterns, PII_TYPES, tokenLabel, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
+import { BoundaryVault, compilePatterns, PII_TYPES, ScanTurns, tokenLabel, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
 
 /** How often, at most, vaults of callers gone idle are looked for. */
 const SWEEP_MS = 10_000;
 /**
- * Values all vaults of the server hold together (about 450 bytes each, so some 225 MB): sessions and
- * callers without end (every unauthenticated MCP session is a caller) cannot fill host memory; past it
- * new values are redacted ([EMAIL_REDACTED]) until vaults are dropped.
+ * Values all vaults of the server hold together by default (about 450 bytes each, so some 225 MB):
+ * sessions and callers without end (every unauthenticated MCP session is a caller) cannot fill host
+ * memory; past it new values are redacted ([EMAIL_REDACTED]) until vaults are dropped. Each caller
+ * has a budget of its own too (pii.maxCallerValues), so one key cannot use this up for everyone.
  */
 export const MAX_TOTAL_VAULT_VALUES = 500_000;
 /** Callers' vaults kept at once; the least recently used goes first. */
@@ -25,6 +26,12 @@ interface CallerVault {
   lastUsed: number;
 }
 
+/** One caller's budget and how many of its vaults count against it (the entry goes with the last). */
+interface CallerBudget {
+  budget: VaultBudget;
+  vaults: number;
+}
+
 export class PiiBoundary {
   /** Session vaults, by owner and session id: they end with their session (sessionEnded). */
   private readonly sessions = new Map<string, BoundaryVault>();
@@ -32,6 +39,10 @@ export class PiiBoundary {
   private readonly callers = new Map<string, CallerVault>();
   private readonly patterns: CompiledPattern[];
   private readonly budget: VaultBudget;
+  /** Each caller's budget while it has vaults. */
+  private readonly callerBudgets = new Map<string, CallerBudget>();
+  /** Turns at scanning big texts, taken by callers round-robin (see ScanTurns). */
+  readonly turns = new ScanTurns();
   /** The labels of every kind a token may name (EMAIL, PHONE, a custom pattern's name in capitals). */
   readonly labels: ReadonlySet<string>;
   private lastSweep = 0;
@@ -39,7 +50,8 @@ export class PiiBoundary {
   constructor(
     private readonly config: PiiConfig,
     private readonly idleTtlMs: number,
-    totalValues = MAX_TOTAL_VAULT_VALUES,
+    totalValues = config.maxTotalValues,
+    private readonly callerValues = config.maxCallerValues,
   ) {
     this.patterns = compilePatterns(config.patterns);
     this.budget = new VaultBudget(totalValues);
@@ -67,7 +79,7 @@ export class PiiBoundary {
     if (sessionId !== null) {
       const key = `${owner}\u0000${sessionId}`;
       let vault = this.sessions.get(key);
-      if (!vault && create) this.sessions.set(key, (vault = new BoundaryVault(undefined, this.budget)));
+      if (!vault && create) this.sessions.set(key, (vault = this.newVault(owner)));
       return vault;
     }
     const now = Date.now();
@@ -83,7 +95,7 @@ export class PiiBoundary {
         const [oldest, old] = this.callers.entries().next().value as [string, CallerVault];
         this.dropCaller(oldest, old);
       }
-      entry = { vault: new BoundaryVault(undefined, this.budget), lastUsed: now };
+      entry = { vault: this.newVault(owner), lastUsed: now };
     }
     if (entry) {
       entry.lastUsed = now;
@@ -108,17 +120,33 @@ export class PiiBoundary {
       text: (text) => vault.tokenizeText(text, options),
       value: (value) => vault.tokenizeValue(value, options),
       counts: () => ({}),
+      turn: () => this.turns.turn(owner),
     };
   }
 
   sessionEnded(owner: string, sessionId: string): void {
     const key = `${owner}\u0000${sessionId}`;
-    this.sessions.get(key)?.release();
+    const vault = this.sessions.get(key);
+    if (vault) this.release(owner, vault);
     this.sessions.delete(key);
   }
 
+  /** A vault counting against the server's budget and `owner`'s. */
+  private newVault(owner: string): BoundaryVault {
+    let caller = this.callerBudgets.get(owner);
+    if (!caller) this.callerBudgets.set(owner, (caller = { budget: new VaultBudget(this.callerValues), vaults: 0 }));
+    caller.vaults++;
+    return new BoundaryVault(undefined, [this.budget, caller.budget]);
+  }
+
+  private release(owner: string, vault: BoundaryVault): void {
+    vault.release();
+    const caller = this.callerBudgets.get(owner);
+    if (caller && --caller.vaults <= 0) this.callerBudgets.delete(owner);
+  }
+
   private dropCaller(owner: string, entry: CallerVault): void {
-    entry.vault.release();
+    this.release(owner, entry.vault);
     this.callers.delete(owner);
   }
 
@@ -212,6 +240,10 @@ export class ExecutionPii implements OutputGuard {
 
   counts(): PiiCounts {
     return { ...this.counted };
+  }
+
+  turn(): Promise<void> {
+    return this.boundary.turns.turn(this.owner);
   }
 
   private options(): DetectOptions | undefined {

@@ -498,6 +498,16 @@ export const piiSchema = z
       ),
       { default: [], doc: "Custom kinds: a name (its tokens are the name in capitals) and a JavaScript regular expression; add the name to types to use it" },
     ),
+    maxTotalValues: setting(z.number().int().min(1), {
+      default: 500_000,
+      env: "SANDGATE_PII_TOTAL_VALUES",
+      doc: "Values all PII vaults of the server hold together (about 450 bytes each); past it new values are redacted ([EMAIL_REDACTED])",
+    }),
+    maxCallerValues: setting(z.number().int().min(1), {
+      default: 125_000,
+      env: "SANDGATE_PII_CALLER_VALUES",
+      doc: "Values the PII vaults of one caller (API key) hold together, so that one caller cannot use up maxTotalValues for everyone; past it that caller's new values are redacted",
+    }),
   })
   .strict()
   .describe("PII tokenization: personal data in upstream tool results reaches the agent as tokens, and goes back to tools as real values");

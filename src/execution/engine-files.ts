@@ -6,6 +6,8 @@ import { SandgateError } from "../errors/index.js";
 import type { FileEvent, GovernanceEvents } from "../governance/index.js";
 import { FsHelper, type MinimumRate, type SandboxRuntime } from "../sandbox/index.js";
 import { guardedBody } from "./guarded-download.js";
+import { OutputBoundary } from "./output-boundary.js";
+import { encodeText, sniffEncoding, textDecoder } from "./text-encoding.js";
 import type { Session } from "./session.js";
 import type { OutputGuard } from "./upstream-call-scope.js";
 import { LOCAL_OWNER, type SessionManager } from "./sessions.js";
@@ -68,23 +70,20 @@ export interface WorkspaceListing {
   truncated: boolean;
 }
 
-/** A text file as the agent may see it: a tool result the code wrote to a file is tokenized like its output. */
-function guardedFile(file: WorkspaceFile, guard: OutputGuard | undefined): WorkspaceFile {
+/**
+ * A text file as the agent may see it: a tool result the code wrote to a file is tokenized like its
+ * output, in the encoding it was written in (UTF-8, UTF-16, UTF-32, or byte for byte as Latin-1).
+ */
+async function guardedFile(file: WorkspaceFile, guard: OutputGuard | undefined): Promise<WorkspaceFile> {
   if (!guard?.active) return file;
   const bytes = file.encoding === "base64" ? Buffer.from(file.content, "base64") : Buffer.from(file.content, "utf8");
-  let text: string;
-  let encoding: BufferEncoding = "utf8";
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    if (bytes.includes(0)) return file; // not text: binary files are handed over as they are
-    // Text in another encoding (a Latin-1 export): read byte for byte, so the bytes around a value come back as they were.
-    encoding = "latin1";
-    text = bytes.toString("latin1");
-  }
-  const guarded = guard.text(text, false);
+  const encoding = sniffEncoding(bytes, true);
+  if (encoding === "binary") return file; // binary files are handed over as they are
+  const text = textDecoder(encoding)(bytes, true);
+  // Scanned in slices, taking turns with other callers: a big file does not hold the server.
+  const guarded = await new OutputBoundary(guard).scan(text, false);
   if (guarded === text) return file;
-  const out = Buffer.from(guarded, encoding);
+  const out = encodeText(guarded, encoding);
   const content = file.encoding === "base64" ? out.toString("base64") : guarded;
   return { ...file, content, size: out.length };
 }

@@ -341,7 +341,7 @@ export class Engine {
       const sandbox = await this.statelessSandbox(kind, limits, pooled, owner, request.signal);
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal, owner);
-        return this.result(outcome, limits, null, scope, owner, runRequest.secrets, boundary);
+        return await this.result(outcome, limits, null, scope, owner, runRequest.secrets, boundary);
       } finally {
         this.retire(sandbox, pooled);
       }
@@ -472,7 +472,7 @@ export class Engine {
         session.dropSandbox(kind, sandbox);
         this.retire(sandbox);
       }
-      const result = this.result(outcome, limits, session.id, scope, session.owner, runRequest.secrets, boundary);
+      const result = await this.result(outcome, limits, session.id, scope, session.owner, runRequest.secrets, boundary);
       if (ended || lostUnseen) result.stateReset = true;
       // A cancelled caller never sees this result: the next call in `kind` says state_reset instead.
       if (result.stateReset && request.signal?.aborted) session.stateLost(kind);
@@ -518,7 +518,7 @@ export class Engine {
    * The result callers see of `outcome` (the sandbox masked `secrets` in it; here in the tool calls
    * too; `boundary` tokenizes PII before anything is shaped or saved); full outputs too long to show are saved for `owner`.
    */
-  private result(
+  private async result(
     outcome: RunOutcome,
     limits: ResolvedLimits,
     sessionId: string | null,
@@ -526,8 +526,8 @@ export class Engine {
     owner: string,
     secrets?: readonly SecretValue[],
     boundary?: OutputBoundary,
-  ): ExecutionResult {
-    if (boundary) outcome = boundary.outcome(outcome);
+  ): Promise<ExecutionResult> {
+    if (boundary) outcome = await boundary.outcome(outcome);
     const saved = this.outputs.begin(owner);
     const save: SaveOutput = (stream, data) => {
       const kept = saved.add(stream, data);

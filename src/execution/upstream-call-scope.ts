@@ -53,6 +53,8 @@ export interface OutputGuard {
   value(value: unknown): unknown;
   /** Replacements per kind in what was counted, for the audit (never values). */
   counts(): Record<string, number>;
+  /** Resolves when this caller may scan its next slice of a big text (callers take turns); a pass of the event loop when absent. */
+  turn?(): Promise<void>;
 }
 
 /** What the engine needs from code mode for one execution. */

@@ -50,15 +50,20 @@ export class BoundaryVault {
   /** Kinds that were looked for in tool results so far (file reads run their detectors). */
   readonly kinds = new Set<string>();
 
+  /** The budgets this vault's values count against (the server's, its caller's). */
+  private budgets: readonly VaultBudget[];
+
   constructor(
     private readonly maxValues = MAX_VAULT_VALUES,
-    private budget?: VaultBudget,
-  ) {}
+    budget?: VaultBudget | readonly VaultBudget[],
+  ) {
+    this.budgets = budget === undefined ? [] : budget instanceof VaultBudget ? [budget] : budget;
+  }
 
-  /** Gives this vault's values back to its budget, once: the vault is dropped (a call still under way may use it, uncharged). */
+  /** Gives this vault's values back to its budgets, once: the vault is dropped (a call still under way may use it, uncharged). */
   release(): void {
-    if (this.budget) this.budget.left += this.charged;
-    this.budget = undefined;
+    for (const budget of this.budgets) budget.left += this.charged;
+    this.budgets = [];
   }
 
   /** Distinct values held. */
@@ -175,13 +180,13 @@ export class BoundaryVault {
   /** The value's token, issued now if new; undefined when the vault is full and the value new. */
   private tokenOf(match: PiiMatch, taken?: Pick<ReadonlySet<string>, "has">): string | undefined {
     const units = unitsOf(match.value);
-    if (!this.known.has(match.value) && (this.charged + units > this.maxValues || (this.budget !== undefined && this.budget.left < units))) return undefined;
+    if (!this.known.has(match.value) && (this.charged + units > this.maxValues || this.budgets.some((budget) => budget.left < units))) return undefined;
     const before = this.vault.size;
     this.known.add(match.type, match.value);
     const token = this.vault.tokenFor(match.type, match.value, taken);
     if (this.vault.size > before) {
       this.charged += units;
-      if (this.budget) this.budget.left -= units;
+      for (const budget of this.budgets) budget.left -= units;
     }
     return token;
   }

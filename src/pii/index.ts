@@ -6,3 +6,4 @@ export { compilePatterns, detectPii } from "./detect.js";
 export { scanOptions, type ScanConfig } from "./scan-options.js";
 export { PiiVault, tokenLabel, type Tokenized } from "./vault.js";
 export { BoundaryVault, MAX_VAULT_VALUES, VaultBudget, type PiiCounts } from "./boundary-vault.js";
+export { ScanTurns } from "./scan-turns.js";
