@@ -2,6 +2,7 @@
 // is known (literals, constants assigned earlier, ANSI-C escapes), and what data flows into it when not.
 
 import type { Node } from "web-tree-sitter";
+import { append } from "./fold-budget.js";
 
 /** Where data came from: rules follow it through variables, pipes and files. */
 export type Taint = "download" | "decoded" | "secret" | "sensitive" | "recon" | "metadata" | "network";
@@ -120,7 +121,7 @@ export class WordReader {
   }
 
   private append(word: Word, value: string | undefined): void {
-    word.value = word.value === undefined || value === undefined ? undefined : word.value + value;
+    word.value = word.value === undefined || value === undefined ? undefined : append(word.value, value);
   }
 
   private variable(word: Word, name: string, first: boolean, guarded: boolean, defaultValue: string | undefined): void {

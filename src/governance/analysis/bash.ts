@@ -7,6 +7,7 @@ import { collectRedirects, readCommand, unwrapCommand } from "./bash-commands.js
 import { INTERPRETER, SHELL, newFacts, newTreeState, reporter, type Ancestor, type BashContext, type Command, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
 import { execRules } from "./bash-exec-rules.js";
 import { foldStages } from "./bash-fold.js";
+import { charge } from "./fold-budget.js";
 import { functionRules, loopRules, mergeIntoStages, pipelineRules, programRules } from "./bash-flow.js";
 import { netRules } from "./bash-net-rules.js";
 import { systemRules } from "./bash-system-rules.js";
@@ -140,6 +141,7 @@ class BashWalk {
 
   private snippet = (code: string, at: Node): void => {
     if (this.ctx.depth >= MAX_DEPTH || code.length > MAX_SNIPPET || code.trim() === "") return;
+    charge(code.length); // each parse of folded text counts against the analysis's folding work
     const tree = parserFor(this.language).parse(code);
     if (!tree) return;
     try {

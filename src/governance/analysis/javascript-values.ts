@@ -2,6 +2,7 @@
 // constant strings folded (concatenation, templates, join, fromCharCode, base64/hex), names resolved through aliases.
 
 import type { Node } from "web-tree-sitter";
+import { append, charge, charged, concat, join, replaceAll, reverse } from "./fold-budget.js";
 
 /** What a variable was bound to: a dotted name ("child_process", "child_process.exec", "eval") or a constant string. */
 export interface Binding {
@@ -23,7 +24,6 @@ export interface Resolved {
 
 const GLOBAL_OBJECTS = new Set(["globalThis", "global", "window", "self"]);
 const MAX_DEPTH = 24;
-const MAX_STRING = 4096;
 
 /** Names the program can reach without importing anything. */
 const GLOBALS = new Set([
@@ -64,12 +64,12 @@ export class Scope {
         let built = false;
         let decoded = false;
         for (const child of node.namedChildren) {
-          if (child.type === "string_fragment") out += child.text;
-          else if (child.type === "escape_sequence") out += unescapeJs(child.text);
+          if (child.type === "string_fragment") out = append(out, child.text);
+          else if (child.type === "escape_sequence") out = append(out, unescapeJs(child.text));
           else if (child.type === "template_substitution") {
             const inner = this.foldInfo(child.namedChild(0), depth + 1);
             if (inner?.value === undefined) return undefined;
-            out += inner.value;
+            out = append(out, inner.value);
             built = true;
             decoded ||= inner.decoded === true;
           }
@@ -93,7 +93,7 @@ export class Scope {
         if (left?.value === undefined) return undefined;
         const right = this.foldInfo(node.childForFieldName("right"), depth + 1);
         if (right?.value === undefined) return undefined;
-        return { value: cap(left.value + right.value), built: true, decoded: left.decoded === true || right.decoded === true };
+        return { value: concat([left.value, right.value]), built: true, decoded: left.decoded === true || right.decoded === true };
       }
       case "call_expression":
         return this.foldCall(node, depth);
@@ -134,7 +134,10 @@ export class Scope {
     if (name === "String.fromCharCode") {
       const codes = codeArgs.map((arg) => Number(this.fold(arg, depth + 1)));
       if (codes.some((code) => !Number.isInteger(code) || code < 0 || code > 0xffff)) return undefined;
-      return { value: String.fromCharCode(...codes), built: true, decoded: true };
+      charge(codes.length);
+      let value = "";
+      for (const code of codes) value += String.fromCharCode(code); // no spread: 100 000 arguments overflow the stack
+      return { value, built: true, decoded: true };
     }
     if (name === "atob" || name === "Buffer.from" || name === "decodeURIComponent" || name === "unescape") {
       const input = this.fold(args[0] ?? null, depth + 1);
@@ -151,7 +154,7 @@ export class Scope {
       if (parts.some((part) => part?.value === undefined)) return undefined;
       const separator = args[0] ? this.fold(args[0], depth + 1) : ",";
       if (separator === undefined) return undefined;
-      return { value: cap(parts.map((part) => part?.value).join(separator)), built: true, decoded: parts.some((part) => part?.decoded) };
+      return { value: join(parts.map((part) => part?.value ?? ""), separator), built: true, decoded: parts.some((part) => part?.decoded) };
     }
     const inner = this.foldInfo(object, depth + 1);
     if (inner?.value === undefined) return undefined;
@@ -170,24 +173,24 @@ export class Scope {
       case "split":
         return { value: inner.value, built: true, decoded }; // the following .join() puts it back together
       case "reverse":
-        return { value: [...inner.value].reverse().join(""), built: true, decoded: true };
+        return { value: reverse(inner.value), built: true, decoded: true };
       case "toLowerCase":
-        return { value: inner.value.toLowerCase(), built: true, decoded };
+        return { value: charged(inner.value.toLowerCase()), built: true, decoded };
       case "toUpperCase":
-        return { value: inner.value.toUpperCase(), built: true, decoded };
+        return { value: charged(inner.value.toUpperCase()), built: true, decoded };
       case "trim":
         return { value: inner.value.trim(), built: true, decoded };
       case "concat": {
         const rest = args.map((arg) => this.fold(arg, depth + 1));
         if (rest.some((part) => part === undefined)) return undefined;
-        return { value: cap(inner.value + rest.join("")), built: true, decoded };
+        return { value: concat([inner.value, ...rest.map((part) => part ?? "")]), built: true, decoded };
       }
       case "replace":
       case "replaceAll": {
         const from = this.fold(args[0] ?? null, depth + 1);
         const to = this.fold(args[1] ?? null, depth + 1);
         if (from === undefined || to === undefined) return undefined;
-        return { value: inner.value.split(from).join(to), built: true, decoded };
+        return { value: replaceAll(inner.value, from, to), built: true, decoded };
       }
       case "slice":
       case "substring": {
@@ -316,10 +319,6 @@ export function isLoader(name: string): boolean {
     name === "process.mainModule.constructor._load" ||
     name.endsWith(".mainModule.require")
   );
-}
-
-function cap(value: string): string {
-  return value.length > MAX_STRING ? value.slice(0, MAX_STRING) : value;
 }
 
 /** The value of a string literal node, escapes decoded. */

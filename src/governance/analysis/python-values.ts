@@ -2,6 +2,7 @@
 // name (through imports, aliases, getattr, __import__, globals()), a folded constant string, and taints.
 
 import type { Node } from "web-tree-sitter";
+import { append, charge, concat, join, reverse } from "./fold-budget.js";
 import { DECODERS, HOST_IDENTITY, REMOTE_CALL, STRING_METHODS, decodeLiteral, unescape } from "./python-fold.js";
 import { isCredentialPath } from "./python-paths.js";
 
@@ -82,6 +83,7 @@ function merge(into: Val, from: Val | undefined): Val {
 
 /** The string of a list of char codes, without spreading (a payload may hold 100 000 of them). */
 function charCodes(items: readonly Val[]): string {
+  charge(items.length);
   let out = "";
   for (const item of items) out += String.fromCharCode((item.n ?? 0) & 0xffff);
   return out;
@@ -153,7 +155,7 @@ export class Evaluator {
         const right = this.ev(node.childForFieldName("right"));
         const op = node.childForFieldName("operator")?.text;
         if (op === "+") return this.concat([left, right], true);
-        if (op === "/" && left.s !== undefined && right.s !== undefined) return { q: left.q, s: `${left.s.replace(/\/$/, "")}/${right.s}` };
+        if (op === "/" && left.s !== undefined && right.s !== undefined) return { q: left.q, s: concat([left.s.replace(/\/$/, ""), "/", right.s]) };
         if (op === "|" && left.n !== undefined && right.n !== undefined) return { n: left.n | right.n };
         if (op === "%") return merge(merge({ t: left.s ?? left.t }, left), right);
         return merge(merge({}, left), right);
@@ -230,18 +232,18 @@ export class Evaluator {
         const content = child.text;
         const text = raw ? content : unescape(content);
         if (!raw && /\\(x|u|[0-7])/.test(content)) v.built = true;
-        s += text;
-        t += text;
+        s = append(s, text);
+        t = append(t, text);
       } else if (type === "interpolation") {
         const inner = this.ev(child.childForFieldName("expression"));
         merge(v, inner);
         if (inner.s !== undefined && !child.childForFieldName("format_specifier")) {
-          s += inner.s;
-          t += inner.s;
+          s = append(s, inner.s);
+          t = append(t, inner.s);
           v.built = true;
         } else {
           whole = false;
-          t += "\u0000";
+          t = append(t, "\u0000");
         }
       }
     }
@@ -252,20 +254,15 @@ export class Evaluator {
 
   private concat(parts: Val[], built: boolean): Val {
     const v: Val = {};
-    let s: string | undefined = "";
-    let t = "";
     for (const p of parts) {
       merge(v, p);
-      if (p.s !== undefined && s !== undefined) s += p.s;
-      else s = undefined;
-      t += p.s ?? p.t ?? "\u0000";
       if (p.built) v.built = true;
     }
-    if (s !== undefined) {
-      v.s = s;
+    if (parts.every((p) => p.s !== undefined)) {
+      v.s = concat(parts.map((p) => p.s ?? ""));
+      v.t = v.s;
       if (built) v.built = true;
-    }
-    v.t = t;
+    } else v.t = concat(parts.map((p) => p.s ?? p.t ?? "\u0000"));
     if (parts.every((p) => p.items)) v.items = parts.flatMap((p) => p.items ?? []);
     return v;
   }
@@ -276,7 +273,7 @@ export class Evaluator {
     if (keyNode?.type === "slice") {
       const v = merge({}, base);
       if (base.s !== undefined && keyNode.text.replace(/\s/g, "") === "::-1") {
-        v.s = [...base.s].reverse().join("");
+        v.s = reverse(base.s);
         v.built = true;
       }
       return v;
@@ -380,7 +377,7 @@ export class Evaluator {
       }
       if (recv.q === "pathlib.Path()" && recv.s !== undefined) {
         if (method === "expanduser" || method === "resolve" || method === "absolute") return { q: "pathlib.Path()", s: recv.s };
-        if (method === "joinpath" && pos.every((p) => p.s !== undefined)) return { q: "pathlib.Path()", s: [recv.s, ...pos.map((p) => p.s)].join("/") };
+        if (method === "joinpath" && pos.every((p) => p.s !== undefined)) return { q: "pathlib.Path()", s: join([recv.s, ...pos.map((p) => p.s ?? "")], "/") };
         if ((method === "glob" || method === "rglob" || method === "iterdir") && isCredentialPath(`${recv.s}/${(pos[0]?.s ?? "x").replace(/\*/g, "x")}`)) {
           return { secret: recv.s };
         }
@@ -401,8 +398,8 @@ export class Evaluator {
     }
     if (q === "pathlib.Path.home" || q === "os.path.expanduser") return { q: "pathlib.Path()", s: "~" };
     if (q === "os.path.join" && pos.length > 0) {
-      if (pos.every((p) => p.s !== undefined)) return { s: pos.map((p) => p.s).join("/").replace(/\/+/g, "/") };
-      return merge({ t: pos.map((p) => p.s ?? p.t ?? "\u0000").join("/") }, out);
+      if (pos.every((p) => p.s !== undefined)) return { s: join(pos.map((p) => p.s ?? ""), "/").replace(/\/+/g, "/") };
+      return merge({ t: join(pos.map((p) => p.s ?? p.t ?? "\u0000"), "/") }, out);
     }
     if (q === "builtins.bytes" || q === "builtins.bytearray") {
       if (a0?.items?.every((i) => i.n !== undefined)) return { s: charCodes(a0.items), decoded: true, built: true };
@@ -439,7 +436,7 @@ export class Evaluator {
     const argNode = list?.type === "generator_expression" ? list : list?.namedChildren[0];
     if (!argNode) return undefined;
     const sep = this.ev(call.childForFieldName("function")?.childForFieldName("object")).s ?? "";
-    if (arg?.items && arg.items.every((i) => i.s !== undefined)) return { s: arg.items.map((i) => i.s).join(sep), built: true, decoded: arg.decoded, items: undefined };
+    if (arg?.items && arg.items.every((i) => i.s !== undefined)) return { s: join(arg.items.map((i) => i.s ?? ""), sep), built: true, decoded: arg.decoded, items: undefined };
     if (argNode.type === "generator_expression" || argNode.type === "list_comprehension") {
       const body = argNode.childForFieldName("body");
       const clause = argNode.namedChildren.find((c) => c.type === "for_in_clause");
