@@ -38,6 +38,14 @@ interface Frame extends Ancestor {
   produces?: Set<Taint>;
 }
 
+/** Variables whose value bash runs (PROMPT_COMMAND) or expands with command substitution (the prompts, PS4 under set -x). */
+const PROMPT_VARIABLES = /^(PS[0-4]|PROMPT_COMMAND)$/;
+
+/** A word's text without the quotes around it (a single-quoted value is kept as written). */
+function unquoted(text: string): string {
+  return /^(['"]).*\1$/s.test(text) ? text.slice(1, -1) : text;
+}
+
 class BashWalk {
   private readonly report: Report;
   private readonly reader: WordReader;
@@ -198,9 +206,10 @@ class BashWalk {
 
   private assignment(node: Node): void {
     const parent = this.frames[this.frames.length - 1];
-    if (parent?.type === "command") return;
     const name = node.childForFieldName("name")?.text;
     const valueNode = node.childForFieldName("value");
+    if (name && valueNode && PROMPT_VARIABLES.test(name)) this.promptCode(name, valueNode);
+    if (parent?.type === "command") return;
     if (!name) return;
     const word = valueNode ? this.reader.read(valueNode) : undefined;
     const value = word ? word.value : "";
@@ -214,6 +223,18 @@ class BashWalk {
     if (name === "LD_PRELOAD" && value !== "" && parent?.type === "declaration_command") {
       this.report(node, "ld-preload", "privilege", "high", `export LD_PRELOAD injects ${value ?? "a library"} into every program started later`, "Do not preload libraries into other programs.");
     }
+  }
+
+  /**
+   * Bash runs PROMPT_COMMAND, and the command substitutions of PS0-PS4, by itself (PS4 before every
+   * command `set -x` traces): what they hold is code, judged as if it were written out.
+   */
+  private promptCode(name: string, valueNode: Node): void {
+    const word = this.reader.read(valueNode);
+    const text = word.value ?? unquoted(valueNode.text);
+    if (name !== "PROMPT_COMMAND" && !/\$\(|`/.test(text)) return;
+    this.report(valueNode, "prompt-code", "code-exec", "medium", `${name} holds commands that bash runs by itself (${name === "PS4" ? "before every command set -x traces" : "around every prompt"})`, "Run the commands directly instead of hiding them in a prompt variable.");
+    this.snippet(text, valueNode);
   }
 
   /** Redirects of a group, subshell or loop (`{ ...; } > f`), or of nothing at all (`> /dev/sda`). */
