@@ -14,6 +14,8 @@ export interface Binding {
   decoded?: boolean;
   /** An array of constant strings (obfuscators keep names in one: `_0x12ab[3]`). */
   array?: string[];
+  /** The value's node, for literals, functions, classes and constructed objects the resolver looks into. */
+  node?: Node;
 }
 
 /** A resolved callee or member: a dotted name with the node prefix and `.default` removed. */
@@ -239,6 +241,8 @@ export class Scope {
       case "member_expression":
       case "subscript_expression": {
         const object = node.childForFieldName("object");
+        const element = this.elementOf(node, depth);
+        if (element) return element;
         const base = this.resolve(object, depth + 1);
         let property: string | undefined;
         let built = false;
@@ -272,6 +276,8 @@ export class Scope {
       }
       case "call_expression": {
         const callee = node.childForFieldName("function");
+        const returned = this.returnedBy(node, depth);
+        if (returned) return returned;
         const calleeName = this.resolve(callee, depth + 1);
         if (!calleeName) return undefined;
         const args = node.childForFieldName("arguments")?.namedChildren ?? [];
@@ -298,6 +304,71 @@ export class Scope {
     }
   }
 
+  /** The literal, function, class or `new` expression `node` stands for: itself, or what a variable was bound to. */
+  private literalOf(node: Node | null, depth: number): Node | undefined {
+    let current = node;
+    for (let hops = 0; current && hops + depth <= MAX_DEPTH; hops++) {
+      const type = current.type;
+      if (type === "parenthesized_expression" || type === "as_expression" || type === "satisfies_expression" || type === "non_null_expression") current = current.namedChild(0);
+      else if (type === "identifier") current = this.bindings.get(current.text)?.node ?? null;
+      else return current;
+    }
+    return undefined;
+  }
+
+  /**
+   * A callable taken out of a literal container or object: `[require][0]`, `{r: require}.r`, `o.r`
+   * after `const o = {r: require}`, `new A(require).r` with a constructor parameter property `r`.
+   * An index the analysis cannot tell gives the first element that resolves.
+   */
+  private elementOf(node: Node, depth: number): Resolved | undefined {
+    const container = this.literalOf(node.childForFieldName("object"), depth + 1);
+    if (!container) return undefined;
+    const key = node.type === "member_expression" ? node.childForFieldName("property")?.text : this.fold(node.childForFieldName("index"), depth + 1);
+    const indirect = (found: Resolved | undefined): Resolved | undefined => (found ? { name: found.name, built: true } : undefined);
+    if (container.type === "array") {
+      const elements = container.namedChildren;
+      const index = Number(key);
+      if (key !== undefined && Number.isInteger(index)) return indirect(this.resolve(elements[index] ?? null, depth + 1));
+      for (const element of elements) {
+        const found = this.resolve(element, depth + 1);
+        if (found) return indirect(found);
+      }
+      return undefined;
+    }
+    if (container.type === "object" && key !== undefined) {
+      for (const member of container.namedChildren) {
+        if (member.type === "shorthand_property_identifier" && member.text === key) return indirect(this.resolve(member, depth + 1));
+        if (member.type !== "pair") continue;
+        const keyNode = member.childForFieldName("key");
+        const name = keyNode?.type === "property_identifier" ? keyNode.text : this.fold(keyNode?.type === "computed_property_name" ? keyNode.namedChild(0) : (keyNode ?? null), depth + 1);
+        if (name === key) return indirect(this.resolve(member.childForFieldName("value"), depth + 1));
+      }
+      return undefined;
+    }
+    if (container.type === "new_expression" && key !== undefined) {
+      const cls = this.literalOf(container.childForFieldName("constructor"), depth + 1);
+      const index = cls ? constructorProperties(cls).indexOf(key) : -1;
+      const args = container.childForFieldName("arguments")?.namedChildren ?? [];
+      if (index >= 0) return indirect(this.resolve(args[index] ?? null, depth + 1));
+    }
+    return undefined;
+  }
+
+  /** What a call of the program's own function gives back: the argument an identity function returns, or a callable it names. */
+  private returnedBy(call: Node, depth: number): Resolved | undefined {
+    const fn = this.literalOf(call.childForFieldName("function"), depth + 1);
+    if (!fn || !FUNCTION_TYPES.has(fn.type)) return undefined;
+    const params = parameterNames(fn);
+    const args = call.childForFieldName("arguments")?.namedChildren ?? [];
+    for (const returned of returnedExpressions(fn)) {
+      const index = returned.type === "identifier" ? params.indexOf(returned.text) : -1;
+      const found = index >= 0 ? this.resolve(args[index] ?? null, depth + 1) : this.resolve(returned, depth + 1);
+      if (found) return { name: found.name, built: true };
+    }
+    return undefined;
+  }
+
   /** When `callee` loads a module (require, import(), module.require, ...), the module's name as folded. */
   requiredModule(callee: string, args: Node[], depth = 0): Binding | undefined {
     if (!isLoader(callee)) return undefined;
@@ -305,10 +376,47 @@ export class Scope {
   }
 }
 
+const FUNCTION_TYPES = new Set(["arrow_function", "function_expression", "function", "function_declaration", "generator_function_declaration"]);
+
+/** A function's parameter names in order (plain, typed, defaulted); "" for patterns. */
+function parameterNames(fn: Node): string[] {
+  const single = fn.childForFieldName("parameter");
+  if (single) return [single.text];
+  return (fn.childForFieldName("parameters")?.namedChildren ?? []).map((param) => {
+    if (param.type === "identifier") return param.text;
+    const pattern = param.childForFieldName("pattern") ?? param.childForFieldName("left");
+    return pattern?.type === "identifier" ? pattern.text : "";
+  });
+}
+
+/** The expressions a function returns: an arrow's body, or its own return statements (not those of nested functions). */
+function returnedExpressions(fn: Node): Node[] {
+  const body = fn.childForFieldName("body");
+  if (!body) return [];
+  if (body.type !== "statement_block") return [body];
+  return body.descendantsOfType("return_statement").flatMap((statement) => {
+    for (let up = statement.parent; up && up.id !== fn.id; up = up.parent) if (FUNCTION_TYPES.has(up.type)) return [];
+    const value = statement.namedChild(0);
+    return value ? [value] : [];
+  });
+}
+
+/** The names of a class's constructor parameter properties (`constructor(public r: T)`), in parameter order ("" for others). */
+function constructorProperties(cls: Node): string[] {
+  if (cls.type !== "class_declaration" && cls.type !== "class") return [];
+  const ctor = cls.childForFieldName("body")?.namedChildren.find((member) => member.type === "method_definition" && member.childForFieldName("name")?.text === "constructor");
+  return (ctor?.childForFieldName("parameters")?.namedChildren ?? []).map((param) => {
+    const property = param.namedChildren.some((child) => child.type === "accessibility_modifier" || child.text === "readonly");
+    const pattern = param.childForFieldName("pattern");
+    return property && pattern?.type === "identifier" ? pattern.text : "";
+  });
+}
+
 /** Names that load a module given its name as the first argument. */
 export function isLoader(name: string): boolean {
   return (
     name === "require" ||
+    name === "process.getBuiltinModule" ||
     name === "import" ||
     name === "module.require" ||
     name === "process.mainModule.require" ||
