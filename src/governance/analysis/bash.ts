@@ -168,7 +168,7 @@ class BashWalk {
   private substitution(node: Node): SubstitutionValue {
     const taints = this.ctx.substitutions.get(node.id) ?? new Set<Taint>();
     const statements = node.namedChildren;
-    if (node.type !== "command_substitution" || statements.length !== 1) return { value: undefined, taints, obfuscated: false };
+    if (statements.length !== 1) return { value: undefined, taints, obfuscated: false };
     const only = statements[0] as Node;
     const stages = only.type === "pipeline" ? only.namedChildren : [only];
     const folded = foldStages(stages.map((stage) => this.ctx.commands.get((stage.type === "command" ? stage : stage.childForFieldName("body"))?.id ?? -1)));
@@ -194,6 +194,7 @@ class BashWalk {
       case "for_statement":
         return loopRules(node, this.ctx, this.report);
       case "redirected_statement":
+        this.readRedirected(node);
         return this.groupRedirects(node);
       case "command_substitution":
       case "process_substitution":
@@ -222,6 +223,35 @@ class BashWalk {
     }
     if (name === "LD_PRELOAD" && value !== "" && parent?.type === "declaration_command") {
       this.report(node, "ld-preload", "privilege", "high", `export LD_PRELOAD injects ${value ?? "a library"} into every program started later`, "Do not preload libraries into other programs.");
+    }
+  }
+
+  /**
+   * `read cmd <<< "$(... | base64 -d)"`, `mapfile -t lines < <(curl ...)`: the variables hold the input,
+   * with its taints, and its first line when the input is known (so `eval "$cmd"` is judged by it).
+   */
+  private readInto(command: Command): void {
+    // Options that take a value (read -p prompt, mapfile -d delim); read -a names the array itself.
+    const valued = new RegExp(`^-[a-zA-Z]*[${command.name === "read" ? "dinNptu" : "dnOsuCc"}]$`);
+    const names = command.args.filter((arg, i) => arg.value !== undefined && /^[A-Za-z_]\w*$/.test(arg.value) && !valued.test(command.args[i - 1]?.value ?? "")).map((arg) => arg.value as string);
+    if (names.length === 0) names.push(command.name === "read" ? "REPLY" : "MAPFILE");
+    const taints = new Set(command.stdinTaints);
+    const firstLine = command.stdinText?.split("\n")[0];
+    for (const [i, name] of names.entries()) {
+      const value = names.length === 1 || command.name !== "read" ? firstLine : undefined;
+      this.ctx.vars.set(name, { value: i === 0 ? value : undefined, taints, rebuilt: taints.has("decoded") });
+    }
+  }
+
+  /** `read x < <(...)`: the substitution is walked after the command, so its input is read again now. */
+  private readRedirected(node: Node): void {
+    const body = node.childForFieldName("body");
+    if (body?.type !== "command") return;
+    for (const command of this.ctx.commands.get(body.id) ?? []) {
+      if (command.name !== "read" && command.name !== "mapfile" && command.name !== "readarray") continue;
+      const input: Pick<Command, "redirects" | "stdinText" | "stdinTaints"> = { redirects: [], stdinText: undefined, stdinTaints: new Set() };
+      collectRedirects(node, [], this.reader, input);
+      this.readInto({ ...command, stdinText: input.stdinText ?? command.stdinText, stdinTaints: new Set([...command.stdinTaints, ...input.stdinTaints]) });
     }
   }
 
@@ -266,6 +296,7 @@ class BashWalk {
     }
     const raw = readCommand(node, ancestors, background, this.reader);
     const commands = unwrapCommand(raw, this.ctx);
+    for (const command of commands) if (command.name === "read" || command.name === "mapfile" || command.name === "readarray") this.readInto(command);
     const facts: CommandFacts = { produces: new Set(), runsStdin: false, sends: false, network: false, shell: false };
     const env: RuleEnv = { ctx: this.ctx, report: this.report, facts, snippet: this.snippet };
     for (const command of commands) {
