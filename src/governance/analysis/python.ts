@@ -3,6 +3,7 @@
 
 import type { Node } from "web-tree-sitter";
 import type { Finding } from "../types.js";
+import { concat } from "./fold-budget.js";
 import { PyContext, posOf } from "./python-context.js";
 import { checkCodeExec, checkDeserialization, checkNative, checkProcess, type CallInfo } from "./python-exec-rules.js";
 import { checkFilesystem, checkNetwork } from "./python-io-rules.js";
@@ -106,7 +107,7 @@ function bindAssignment(node: Node, type: string, ctx: PyContext, bindings: Bind
     const before = bindings.lookup(left.text) ?? {};
     const add = ctx.ev.ev(right);
     const v: Val = { ...before, ...(add.decoded || before.decoded ? { decoded: true } : {}), ...(add.remote || before.remote ? { remote: true } : {}) };
-    v.s = before.s !== undefined && add.s !== undefined && node.childForFieldName("operator")?.text === "+=" ? before.s + add.s : undefined;
+    v.s = before.s !== undefined && add.s !== undefined && node.childForFieldName("operator")?.text === "+=" ? concat([before.s, add.s]) : undefined;
     if (v.s === undefined) delete v.s;
     else v.built = true;
     bindings.set(left.text, v);
