@@ -91,10 +91,23 @@ describe("environment variables over REST", () => {
     expect(expectError(await api("/execute", { json: { language: "python", code: "1", session_env: { A: "1" } } }), 400, "INVALID_INPUT").message).toContain("session_id");
   });
 
+  it("refuses PS4 and PROMPT_COMMAND in env and session_env, and the payload in them never runs, then or in later calls", async () => {
+    const payload = "$(touch /workspace/pwned)";
+    for (const name of ["PS4", "PROMPT_COMMAND"]) {
+      const call = expectError(await api("/execute", { json: { language: "bash", code: "set -x; true", session_id: "ps4", env: { [name]: payload } } }), 400, "INVALID_INPUT");
+      expect(call.message).toContain(name);
+      const armed = expectError(await api("/execute", { json: { language: "bash", code: "set -x; true", session_id: "ps4", session_env: { [name]: payload } } }), 400, "INVALID_INPUT");
+      expect(armed.message).toContain(name);
+      expect(expectError(await api("/sessions", { json: { session_id: `ps4-${name}`, env: { [name]: payload } } }), 400, "INVALID_INPUT").message).toContain(name);
+    }
+    const later = await api<{ stdout: string }>("/execute", { json: { language: "bash", code: "set -x; true; ls -A /workspace; echo done", session_id: "ps4" } });
+    expect(later.body.stdout).toBe("done\n");
+  });
+
   it("the security policy says which names are refused and what is masked", async () => {
     const policy = await api<{ env: { max_vars: number; max_bytes: number; reserved: string[]; masked: string } }>("/security/policy");
     expect(policy.body.env).toMatchObject({ max_vars: 64, max_bytes: 65536 });
-    expect(policy.body.env.reserved).toEqual(expect.arrayContaining(["PATH", "LD_*", "SANDGATE_*", "PYTHONPATH", "NODE_OPTIONS"]));
+    expect(policy.body.env.reserved).toEqual(expect.arrayContaining(["PATH", "LD_*", "SANDGATE_*", "PYTHONPATH", "NODE_OPTIONS", "PS4", "PROMPT_COMMAND"]));
     expect(policy.body.env.masked).toContain("[masked:NAME]");
   });
 });

@@ -141,6 +141,24 @@ describe("names and bounds", () => {
     }
   });
 
+  it("refuses PS4, PROMPT_COMMAND and the other variables a shell or interpreter runs code from, so a payload in one never runs", async () => {
+    const payload = "$(touch /workspace/pwned)";
+    const id = newSession();
+    for (const name of ["PS4", "PS0", "PS1", "PS2", "PS3", "PROMPT_COMMAND", "BASH_ENV", "ENV", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "PERL5OPT", "RUBYOPT", "NODE_REPL_EXTERNAL_MODULE"]) {
+      for (const field of ["env", "sessionEnv"] as const) {
+        const error = await refused(run({ language: "bash", sessionId: id, [field]: { [name]: payload }, code: "set -x; true" }));
+        expect(error.code, name).toBe("INVALID_INPUT");
+        expect(error.message, name).toContain(name);
+      }
+      expect((await refused(() => fx.engine.sessions.create(undefined, undefined, { env: { [name]: payload } }))).code).toBe("INVALID_INPUT");
+    }
+    // Nothing stayed armed in the session: later traced commands run no payload.
+    const later = await run({ language: "bash", sessionId: id, code: "set -x; true; ls -A /workspace; echo done" });
+    expect(later.stdout).toBe("done\n");
+    const stateless = await run({ language: "bash", code: "set -x; true; echo done" });
+    expect(stateless.stdout).toBe("done\n");
+  });
+
   it("refuses bad names, NUL bytes, non-strings and too many or too large variables, never echoing a value", async () => {
     const cases: Array<Record<string, unknown>> = [
       { "1ABC": "v" },

@@ -42,6 +42,18 @@ const RESERVED: ReadonlyMap<string, string> = new Map([
   ["_", "the shell sets it after every command"],
   // Start-up files every non-interactive bash or POSIX sh would run.
   ["ENV", "sh would run the file it names at every start"],
+  // Strings Bash expands, command substitutions included, on its own: PS4 before every command
+  // traced by `set -x`, the prompts and PROMPT_COMMAND around every interactive command. Code run
+  // from them is code the policy never saw (a blocked payload in PS4 with the code `set -x; true`).
+  ["PS0", "Bash runs the command substitutions in it before every interactive command"],
+  ["PS1", "Bash runs the command substitutions in it at every prompt"],
+  ["PS2", "Bash runs the command substitutions in it at every prompt"],
+  ["PS3", "Bash runs the command substitutions in it at every select prompt"],
+  ["PS4", "Bash runs the command substitutions in it before every command `set -x` traces"],
+  ["PROMPT_COMMAND", "Bash runs it as a command before every prompt"],
+  ["POSIXLY_CORRECT", "it switches the Bash runner to POSIX mode"],
+  ["TMOUT", "it ends the Bash runner's reads after that many seconds"],
+  ["FUNCNEST", "it limits the Bash runner's own function calls"],
   // Where Python finds modules and its start-up hooks: the runner and the installed packages need them as sandgate set them.
   ["PYTHONPATH", "sandgate puts the installed packages and tool wrappers on the module path"],
   ["PYTHONHOME", "it moves the standard library away from every Python the code starts"],
@@ -52,8 +64,21 @@ const RESERVED: ReadonlyMap<string, string> = new Map([
   ["PYTHONPLATLIBDIR", "it moves the standard library away from every Python the code starts"],
   ["PYTHONEXECUTABLE", "it changes what sys.executable names"],
   ["PYTHONINSPECT", "every Python the code starts would wait for input after its script"],
+  ["PYTHONWARNINGS", "every Python the code starts imports the modules named in its categories"],
+  ["PYTHONBREAKPOINT", "breakpoint() imports and calls what it names"],
+  ["PYTHONPYCACHEPREFIX", "it changes where every Python the code starts loads compiled modules from"],
   ["NODE_OPTIONS", "it holds the runner's memory flags and would inject code into every node the code starts"],
   ["NODE_PATH", "sandgate puts the installed packages on it"],
+  ["NODE_REPL_EXTERNAL_MODULE", "node loads the module it names in place of its REPL"],
+  ["NODE_PRESERVE_SYMLINKS", "it changes which modules every node the code starts finds"],
+  ["NODE_PRESERVE_SYMLINKS_MAIN", "it changes which modules every node the code starts finds"],
+  // The same for the other interpreters of the image: options and module paths that load code.
+  ["PERL5OPT", "every perl the code starts takes its options (-M loads a module)"],
+  ["PERL5LIB", "it changes which modules every perl the code starts loads"],
+  ["PERLLIB", "it changes which modules every perl the code starts loads"],
+  ["PERL5DB", "perl -d runs it as code"],
+  ["RUBYOPT", "every ruby the code starts takes its options (-r loads a library)"],
+  ["RUBYLIB", "it changes which libraries every ruby the code starts loads"],
   // Set for every sandbox (runner-command.ts) so that an install getting past the shims fails at
   // once: sandboxes have no network, and without them pip and npm retry until the time limit.
   ["PIP_NO_INDEX", "sandgate sets it: sandboxes have no network, and pip would retry the index until the time limit"],
@@ -67,7 +92,7 @@ const RESERVED: ReadonlyMap<string, string> = new Map([
 const RESERVED_PREFIXES: ReadonlyArray<[string, string]> = [
   ["LD_", "the dynamic linker reads it in every process the code starts (LD_PRELOAD, LD_LIBRARY_PATH)"],
   ["SANDGATE_", "sandgate's own variables (sandgate-tool finds its pipes in one)"],
-  ["BASH", "Bash reads it at start-up (BASH_ENV) or keeps it itself (BASHPID, BASH_ARGV0)"],
+  ["BASH", "Bash runs what it names (BASH_ENV, BASH_FUNC_*), reads it at start-up (BASHOPTS) or keeps it itself (BASHPID, BASH_ARGV0)"],
   ["__", "names starting with __ are the runners' own (the Bash runner's __sg_*, JavaScript's __proto__)"],
 ];
 

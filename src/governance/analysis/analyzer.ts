@@ -6,6 +6,7 @@ import type { Language } from "../../languages/index.js";
 import { riskLevel, riskScore } from "../risk.js";
 import { SEVERITIES, type Analysis, type CodeMetrics, type Finding } from "../types.js";
 import { bashRules } from "./bash.js";
+import { FoldLimitExceeded, withFoldBudget } from "./fold-budget.js";
 import { Grammars } from "./grammars.js";
 import { javascriptRules, typescriptRules } from "./javascript.js";
 import { pythonRules } from "./python.js";
@@ -176,12 +177,22 @@ export class Analyzer {
     if (!grammars) throw new Error("Analyzer.analyzeLoaded called before ready()");
     const started = performance.now();
     const rules = LANGUAGE_RULES[language];
-    const { findings, metrics } = grammars.withTree(rules.grammar, code, (root) => {
-      const counts: WalkCounts | undefined = rules.walkCounts ? { function: 0, call: 0, import: 0, branch: 0, maxDepth: 0 } : undefined;
-      const found = counts ? [] : search(root, code, rules);
-      const findings = rules.findings(root, code, found, counts).sort(bySeverityThenLine);
-      return { findings, metrics: countMetrics(root, code, metricKinds(rules.metricNodes), found, counts) };
-    });
+    let result: { findings: Finding[]; metrics: CodeMetrics };
+    try {
+      result = withFoldBudget(code, () =>
+        grammars.withTree(rules.grammar, code, (root) => {
+          const counts: WalkCounts | undefined = rules.walkCounts ? { function: 0, call: 0, import: 0, branch: 0, maxDepth: 0 } : undefined;
+          const found = counts ? [] : search(root, code, rules);
+          const findings = rules.findings(root, code, found, counts).sort(bySeverityThenLine);
+          return { findings, metrics: countMetrics(root, code, metricKinds(rules.metricNodes), found, counts) };
+        }),
+      );
+    } catch (error) {
+      // Code built to make the analysis fold huge strings is refused like code that cannot be analysed.
+      if (error instanceof FoldLimitExceeded) return failedAnalysis(language, code, error.message, performance.now() - started);
+      throw error;
+    }
+    const { findings, metrics } = result;
     const risk = riskScore(findings);
     return { language, risk, level: riskLevel(risk, findings), findings, metrics, durationMs: performance.now() - started };
   }

@@ -50,6 +50,10 @@ export function collectRedirects(
       command.stdinText = read.target.value;
       for (const taint of read.target.taints) command.stdinTaints.add(taint);
       if (read.target.rebuilt) command.stdinTaints.add("decoded");
+    } else if (read.op === "<" && read.target.substitution) {
+      // `< <(curl ...)`: what the commands inside print is the input.
+      for (const taint of read.target.taints) command.stdinTaints.add(taint);
+      if (read.target.rebuilt) command.stdinTaints.add("decoded");
     }
   };
   for (const child of own) visit(child);

@@ -3,9 +3,9 @@
 // facts joined at the end (a downloaded file later run, credentials read and data sent).
 
 import type { Node } from "web-tree-sitter";
-import { SHELL, type Ancestor, type BashContext, type CommandFacts, type Command, type Report } from "./bash-context.js";
+import { SHELL, place, type Ancestor, type BashContext, type CommandFacts, type Command, type Report } from "./bash-context.js";
 import { foldStages } from "./bash-fold.js";
-import type { Taint } from "./bash-words.js";
+import { baseName, type Taint } from "./bash-words.js";
 
 function emptyFacts(): CommandFacts {
   return { produces: new Set(), runsStdin: false, sends: false, network: false, shell: false };
@@ -87,7 +87,29 @@ export function pipelineRules(node: Node, ancestors: readonly Ancestor[], ctx: B
     if (rawNetwork && (interactiveShell(stage, ctx) || (fact.runsStdin && i > 0)) && stages.length > 1) {
       report(stage, "shell-on-socket", "reverse-shell", "critical", "a shell's input or output is connected to a network tool in the same pipeline (a reverse shell)", "Remove this: it lets a remote host run commands here.");
     }
+    if (i > 0) pipedWrites(stage, upstream, ctx);
     for (const taint of fact.produces) upstream.add(taint);
+  }
+}
+
+/**
+ * Files a stage writes from its standard input carry what came down the pipe: `base64 -d | tee x.sh`
+ * makes x.sh decoded, so a later `. x.sh` runs decoded code.
+ */
+function pipedWrites(stage: Node, upstream: ReadonlySet<Taint>, ctx: BashContext): void {
+  if (!upstream.has("download") && !upstream.has("decoded")) return;
+  for (const command of ctx.commands.get(stageCommand(stage)?.id ?? -1) ?? []) {
+    const files: string[] = [];
+    if (command.name === "tee") for (const arg of command.args) if (arg.value !== undefined && !arg.value.startsWith("-")) files.push(arg.value);
+    if (command.name === "tee" || (command.name === "cat" && command.args.length === 0) || command.name === "dd") {
+      for (const redirect of command.redirects) if (/^>|^>>$/.test(redirect.op) && redirect.target.value !== undefined) files.push(redirect.target.value);
+    }
+    if (command.name === "dd") for (const arg of command.args) if (arg.value?.startsWith("of=")) files.push(arg.value.slice(3));
+    for (const file of files) {
+      if (/^\/dev\//.test(file)) continue;
+      if (upstream.has("download")) ctx.facts.downloaded.set(baseName(file), place(ctx, command.node));
+      if (upstream.has("decoded")) ctx.facts.decodedFiles.set(baseName(file), place(ctx, command.node));
+    }
   }
 }
 

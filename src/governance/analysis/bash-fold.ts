@@ -3,14 +3,13 @@
 
 import type { Command } from "./bash-context.js";
 import { decodeEscapes } from "./bash-words.js";
+import { charge, charged, join, reverse } from "./fold-budget.js";
 
 export interface Folded {
   value: string;
   /** A decoding step (base64, hex, rev, rot13, printf escapes) produced the value. */
   decoded: boolean;
 }
-
-const MAX = 64 * 1024;
 
 function looksLikeText(text: string): boolean {
   if (text.length === 0) return false;
@@ -65,12 +64,12 @@ function step(command: Command, input: string | undefined): { value: string; dec
         if ((args[i] as string).includes("n")) newline = false;
         i++;
       }
-      const text = args.slice(i).join(" ");
+      const text = join(args.slice(i), " ");
       const value = escapes ? decodeEscapes(text, true) : text;
       return { value: value + (newline ? "\n" : ""), decoded: escapes && value !== text };
     }
     case "printf": {
-      const value = printf(args);
+      const value = charged(printf(args));
       return { value, decoded: /\\(x|[0-7])/.test(args[0] ?? "") };
     }
     case "cat":
@@ -89,7 +88,7 @@ function step(command: Command, input: string | undefined): { value: string; dec
       return looksLikeText(decoded) ? { value: decoded, decoded: true } : undefined;
     }
     case "rev":
-      return stdin === undefined ? undefined : { value: stdin.split("\n").map((line) => [...line].reverse().join("")).join("\n"), decoded: true };
+      return stdin === undefined ? undefined : { value: stdin.split("\n").map(reverse).join("\n"), decoded: true };
     case "tr": {
       if (stdin === undefined || args.length !== 2) return undefined;
       const [from = "", to = ""] = args;
@@ -112,7 +111,8 @@ export function foldStages(stages: readonly (readonly Command[] | undefined)[]):
   for (const commands of stages) {
     if (!commands || commands.length !== 1) return undefined;
     const result = step(commands[0] as Command, value);
-    if (!result || result.value.length > MAX) return undefined;
+    if (!result) return undefined;
+    charge(result.value.length);
     value = result.value;
     decoded ||= result.decoded;
   }

@@ -2,6 +2,7 @@
 // is known (literals, constants assigned earlier, ANSI-C escapes), and what data flows into it when not.
 
 import type { Node } from "web-tree-sitter";
+import { append } from "./fold-budget.js";
 
 /** Where data came from: rules follow it through variables, pipes and files. */
 export type Taint = "download" | "decoded" | "secret" | "sensitive" | "recon" | "metadata" | "network";
@@ -120,7 +121,7 @@ export class WordReader {
   }
 
   private append(word: Word, value: string | undefined): void {
-    word.value = word.value === undefined || value === undefined ? undefined : word.value + value;
+    word.value = word.value === undefined || value === undefined ? undefined : append(word.value, value);
   }
 
   private variable(word: Word, name: string, first: boolean, guarded: boolean, defaultValue: string | undefined): void {
@@ -129,7 +130,9 @@ export class WordReader {
       word.disguised = true;
       return this.append(word, " ");
     }
-    const state = this.scope.vars.get(name);
+    // `${lines[0]}`: an element carries the array's taints; its value is not followed.
+    const element = name.endsWith("]") ? this.scope.vars.get(name.slice(0, name.indexOf("["))) : undefined;
+    const state = this.scope.vars.get(name) ?? (element ? { ...element, value: undefined } : undefined);
     if (state) for (const taint of state.taints) word.taints.add(taint);
     if (state?.rebuilt) word.rebuilt = true;
     const value = state?.value ?? defaultValue;

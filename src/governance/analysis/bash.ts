@@ -7,6 +7,7 @@ import { collectRedirects, readCommand, unwrapCommand } from "./bash-commands.js
 import { INTERPRETER, SHELL, newFacts, newTreeState, reporter, type Ancestor, type BashContext, type Command, type CommandFacts, type Report, type RuleEnv } from "./bash-context.js";
 import { execRules } from "./bash-exec-rules.js";
 import { foldStages } from "./bash-fold.js";
+import { charge } from "./fold-budget.js";
 import { functionRules, loopRules, mergeIntoStages, pipelineRules, programRules } from "./bash-flow.js";
 import { netRules } from "./bash-net-rules.js";
 import { systemRules } from "./bash-system-rules.js";
@@ -35,6 +36,14 @@ interface Frame extends Ancestor {
   nests?: boolean;
   /** For substitutions: what the commands inside produce. */
   produces?: Set<Taint>;
+}
+
+/** Variables whose value bash runs (PROMPT_COMMAND) or expands with command substitution (the prompts, PS4 under set -x). */
+const PROMPT_VARIABLES = /^(PS[0-4]|PROMPT_COMMAND)$/;
+
+/** A word's text without the quotes around it (a single-quoted value is kept as written). */
+function unquoted(text: string): string {
+  return /^(['"]).*\1$/s.test(text) ? text.slice(1, -1) : text;
 }
 
 class BashWalk {
@@ -140,6 +149,7 @@ class BashWalk {
 
   private snippet = (code: string, at: Node): void => {
     if (this.ctx.depth >= MAX_DEPTH || code.length > MAX_SNIPPET || code.trim() === "") return;
+    charge(code.length); // each parse of folded text counts against the analysis's folding work
     const tree = parserFor(this.language).parse(code);
     if (!tree) return;
     try {
@@ -158,7 +168,7 @@ class BashWalk {
   private substitution(node: Node): SubstitutionValue {
     const taints = this.ctx.substitutions.get(node.id) ?? new Set<Taint>();
     const statements = node.namedChildren;
-    if (node.type !== "command_substitution" || statements.length !== 1) return { value: undefined, taints, obfuscated: false };
+    if (statements.length !== 1) return { value: undefined, taints, obfuscated: false };
     const only = statements[0] as Node;
     const stages = only.type === "pipeline" ? only.namedChildren : [only];
     const folded = foldStages(stages.map((stage) => this.ctx.commands.get((stage.type === "command" ? stage : stage.childForFieldName("body"))?.id ?? -1)));
@@ -184,6 +194,7 @@ class BashWalk {
       case "for_statement":
         return loopRules(node, this.ctx, this.report);
       case "redirected_statement":
+        this.readRedirected(node);
         return this.groupRedirects(node);
       case "command_substitution":
       case "process_substitution":
@@ -196,9 +207,10 @@ class BashWalk {
 
   private assignment(node: Node): void {
     const parent = this.frames[this.frames.length - 1];
-    if (parent?.type === "command") return;
     const name = node.childForFieldName("name")?.text;
     const valueNode = node.childForFieldName("value");
+    if (name && valueNode && PROMPT_VARIABLES.test(name)) this.promptCode(name, valueNode);
+    if (parent?.type === "command") return;
     if (!name) return;
     const word = valueNode ? this.reader.read(valueNode) : undefined;
     const value = word ? word.value : "";
@@ -212,6 +224,47 @@ class BashWalk {
     if (name === "LD_PRELOAD" && value !== "" && parent?.type === "declaration_command") {
       this.report(node, "ld-preload", "privilege", "high", `export LD_PRELOAD injects ${value ?? "a library"} into every program started later`, "Do not preload libraries into other programs.");
     }
+  }
+
+  /**
+   * `read cmd <<< "$(... | base64 -d)"`, `mapfile -t lines < <(curl ...)`: the variables hold the input,
+   * with its taints, and its first line when the input is known (so `eval "$cmd"` is judged by it).
+   */
+  private readInto(command: Command): void {
+    // Options that take a value (read -p prompt, mapfile -d delim); read -a names the array itself.
+    const valued = new RegExp(`^-[a-zA-Z]*[${command.name === "read" ? "dinNptu" : "dnOsuCc"}]$`);
+    const names = command.args.filter((arg, i) => arg.value !== undefined && /^[A-Za-z_]\w*$/.test(arg.value) && !valued.test(command.args[i - 1]?.value ?? "")).map((arg) => arg.value as string);
+    if (names.length === 0) names.push(command.name === "read" ? "REPLY" : "MAPFILE");
+    const taints = new Set(command.stdinTaints);
+    const firstLine = command.stdinText?.split("\n")[0];
+    for (const [i, name] of names.entries()) {
+      const value = names.length === 1 || command.name !== "read" ? firstLine : undefined;
+      this.ctx.vars.set(name, { value: i === 0 ? value : undefined, taints, rebuilt: taints.has("decoded") });
+    }
+  }
+
+  /** `read x < <(...)`: the substitution is walked after the command, so its input is read again now. */
+  private readRedirected(node: Node): void {
+    const body = node.childForFieldName("body");
+    if (body?.type !== "command") return;
+    for (const command of this.ctx.commands.get(body.id) ?? []) {
+      if (command.name !== "read" && command.name !== "mapfile" && command.name !== "readarray") continue;
+      const input: Pick<Command, "redirects" | "stdinText" | "stdinTaints"> = { redirects: [], stdinText: undefined, stdinTaints: new Set() };
+      collectRedirects(node, [], this.reader, input);
+      this.readInto({ ...command, stdinText: input.stdinText ?? command.stdinText, stdinTaints: new Set([...command.stdinTaints, ...input.stdinTaints]) });
+    }
+  }
+
+  /**
+   * Bash runs PROMPT_COMMAND, and the command substitutions of PS0-PS4, by itself (PS4 before every
+   * command `set -x` traces): what they hold is code, judged as if it were written out.
+   */
+  private promptCode(name: string, valueNode: Node): void {
+    const word = this.reader.read(valueNode);
+    const text = word.value ?? unquoted(valueNode.text);
+    if (name !== "PROMPT_COMMAND" && !/\$\(|`/.test(text)) return;
+    this.report(valueNode, "prompt-code", "code-exec", "medium", `${name} holds commands that bash runs by itself (${name === "PS4" ? "before every command set -x traces" : "around every prompt"})`, "Run the commands directly instead of hiding them in a prompt variable.");
+    this.snippet(text, valueNode);
   }
 
   /** Redirects of a group, subshell or loop (`{ ...; } > f`), or of nothing at all (`> /dev/sda`). */
@@ -243,6 +296,7 @@ class BashWalk {
     }
     const raw = readCommand(node, ancestors, background, this.reader);
     const commands = unwrapCommand(raw, this.ctx);
+    for (const command of commands) if (command.name === "read" || command.name === "mapfile" || command.name === "readarray") this.readInto(command);
     const facts: CommandFacts = { produces: new Set(), runsStdin: false, sends: false, network: false, shell: false };
     const env: RuleEnv = { ctx: this.ctx, report: this.report, facts, snippet: this.snippet };
     for (const command of commands) {

@@ -3,6 +3,7 @@
 
 import type { Node } from "web-tree-sitter";
 import type { Category, Finding, Severity } from "../types.js";
+import { append, concat, join } from "./fold-budget.js";
 import { findingAt } from "./rules.js";
 import { isCredentialPath, isMetadataHost } from "./javascript-patterns.js";
 import { Scope } from "./javascript-values.js";
@@ -172,13 +173,13 @@ export class Program {
       case "template_string": {
         let out = "";
         for (const child of node.namedChildren) {
-          if (child.type === "string_fragment") out += child.text;
-          else if (child.type === "template_substitution") out += this.pathOf(child.namedChild(0), depth + 1);
+          if (child.type === "string_fragment") out = append(out, child.text);
+          else if (child.type === "template_substitution") out = append(out, this.pathOf(child.namedChild(0), depth + 1));
         }
         return out;
       }
       case "binary_expression":
-        return this.pathOf(node.childForFieldName("left"), depth + 1) + this.pathOf(node.childForFieldName("right"), depth + 1);
+        return concat([this.pathOf(node.childForFieldName("left"), depth + 1), this.pathOf(node.childForFieldName("right"), depth + 1)]);
       case "parenthesized_expression":
       case "await_expression":
         return this.pathOf(node.namedChild(0), depth + 1);
@@ -187,7 +188,7 @@ export class Program {
         if (name === "os.homedir") return "~";
         if (name === "path.join" || name === "path.resolve" || name === "path.posix.join") {
           const parts = (node.childForFieldName("arguments")?.namedChildren ?? []).map((part) => this.pathOf(part, depth + 1));
-          return parts.join("/").replace(/\/{2,}/g, "/");
+          return join(parts, "/").replace(/\/{2,}/g, "/");
         }
         return "*";
       }

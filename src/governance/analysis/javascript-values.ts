@@ -2,6 +2,7 @@
 // constant strings folded (concatenation, templates, join, fromCharCode, base64/hex), names resolved through aliases.
 
 import type { Node } from "web-tree-sitter";
+import { append, charge, charged, concat, join, replaceAll, reverse } from "./fold-budget.js";
 
 /** What a variable was bound to: a dotted name ("child_process", "child_process.exec", "eval") or a constant string. */
 export interface Binding {
@@ -13,6 +14,8 @@ export interface Binding {
   decoded?: boolean;
   /** An array of constant strings (obfuscators keep names in one: `_0x12ab[3]`). */
   array?: string[];
+  /** The value's node, for literals, functions, classes and constructed objects the resolver looks into. */
+  node?: Node;
 }
 
 /** A resolved callee or member: a dotted name with the node prefix and `.default` removed. */
@@ -23,7 +26,6 @@ export interface Resolved {
 
 const GLOBAL_OBJECTS = new Set(["globalThis", "global", "window", "self"]);
 const MAX_DEPTH = 24;
-const MAX_STRING = 4096;
 
 /** Names the program can reach without importing anything. */
 const GLOBALS = new Set([
@@ -64,12 +66,12 @@ export class Scope {
         let built = false;
         let decoded = false;
         for (const child of node.namedChildren) {
-          if (child.type === "string_fragment") out += child.text;
-          else if (child.type === "escape_sequence") out += unescapeJs(child.text);
+          if (child.type === "string_fragment") out = append(out, child.text);
+          else if (child.type === "escape_sequence") out = append(out, unescapeJs(child.text));
           else if (child.type === "template_substitution") {
             const inner = this.foldInfo(child.namedChild(0), depth + 1);
             if (inner?.value === undefined) return undefined;
-            out += inner.value;
+            out = append(out, inner.value);
             built = true;
             decoded ||= inner.decoded === true;
           }
@@ -93,7 +95,7 @@ export class Scope {
         if (left?.value === undefined) return undefined;
         const right = this.foldInfo(node.childForFieldName("right"), depth + 1);
         if (right?.value === undefined) return undefined;
-        return { value: cap(left.value + right.value), built: true, decoded: left.decoded === true || right.decoded === true };
+        return { value: concat([left.value, right.value]), built: true, decoded: left.decoded === true || right.decoded === true };
       }
       case "call_expression":
         return this.foldCall(node, depth);
@@ -134,7 +136,10 @@ export class Scope {
     if (name === "String.fromCharCode") {
       const codes = codeArgs.map((arg) => Number(this.fold(arg, depth + 1)));
       if (codes.some((code) => !Number.isInteger(code) || code < 0 || code > 0xffff)) return undefined;
-      return { value: String.fromCharCode(...codes), built: true, decoded: true };
+      charge(codes.length);
+      let value = "";
+      for (const code of codes) value += String.fromCharCode(code); // no spread: 100 000 arguments overflow the stack
+      return { value, built: true, decoded: true };
     }
     if (name === "atob" || name === "Buffer.from" || name === "decodeURIComponent" || name === "unescape") {
       const input = this.fold(args[0] ?? null, depth + 1);
@@ -151,7 +156,7 @@ export class Scope {
       if (parts.some((part) => part?.value === undefined)) return undefined;
       const separator = args[0] ? this.fold(args[0], depth + 1) : ",";
       if (separator === undefined) return undefined;
-      return { value: cap(parts.map((part) => part?.value).join(separator)), built: true, decoded: parts.some((part) => part?.decoded) };
+      return { value: join(parts.map((part) => part?.value ?? ""), separator), built: true, decoded: parts.some((part) => part?.decoded) };
     }
     const inner = this.foldInfo(object, depth + 1);
     if (inner?.value === undefined) return undefined;
@@ -170,24 +175,24 @@ export class Scope {
       case "split":
         return { value: inner.value, built: true, decoded }; // the following .join() puts it back together
       case "reverse":
-        return { value: [...inner.value].reverse().join(""), built: true, decoded: true };
+        return { value: reverse(inner.value), built: true, decoded: true };
       case "toLowerCase":
-        return { value: inner.value.toLowerCase(), built: true, decoded };
+        return { value: charged(inner.value.toLowerCase()), built: true, decoded };
       case "toUpperCase":
-        return { value: inner.value.toUpperCase(), built: true, decoded };
+        return { value: charged(inner.value.toUpperCase()), built: true, decoded };
       case "trim":
         return { value: inner.value.trim(), built: true, decoded };
       case "concat": {
         const rest = args.map((arg) => this.fold(arg, depth + 1));
         if (rest.some((part) => part === undefined)) return undefined;
-        return { value: cap(inner.value + rest.join("")), built: true, decoded };
+        return { value: concat([inner.value, ...rest.map((part) => part ?? "")]), built: true, decoded };
       }
       case "replace":
       case "replaceAll": {
         const from = this.fold(args[0] ?? null, depth + 1);
         const to = this.fold(args[1] ?? null, depth + 1);
         if (from === undefined || to === undefined) return undefined;
-        return { value: inner.value.split(from).join(to), built: true, decoded };
+        return { value: replaceAll(inner.value, from, to), built: true, decoded };
       }
       case "slice":
       case "substring": {
@@ -236,6 +241,8 @@ export class Scope {
       case "member_expression":
       case "subscript_expression": {
         const object = node.childForFieldName("object");
+        const element = this.elementOf(node, depth);
+        if (element) return element;
         const base = this.resolve(object, depth + 1);
         let property: string | undefined;
         let built = false;
@@ -269,6 +276,8 @@ export class Scope {
       }
       case "call_expression": {
         const callee = node.childForFieldName("function");
+        const returned = this.returnedBy(node, depth);
+        if (returned) return returned;
         const calleeName = this.resolve(callee, depth + 1);
         if (!calleeName) return undefined;
         const args = node.childForFieldName("arguments")?.namedChildren ?? [];
@@ -295,6 +304,71 @@ export class Scope {
     }
   }
 
+  /** The literal, function, class or `new` expression `node` stands for: itself, or what a variable was bound to. */
+  private literalOf(node: Node | null, depth: number): Node | undefined {
+    let current = node;
+    for (let hops = 0; current && hops + depth <= MAX_DEPTH; hops++) {
+      const type = current.type;
+      if (type === "parenthesized_expression" || type === "as_expression" || type === "satisfies_expression" || type === "non_null_expression") current = current.namedChild(0);
+      else if (type === "identifier") current = this.bindings.get(current.text)?.node ?? null;
+      else return current;
+    }
+    return undefined;
+  }
+
+  /**
+   * A callable taken out of a literal container or object: `[require][0]`, `{r: require}.r`, `o.r`
+   * after `const o = {r: require}`, `new A(require).r` with a constructor parameter property `r`.
+   * An index the analysis cannot tell gives the first element that resolves.
+   */
+  private elementOf(node: Node, depth: number): Resolved | undefined {
+    const container = this.literalOf(node.childForFieldName("object"), depth + 1);
+    if (!container) return undefined;
+    const key = node.type === "member_expression" ? node.childForFieldName("property")?.text : this.fold(node.childForFieldName("index"), depth + 1);
+    const indirect = (found: Resolved | undefined): Resolved | undefined => (found ? { name: found.name, built: true } : undefined);
+    if (container.type === "array") {
+      const elements = container.namedChildren;
+      const index = Number(key);
+      if (key !== undefined && Number.isInteger(index)) return indirect(this.resolve(elements[index] ?? null, depth + 1));
+      for (const element of elements) {
+        const found = this.resolve(element, depth + 1);
+        if (found) return indirect(found);
+      }
+      return undefined;
+    }
+    if (container.type === "object" && key !== undefined) {
+      for (const member of container.namedChildren) {
+        if (member.type === "shorthand_property_identifier" && member.text === key) return indirect(this.resolve(member, depth + 1));
+        if (member.type !== "pair") continue;
+        const keyNode = member.childForFieldName("key");
+        const name = keyNode?.type === "property_identifier" ? keyNode.text : this.fold(keyNode?.type === "computed_property_name" ? keyNode.namedChild(0) : (keyNode ?? null), depth + 1);
+        if (name === key) return indirect(this.resolve(member.childForFieldName("value"), depth + 1));
+      }
+      return undefined;
+    }
+    if (container.type === "new_expression" && key !== undefined) {
+      const cls = this.literalOf(container.childForFieldName("constructor"), depth + 1);
+      const index = cls ? constructorProperties(cls).indexOf(key) : -1;
+      const args = container.childForFieldName("arguments")?.namedChildren ?? [];
+      if (index >= 0) return indirect(this.resolve(args[index] ?? null, depth + 1));
+    }
+    return undefined;
+  }
+
+  /** What a call of the program's own function gives back: the argument an identity function returns, or a callable it names. */
+  private returnedBy(call: Node, depth: number): Resolved | undefined {
+    const fn = this.literalOf(call.childForFieldName("function"), depth + 1);
+    if (!fn || !FUNCTION_TYPES.has(fn.type)) return undefined;
+    const params = parameterNames(fn);
+    const args = call.childForFieldName("arguments")?.namedChildren ?? [];
+    for (const returned of returnedExpressions(fn)) {
+      const index = returned.type === "identifier" ? params.indexOf(returned.text) : -1;
+      const found = index >= 0 ? this.resolve(args[index] ?? null, depth + 1) : this.resolve(returned, depth + 1);
+      if (found) return { name: found.name, built: true };
+    }
+    return undefined;
+  }
+
   /** When `callee` loads a module (require, import(), module.require, ...), the module's name as folded. */
   requiredModule(callee: string, args: Node[], depth = 0): Binding | undefined {
     if (!isLoader(callee)) return undefined;
@@ -302,10 +376,47 @@ export class Scope {
   }
 }
 
+const FUNCTION_TYPES = new Set(["arrow_function", "function_expression", "function", "function_declaration", "generator_function_declaration"]);
+
+/** A function's parameter names in order (plain, typed, defaulted); "" for patterns. */
+function parameterNames(fn: Node): string[] {
+  const single = fn.childForFieldName("parameter");
+  if (single) return [single.text];
+  return (fn.childForFieldName("parameters")?.namedChildren ?? []).map((param) => {
+    if (param.type === "identifier") return param.text;
+    const pattern = param.childForFieldName("pattern") ?? param.childForFieldName("left");
+    return pattern?.type === "identifier" ? pattern.text : "";
+  });
+}
+
+/** The expressions a function returns: an arrow's body, or its own return statements (not those of nested functions). */
+function returnedExpressions(fn: Node): Node[] {
+  const body = fn.childForFieldName("body");
+  if (!body) return [];
+  if (body.type !== "statement_block") return [body];
+  return body.descendantsOfType("return_statement").flatMap((statement) => {
+    for (let up = statement.parent; up && up.id !== fn.id; up = up.parent) if (FUNCTION_TYPES.has(up.type)) return [];
+    const value = statement.namedChild(0);
+    return value ? [value] : [];
+  });
+}
+
+/** The names of a class's constructor parameter properties (`constructor(public r: T)`), in parameter order ("" for others). */
+function constructorProperties(cls: Node): string[] {
+  if (cls.type !== "class_declaration" && cls.type !== "class") return [];
+  const ctor = cls.childForFieldName("body")?.namedChildren.find((member) => member.type === "method_definition" && member.childForFieldName("name")?.text === "constructor");
+  return (ctor?.childForFieldName("parameters")?.namedChildren ?? []).map((param) => {
+    const property = param.namedChildren.some((child) => child.type === "accessibility_modifier" || child.text === "readonly");
+    const pattern = param.childForFieldName("pattern");
+    return property && pattern?.type === "identifier" ? pattern.text : "";
+  });
+}
+
 /** Names that load a module given its name as the first argument. */
 export function isLoader(name: string): boolean {
   return (
     name === "require" ||
+    name === "process.getBuiltinModule" ||
     name === "import" ||
     name === "module.require" ||
     name === "process.mainModule.require" ||
@@ -316,10 +427,6 @@ export function isLoader(name: string): boolean {
     name === "process.mainModule.constructor._load" ||
     name.endsWith(".mainModule.require")
   );
-}
-
-function cap(value: string): string {
-  return value.length > MAX_STRING ? value.slice(0, MAX_STRING) : value;
 }
 
 /** The value of a string literal node, escapes decoded. */

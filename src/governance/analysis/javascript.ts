@@ -16,10 +16,12 @@ const METRIC_NODES: MetricNodeTypes = {
   branch: ["if_statement", "for_statement", "for_in_statement", "while_statement", "do_statement", "switch_case", "catch_clause", "ternary_expression"],
 };
 
-const BINDING_TYPES = new Set(["variable_declarator", "import_statement", "assignment_expression", "function_declaration", "generator_function_declaration"]);
+const BINDING_TYPES = new Set(["variable_declarator", "import_statement", "assignment_expression", "function_declaration", "generator_function_declaration", "class_declaration"]);
 /** Values that carry no data (functions, classes, literals): no need to look inside them for secrets. */
 const VALUELESS = new Set(["arrow_function", "function_expression", "class", "number", "true", "false", "null", "regex", "object_pattern"]);
 const NO_FACTS: Facts = { decoded: false, remote: false };
+/** Values whose node a binding keeps for the resolver to look into. */
+const FOLLOWED = new Set(["object", "array", "arrow_function", "function_expression", "function", "class", "new_expression"]);
 const LOOP_TYPES = new Set(["while_statement", "for_statement", "do_statement"]);
 const COLLECTED_TYPES = ["call_expression", "new_expression", ...BINDING_TYPES, "augmented_assignment_expression", ...LOOP_TYPES];
 /** Strings worth a look: prototype payloads, metadata hosts, paste and webhook sites. */
@@ -69,10 +71,11 @@ function bind(program: Program, node: Node): void {
     if (target?.type === "identifier") program.scope.bindings.set(target.text, { name: `local:${target.text}` });
     return;
   }
-  if (node.type === "function_declaration" || node.type === "generator_function_declaration") {
-    // The program's own function of that name, not a builtin or module function.
+  if (node.type === "function_declaration" || node.type === "generator_function_declaration" || node.type === "class_declaration") {
+    // The program's own function or class of that name, not a builtin or module function; its node
+    // lets calls see what it returns (an identity function hands its argument on).
     const name = node.childForFieldName("name");
-    if (name) program.scope.bindings.set(name.text, { name: `local:${name.text}` });
+    if (name) program.scope.bindings.set(name.text, { name: `local:${name.text}`, node });
     return;
   }
   const target = node.childForFieldName(node.type === "variable_declarator" ? "name" : "left");
@@ -95,8 +98,9 @@ function bind(program: Program, node: Node): void {
     }
     if (value.type === "template_string" || (value.type === "binary_expression" && [value.childForFieldName("left")?.type, value.childForFieldName("right")?.type].some((type) => type === "string" || type === "template_string")) || (value.type === "call_expression" && /\.(toString|join)$|^(atob|String)$/.test(value.childForFieldName("function")?.text ?? "")))
       program.stringVars.add(target.text);
-    // A variable of unknown value still shadows a builtin or module function of the same name.
-    scope.bindings.set(target.text, binding ?? { name: `local:${target.text}` });
+    // A variable of unknown value still shadows a builtin or module function of the same name; literals,
+    // functions and constructed objects keep their node, so `o.r`, `a[0]` and `f()` can be followed.
+    scope.bindings.set(target.text, binding ?? { name: `local:${target.text}`, ...(FOLLOWED.has(value.type) ? { node: value } : {}) });
     if (binding?.decoded && binding.value !== undefined && /require\s*\(|child_process|eval\s*\(|Function\s*\(|process\.|https?:\/\/|\/bin\/(ba)?sh/.test(binding.value))
       program.add(node, "hidden-code", "obfuscation", "high", `${target.text} is decoded from an encoded string into code or a command`, "Ship readable code; encoded payloads hide what runs.");
   } else if (target.type === "object_pattern") {

@@ -1,6 +1,7 @@
 // Constant folding for Python values: string escapes, decoders whose literal input can be decoded
 // here (base64, hex, rot13), str methods, and the call tables that mark data as remote or identifying.
 
+import { charged, concat, replaceAll } from "./fold-budget.js";
 import type { Val } from "./python-values.js";
 
 export function unescape(text: string): string {
@@ -60,17 +61,18 @@ export const STRING_METHODS: Record<string, (s: string, args: Val[]) => string |
   decode: (s) => s,
   encode: (s) => s,
   strip: (s) => s.trim(),
-  lower: (s) => s.toLowerCase(),
-  upper: (s) => s.toUpperCase(),
-  replace: (s, a) => (a[0]?.s !== undefined && a[1]?.s !== undefined ? s.split(a[0].s).join(a[1].s) : undefined),
+  lower: (s) => charged(s.toLowerCase()),
+  upper: (s) => charged(s.toUpperCase()),
+  replace: (s, a) => (a[0]?.s !== undefined && a[1]?.s !== undefined ? replaceAll(s, a[0].s, a[1].s) : undefined),
   format: (s, a) => {
-    let i = 0;
-    let ok = true;
-    const out = s.replace(/\{[^{}]*\}/g, () => {
-      const v = a[i++]?.s;
-      if (v === undefined) ok = false;
-      return v ?? "";
-    });
-    return ok ? out : undefined;
+    // Split around the fields and joined by concat(): "{}{}".format(x, x) doubles x.
+    const pieces = s.split(/\{[^{}]*\}/g);
+    const parts: string[] = [pieces[0] ?? ""];
+    for (let i = 1; i < pieces.length; i++) {
+      const v = a[i - 1]?.s;
+      if (v === undefined) return undefined;
+      parts.push(v, pieces[i] ?? "");
+    }
+    return concat(parts);
   },
 };

@@ -2,6 +2,7 @@
 // name (through imports, aliases, getattr, __import__, globals()), a folded constant string, and taints.
 
 import type { Node } from "web-tree-sitter";
+import { append, charge, concat, join, reverse } from "./fold-budget.js";
 import { DECODERS, HOST_IDENTITY, REMOTE_CALL, STRING_METHODS, decodeLiteral, unescape } from "./python-fold.js";
 import { isCredentialPath } from "./python-paths.js";
 
@@ -37,8 +38,32 @@ export interface Val extends Taint {
   mode?: string;
   /** The name was reached through a lookup (getattr, __import__, globals(), sys.modules), not written. */
   via?: boolean;
-  /** What calling it returns (lambdas). */
+  /** What calling it returns (lambdas, the program's functions). */
   ret?: Val;
+  /** In a `ret`: the function returns this parameter (an identity function), given or defaulted. */
+  param?: { index: number; name: string };
+  /** Values of a dictionary under constant keys. */
+  entries?: Map<string, Val>;
+}
+
+/** Callables a rule cares about, preferred when any element of a container may be the one used. */
+const RISKY_CALLABLE = /^(builtins\.(eval|exec|compile|execfile|__import__|getattr|open|globals|vars)$|(os|subprocess|pty|socket|ctypes|pickle|marshal|importlib|shutil|posix)(\.|$))/;
+
+/** A plain callable or module (`builtins.exec`, `os.system`), not the result of a call: what containers and functions hand on. */
+function isCallableName(v: Val | undefined): v is Val & { q: string } {
+  return v?.q !== undefined && !v.q.includes("(") && !v.q.startsWith("local.");
+}
+
+/**
+ * The element a lookup of unknown key or a loop over `items` may give: the first plain callable among
+ * them (`{"x": exec}[k]`, `for f in (exec,)`), else their taints together.
+ */
+export function anyItem(items: readonly Val[]): Val {
+  const callable = items.find((item) => isCallableName(item) && RISKY_CALLABLE.test(item.q)) ?? items.find(isCallableName);
+  if (callable) return { ...callable, via: true };
+  const v: Val = {};
+  for (const item of items) merge(v, item);
+  return v;
 }
 
 /** Nesting of expressions the evaluator follows (a 30 000-term "a" + "b" + ... chain is 30 000 deep). */
@@ -82,9 +107,21 @@ function merge(into: Val, from: Val | undefined): Val {
 
 /** The string of a list of char codes, without spreading (a payload may hold 100 000 of them). */
 function charCodes(items: readonly Val[]): string {
+  charge(items.length);
   let out = "";
   for (const item of items) out += String.fromCharCode((item.n ?? 0) & 0xffff);
   return out;
+}
+
+/** The names of a parameter list, in order (plain, typed, defaulted; not *args or **kwargs). */
+export function parameterNames(list: Node | null | undefined): string[] {
+  const names: string[] = [];
+  for (const p of list?.namedChildren ?? []) {
+    if (p.type === "identifier") names.push(p.text);
+    else if (p.type === "typed_parameter") names.push(p.namedChildren.find((c) => c.type === "identifier")?.text ?? "");
+    else if (p.type === "default_parameter" || p.type === "typed_default_parameter") names.push(p.childForFieldName("name")?.text ?? "");
+  }
+  return names;
 }
 
 export interface ValueHost {
@@ -148,12 +185,17 @@ export class Evaluator {
       case "parenthesized_expression":
       case "await":
         return this.ev(node.namedChildren[0]);
+      case "unary_operator": {
+        const operand = this.ev(node.childForFieldName("argument"));
+        if (node.childForFieldName("operator")?.text === "-" && operand.n !== undefined) return { n: -operand.n };
+        return merge({}, operand);
+      }
       case "binary_operator": {
         const left = this.ev(node.childForFieldName("left"));
         const right = this.ev(node.childForFieldName("right"));
         const op = node.childForFieldName("operator")?.text;
         if (op === "+") return this.concat([left, right], true);
-        if (op === "/" && left.s !== undefined && right.s !== undefined) return { q: left.q, s: `${left.s.replace(/\/$/, "")}/${right.s}` };
+        if (op === "/" && left.s !== undefined && right.s !== undefined) return { q: left.q, s: concat([left.s.replace(/\/$/, ""), "/", right.s]) };
         if (op === "|" && left.n !== undefined && right.n !== undefined) return { n: left.n | right.n };
         if (op === "%") return merge(merge({ t: left.s ?? left.t }, left), right);
         return merge(merge({}, left), right);
@@ -170,8 +212,12 @@ export class Evaluator {
         for (const item of items) merge(v, item);
         return v;
       }
-      case "lambda":
-        return { ret: this.ev(node.childForFieldName("body")) };
+      case "lambda": {
+        const body = node.childForFieldName("body");
+        const params = parameterNames(node.childForFieldName("parameters"));
+        const index = body?.type === "identifier" ? params.indexOf(body.text) : -1;
+        return { ret: index >= 0 ? { param: { index, name: body?.text ?? "" } } : this.ev(body) };
+      }
       case "list_comprehension":
       case "dictionary_comprehension":
       case "set_comprehension":
@@ -181,13 +227,36 @@ export class Evaluator {
         for (const c of node.namedChildren) merge(v, this.ev(c.type === "for_in_clause" ? c.childForFieldName("right") : c.type === "if_clause" ? null : c));
         return v;
       }
+      case "dictionary": {
+        // Values by constant key, and all of them as items: `{"x": exec}["x"]`, `d[k]`, `d.values()`.
+        const v: Val = { items: [], entries: new Map() };
+        for (const c of node.namedChildren) {
+          if (c.type !== "pair") {
+            merge(v, this.ev(c));
+            continue;
+          }
+          const value = this.ev(c.childForFieldName("value"));
+          const key = this.ev(c.childForFieldName("key"));
+          merge(v, value);
+          v.items?.push(value);
+          if (key.s !== undefined) v.entries?.set(key.s, value);
+        }
+        return v;
+      }
+      case "set": {
+        const items = node.namedChildren.map((c) => this.ev(c));
+        const v: Val = { items };
+        for (const item of items) merge(v, item);
+        return v;
+      }
       case "conditional_expression":
-      case "boolean_operator":
-      case "dictionary":
+      case "boolean_operator": {
+        // Either side may be the value: a callable on one side is handed on (`exec if x else print`).
+        return anyItem(node.namedChildren.map((c) => this.ev(c)));
+      }
       case "pair":
       case "dictionary_splat":
-      case "list_splat":
-      case "set": {
+      case "list_splat": {
         const v: Val = {};
         for (const c of node.namedChildren) merge(v, this.ev(c));
         return v;
@@ -230,18 +299,18 @@ export class Evaluator {
         const content = child.text;
         const text = raw ? content : unescape(content);
         if (!raw && /\\(x|u|[0-7])/.test(content)) v.built = true;
-        s += text;
-        t += text;
+        s = append(s, text);
+        t = append(t, text);
       } else if (type === "interpolation") {
         const inner = this.ev(child.childForFieldName("expression"));
         merge(v, inner);
         if (inner.s !== undefined && !child.childForFieldName("format_specifier")) {
-          s += inner.s;
-          t += inner.s;
+          s = append(s, inner.s);
+          t = append(t, inner.s);
           v.built = true;
         } else {
           whole = false;
-          t += "\u0000";
+          t = append(t, "\u0000");
         }
       }
     }
@@ -252,20 +321,15 @@ export class Evaluator {
 
   private concat(parts: Val[], built: boolean): Val {
     const v: Val = {};
-    let s: string | undefined = "";
-    let t = "";
     for (const p of parts) {
       merge(v, p);
-      if (p.s !== undefined && s !== undefined) s += p.s;
-      else s = undefined;
-      t += p.s ?? p.t ?? "\u0000";
       if (p.built) v.built = true;
     }
-    if (s !== undefined) {
-      v.s = s;
+    if (parts.every((p) => p.s !== undefined)) {
+      v.s = concat(parts.map((p) => p.s ?? ""));
+      v.t = v.s;
       if (built) v.built = true;
-    }
-    v.t = t;
+    } else v.t = concat(parts.map((p) => p.s ?? p.t ?? "\u0000"));
     if (parts.every((p) => p.items)) v.items = parts.flatMap((p) => p.items ?? []);
     return v;
   }
@@ -276,7 +340,7 @@ export class Evaluator {
     if (keyNode?.type === "slice") {
       const v = merge({}, base);
       if (base.s !== undefined && keyNode.text.replace(/\s/g, "") === "::-1") {
-        v.s = [...base.s].reverse().join("");
+        v.s = reverse(base.s);
         v.built = true;
       }
       return v;
@@ -297,7 +361,10 @@ export class Evaluator {
       }
     }
     const v = merge({}, base);
-    if (base.items && key.n !== undefined) return base.items[key.n] ?? v;
+    if (base.entries && key.s !== undefined && base.entries.has(key.s)) return base.entries.get(key.s) ?? v;
+    if (base.items && key.n !== undefined && base.items[key.n < 0 ? base.items.length + key.n : key.n]) return base.items[key.n < 0 ? base.items.length + key.n : key.n] ?? v;
+    // A key the analysis cannot tell: any element may come out.
+    if (base.items && base.items.length > 0) return anyItem(base.items);
     return v;
   }
 
@@ -332,6 +399,12 @@ export class Evaluator {
     const fnNode = node.childForFieldName("function");
     const fn = this.ev(fnNode);
     const { pos, kw } = this.args(node);
+    // What a lambda or the program's function hands back: a parameter (identity), or a callable it names.
+    const param = fn.ret?.param;
+    if (param) {
+      const given = pos[param.index] ?? kw.get(param.name) ?? this.host.lookup(param.name);
+      if (isCallableName(given)) return { ...given, via: true };
+    } else if (isCallableName(fn.ret)) return { ...fn.ret, via: true };
     const q = fn.q;
     const a0 = pos[0];
     const out: Val = {};
@@ -380,12 +453,17 @@ export class Evaluator {
       }
       if (recv.q === "pathlib.Path()" && recv.s !== undefined) {
         if (method === "expanduser" || method === "resolve" || method === "absolute") return { q: "pathlib.Path()", s: recv.s };
-        if (method === "joinpath" && pos.every((p) => p.s !== undefined)) return { q: "pathlib.Path()", s: [recv.s, ...pos.map((p) => p.s)].join("/") };
+        if (method === "joinpath" && pos.every((p) => p.s !== undefined)) return { q: "pathlib.Path()", s: join([recv.s, ...pos.map((p) => p.s ?? "")], "/") };
         if ((method === "glob" || method === "rglob" || method === "iterdir") && isCredentialPath(`${recv.s}/${(pos[0]?.s ?? "x").replace(/\*/g, "x")}`)) {
           return { secret: recv.s };
         }
       }
       if (recv.q === "os.environ" && (method === "get" || method === "pop" || method === "setdefault")) return pos[0]?.s === "HOME" ? { s: "~" } : { env: pos[0]?.s ?? "?" };
+      if (recv.items && recv.q === undefined) {
+        if ((method === "get" || method === "pop" || method === "setdefault") && pos[0]?.s !== undefined && recv.entries?.has(pos[0].s)) return recv.entries.get(pos[0].s) ?? {};
+        if (method === "get" || method === "pop" || method === "setdefault" || method === "popitem") return anyItem(recv.items);
+        if (method === "values" || method === "copy") return { items: recv.items };
+      }
     }
     if ((q === "os.listdir" || q === "os.scandir" || q === "os.walk" || q === "glob.glob" || q === "glob.iglob") && a0?.s !== undefined && isCredentialPath(`${a0.s}/id_x`.replace(/\*/g, "x"))) {
       return { secret: a0.s };
@@ -401,8 +479,8 @@ export class Evaluator {
     }
     if (q === "pathlib.Path.home" || q === "os.path.expanduser") return { q: "pathlib.Path()", s: "~" };
     if (q === "os.path.join" && pos.length > 0) {
-      if (pos.every((p) => p.s !== undefined)) return { s: pos.map((p) => p.s).join("/").replace(/\/+/g, "/") };
-      return merge({ t: pos.map((p) => p.s ?? p.t ?? "\u0000").join("/") }, out);
+      if (pos.every((p) => p.s !== undefined)) return { s: join(pos.map((p) => p.s ?? ""), "/").replace(/\/+/g, "/") };
+      return merge({ t: join(pos.map((p) => p.s ?? p.t ?? "\u0000"), "/") }, out);
     }
     if (q === "builtins.bytes" || q === "builtins.bytearray") {
       if (a0?.items?.every((i) => i.n !== undefined)) return { s: charCodes(a0.items), decoded: true, built: true };
@@ -439,7 +517,7 @@ export class Evaluator {
     const argNode = list?.type === "generator_expression" ? list : list?.namedChildren[0];
     if (!argNode) return undefined;
     const sep = this.ev(call.childForFieldName("function")?.childForFieldName("object")).s ?? "";
-    if (arg?.items && arg.items.every((i) => i.s !== undefined)) return { s: arg.items.map((i) => i.s).join(sep), built: true, decoded: arg.decoded, items: undefined };
+    if (arg?.items && arg.items.every((i) => i.s !== undefined)) return { s: join(arg.items.map((i) => i.s ?? ""), sep), built: true, decoded: arg.decoded, items: undefined };
     if (argNode.type === "generator_expression" || argNode.type === "list_comprehension") {
       const body = argNode.childForFieldName("body");
       const clause = argNode.namedChildren.find((c) => c.type === "for_in_clause");

@@ -3,10 +3,11 @@
 
 import type { Node } from "web-tree-sitter";
 import type { Finding } from "../types.js";
+import { concat } from "./fold-budget.js";
 import { PyContext, posOf } from "./python-context.js";
 import { checkCodeExec, checkDeserialization, checkNative, checkProcess, type CallInfo } from "./python-exec-rules.js";
 import { checkFilesystem, checkNetwork } from "./python-io-rules.js";
-import { Evaluator, normalize, type Val } from "./python-values.js";
+import { Evaluator, anyItem, normalize, parameterNames, type Val } from "./python-values.js";
 import { isRootLikePath } from "./python-paths.js";
 import type { FoundNode, LanguageRules } from "./rules.js";
 
@@ -34,6 +35,11 @@ class Bindings {
 
   set(name: string, value: Binding): void {
     this.names.set(name, value);
+  }
+
+  /** Binds `name` unless the program bound it already (a parameter's default under a global's name). */
+  setIfFree(name: string, value: Binding): void {
+    if (!this.names.has(name)) this.names.set(name, value);
   }
 
   star(module: string): void {
@@ -101,7 +107,7 @@ function bindAssignment(node: Node, type: string, ctx: PyContext, bindings: Bind
     const before = bindings.lookup(left.text) ?? {};
     const add = ctx.ev.ev(right);
     const v: Val = { ...before, ...(add.decoded || before.decoded ? { decoded: true } : {}), ...(add.remote || before.remote ? { remote: true } : {}) };
-    v.s = before.s !== undefined && add.s !== undefined && node.childForFieldName("operator")?.text === "+=" ? before.s + add.s : undefined;
+    v.s = before.s !== undefined && add.s !== undefined && node.childForFieldName("operator")?.text === "+=" ? concat([before.s, add.s]) : undefined;
     if (v.s === undefined) delete v.s;
     else v.built = true;
     bindings.set(left.text, v);
@@ -127,11 +133,19 @@ function bindAssignment(node: Node, type: string, ctx: PyContext, bindings: Bind
   }
 }
 
-/** `for k, v in os.environ.items()`: the loop variables carry the iterable's taint. */
+/**
+ * `for k, v in os.environ.items()`: the loop variables carry the iterable's taint; over literal
+ * elements (`for f in (exec,)`, `for a, b in [(1, exec)]`) they may be any of them.
+ */
 function bindLoopTarget(node: Node, evaluator: Evaluator, bindings: Bindings): void {
   const right = node.childForFieldName("right");
-  const taint = (): Val => {
+  const taint = (position: number | undefined): Val => {
     const source = evaluator.ev(right);
+    if (source.items && source.items.length > 0) {
+      const elements = position === undefined ? source.items : source.items.map((item) => item.items?.[position] ?? {});
+      const picked = anyItem(elements);
+      if (picked.q !== undefined) return picked;
+    }
     const v: Val = {};
     if (source.secret) v.secret = source.secret;
     if (source.remote) v.remote = true;
@@ -140,8 +154,43 @@ function bindLoopTarget(node: Node, evaluator: Evaluator, bindings: Bindings): v
     return v;
   };
   const left = node.childForFieldName("left");
-  const names = left?.type === "identifier" ? [left] : (left?.namedChildren ?? []);
-  for (const n of names) if (n.type === "identifier") bindings.set(n.text, taint);
+  if (left?.type === "identifier") bindings.set(left.text, () => taint(undefined));
+  else left?.namedChildren.forEach((n, i) => {
+    if (n.type === "identifier") bindings.set(n.text, () => taint(i));
+  });
+}
+
+/**
+ * What a function of the program returns, as far as callers need it: the taints of its return values,
+ * a callable it returns (`return exec`), or which parameter it returns unchanged (an identity function).
+ */
+function returnValue(def: Node, evaluator: Evaluator): Val {
+  const params = parameterNames(def.childForFieldName("parameters"));
+  const ret: Val = {};
+  for (const r of def.childForFieldName("body")?.descendantsOfType("return_statement") ?? []) {
+    const expr = r.namedChildren[0];
+    const index = expr?.type === "identifier" ? params.indexOf(expr.text) : -1;
+    if (index >= 0) return { param: { index, name: expr?.text ?? "" } };
+    const v = evaluator.ev(expr);
+    if (v.q !== undefined && !v.q.includes("(") && !v.q.startsWith("local.") && ret.q === undefined) ret.q = v.q;
+    if (v.secret) ret.secret ??= v.secret;
+    if (v.remote) ret.remote = true;
+    if (v.decoded) ret.decoded = true;
+    if (v.socket) ret.socket = true;
+  }
+  return ret;
+}
+
+/** Parameters with defaults are bound to them (`def f(run=exec): run(x)`), unless the name is bound elsewhere. */
+function bindDefaults(root: Node, evaluator: Evaluator, bindings: Bindings): void {
+  for (const def of root.descendantsOfType(["function_definition", "lambda"])) {
+    for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
+      if (p.type !== "default_parameter" && p.type !== "typed_default_parameter") continue;
+      const name = p.childForFieldName("name")?.text;
+      const value = p.childForFieldName("value");
+      if (name && value) bindings.setIfFree(name, () => evaluator.ev(value));
+    }
+  }
 }
 
 function isForever(node: Node, type: string): boolean {
@@ -235,7 +284,7 @@ const WALK_TYPES_TLS = [...WALK_TYPES, "attribute"];
 const TLS_NAMES = /CERT_NONE|PROTOCOL_(SSLv|TLSv1\b|TLSv1_1)/;
 const WALKED: ReadonlySet<string> = new Set(WALK_TYPES_TLS);
 
-function findings(root: Node, found: readonly FoundNode[]): Finding[] {
+function findings(root: Node, source: string, found: readonly FoundNode[]): Finding[] {
   const bindings = new Bindings();
   const evaluator: Evaluator = new Evaluator({ lookup: (name) => bindings.lookup(name), isDownloaded: (path): boolean => ctx.isDownloaded(path), isModule: (q) => bindings.modules.has(q) });
   const ctx: PyContext = new PyContext(evaluator);
@@ -248,21 +297,11 @@ function findings(root: Node, found: readonly FoundNode[]): Finding[] {
       if (def.type === "class_definition") bindings.set(name, { q: `local.${name}` });
       else {
         // A function's result carries the taint of what it returns (def grab(): return dict(os.environ)).
-        const body = def.childForFieldName("body");
-        bindings.set(name, () => {
-          const ret: Val = {};
-          for (const r of body?.descendantsOfType("return_statement") ?? []) {
-            const v = evaluator.ev(r.namedChildren[0]);
-            if (v.secret) ret.secret ??= v.secret;
-            if (v.remote) ret.remote = true;
-            if (v.decoded) ret.decoded = true;
-            if (v.socket) ret.socket = true;
-          }
-          return { q: `local.${name}`, ret };
-        });
+        bindings.set(name, () => ({ q: `local.${name}`, ret: returnValue(def, evaluator) }));
       }
     }
   }
+  if (/\bdef\b|\blambda\b/.test(source)) bindDefaults(root, evaluator, bindings);
   // The analyzer's one native pass collects the nodes rules read (searchTypes), in source order; walking
   // every node from JavaScript (cursor moves cross into wasm each time) costs several times more.
   const loops: { end: number; forever: boolean }[] = [];
@@ -330,5 +369,5 @@ export const pythonRules: LanguageRules = {
     branch: ["if_statement", "elif_clause", "for_statement", "while_statement", "except_clause", "boolean_operator", "conditional_expression", "case_clause", "for_in_clause", "if_clause"],
   },
   searchTypes: (source) => (TLS_NAMES.test(source) ? WALK_TYPES_TLS : WALK_TYPES),
-  findings: (root, _source, found) => findings(root, found),
+  findings: (root, source, found) => findings(root, source, found),
 };
