@@ -29,7 +29,7 @@ function tempPath(): string {
 function listeningLogger(): { log: Logger; said: Record<"warn" | "error" | "info", string[]> } {
   const said = { warn: [] as string[], error: [] as string[], info: [] as string[] };
   const at = (level: keyof typeof said) => (_obj: unknown, message?: string) => void said[level].push(message ?? "");
-  return { log: { debug: () => undefined, info: at("info"), warn: at("warn"), error: at("error") } as unknown as Logger, said };
+  return { log: { debug: () => undefined, info: at("info"), warn: at("warn"), error: at("error") }, said };
 }
 
 function open(path: string, options: Partial<AuditLogOptions> = {}): AuditLog {
@@ -72,9 +72,9 @@ describe("a caller flooding a small audit log with 1 MiB programs", () => {
     const path = tempPath();
     const { log: logger, said } = listeningLogger();
     const audit = open(path, { maxMb: 2, codeBudgetBytes: 1024 * MIB, log: logger });
-    audit.record(run("print('the row the flood is after')", Date.now(), "key:victim"));
+    void audit.record(run("print('the row the flood is after')", Date.now(), "key:victim"));
     audit.flush();
-    for (let i = 0; i < 12; i += 1) audit.record(run(flood(i)));
+    for (let i = 0; i < 12; i += 1) void audit.record(run(flood(i)));
     expect(audit.flush()).toBe(true);
     const rows = everyRow(audit, "execution");
     expect(rows).toHaveLength(13);
@@ -88,11 +88,11 @@ describe("a caller flooding a small audit log with 1 MiB programs", () => {
   it("keeps a program run again and again once, and gives it back whole with every row", async () => {
     const path = tempPath();
     const audit = open(path);
-    audit.record(run("print(0)"));
+    void audit.record(run("print(0)"));
     audit.flush();
     const before = fileBytes(path);
     const program = flood(1);
-    for (let i = 0; i < 40; i += 1) audit.record(run(program));
+    for (let i = 0; i < 40; i += 1) void audit.record(run(program));
     expect(audit.flush()).toBe(true);
     // 40 copies would be 40 MiB; one copy and 40 small rows are about 1 MiB.
     expect(fileBytes(path) - before).toBeLessThan(3 * MIB);
@@ -105,8 +105,8 @@ describe("a caller flooding a small audit log with 1 MiB programs", () => {
   it("keeps 2 KiB and the hash of programs past the caller's daily budget, while another caller's programs are kept whole", async () => {
     const path = tempPath();
     const audit = open(path, { codeBudgetBytes: 3 * MIB });
-    for (let i = 0; i < 6; i += 1) audit.record(run(flood(i)));
-    audit.record(run(flood(100), Date.now(), "key:other"));
+    for (let i = 0; i < 6; i += 1) void audit.record(run(flood(i)));
+    void audit.record(run(flood(100), Date.now(), "key:other"));
     expect(audit.flush()).toBe(true);
     const events = everyRow(audit, "execution").map((r) => r.event as ExecutionEvent & { codeStored?: string; codeBytes?: number; codeNote?: string });
     expect(events.map((e) => e.codeStored)).toEqual(["by_hash", "by_hash", "truncated", "truncated", "truncated", "truncated", "by_hash"]);
@@ -122,8 +122,8 @@ describe("retention that does delete", () => {
     const path = tempPath();
     const old = Date.now() - 10 * DAY;
     const first = open(path, { maxMb: 1024 });
-    for (let i = 0; i < 5; i += 1) first.record(run(flood(i), old));
-    first.record(run("print('young')"));
+    for (let i = 0; i < 5; i += 1) void first.record(run(flood(i), old));
+    void first.record(run("print('young')"));
     first.flush();
     await first.close();
     // Reopened with a cap the old rows exceed: retention runs at start.
@@ -157,7 +157,7 @@ describe("audit verify against deletions outside retention", () => {
   async function filled(): Promise<string> {
     const path = tempPath();
     const audit = open(path);
-    for (let i = 0; i < 5; i += 1) audit.record(run(i === 2 ? flood(i) : `print(${i})`));
+    for (let i = 0; i < 5; i += 1) void audit.record(run(i === 2 ? flood(i) : `print(${i})`));
     audit.flush();
     await audit.close();
     return path;
