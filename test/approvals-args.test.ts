@@ -50,6 +50,16 @@ describe("the arguments view of an approval", () => {
     expect(lines[3]).toBe('to: "attacker@example.com"');
   });
 
+  it("keeps a line of a value nested 500 levels deep short, its last key in view", () => {
+    let deep: Record<string, unknown> = { to: "attacker@example.com" };
+    for (let i = 0; i < 500; i++) deep = { [`level${i}`]: deep };
+    const lines = argumentsView({ ...deep, cc: "x" }).text.split("\n");
+    expect(lines[0]).toMatch(/^NOT ALL SHOWN/);
+    expect(lines.find((l) => l.startsWith("level499."))).toMatch(/…\(\d+ characters of path\)….*\.to: "attacker@example\.com"$/);
+    expect(lines.every((l) => l.length < 600)).toBe(true);
+    expect(lines).toContain('cc: "x"');
+  });
+
   it("digests the arguments whatever the order of their keys", () => {
     expect(canonicalJson({ b: 1, a: { d: [2, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[2,{"y":2,"z":1}]},"b":1}');
     expect(argsDigest({ b: 1, a: 2 })).toBe(argsDigest({ a: 2, b: 1 }));

@@ -6,6 +6,8 @@ import { createHash } from "node:crypto";
 /** Characters of one value, and of one key, the view shows; the rest is counted, not shown. */
 const VALUE_CHARS = 160;
 const KEY_CHARS = 80;
+/** A path deeper than this keeps its start and its end (the key that names the value). */
+const PATH_CHARS = 300;
 /** Lines of the view: the form is read, not scrolled; what does not fit is named as left out. */
 const MAX_LINES = 100;
 
@@ -77,8 +79,10 @@ export function argumentsView(args: Record<string, unknown>): ArgumentsView {
     if (kids === undefined || kids.length === 0) {
       const shown = typeof node.value === "string" ? cutText(node.value, VALUE_CHARS) : { text: undefined, left: 0 };
       if (shown.left > 0) cutValues += 1;
+      const path = node.path.length > PATH_CHARS ? `${node.path.slice(0, 100)}…(${node.path.length - 280} characters of path)…${node.path.slice(-180)}` : node.path;
+      if (path !== node.path) cutValues += 1;
       const value = shown.text !== undefined ? `${JSON.stringify(shown.text)}${shown.left > 0 ? ` ${more(shown.left, "character")}` : ""}` : (JSON.stringify(node.value) ?? "null");
-      lines.push({ order: node.order, line: node.path === "" ? "(no arguments)" : `${node.path}: ${value}` });
+      lines.push({ order: node.order, line: node.path === "" ? "(no arguments)" : `${path}: ${value}` });
       continue;
     }
     // This node's own line is free to give to its children; the others queued keep theirs.
