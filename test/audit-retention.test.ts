@@ -8,7 +8,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ExecutionEvent } from "../src/governance/index.js";
-import { AuditLog, verifyAudit, type AuditLogOptions, type AuditRecord } from "../src/store/index.js";
+import { AuditLog, openAuditReader, queryAudit, verifyAudit, type AuditLogOptions, type AuditRecord } from "../src/store/index.js";
 import type { Logger } from "../src/util/logger.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -186,6 +186,29 @@ describe("audit verify against deletions outside retention", () => {
       expect(verifyAudit(db)).toMatchObject({ ok: false, reason: expect.stringMatching(/was changed/) });
       db.exec("DELETE FROM audit_code");
       expect(verifyAudit(db)).toMatchObject({ ok: false, badId: 3, reason: expect.stringMatching(/missing from audit_code/) });
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("a log written before programs were kept apart", () => {
+  it("is still read and verified by a reader that finds no audit_code table", async () => {
+    const path = tempPath();
+    const audit = open(path);
+    void audit.record(run("print('old')"));
+    audit.flush();
+    await audit.close();
+    const db = new Database(path);
+    try {
+      db.exec("DROP TABLE audit_code; DROP TABLE audit_code_budget");
+      const reader = openAuditReader(path);
+      try {
+        expect(queryAudit(reader, {}).rows.map((r) => (r.event as ExecutionEvent).code)).toEqual(["print('old')"]);
+        expect(verifyAudit(reader)).toEqual({ ok: true, rows: 1 });
+      } finally {
+        reader.close();
+      }
     } finally {
       db.close();
     }

@@ -93,6 +93,8 @@ export class CodeStore {
 
 /** A run's event with its program back in place of the hash (queries and exports). */
 export function withStoredCode(db: AuditDatabase): (event: Record<string, unknown>) => Record<string, unknown> {
+  // A log written before programs were kept apart has no such table (the CLI reads it as it is).
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_code'").get() === undefined) return (event) => event;
   const get = db.prepare<[string], { code: string }>("SELECT code FROM audit_code WHERE hash = ?");
   return (event) => {
     if (event.kind !== "execution" || event.codeStored !== "by_hash" || typeof event.codeHash !== "string") return event;
