@@ -86,9 +86,10 @@ describe("what the audit never stores", () => {
 });
 
 describe("the audit log's size", () => {
-  it("stays near audit.maxMb while 1 MB programs run, without waiting for the hourly retention", async () => {
+  it("keeps every run while one caller floods a small log with 1 MB programs: past its daily budget a row keeps 2 KiB and the hash", async () => {
     const dir = tempDir();
-    const { engine, audit } = await auditedEngine(dir, { maxMb: 1 });
+    const { engine, audit } = await auditedEngine(dir, { maxMb: 1, codeBudgetMbPerDay: 2 });
+    expect((await engine.execute({ language: "python", code: "print('before the flood')" })).stdout).toBe("before the flood\n");
     const code = `x = 1\n# ${"a".repeat(1_000_000)}\nprint(x)`;
     for (let i = 0; i < 6; i += 1) {
       const result = await engine.execute({ language: "python", code: code.replace("x = 1", `x = ${i}`) });
@@ -97,10 +98,19 @@ describe("the audit log's size", () => {
     audit.flush();
     const path = join(dir, "audit", "audit.db");
     const size = [path, `${path}-wal`].reduce((sum, file) => sum + (existsSync(file) ? statSync(file).size : 0), 0);
-    expect(size).toBeLessThan(3 * 1048576);
+    // Six programs whole would be 6 MB and more; two fit the budget, the rest keep 2 KiB each.
+    expect(size).toBeLessThan(5 * 1048576);
     expect(audit.verify()).toMatchObject({ ok: true });
-    const kept = audit.query({ kind: "execution", limit: 10 }).rows.map((r) => (r.event as { code: string }).code.slice(0, 5));
-    expect(kept[0]).toBe("x = 5");
+    const runs = audit.query({ kind: "execution", order: "asc", limit: 10 }).rows.map((r) => r.event as { code: string; codeStored?: string; codeBytes?: number; codeNote?: string });
+    // Nothing was deleted to make room: the run before the flood is still the first row.
+    expect(runs.map((r) => r.code.slice(0, 5))).toEqual(["print", "x = 0", "x = 1", "x = 2", "x = 3", "x = 4", "x = 5"]);
+    expect(runs.slice(1, 3).map((r) => [r.codeStored, r.code.length])).toEqual([["by_hash", code.length], ["by_hash", code.length]]);
+    for (const run of runs.slice(3)) {
+      expect(run).toMatchObject({ codeStored: "truncated", codeBytes: code.length });
+      expect(run.code).toHaveLength(2048);
+      expect(run.codeNote).toMatch(/codeBudgetMbPerDay/);
+    }
+    expect(audit.lastRetention).toMatchObject({ deleted: 0, overCap: true });
   });
 });
 

@@ -174,23 +174,26 @@ describe("the audit log", () => {
     await recordAll(log, [...old, ...EVERY_KIND]);
     const db = sql(path);
     try {
-      expect(applyRetention(db, { retentionDays: 90, maxMb: 1024 })).toBe(7);
-      expect(verifyAudit(db)).toEqual({ ok: true, rows: 7 });
+      expect(applyRetention(db, { retentionDays: 90, maxMb: 1024, minRetentionDays: 7 })).toEqual({ deleted: 7, early: 0, overCap: false });
+      // The 7 young rows and the retention row that records the deletion.
+      expect(verifyAudit(db)).toMatchObject({ ok: true, rows: 8, retention: { events: 1, deleted: 7, early: 0, last: { id: 15, reason: "age", from_id: 1, to_id: 7 } } });
       expect((db.prepare("SELECT min(id) AS id FROM audit").get() as { id: number }).id).toBe(8);
     } finally {
       db.close();
     }
     // The chain goes on from the anchor: new rows after retention verify too.
     await recordAll(log, EVERY_KIND);
-    const big = { ...EVERY_KIND[0], code: "x".repeat(100_000) } as NewGovernanceEvent;
-    await recordAll(log, Array.from({ length: 30 }, () => big));
+    const big = (i: number): NewGovernanceEvent => ({ ...EVERY_KIND[0], code: `${"x".repeat(100_000)}${i}` }) as NewGovernanceEvent;
+    await recordAll(log, Array.from({ length: 30 }, (_, i) => big(i)));
     const db2 = sql(path);
     try {
-      expect(verifyAudit(db2)).toEqual({ ok: true, rows: 44 });
-      const deleted = applyRetention(db2, { retentionDays: 90, maxMb: 1 });
+      expect(verifyAudit(db2)).toMatchObject({ ok: true, rows: 45 });
+      const { deleted, early } = applyRetention(db2, { retentionDays: 90, maxMb: 1, minRetentionDays: 0 });
       expect(deleted).toBeGreaterThan(0);
+      expect(early).toBe(deleted);
       const left = verifyAudit(db2);
-      expect(left).toEqual({ ok: true, rows: 44 - deleted });
+      const kept = (db2.prepare("SELECT count(*) AS n FROM audit").get() as { n: number }).n;
+      expect(left).toMatchObject({ ok: true, rows: kept, retention: { early: deleted } });
       expect(statSync(path).size).toBeLessThanOrEqual(1.5 * 1048576);
     } finally {
       db2.close();

@@ -114,6 +114,7 @@ describe("every REST route answers what its schemas declare", () => {
     const listed = await call<{ approvals: unknown[] }>("get", "/approvals", "/approvals");
     expect(listed.body.approvals).toEqual([]);
     expectError(await call("post", "/approvals/:approval_id", "/approvals/nothing-waits", { json: { approve: true } }), 404, "APPROVAL_NOT_FOUND");
+    expectError(await call("get", "/approvals/:approval_id", "/approvals/nothing-waits"), 404, "APPROVAL_NOT_FOUND");
   });
 
   it("PII: a text comes back tokenized with its entities, and an unknown kind is 400", async () => {

@@ -78,6 +78,8 @@ function subject(row: AuditRecord): string {
       return event.reason;
     case "anomaly":
       return event.detail;
+    case "retention":
+      return `deleted ${event.deleted} rows (${event.fromId} to ${event.toId}) for ${event.reason === "size" ? "size (audit.maxMb), early" : "age (audit.retentionDays)"}`;
   }
 }
 
@@ -125,7 +127,14 @@ export async function runAudit(options: AuditOptions, config: SandgateConfig): P
     if (action === "verify") {
       const result = verifyAudit(db);
       if (options.json) await writeLine(JSON.stringify(result.ok ? result : { ok: false, rows: result.rows, bad_id: result.badId, reason: result.reason }));
-      else if (result.ok) await writeLine(`${result.rows} rows verified`);
+      else if (result.ok) {
+        await writeLine(`${result.rows} rows verified`);
+        const r = result.retention;
+        if (r !== undefined) {
+          const early = r.early > 0 ? `, ${r.early} of them early, for size (audit.maxMb)` : "";
+          await writeLine(`retention: ${r.events} retention rows record ${r.deleted} rows deleted${early}; the last, row ${r.last.id} at ${r.last.time}, deleted rows ${r.last.from_id} to ${r.last.to_id} for ${r.last.reason}`);
+        }
+      }
       else process.stderr.write(`sandgate: the audit log was tampered with: ${result.reason} (first bad row ${result.badId}; ${result.rows} rows before it verified)\n`);
       return result.ok ? 0 : 1;
     }

@@ -7,7 +7,7 @@ import type { Catalog } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
 import { estimateJsonTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
-import { deniedBecause, toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../governance/index.js";
+import { argsDigest, argumentsView, deniedBecause, toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../governance/index.js";
 import type { RunClock, UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
 import type { ExecutionPii } from "./pii-boundary.js";
@@ -58,9 +58,6 @@ const OUTCOME_OF: Record<string, ToolCallEvent["outcome"]> = {
   ToolLimit: "limit",
   ToolDenied: "denied",
 };
-
-/** How many characters of a call's arguments the person asked to approve it sees. */
-const ARGS_PREVIEW_CHARS = 1000;
 
 const ERROR_KIND: Record<string, string> = {
   UPSTREAM_TIMEOUT: "ToolTimeout",
@@ -127,8 +124,10 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
   /** Asks a person whether the call may go ahead; undefined when approved, else why not. */
   const approve = async (id: string, rule: string, args: Record<string, unknown>, argsBytes: number, signal: AbortSignal, clock: RunClock | undefined): Promise<string | undefined> => {
     if (governance === undefined) return `tool \`${id}\` needs approval (tool policy rule ${rule}) and nobody can approve here`;
-    const shown = JSON.stringify(args);
-    const preview = shown.length > ARGS_PREVIEW_CHARS ? `${shown.slice(0, ARGS_PREVIEW_CHARS)}…` : shown;
+    // Every field shows up in the view (a prefix of the JSON let padding push `to` out of sight), and
+    // what is approved is this digest of these very arguments: the call below sends the same object.
+    const digest = argsDigest(args);
+    const view = argumentsView(args);
     // The person's time is not the code's: the run's time limit stops while the call waits.
     const release = clock?.hold();
     let decision: ApprovalDecision;
@@ -140,13 +139,17 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
           sessionId: context.sessionId,
           executionId: context.executionId,
           summary: `call upstream tool ${id} with ${argsBytes} bytes of arguments (tool policy rule ${rule}: approve)`,
-          details: { tool: id, rule, argsBytes, arguments: preview },
+          details: { tool: id, rule, argsBytes, argsDigest: digest, arguments: view.text },
+          args,
+          argsDigest: digest,
         },
         { approver: context.approver, signal, onWaiting: context.onWaiting },
       );
     } finally {
       release?.();
     }
+    // Nothing should change the object while it waits; if anything did, what runs is not what was approved.
+    if (decision.approved && argsDigest(args) !== digest) return `tool \`${id}\` was approved for other arguments than it would send now, so it is not sent`;
     if (decision.approved) return undefined;
     const why = deniedBecause(decision);
     return `tool \`${id}\` was not approved (${why})`;

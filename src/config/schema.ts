@@ -420,7 +420,21 @@ export const auditSchema = z
       doc: "The audit log's SQLite file; its directory is created mode 0700 and the file 0600",
     }),
     retentionDays: setting(z.number().positive(), { default: 90, env: "SANDGATE_AUDIT_RETENTION_DAYS", doc: "Audit rows older than this are deleted (checked at start and hourly), days" }),
-    maxMb: setting(z.number().int().min(1), { default: 1024, env: "SANDGATE_AUDIT_MAX_MB", doc: "Size of the audit log past which its oldest rows are deleted (checked at start, hourly and after each quarter of it written), MiB" }),
+    maxMb: setting(z.number().int().min(1), {
+      default: 1024,
+      env: "SANDGATE_AUDIT_MAX_MB",
+      doc: "Size of the audit log past which its oldest rows are deleted (checked at start, hourly and after each quarter of it written), MiB; never rows younger than minRetentionDays",
+    }),
+    minRetentionDays: setting(z.number().min(0), {
+      default: 7,
+      env: "SANDGATE_AUDIT_MIN_RETENTION_DAYS",
+      doc: "Rows younger than this are never deleted for size: over maxMb with only such rows left, the log grows and an error is logged instead, days",
+    }),
+    codeBudgetMbPerDay: setting(z.number().min(0), {
+      default: 64,
+      env: "SANDGATE_AUDIT_CODE_BUDGET_MB",
+      doc: "Programs longer than 2 KiB are kept once by sha256; new ones of one caller beyond this per day keep only their first 2 KiB and their hash in the row, MiB",
+    }),
     queueMax: setting(z.number().int().min(1), {
       default: 10000,
       doc: "Audit rows waiting to be written past which new events wait for room (backpressure); rows are never dropped",

@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   TOO_MANY_JOBS: { jsonRpc: -32017, http: 429, tool: "result", summary: "this caller, or the server, has as many background jobs running as allowed; wait for one or stop one" },
   POLICY_BLOCKED: { jsonRpc: -32019, http: 403, tool: "result", summary: "the security policy blocks this code: its static analysis found what the policy level refuses (see data.findings)" },
   APPROVAL_DENIED: { jsonRpc: -32020, http: 403, tool: "result", summary: "the code or tool call needed a human's approval and was denied, or nobody answered in time" },
+  APPROVAL_MISMATCH: { jsonRpc: -32022, http: 409, tool: "result", summary: "the decision named arguments (args_digest) other than those the approval request carries; nothing was decided" },
   APPROVAL_NOT_FOUND: { jsonRpc: -32021, http: 404, tool: "result", summary: "no approval request waits under this id (unknown, already decided, timed out or cancelled)" },
   AUDIT_UNAVAILABLE: { jsonRpc: -32030, http: 503, tool: "result", summary: "the audit log could not record this request in time (audit.writeTimeoutS: its write queue stayed full), so the request failed rather than go unrecorded; retry later" },
   INTERNAL: { jsonRpc: -32603, http: 500, tool: "protocol", summary: "an unexpected failure inside sandgate" },

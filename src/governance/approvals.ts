@@ -31,11 +31,17 @@ interface Waiting {
   settle(decision: ApprovalDecision): void;
 }
 
+/** A request as listed: a copy, without a tool call's full arguments. */
+function shownOf(entry: Waiting): PendingApproval {
+  const { args: _args, ...rest } = entry.request;
+  return { ...structuredClone(rest), waitingOn: entry.waitingOn };
+}
+
 type RequestOptions = Parameters<ApprovalBroker["request"]>[1];
 
 const NO_QUEUE = "the client cannot be asked (it has no MCP elicitation) and this server has no approvals queue (sandgate stdio); serve over HTTP to decide at /approvals";
 /** What every approval event of one request shares. */
-type EventBase = Pick<ApprovalEvent, "client" | "sessionId" | "executionId" | "approvalId" | "subject" | "summary">;
+type EventBase = Pick<ApprovalEvent, "client" | "sessionId" | "executionId" | "approvalId" | "subject" | "summary" | "argsDigest">;
 
 export class ApprovalQueue implements ApprovalBroker {
   private readonly config: ApprovalQueueOptions["config"];
@@ -52,31 +58,53 @@ export class ApprovalQueue implements ApprovalBroker {
     this.clientOnly = options.clientOnly === true;
   }
 
-  /** Requests waiting for a decision, oldest first; `client` keeps one caller's. */
+  /**
+   * Requests waiting for a decision, oldest first; `client` keeps one caller's. A tool call's full
+   * arguments (up to the 16 MiB a call may carry) are left out: get() gives them one request at a time.
+   */
   list(filter: { client?: string } = {}): PendingApproval[] {
-    return [...this.waiting.values()]
-      .filter((w) => filter.client === undefined || w.request.client === filter.client)
-      .map((w) => ({ ...structuredClone(w.request), waitingOn: w.waitingOn }));
+    return [...this.waiting.values()].filter((w) => filter.client === undefined || w.request.client === filter.client).map((w) => shownOf(w));
   }
 
-  /** Decides a waiting request; the first decision wins, so one already decided or gone is not found. */
-  decide(id: string, decision: ApprovalDecision): PendingApproval {
+  /** One waiting request with a tool call's full arguments (the object the call will send: read, never change it). */
+  get(id: string): PendingApproval {
+    const entry = this.entryOf(id);
+    return { ...shownOf(entry), ...(entry.request.args !== undefined ? { args: entry.request.args } : {}) };
+  }
+
+  /**
+   * Decides a waiting request; the first decision wins, so one already decided or gone is not found.
+   * With `argsDigest`, the decision holds only for the arguments it names: another digest is refused
+   * and the request keeps waiting (the person read something else than what would run).
+   */
+  decide(id: string, decision: ApprovalDecision, argsDigest?: string): PendingApproval {
+    const entry = this.entryOf(id);
+    if (argsDigest !== undefined && argsDigest !== entry.request.argsDigest) {
+      const what = entry.request.argsDigest === undefined ? "this request has no arguments (it is a run)" : `its arguments' digest is ${entry.request.argsDigest}`;
+      throw new SandgateError("APPROVAL_MISMATCH", `approval ${id} was not decided: args_digest ${JSON.stringify(argsDigest)} does not name what waits (${what}); read it again with GET /approvals/${id}`, {
+        data: { approvalId: id, ...(entry.request.argsDigest !== undefined ? { args_digest: entry.request.argsDigest } : {}) },
+      });
+    }
+    const shown = shownOf(entry);
+    entry.settle(decision);
+    return shown;
+  }
+
+  private entryOf(id: string): Waiting {
     const entry = this.waiting.get(id);
     if (entry === undefined) {
       throw new SandgateError("APPROVAL_NOT_FOUND", `no approval request ${JSON.stringify(id)} is waiting: it is unknown, already decided, timed out or was cancelled (GET /approvals lists those waiting)`, {
         data: { approvalId: id },
       });
     }
-    const shown = { ...structuredClone(entry.request), waitingOn: entry.waitingOn };
-    entry.settle(decision);
-    return shown;
+    return entry;
   }
 
   async request(input: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, options: RequestOptions): Promise<ApprovalDecision> {
     const { timeoutS, maxPending, maxPendingPerClient } = this.config.approvals;
     const createdAt = Date.now();
     const request: ApprovalRequest = { ...input, id: randomUUID(), createdAt, expiresAt: createdAt + timeoutS * 1000 };
-    const base: EventBase = { client: request.client, sessionId: request.sessionId, executionId: request.executionId, approvalId: request.id, subject: request.kind, summary: request.summary };
+    const base: EventBase = { client: request.client, sessionId: request.sessionId, executionId: request.executionId, approvalId: request.id, subject: request.kind, summary: request.summary, ...(request.argsDigest !== undefined ? { argsDigest: request.argsDigest } : {}) };
 
     const full = this.fullReason(request.client, maxPending, maxPendingPerClient);
     if (full !== undefined) {

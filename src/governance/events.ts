@@ -80,6 +80,8 @@ export interface ApprovalEvent extends EventBase {
   approvalId: string;
   subject: "execution" | "tool_call";
   summary: string;
+  /** Tool calls: sha256 of the canonical JSON of the arguments put to the person (what an approval holds for). */
+  argsDigest?: string;
   decision: "requested" | "approved" | "denied" | "timeout" | "cancelled";
   /** Who decided ("mcp-client:<identity>", "key:<name>"); absent while requested. */
   by?: string;

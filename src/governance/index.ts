@@ -2,6 +2,8 @@
 // events the audit, metrics and anomaly rules consume.
 export { Analyzer } from "./analysis/analyzer.js";
 export { ApprovalQueue, refusingBroker } from "./approvals.js";
+export { argsDigest, argumentsView, canonicalJson } from "./approval-args.js";
+export type { ArgumentsView } from "./approval-args.js";
 export { deniedBecause } from "./denial.js";
 export type { ApprovalQueueOptions, PendingApproval } from "./approvals.js";
 export { Governance } from "./governance.js";

@@ -100,6 +100,13 @@ export interface ApprovalRequest {
   summary: string;
   /** Tool calls: "server.tool" and the arguments' size; executions: language, risk and findings. */
   details: Record<string, unknown>;
+  /**
+   * Tool calls: the arguments as they will be sent (the same object, never read again from the
+   * sandbox), for GET /approvals/{id}; the list and the client's form show the bounded view in details.
+   */
+  args?: Record<string, unknown>;
+  /** Tool calls: sha256 of the arguments' canonical JSON; a decision naming another digest is refused. */
+  argsDigest?: string;
   createdAt: number;
   expiresAt: number;
 }

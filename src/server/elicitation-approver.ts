@@ -20,9 +20,14 @@ const APPROVAL_FORM: ElicitRequest["params"] extends infer P ? (P extends { requ
   required: ["approve"],
 };
 
-/** A detail longer than this is cut (the code of a run, a tool's arguments): the form is read, not scrolled. */
+/** A detail longer than this is cut (the code of a run): the form is read, not scrolled. */
 const DETAIL_CHARS = 2000;
 const cut = (text: string): string => (text.length > DETAIL_CHARS ? `${text.slice(0, DETAIL_CHARS)}… (${text.length - DETAIL_CHARS} more characters)` : text);
+/**
+ * A tool call's `arguments` is already a bounded view with a line per field (approval-args.ts):
+ * cutting it again here would drop whole fields from the end, which is what padding attacks aim at.
+ */
+const UNCUT = new Set(["arguments"]);
 
 /**
  * A detail as the user reads it: one line, or (the code of a run) a block whose every line starts
@@ -33,10 +38,13 @@ const quoted = (text: string): string => (/[\r\n\u2028\u2029\u0085\v\f]/.test(te
 /** What the user reads: the one-line summary and the details that matter for the decision. */
 export function approvalMessage(request: ApprovalRequest): string {
   const details = Object.entries(request.details)
-    .map(([key, value]) => `${key}: ${quoted(cut(typeof value === "string" ? value : JSON.stringify(value)))}`)
+    .map(([key, value]) => {
+      const text = typeof value === "string" ? value : JSON.stringify(value);
+      return `${key}: ${quoted(UNCUT.has(key) ? text : cut(text))}`;
+    })
     .join("\n");
   const who = `${request.client}${request.sessionId ? `, session ${request.sessionId}` : ""}`;
-  return `sandgate asks for approval: ${request.summary}.\nRequested by ${who}.\n${details}\nApprove it?`;
+  return `sandgate asks for approval: ${request.summary}.\nRequested by ${who}; approval id ${request.id}.\n${details}\nApprove it?`;
 }
 
 /**

@@ -1,10 +1,11 @@
-// The audit log's SQLite file: where it lives, how it is opened (WAL, owner-only modes), its one
-// table with an index per filter, and the meta table that holds the chain's anchor and head.
+// The audit log's SQLite file: where it lives, how it is opened (WAL, owner-only modes), its rows
+// table with an index per filter, long programs by hash, and the meta table of the chain's ends.
 
 import { chmodSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import Database, { type Statement } from "better-sqlite3";
 import { SandgateError } from "../errors/index.js";
+import { CODE_SCHEMA } from "./audit-code.js";
 import { GENESIS_HASH } from "./audit-row.js";
 
 export type AuditDatabase = Database.Database;
@@ -71,6 +72,10 @@ export function openAuditWriter(path: string): AuditDatabase {
     // A checkpoint leaves the -wal file as large as the largest batch ever written unless told otherwise.
     db.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
     db.exec(SCHEMA);
+    db.exec(CODE_SCHEMA);
+    // Retention rows exist from here on: an anchor moved past this without one was moved by hand.
+    const since = db.prepare("SELECT value FROM audit_meta WHERE key = 'retention_rows_since'").get();
+    if (since === undefined) setMeta(db, { retention_rows_since: readChainEnds(db).anchorId });
     ownerOnly(path);
     return db;
   } catch (error) {

@@ -7,7 +7,8 @@ import type { GovernanceEvent } from "../governance/index.js";
 import { describeLanguages, resolveLanguage } from "../languages/index.js";
 import type { AuditFilter } from "./audit-query.js";
 
-export const AUDIT_KINDS = ["execution", "tool_call", "file", "approval", "auth_failure", "policy_block", "anomaly"] as const satisfies readonly GovernanceEvent["kind"][];
+/** The governance events, and `retention`: the rows the log writes itself when it deletes old ones. */
+export const AUDIT_KINDS = ["execution", "tool_call", "file", "approval", "auth_failure", "policy_block", "anomaly", "retention"] as const satisfies readonly (GovernanceEvent["kind"] | "retention")[];
 
 /** `filter` with its language resolved to the canonical name; `field` names a filter as the caller wrote it. */
 export function checkAuditFilter(filter: AuditFilter, field: (name: "language" | "kind") => string): AuditFilter {

@@ -8,7 +8,8 @@ import type { Logger } from "../util/logger.js";
 import { silentLogger } from "../util/logger.js";
 import { openAuditWriter, readChainEnds, setMeta, type AuditDatabase } from "./audit-db.js";
 import { queryAudit, type AuditPage, type AuditPageRequest } from "./audit-query.js";
-import { applyRetention } from "./audit-retention.js";
+import { applyRetention, type RetentionReport } from "./audit-retention.js";
+import { CodeStore } from "./audit-code.js";
 import { columnsOf, rowHash, type AuditColumns } from "./audit-row.js";
 import { verifyAudit, type VerifyResult } from "./audit-verify.js";
 
@@ -20,6 +21,10 @@ export interface AuditLogOptions {
   writeTimeoutMs: number;
   retentionDays: number;
   maxMb: number;
+  /** Size pressure deletes no row younger than this, days (it alerts instead); default 7, as audit.minRetentionDays. */
+  minRetentionDays?: number;
+  /** Bytes of long programs one caller may add to audit_code per day, past which rows keep their first 2 KiB; default 64 MiB. */
+  codeBudgetBytes?: number;
   log?: Logger;
 }
 
@@ -55,7 +60,7 @@ function batchSize(queue: readonly AuditColumns[]): number {
   let chars = 0;
   const most = Math.min(queue.length, BATCH);
   for (let n = 0; n < most; n += 1) {
-    chars += queue[n]?.data.length ?? 0;
+    chars += (queue[n]?.data.length ?? 0) + (queue[n]?.large?.text.length ?? 0);
     if (chars > BATCH_CHARS && n > 0) return n;
   }
   return most;
@@ -77,6 +82,8 @@ export class AuditLog implements AuditStore {
   private failing: unknown;
   private readonly retentionTimer: NodeJS.Timeout;
   private closing: Promise<void> | undefined;
+  /** What the last retention pass did (metrics, tests). */
+  lastRetention: RetentionReport | undefined;
   /** Characters of event JSON written since retention last ran. */
   private writtenSinceRetention = 0;
   private readonly insert: Statement<[AuditColumns & { id: number; prev_hash: string; hash: string }]>;
@@ -91,6 +98,7 @@ export class AuditLog implements AuditStore {
         "VALUES (@id, @time, @kind, @client, @session_id, @execution_id, @language, @status, @risk, @action, @tool, @data, @prev_hash, @hash)",
     );
     this.lastRow = this.db.prepare<[], { id: number; hash: string }>("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1");
+    const code = new CodeStore(this.db, options.codeBudgetBytes ?? 64 * 1048576);
     // IMMEDIATE: a writer that cannot have the lock fails at BEGIN, before any work.
     const batch = this.db.transaction((rows: AuditColumns[]) => {
       let head = this.lastRow.get();
@@ -99,8 +107,9 @@ export class AuditLog implements AuditStore {
         head = { id: ends.anchorId, hash: ends.anchorHash };
       }
       let { id, hash } = head;
-      for (const row of rows) {
+      for (const { large, ...row } of rows) {
         id += 1;
+        if (large !== undefined) row.data = code.place(id, row.client, row.time, row.data, large);
         const next = rowHash(hash, id, row);
         this.insert.run({ ...row, id, prev_hash: hash, hash: next });
         hash = next;
@@ -187,7 +196,7 @@ export class AuditLog implements AuditStore {
         return false;
       }
       const ms = performance.now() - t0;
-      for (const row of batch) this.writtenSinceRetention += row.data.length;
+      for (const row of batch) this.writtenSinceRetention += row.data.length + (row.large?.text.length ?? 0);
       this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
       if (this.failing !== undefined) this.log.warn({ queued: this.queue.length }, "audit log writes again");
       this.failing = undefined;
@@ -256,8 +265,15 @@ export class AuditLog implements AuditStore {
   private retain(): void {
     this.writtenSinceRetention = 0;
     try {
-      const deleted = applyRetention(this.db, { retentionDays: this.options.retentionDays, maxMb: this.options.maxMb });
-      if (deleted > 0) this.log.info({ deleted }, "audit retention deleted old rows");
+      const { retentionDays, maxMb, minRetentionDays = 7 } = this.options;
+      const report = applyRetention(this.db, { retentionDays, maxMb, minRetentionDays });
+      this.lastRetention = report;
+      if (report.early > 0) {
+        this.log.warn({ deleted: report.deleted, early: report.early, maxMb }, `audit retention ran early: the log reached audit.maxMb (${maxMb} MiB), so ${report.early} rows younger than audit.retentionDays (${retentionDays}) were deleted; a retention row in the chain records it`);
+      } else if (report.deleted > 0) this.log.info({ deleted: report.deleted }, "audit retention deleted old rows; a retention row in the chain records it");
+      if (report.overCap) {
+        this.log.error({ maxMb, minRetentionDays }, `the audit log is over audit.maxMb (${maxMb} MiB) but every row left is younger than audit.minRetentionDays (${minRetentionDays}): nothing more is deleted; raise maxMb or find who fills it (sandgate audit --kind execution)`);
+      }
     } catch (error) {
       this.log.warn({ err: error }, "audit retention could not run; it retries within the hour");
     }

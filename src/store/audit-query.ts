@@ -3,6 +3,8 @@
 
 import type { GovernanceEvent } from "../governance/index.js";
 import type { AuditDatabase } from "./audit-db.js";
+import { withStoredCode } from "./audit-code.js";
+import type { RetentionEvent } from "./audit-retention.js";
 import type { AuditRow } from "./audit-row.js";
 
 export const AUDIT_PAGE_DEFAULT = 100;
@@ -33,10 +35,11 @@ export interface AuditPageRequest extends AuditFilter {
 }
 
 /** A row as queries and exports give it: the columns, the event, and its place in the chain. */
-export interface AuditRecord extends Omit<AuditRow, "time" | "data"> {
+export interface AuditRecord extends Omit<AuditRow, "time" | "data" | "large"> {
   /** ISO 8601. */
   time: string;
-  event: GovernanceEvent;
+  /** A governance event, or a retention row the log wrote itself. */
+  event: GovernanceEvent | RetentionEvent;
 }
 
 export interface AuditPage {
@@ -64,9 +67,20 @@ function where(filter: AuditFilter): { sql: string; params: unknown[] } {
   return { sql: clauses.length > 0 ? clauses.join(" AND ") : "1", params };
 }
 
-export function toRecord(row: AuditRow): AuditRecord {
-  const { data, time, ...columns } = row;
-  return { ...columns, time: new Date(time).toISOString(), event: JSON.parse(data) as GovernanceEvent };
+/** A row for the reader: a run whose program is kept by hash gets it back in `code`. */
+function recordOf(db: AuditDatabase): (row: AuditRow) => AuditRecord {
+  const code = withStoredCode(db);
+  return (row) => {
+    const { data, time, ...columns } = row;
+    return { ...columns, time: new Date(time).toISOString(), event: code(JSON.parse(data) as Record<string, unknown>) as unknown as AuditRecord["event"] };
+  };
+}
+
+/** The size of a program kept by hash, which the row gets back when read. */
+function storedCodeChars(row: AuditRow): number {
+  if (row.kind !== "execution" || !row.data.includes('"codeStored":"by_hash"')) return 0;
+  const { codeBytes } = JSON.parse(row.data) as { codeBytes?: unknown };
+  return typeof codeBytes === "number" ? codeBytes : 0;
 }
 
 /** One page of matching rows. */
@@ -83,19 +97,21 @@ export function queryAudit(db: AuditDatabase, request: AuditPageRequest = {}): A
   let more = false;
   for (const row of rows) {
     // Rows keep whole programs (up to 1 MB each): a page stops at AUDIT_PAGE_MAX_BYTES, its cursor going on from there.
-    if (page.length >= limit || (page.length > 0 && bytes + row.data.length > AUDIT_PAGE_MAX_BYTES)) {
+    const size = row.data.length + storedCodeChars(row);
+    if (page.length >= limit || (page.length > 0 && bytes + size > AUDIT_PAGE_MAX_BYTES)) {
       more = true;
       break;
     }
-    bytes += row.data.length;
+    bytes += size;
     page.push(row);
   }
   const last = page[page.length - 1];
-  return { rows: page.map(toRecord), next_cursor: more && last ? last.id : null };
+  return { rows: page.map(recordOf(db)), next_cursor: more && last ? last.id : null };
 }
 
 /** Every matching row, oldest first, read one at a time from the database. */
 export function* exportAudit(db: AuditDatabase, filter: AuditFilter = {}): Generator<AuditRecord> {
   const { sql, params } = where(filter);
+  const toRecord = recordOf(db);
   for (const row of db.prepare(`SELECT * FROM audit WHERE ${sql} ORDER BY id`).iterate(...params) as IterableIterator<AuditRow>) yield toRecord(row);
 }

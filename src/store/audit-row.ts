@@ -2,7 +2,8 @@
 // and the hash that chains it to the row before it.
 
 import { createHash } from "node:crypto";
-import type { GovernanceEvent } from "../governance/index.js";
+import type { ExecutionEvent, GovernanceEvent } from "../governance/index.js";
+import { splitCode, type LargeCode } from "./audit-code.js";
 
 /** The columns a row is filtered by; `data` holds the whole event. */
 export interface AuditColumns {
@@ -17,6 +18,8 @@ export interface AuditColumns {
   action: string | null;
   tool: string | null;
   data: string;
+  /** A run's program too long to keep in `data`; not a column (audit_code holds it, see audit-code.ts). */
+  large?: LargeCode;
 }
 
 /** A stored row as SQLite gives it back. */
@@ -62,6 +65,7 @@ const text = <T extends string | null>(value: T): T => (typeof value === "string
 
 export function columnsOf(event: GovernanceEvent): AuditColumns {
   const f = filed(event);
+  const { data, large } = event.kind === "execution" ? splitCode(event as ExecutionEvent & Record<string, unknown>) : { data: JSON.stringify(event), large: undefined };
   return {
     time: event.time,
     kind: event.kind,
@@ -73,7 +77,8 @@ export function columnsOf(event: GovernanceEvent): AuditColumns {
     risk: f.risk,
     action: text(f.action),
     tool: text(f.tool),
-    data: JSON.stringify(event),
+    data,
+    ...(large !== undefined ? { large } : {}),
   };
 }
 

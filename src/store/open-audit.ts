@@ -6,6 +6,15 @@ import { auditPathOf } from "./audit-db.js";
 import { AuditLog } from "./audit-log.js";
 
 export function openAuditLog(config: SandgateConfig, log?: Logger): AuditLog {
-  const { queueMax, writeTimeoutS, retentionDays, maxMb } = config.audit;
-  return new AuditLog({ path: auditPathOf(config), queueMax, writeTimeoutMs: writeTimeoutS * 1000, retentionDays, maxMb, ...(log ? { log } : {}) });
+  const { queueMax, writeTimeoutS, retentionDays, maxMb, minRetentionDays, codeBudgetMbPerDay } = config.audit;
+  return new AuditLog({
+    path: auditPathOf(config),
+    queueMax,
+    writeTimeoutMs: writeTimeoutS * 1000,
+    retentionDays,
+    maxMb,
+    minRetentionDays,
+    codeBudgetBytes: codeBudgetMbPerDay * 1048576,
+    ...(log ? { log } : {}),
+  });
 }

@@ -51,6 +51,15 @@ const verifyResult = z.object({
   rows: z.number().int().describe("Rows verified before the first bad one"),
   bad_id: z.number().int().optional().describe("The first row edited, deleted or moved"),
   reason: z.string().optional(),
+  retention: z
+    .object({
+      events: z.number().int(),
+      deleted: z.number().int(),
+      early: z.number().int().describe("Rows deleted for size (audit.maxMb) before audit.retentionDays"),
+      last: z.object({ id: z.number().int(), time: z.string(), reason: z.enum(["age", "size"]), deleted: z.number().int(), from_id: z.number().int(), to_id: z.number().int() }),
+    })
+    .optional()
+    .describe("The retention rows kept in the chain: each deletion of old rows appends one, naming the rows it deleted"),
 });
 
 function auditOf(ctx: ServerContext): AuditStore {
