@@ -311,9 +311,9 @@ export class EngineJobs {
     })();
   }
 
-  /** A running job in `owner`'s session `sessionId` (calls to the session wait for it). */
-  runningIn(owner: string, sessionId: string): JobInfo | undefined {
-    for (const job of this.jobs.values()) if (job.status === "running" && job.owner === owner && job.sessionId === sessionId) return job.info();
+  /** A running job in `owner`'s session `sessionId` whose kind `kind` accepts (calls to that runner cannot run meanwhile). */
+  runningIn(owner: string, sessionId: string, kind: (kind: string) => boolean = () => true): JobInfo | undefined {
+    for (const job of this.jobs.values()) if (job.status === "running" && job.owner === owner && job.sessionId === sessionId && kind(job.kind)) return job.info();
     return undefined;
   }
 
