@@ -462,6 +462,8 @@ export class Engine {
       return result;
     } finally {
       session.endCall();
+      // A machine whose last runner ended in this call (a Bash `exit`, a crash) goes with it.
+      await this.sessionManager.settle(session);
       // A call waiting for room may be owed this now idle sandbox (see Room.makeRoomFor).
       const waiting = this.admission.nextWaiting();
       if (waiting !== undefined) this.room.makeRoomFor(waiting);

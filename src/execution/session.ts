@@ -1,7 +1,7 @@
 // One session's state: its resident sandboxes, call count and last use, the calls running, the
 // workspace's limits check, and a queue per runner that runs that runner's calls one at a time.
 
-import type { RunnerKind, Sandbox } from "../sandbox/index.js";
+import type { RunnerKind, Sandbox, SessionMachine } from "../sandbox/index.js";
 import { SessionEnv } from "./env-vars.js";
 
 /**
@@ -19,6 +19,8 @@ export class Session {
   /** Tasks serialize() or alongside() accepted that have not finished (queued or under way). */
   private pending = 0;
   private readonly sandboxes = new Map<RunnerKind, Sandbox>();
+  /** The sandbox every runner of the session runs in, where the host allows one (see SessionMachine). */
+  private ownMachine: SessionMachine | undefined;
   /**
    * Runner kinds whose interpreter state was lost with no result saying so yet (evicted, died
    * while idle, killed in a call whose caller had gone): the next call there reports state_reset.
@@ -167,6 +169,16 @@ export class Session {
   /** The manager's part: a sandbox it started for `kind` becomes resident. */
   adoptSandbox(kind: RunnerKind, sandbox: Sandbox): void {
     this.sandboxes.set(kind, sandbox);
+  }
+
+  /** The session's machine, alive or not, if it has one. */
+  get machine(): SessionMachine | undefined {
+    return this.ownMachine;
+  }
+
+  /** The manager's part: the machine its runners join from now on (undefined: it was disposed). */
+  setMachine(machine: SessionMachine | undefined): void {
+    this.ownMachine = machine;
   }
 
   /** The manager's part: every resident sandbox, handed over for disposal as the session ends. */
