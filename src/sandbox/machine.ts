@@ -1,10 +1,11 @@
 // A session's machine: one bubblewrap sandbox holding the session's network, IPC, UTS and user
 // namespaces and its cgroup, and the tmpfs of its /tmp and /dev/shm, which each language's runner joins.
 
-import { execFileSync, type ChildProcess } from "node:child_process";
+import { execFile, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { SandgateError } from "../errors/index.js";
 import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
 import { SandboxCgroup } from "./cgroups.js";
@@ -116,7 +117,7 @@ export class SessionMachine {
 
   /** Starts a machine with `limits` (memory, processes and CPU for the whole session) over `workspaceDir`. */
   static async start(runtime: SandboxRuntime, limits: ResolvedLimits, workspaceDir: string): Promise<SessionMachine> {
-    const dir = makeScratch(runtime, limits);
+    const dir = await makeScratch(runtime, limits);
     let cgroup: SandboxCgroup | undefined;
     let machine: SessionMachine;
     try {
@@ -124,7 +125,7 @@ export class SessionMachine {
       machine = new SessionMachine(runtime, limits, cgroup, workspaceDir, dir);
     } catch (error) {
       await cgroup?.release();
-      removeScratch(dir);
+      await removeScratch(dir);
       throw error;
     }
     try {
@@ -210,7 +211,12 @@ export class SessionMachine {
   /** A run ended: with none under way, everything in the machine waits, frozen, for the next. */
   leave(): void {
     this.active = Math.max(0, this.active - 1);
-    if (this.active === 0 && this.alive && this.cgroup?.freeze()) this.frozen = true;
+    this.settle();
+  }
+
+  /** Freezes the machine again if no run is under way (a runner killed while idle thawed it). */
+  settle(): void {
+    if (this.active === 0 && !this.frozen && this.alive && this.cgroup?.freeze()) this.frozen = true;
   }
 
   /** Thaws without counting a run (a kill or an interrupt must find its processes running). */
@@ -232,7 +238,7 @@ export class SessionMachine {
       this.cgroup?.killAll();
       await Promise.race([this.closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       await this.cgroup?.release();
-      removeScratch(this.dir);
+      await removeScratch(this.dir);
     })();
     return this.disposed;
   }
@@ -240,6 +246,12 @@ export class SessionMachine {
 
 /** mount and umount live in /sbin or /usr/sbin, which a service's PATH may lack. */
 const TOOL_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" };
+const run = promisify(execFile);
+
+/** Runs mount or umount off the event loop. */
+async function tool(name: string, args: string[]): Promise<void> {
+  await run(name, args, { timeout: 10_000, env: TOOL_ENV });
+}
 let swept = false;
 
 /**
@@ -247,7 +259,7 @@ let swept = false;
  * sized like a sandbox's, owned by the sandbox user; their pages are charged to the cgroup of the
  * process that writes them. Named with the server's pid, so a later start removes what a crash left.
  */
-function makeScratch(runtime: SandboxRuntime, limits: ResolvedLimits): string {
+async function makeScratch(runtime: SandboxRuntime, limits: ResolvedLimits): Promise<string> {
   const root = join(dirname(runtime.etcDir), "machines");
   mkdirSync(root, { recursive: true, mode: 0o711 });
   chmodSync(root, 0o711);
@@ -255,7 +267,7 @@ function makeScratch(runtime: SandboxRuntime, limits: ResolvedLimits): string {
     swept = true;
     for (const name of readdirSync(root)) {
       const pid = Number(name.split("-")[0]);
-      if (Number.isInteger(pid) && pid !== process.pid && !existsSync(`/proc/${pid}`)) removeScratch(join(root, name));
+      if (Number.isInteger(pid) && pid !== process.pid && !existsSync(`/proc/${pid}`)) await removeScratch(join(root, name));
     }
   }
   const dir = join(root, `${process.pid}-${randomBytes(6).toString("hex")}`);
@@ -267,20 +279,20 @@ function makeScratch(runtime: SandboxRuntime, limits: ResolvedLimits): string {
       const at = join(dir, name);
       mkdirSync(at, { mode: 0o700 });
       const options = `size=${bytes},mode=0755,nosuid,nodev${owner ? `,uid=${owner.uid},gid=${owner.gid}` : ""}`;
-      execFileSync("mount", ["-t", "tmpfs", "-o", options, "tmpfs", at], { stdio: "ignore", timeout: 10_000, env: TOOL_ENV });
+      await tool("mount", ["-t", "tmpfs", "-o", options, "tmpfs", at]);
     }
   } catch (error) {
-    removeScratch(dir);
+    await removeScratch(dir);
     throw new SandgateError("SANDBOX_FAILED", "the session's /tmp could not be made", { cause: error });
   }
   return dir;
 }
 
 /** Unmounts (lazily, should anything still hold them) and removes a machine's scratch directory. */
-function removeScratch(dir: string): void {
+async function removeScratch(dir: string): Promise<void> {
   for (const name of ["tmp", "shm"]) {
     try {
-      execFileSync("umount", ["-l", join(dir, name)], { stdio: "ignore", timeout: 10_000, env: TOOL_ENV });
+      await tool("umount", ["-l", join(dir, name)]);
     } catch {
       // not mounted
     }

@@ -537,6 +537,8 @@ export class Sandbox {
   }
 
   private onClose(): void {
+    // Killing this runner thawed its machine; the other runners wait frozen again if none runs.
+    queueMicrotask(() => this.machine?.settle());
     const run = this.active;
     if (this.readyWaiter) {
       this.readyWaiter.reject(new SandgateError("SANDBOX_FAILED", `the ${this.kind} sandbox failed to start: ${describeExit(this.exitInfo, this.launchErr)}`));
