@@ -16,7 +16,7 @@ it("keeps a session alive while work it accepted is still queued or running, the
   const session = t.engine.sessions.manager.get(s.owner, s.id);
   // Work the session accepted that is not a running call (as a call waiting for its workspace
   // to be mounted is): three idle TTLs long.
-  const held = session.serialize(() => new Promise<void>((r) => setTimeout(r, 1500)));
+  const held = session.serialize("python", () => new Promise<void>((r) => setTimeout(r, 1500)));
   const next = t.engine.execute({ language: "python", sessionId: s.id, code: "6 * 7" });
   await held;
   const result = await next;

@@ -89,8 +89,8 @@ async function guardedFile(file: WorkspaceFile, guard: OutputGuard | undefined):
 }
 
 /**
- * Workspace files of sessions; every method waits for the session's running call to end first,
- * and rejects (never throws) with SESSION_NOT_FOUND or SESSION_EXPIRED for a session it cannot use.
+ * Workspace files of sessions; every method runs at once, alongside the session's running calls and
+ * jobs (files need no interpreter), once its workspace is ready, and rejects (never throws) with SESSION_NOT_FOUND or SESSION_EXPIRED for a session it cannot use.
  */
 export class EngineFiles {
   /** Each session's file helper while it is in use (see target()). */
@@ -146,7 +146,7 @@ export class EngineFiles {
       path,
       async () => {
         const session = this.sessions.get(owner, sessionId);
-        const file = await session.serialize(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
+        const file = await session.alongside(() => readWorkspaceFile(this.target(session), path, encoding, this.limits));
         return guardedFile(file, this.guardFor?.(session.owner, session.id));
       },
       (file) => file.size,
@@ -160,7 +160,7 @@ export class EngineFiles {
 
   private async writeNow(sessionId: string, path: string, content: string, encoding: FileEncoding, owner: string): Promise<WrittenFile> {
     const session = this.sessions.get(owner, sessionId);
-    return session.serialize(async () => {
+    return session.alongside(async () => {
       if (session.overLimit !== undefined) {
         throw new SandgateError("FILE_TOO_LARGE", `${session.overLimit} (file_write is refused until it is within them)`, {
           data: { path, limit: this.limits.workspaceBytes },
@@ -173,7 +173,7 @@ export class EngineFiles {
   }
 
   /**
-   * Streams `source` into a file of the session, after its running call; the file appears whole or
+   * Streams `source` into a file of the session, at once; the file appears whole or
    * not at all. Refused like write() while the workspace is over its limits.
    */
   async upload(sessionId: string, path: string, source: AsyncIterable<Uint8Array>, maxUploadBytes: number, options: TransferOptions): Promise<UploadedFile> {
@@ -197,7 +197,7 @@ export class EngineFiles {
   }
 
   private uploadNow(session: Session, path: string, source: AsyncIterable<Uint8Array>, maxUploadBytes: number, options: TransferOptions): Promise<UploadedFile> {
-    return session.serialize(async () => {
+    return session.alongside(async () => {
       if (session.overLimit !== undefined) {
         throw new SandgateError("WORKSPACE_FULL", `${session.overLimit} (uploads are refused until it is within them)`, { data: { path, limit: this.limits.workspaceBytes } });
       }
@@ -210,7 +210,7 @@ export class EngineFiles {
     });
   }
 
-  /** A file of the session as a stream of its bytes (any size), opened after the running call. */
+  /** A file of the session as a stream of its bytes (any size), opened at once. */
   async download(sessionId: string, path: string, options: TransferOptions): Promise<DownloadedFile> {
     const owner = options.owner ?? LOCAL_OWNER;
     return this.audited(
@@ -228,7 +228,7 @@ export class EngineFiles {
     const session = this.sessions.get(options.owner ?? LOCAL_OWNER, sessionId);
     const release = this.admit(options.owner ?? LOCAL_OWNER);
     return session
-      .serialize(async () => {
+      .alongside(async () => {
         const controller = new AbortController();
         const done = this.track(session, controller, options.signal);
         try {
@@ -279,7 +279,7 @@ export class EngineFiles {
       path ?? "",
       async () => {
         const session = this.sessions.get(owner, sessionId);
-        const listing = await session.serialize(() => listWorkspaceFiles(this.target(session), path));
+        const listing = await session.alongside(() => listWorkspaceFiles(this.target(session), path));
         // Names the code gave files from tool data (alice@example.com.json) are tokenized like its output.
         const guard = this.guardFor?.(session.owner, session.id);
         if (!guard?.active) return listing;

@@ -25,7 +25,7 @@ import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-out
 import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "./upstream-call-scope.js";
 import { OutputBoundary } from "./output-boundary.js";
 import type { Governance } from "../governance/index.js";
-import { prepareCode, type Language } from "../languages/index.js";
+import { LANGUAGE_SPECS, prepareCode, resolveLanguage, type Language } from "../languages/index.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
 import { LOCAL_OWNER, SessionManager } from "./sessions.js";
@@ -36,7 +36,7 @@ import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type Exec
 import { Room } from "./room.js";
 import { callRunEnv, maskToolCalls, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
-import { EngineJobs } from "./jobs.js";
+import { EngineJobs, type JobInfo } from "./jobs.js";
 import { ExecutionGate, type Verdict } from "./execution-gate.js";
 
 /**
@@ -346,18 +346,23 @@ export class Engine {
         this.retire(sandbox, pooled);
       }
     }
-    return this.inTurn(session, job ? undefined : limits.timeoutMs, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope, boundary));
+    return this.inTurn(session, kind, job, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope, boundary));
   }
 
   /**
-   * Runs `task` in the session's turn. A call still waiting after `waitMs` while a background job
-   * holds the session gives up with SESSION_BUSY instead of waiting for the job's whole time; one
-   * cancelled (`signal`) while it waits leaves at once (a stopped job must not wait for the call ahead).
+   * Runs `task` in the turn of the session's `kind` runner. A call (not a job) that a background
+   * job of that runner is running or waiting ahead of gets SESSION_BUSY at once, naming the job:
+   * it could only wait out the job's whole time. Calls in other runners and file operations do not
+   * wait for it. One cancelled (`signal`) while it waits leaves at once (a stopped job must not
+   * wait for the call ahead).
    */
-  private inTurn<T>(session: Session, waitMs: number | undefined, signal: AbortSignal | undefined, task: () => Promise<T>): Promise<T> {
+  private inTurn<T>(session: Session, kind: RunnerKind, job: boolean, signal: AbortSignal | undefined, task: () => Promise<T>): Promise<T> {
+    if (!job) {
+      const blocking = this.jobs.runningIn(session, (jobKind) => runnerOfJob(jobKind) === kind);
+      if (blocking) return Promise.reject(sessionBusy(session.id, kind, blocking));
+    }
     let state: "waiting" | "started" | "gave up" = "waiting";
-    const queuedAt = Date.now();
-    const queued = session.serialize(async () => {
+    const queued = session.serialize(kind, async () => {
       if (state === "gave up") throw new SandgateError("SESSION_BUSY", "the call gave up waiting for its session");
       state = "started";
       return task();
@@ -369,36 +374,11 @@ export class Engine {
         // What the call would have said once its turn came (runWatched).
         reject(new SandgateError("SANDBOX_FAILED", "the call was cancelled before the code could run"));
       };
-      let timer: NodeJS.Timeout | undefined;
       queued
         .then(resolve, reject)
-        .finally(() => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-        })
+        .finally(() => signal?.removeEventListener("abort", onAbort))
         .catch(() => undefined);
       signal?.addEventListener("abort", onAbort, { once: true });
-      if (waitMs === undefined) return;
-      const check = (): void => {
-        if (state !== "waiting") return;
-        const job = this.jobs.runningIn(session);
-        // Only a job ahead of this call makes the wait unbounded; behind other calls it keeps its place.
-        if (!job || Date.parse(job.startedAt) > queuedAt) {
-          timer = setTimeout(check, waitMs);
-          return;
-        }
-        state = "gave up";
-        const ranS = Math.round((Date.now() - Date.parse(job.startedAt)) / 1000);
-        reject(
-          new SandgateError(
-            "SESSION_BUSY",
-            `session ${session.id} is running background job ${job.id} (for ${ranS} s, limit ${job.timeoutS} s) and this call waited its whole timeout of ${waitMs / 1000} s for it; ` +
-              `wait for the job with get_job, stop it with stop_job, or use another session`,
-            { data: { sessionId: session.id, jobId: job.id, retry_after: Math.max(1, job.timeoutS - ranS) } },
-          ),
-        );
-      };
-      timer = setTimeout(check, waitMs);
     });
   }
 
@@ -483,6 +463,8 @@ export class Engine {
       return result;
     } finally {
       session.endCall();
+      // A machine whose last runner ended in this call (a Bash `exit`, a crash) goes with it.
+      await this.sessionManager.settle(session);
       // A call waiting for room may be owed this now idle sandbox (see Room.makeRoomFor).
       const waiting = this.admission.nextWaiting();
       if (waiting !== undefined) this.room.makeRoomFor(waiting);
@@ -578,4 +560,23 @@ export class Engine {
     await removeIdleCgroups();
     this.forgetHostPaths();
   }
+}
+
+/** The runner a job of `kind` (a language, or "command" for a shell line) runs in. */
+function runnerOfJob(kind: string): RunnerKind | undefined {
+  if (kind === "command") return "bash";
+  const language = resolveLanguage(kind);
+  return language === undefined ? undefined : LANGUAGE_SPECS[language].runner;
+}
+
+/** The refusal of a call whose runner a background job holds: what holds it, and what to do now. */
+function sessionBusy(sessionId: string, kind: RunnerKind, job: JobInfo): SandgateError {
+  const ranS = Math.max(0, Math.round((Date.now() - Date.parse(job.startedAt)) / 1000));
+  return new SandgateError(
+    "SESSION_BUSY",
+    `session ${sessionId} is running background job ${job.id} in its ${kind} runner (for ${ranS} s, limit ${job.timeoutS} s), so this call cannot run there now; ` +
+      `wait for the job with get_job (REST: GET /jobs/${job.id}), stop it with stop_job (REST: DELETE /jobs/${job.id}), or run this in another session. ` +
+      `The session's files can be read and written meanwhile, and calls in its other languages run.`,
+    { data: { sessionId, jobId: job.id, retry_after: Math.max(1, job.timeoutS - ranS) } },
+  );
 }

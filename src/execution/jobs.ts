@@ -311,9 +311,9 @@ export class EngineJobs {
     })();
   }
 
-  /** A running job in `session` (calls to the session wait for it). */
-  runningIn(session: SessionRef): JobInfo | undefined {
-    for (const job of this.jobs.values()) if (job.status === "running" && runsIn(job, session)) return job.info();
+  /** A running job in `session` whose kind `kind` accepts (calls to that runner cannot run meanwhile). */
+  runningIn(session: SessionRef, kind: (kind: string) => boolean = () => true): JobInfo | undefined {
+    for (const job of this.jobs.values()) if (job.status === "running" && runsIn(job, session) && kind(job.kind)) return job.info();
     return undefined;
   }
 

@@ -1,7 +1,7 @@
-// One session's state: its resident sandboxes, call count and last use, whether a call runs,
-// the workspace's limits check, and the queue that runs its calls one at a time.
+// One session's state: its resident sandboxes, call count and last use, the calls running, the
+// workspace's limits check, and a queue per runner that runs that runner's calls one at a time.
 
-import type { RunnerKind, Sandbox } from "../sandbox/index.js";
+import type { RunnerKind, Sandbox, SessionMachine } from "../sandbox/index.js";
 import { SessionEnv } from "./env-vars.js";
 
 /**
@@ -14,10 +14,13 @@ export class Session {
   readonly env = new SessionEnv();
   private lastUsed = Date.now();
   private callCount = 0;
-  private running = false;
-  /** Tasks serialize() accepted that have not finished (queued or under way). */
+  /** Calls running code now (one at most per runner kind). */
+  private running = 0;
+  /** Tasks serialize() or alongside() accepted that have not finished (queued or under way). */
   private pending = 0;
   private readonly sandboxes = new Map<RunnerKind, Sandbox>();
+  /** The sandbox every runner of the session runs in, where the host allows one (see SessionMachine). */
+  private ownMachine: SessionMachine | undefined;
   /**
    * Runner kinds whose interpreter state was lost with no result saying so yet (evicted, died
    * while idle, killed in a call whose caller had gone): the next call there reports state_reset.
@@ -25,7 +28,8 @@ export class Session {
   private readonly lostState = new Set<RunnerKind>();
   private ownFilesystem = false;
   private overLimitReason: string | undefined;
-  private queue: Promise<unknown>;
+  /** Per runner kind, the tail of its calls' queue: a runner runs one call at a time; runners run side by side. */
+  private readonly queues = new Map<RunnerKind, Promise<unknown>>();
 
   constructor(
     readonly owner: string,
@@ -35,9 +39,7 @@ export class Session {
     readonly workspaceDir: string,
     /** Settles when the workspace is ready (its filesystem mounted); rejects when that failed. */
     readonly ready: Promise<void> = Promise.resolve(),
-  ) {
-    this.queue = ready.catch(() => undefined);
-  }
+  ) {}
 
   /** The key of this session among all owners' sessions. */
   get key(): string {
@@ -55,7 +57,7 @@ export class Session {
 
   /** A call runs in one of the session's sandboxes now. */
   get busy(): boolean {
-    return this.running;
+    return this.running > 0;
   }
 
   /**
@@ -63,7 +65,7 @@ export class Session {
    * under it (a call may wait for its workspace or an earlier call before it runs).
    */
   get inUse(): boolean {
-    return this.running || this.pending > 0;
+    return this.running > 0 || this.pending > 0;
   }
 
   /** Whether the workspace is its own filesystem (kernel-enforced limits), known once `ready` settles. */
@@ -93,7 +95,7 @@ export class Session {
 
   /** A call starts running code; until endCall() the session is busy and never expires or gives way. */
   beginCall(): void {
-    this.running = true;
+    this.running++;
   }
 
   /** The call's code ran to an outcome. */
@@ -103,7 +105,7 @@ export class Session {
   }
 
   endCall(): void {
-    this.running = false;
+    this.running = Math.max(0, this.running - 1);
     this.touch();
   }
 
@@ -134,10 +136,13 @@ export class Session {
     return this.lostState.delete(kind);
   }
 
-  /** Runs `task` after every earlier call of this session has finished. */
-  serialize<T>(task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `task` after every earlier call of this session in runner `kind` has finished (and the
+   * workspace is ready); calls in other runners do not wait for it, nor it for them.
+   */
+  serialize<T>(kind: RunnerKind, task: () => Promise<T>): Promise<T> {
     this.pending++;
-    const next = this.queue
+    const next = (this.queues.get(kind) ?? this.ready.catch(() => undefined))
       .then(async () => {
         await this.ready;
         return task();
@@ -145,13 +150,37 @@ export class Session {
       .finally(() => {
         this.pending--;
       });
-    this.queue = next.catch(() => undefined);
+    this.queues.set(kind, next.catch(() => undefined));
     return next;
+  }
+
+  /**
+   * Runs `task` (a file operation) once the workspace is ready, at once, alongside any running call:
+   * files need no interpreter, so reading a running job's progress file never waits for the job.
+   */
+  async alongside<T>(task: () => Promise<T>): Promise<T> {
+    this.pending++;
+    try {
+      await this.ready;
+      return await task();
+    } finally {
+      this.pending--;
+    }
   }
 
   /** The manager's part: a sandbox it started for `kind` becomes resident. */
   adoptSandbox(kind: RunnerKind, sandbox: Sandbox): void {
     this.sandboxes.set(kind, sandbox);
+  }
+
+  /** The session's machine, alive or not, if it has one. */
+  get machine(): SessionMachine | undefined {
+    return this.ownMachine;
+  }
+
+  /** The manager's part: the machine its runners join from now on (undefined: it was disposed). */
+  setMachine(machine: SessionMachine | undefined): void {
+    this.ownMachine = machine;
   }
 
   /** The manager's part: every resident sandbox, handed over for disposal as the session ends. */

@@ -1,15 +1,16 @@
-// Sessions: a workspace directory plus one resident sandbox per runner kind, kept between
-// calls, owned by the identity that created them (ids a caller names are scoped per owner; an
-// id the server minted is a capability any caller holding it may use), with a global and a
-// per-owner maximum (at the global one the owner holding the most gives up an idle session to
-// an owner with fewer), idle expiry, and calls to one session run one at a time.
+// Sessions: a workspace directory plus one machine (a sandbox) in which each runner kind's
+// resident runner lives side by side, kept between calls, owned by the identity that created
+// them (ids a caller names are scoped per owner; an id the server minted is a capability any
+// caller holding it may use), with a global and a per-owner maximum (at the global one the
+// owner holding the most gives up an idle session to an owner with fewer), idle expiry, and
+// calls to one session run one at a time.
 
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import type { ResolvedLimits, RunnerKind, Sandbox, SandboxRuntime, WorkspaceFsMode } from "../sandbox/index.js";
-import { WorkspaceFilesystems, giveToSandbox, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
+import { SessionMachine, WorkspaceFilesystems, giveToSandbox, machinesSupported, sandboxShapeKey, startSandbox } from "../sandbox/index.js";
 import type { Logger } from "../util/logger.js";
 import { mustGiveWay } from "./admission.js";
 import { WorkspaceReaper } from "./workspace-reaper.js";
@@ -70,6 +71,8 @@ export class SessionManager {
   private readonly sweeper: NodeJS.Timeout;
   /** Sessions ended to make room whose sandboxes and workspaces are still going away. */
   private readonly ending = new Set<Promise<void>>();
+  /** Machines being started, per session. */
+  private readonly machinesStarting = new Map<Session, Promise<SessionMachine | undefined>>();
   /** Deletes ended sessions' workspaces in the background. */
   readonly reaper: WorkspaceReaper;
   /** Each workspace's own filesystem, where the host allows it. */
@@ -283,28 +286,69 @@ export class SessionManager {
     };
   }
 
-  /** The session's resident sandbox for `kind`, started on first use or after it died. */
+  /**
+   * The session's resident runner for `kind`, started on first use or after it died: inside the
+   * session's machine (one sandbox for all its languages) where the host allows it (machinesSupported).
+   */
   async sandboxFor(session: Session, kind: RunnerKind, limits: ResolvedLimits = this.options.limits): Promise<Sandbox> {
     const current = session.sandbox(kind);
-    if (current?.alive) {
-      if (sandboxShapeKey(current.limits) !== sandboxShapeKey(limits)) {
-        throw new SandgateError(
-          "INVALID_INPUT",
-          `session ${session.id} already runs ${kind} with flavor ${current.limits.flavor} (${current.limits.memoryMb} MB); memory and flavor are fixed for the life of a session's sandbox`,
-          { data: { field: "flavor" } },
-        );
-      }
-      return current;
+    const fixed = current?.alive ? current.limits : session.machine?.alive ? session.machine.limits : undefined;
+    if (fixed && sandboxShapeKey(fixed) !== sandboxShapeKey(limits)) {
+      throw new SandgateError(
+        "INVALID_INPUT",
+        `session ${session.id} already runs with flavor ${fixed.flavor} (${fixed.memoryMb} MB); memory and flavor are fixed for the life of a session's sandbox, which all its languages share`,
+        { data: { field: "flavor" } },
+      );
     }
+    if (current?.alive) return current;
     if (current) await current.dispose();
     await session.ready;
-    const sandbox = await startSandbox(this.runtime, { kind, limits, workspaceDir: session.workspaceDir });
+    const machine = await this.machineFor(session, limits);
+    const sandbox = await startSandbox(this.runtime, { kind, limits, workspaceDir: session.workspaceDir, ...(machine ? { machine } : {}) });
     if (!this.isCurrent(session)) {
       await sandbox.dispose();
       throw new SandgateError("SESSION_EXPIRED", `session ${session.id} ended while starting`, { data: { sessionId: session.id } });
     }
     session.adoptSandbox(kind, sandbox);
+    if (machine) void sandbox.whenClosed().then(() => this.settle(session));
     return sandbox;
+  }
+
+  /** The session's machine, started with the first runner (or after it stopped); none where the host cannot join one. */
+  private machineFor(session: Session, limits: ResolvedLimits): Promise<SessionMachine | undefined> {
+    // Runners of two languages may start at once: they share one start.
+    let starting = this.machinesStarting.get(session);
+    if (!starting) {
+      starting = this.startMachine(session, limits).finally(() => this.machinesStarting.delete(session));
+      this.machinesStarting.set(session, starting);
+    }
+    return starting;
+  }
+
+  private async startMachine(session: Session, limits: ResolvedLimits): Promise<SessionMachine | undefined> {
+    if (!machinesSupported(this.runtime)) return undefined;
+    const current = session.machine;
+    if (current?.alive) return current;
+    if (current) await current.dispose();
+    session.setMachine(undefined);
+    const machine = await SessionMachine.start(this.runtime, limits, session.workspaceDir);
+    if (!this.isCurrent(session)) {
+      await machine.dispose();
+      throw new SandgateError("SESSION_EXPIRED", `session ${session.id} ended while starting`, { data: { sessionId: session.id } });
+    }
+    session.setMachine(machine);
+    return machine;
+  }
+
+  /**
+   * Stops the session's machine once no runner is left in it and no call runs (its runners were
+   * evicted or died): what it holds (/tmp) would otherwise count against no lease.
+   */
+  async settle(session: Session): Promise<void> {
+    const machine = session.machine;
+    if (!machine || session.busy || this.machinesStarting.has(session) || session.runners.some((kind) => session.sandbox(kind)?.alive)) return;
+    session.setMachine(undefined);
+    await machine.dispose();
   }
 
   /** Stops the session `id` that `owner` may use (SESSION_NOT_FOUND for another owner's it named). */
@@ -326,6 +370,9 @@ export class SessionManager {
       this.remember(mintedKey(session.id), why);
     }
     await Promise.all(session.releaseSandboxes().map((s) => s.dispose()));
+    const machine = session.machine;
+    session.setMachine(undefined);
+    await machine?.dispose();
     await this.options.onEnd?.(session).catch(() => undefined);
     // Nothing uses the workspace any more: its filesystem (if any) is unmounted and its image deleted.
     await session.ready.catch(() => undefined);

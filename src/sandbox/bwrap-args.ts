@@ -33,6 +33,8 @@ export interface MountPlan {
   shmBytes?: number;
   /** The admin's package sets, each bound read-only at /sandgate/packages/<language> (see package-sets.ts). */
   packages?: Array<{ language: string; hostPath: string }>;
+  /** A runner joining its session's machine (machine.ts): the fd (in bubblewrap) of its user namespace, and the host's tmpfs directories of its /tmp and /dev/shm. */
+  machine?: { usernsFd?: number; tmpDir: string; shmDir: string };
 }
 
 export interface VolumeMount {
@@ -95,21 +97,24 @@ export function scratchSizes(memoryBytes: number): { tmpBytes: number; shmBytes:
  * What every bubblewrap process of sandgate shares (sandboxes and the file helper): new
  * namespaces, the unprivileged sandbox identity, no capabilities, and a read-only /usr (see host-image.ts).
  */
-export function isolationArguments(): string[] {
+export function isolationArguments(machineUsernsFd?: number): string[] {
+  // A runner joining a machine enters its user namespace, whose nested namespaces are already
+  // disabled (asserted), and was put in its network, IPC and UTS namespaces by nsenter; its pid
+  // namespace is its own, so that its end-of-call cleanup reaches only what its own calls started.
+  const namespaces =
+    machineUsernsFd === undefined
+      ? ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+      : ["--userns", String(machineUsernsFd), "--assert-userns-disabled", "--unshare-pid"];
   const args = [
-    "--unshare-user",
-    "--unshare-pid",
-    "--unshare-net",
-    "--unshare-ipc",
-    "--unshare-uts",
+    ...namespaces,
     "--unshare-cgroup-try",
     "--uid", String(SANDBOX_UID),
     "--gid", String(SANDBOX_GID),
-    "--hostname", SANDBOX_HOSTNAME,
+    ...(machineUsernsFd === undefined ? ["--hostname", SANDBOX_HOSTNAME] : []),
     "--die-with-parent",
     "--new-session",
     "--cap-drop", "ALL",
-    "--disable-userns",
+    ...(machineUsernsFd === undefined ? ["--disable-userns"] : []),
     "--ro-bind", "/usr", "/usr",
     ...usrLocalArguments(),
   ];
@@ -120,7 +125,7 @@ export function isolationArguments(): string[] {
 /** bubblewrap's arguments, without the program name. */
 function bwrapArguments(options: SandboxArgvOptions): string[] {
   const { mounts } = options;
-  const bwrap = isolationArguments();
+  const bwrap = isolationArguments(mounts.machine?.usernsFd);
   // /etc: the host image and the synthetic files, as one copy (and a few binds) when it can be made (host-etc-image.ts).
   const etcImage = hostEtcImage(mounts.etcDir);
   if (etcImage) {
@@ -134,11 +139,18 @@ function bwrapArguments(options: SandboxArgvOptions): string[] {
     "--proc", "/proc",
     // --dev makes /dev a tmpfs of its own that the sandbox user owns: read-only, with a sized /dev/shm.
     "--dev", "/dev",
-    "--size", String(mounts.shmBytes ?? DEFAULT_SHM_BYTES), "--tmpfs", "/dev/shm",
-    "--remount-ro", "/dev",
-    ...(mounts.tmpBytes === undefined ? [] : ["--size", String(mounts.tmpBytes)]),
-    "--tmpfs", "/tmp",
   );
+  if (mounts.machine) {
+    // The machine's own /dev/shm and /tmp (tmpfs mounts the host made): one of each per session, whichever runner writes.
+    bwrap.push("--bind", mounts.machine.shmDir, "/dev/shm", "--remount-ro", "/dev", "--bind", mounts.machine.tmpDir, "/tmp");
+  } else {
+    bwrap.push(
+      "--size", String(mounts.shmBytes ?? DEFAULT_SHM_BYTES), "--tmpfs", "/dev/shm",
+      "--remount-ro", "/dev",
+      ...(mounts.tmpBytes === undefined ? [] : ["--size", String(mounts.tmpBytes)]),
+      "--tmpfs", "/tmp",
+    );
+  }
   for (const path of mounts.readOnlyPaths) bwrap.push("--ro-bind", path, path);
   bwrap.push("--ro-bind", mounts.runnersDir, "/sandgate/runners");
   if (mounts.toolsDir) bwrap.push("--ro-bind", mounts.toolsDir, "/sandgate/tools");

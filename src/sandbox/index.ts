@@ -12,6 +12,7 @@ export { IMAGE_MIME_TYPES } from "./images.js";
 export type { RunImage, ImageCaps, ImageMime } from "./images.js";
 export type { DiscoveryHandler, DiscoveryOp, DiscoveryRequest, RunClock, UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
 export { WarmPool } from "./warm-pool.js";
+export { SessionMachine, machinesSupported } from "./machine.js";
 export { OutputMask } from "./output-mask.js";
 export type { SecretValue } from "./output-mask.js";
 export type { PoolSizes, PoolKindState } from "./warm-pool.js";

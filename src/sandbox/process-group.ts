@@ -12,8 +12,10 @@ export interface BwrapSpawnOptions {
   stdio: ReadonlyArray<"pipe" | "ignore">;
   /** The seccomp program, opened here and handed over at `fd` (the fd argv names). */
   seccomp?: { file: string; fd: number } | undefined;
-  /** As root, bubblewrap runs as this unprivileged user (supplementary groups dropped). */
+  /** As root, bubblewrap runs as this unprivileged user (supplementary groups dropped); undefined when argv drops to it itself. */
   hostUser: HostUser | undefined;
+  /** Open host fds the child gets at these fd numbers (above the seccomp fd); the caller closes its own copies. */
+  inherit?: ReadonlyArray<{ fd: number; from: number }>;
 }
 
 /** Spawns a bubblewrap launch; kill it with killGroup. */
@@ -24,6 +26,10 @@ export function spawnBwrap(options: BwrapSpawnOptions): ChildProcess {
     if (options.seccomp && seccompFd !== undefined) {
       while (stdio.length <= options.seccomp.fd) stdio.push("ignore");
       stdio[options.seccomp.fd] = seccompFd;
+    }
+    for (const { fd, from } of options.inherit ?? []) {
+      while (stdio.length <= fd) stdio.push("ignore");
+      stdio[fd] = from;
     }
     const [program, ...args] = options.argv;
     return spawn(program!, args, {

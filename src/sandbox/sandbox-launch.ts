@@ -14,11 +14,14 @@ import { activePackageMounts } from "./package-sets.js";
 import { spawnBwrap } from "./process-group.js";
 import { runnerCommand, SANDBOX_ENV } from "./runner-command.js";
 import type { SandboxRuntime } from "./runtime.js";
+import type { MachineJoin, SessionMachine } from "./machine.js";
 
 /** The fd on which bubblewrap reads its arguments (after 5, seccomp). */
 const BWRAP_ARGS_FD = 8;
 /** The fd the launcher hands the seccomp program on. */
 const SECCOMP_FD = 5;
+/** Where a runner joining a machine gets its user namespace (after the args fd). */
+const USERNS_FD = 9;
 
 export interface SandboxLaunchOptions {
   kind: RunnerKind;
@@ -26,6 +29,8 @@ export interface SandboxLaunchOptions {
   /** Host directory bound at /workspace; a size-capped tmpfs when absent. */
   workspaceDir?: string;
   channel: ChannelVariant;
+  /** The session's machine to join (its namespaces, /tmp, /dev/shm); a sandbox of its own when absent. */
+  machine?: SessionMachine;
 }
 
 export interface LaunchedSandbox {
@@ -40,15 +45,20 @@ export interface LaunchedSandbox {
 export function launchSandbox(runtime: SandboxRuntime, options: SandboxLaunchOptions): LaunchedSandbox {
   // In the runtime directory (mode 0711, next to etc/); removed when the sandbox closes.
   const fifos = createToolFifos(join(dirname(runtime.etcDir), "channels"), runtime.hostUser);
+  let joining: MachineJoin | undefined;
   try {
-    return launchWith(runtime, options, fifos);
+    joining = options.machine?.join();
+    return launchWith(runtime, options, fifos, joining);
   } catch (error) {
     fifos.dispose();
     throw error;
+  } finally {
+    // The child has its own copies now.
+    joining?.close();
   }
 }
 
-function launchWith(runtime: SandboxRuntime, options: SandboxLaunchOptions, fifos: ToolFifos): LaunchedSandbox {
+function launchWith(runtime: SandboxRuntime, options: SandboxLaunchOptions, fifos: ToolFifos, joining: MachineJoin | undefined): LaunchedSandbox {
   const { limits } = options;
   const hasMemoryCgroup = runtime.cgroups.controllers.includes("memory");
   const hasPidsCgroup = runtime.cgroups.controllers.includes("pids");
@@ -68,6 +78,7 @@ function launchWith(runtime: SandboxRuntime, options: SandboxLaunchOptions, fifo
         tmpBytes: scratch.tmpBytes,
         shmBytes: scratch.shmBytes,
         packages: activePackageMounts(runtime.packagesDir),
+        ...(joining ? { machine: { usernsFd: USERNS_FD, tmpDir: joining.tmpDir, shmDir: joining.shmDir } } : {}),
       },
       env: { ...SANDBOX_ENV },
       command: runnerCommand(runtime, options.kind, limits),
@@ -87,10 +98,16 @@ function launchWith(runtime: SandboxRuntime, options: SandboxLaunchOptions, fifo
   for (let fd = stdio.length; fd < BWRAP_ARGS_FD; fd++) stdio.push(options.channel.extraFds.includes(fd) ? "pipe" : "ignore");
   stdio.push("pipe");
   const child = spawnBwrap({
-    argv: launch.argv,
+    // Joining a machine starts as root (nsenter) and drops to the sandbox user itself before bubblewrap.
+    argv: joining ? [...joining.prefix, ...launch.argv] : launch.argv,
     stdio,
     seccomp: runtime.seccompFile ? { file: runtime.seccompFile, fd: SECCOMP_FD } : undefined,
-    hostUser: runtime.hostUser,
+    hostUser: joining ? undefined : runtime.hostUser,
+    ...(joining
+      ? {
+          inherit: [{ fd: USERNS_FD, from: joining.usernsFd }],
+        }
+      : {}),
   });
   // The host's ends of the tool FIFOs, where the channel looks for them (nothing is inherited at these fds).
   const fds = [...(child.stdio as unknown as ChannelFds)];

@@ -19,6 +19,7 @@ import { signalRunner } from "./runner-signal.js";
 import type { ImageFrame, ResultFrame } from "./protocol.js";
 import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 import { launchSandbox } from "./sandbox-launch.js";
+import type { SessionMachine } from "./machine.js";
 import { returnedContent } from "./returned-content.js";
 import { parseDiscoveryRequest, parseUpstreamCall, UpstreamCallBroker, upstreamCallError, type DiscoveryHandler, type UpstreamCallHandler, type UpstreamCallReply } from "./upstream-calls.js";
 
@@ -32,6 +33,11 @@ export interface SandboxOptions {
   /** Host directory bound at /workspace; a size-capped tmpfs when absent. */
   workspaceDir?: string;
   startTimeoutMs?: number;
+  /**
+   * The session's machine to run in, beside its other runners: its namespaces, /tmp and cgroup
+   * (whose limits then hold for the session as a whole). A sandbox of its own when absent.
+   */
+  machine?: SessionMachine;
 }
 
 export interface RunRequest {
@@ -117,6 +123,8 @@ export class Sandbox {
   readonly limits: ResolvedLimits;
   private readonly child: ChildProcess;
   private readonly cgroup: SandboxCgroup | undefined;
+  /** The machine this runner joined; it owns the cgroup and the freezer then. */
+  private readonly machine: SessionMachine | undefined;
   private readonly out: Record<OutputStream, MarkerStream>;
   /** Runs out, results and upstream calls in, on the wire the runner speaks (src/sandbox/channel/). */
   private readonly channel: RunnerChannel;
@@ -146,17 +154,23 @@ export class Sandbox {
     this.kind = options.kind;
     this.limits = options.limits;
     const { limits } = options;
-    this.cgroup = SandboxCgroup.create(runtime.cgroups, {
-      memoryBytes: limits.memoryMb * 1024 * 1024,
-      pids: limits.processes,
-      cpus: limits.cpus,
-    });
+    this.machine = options.machine;
+    this.cgroup =
+      options.machine?.cgroup ??
+      (options.machine
+        ? undefined
+        : SandboxCgroup.create(runtime.cgroups, {
+            memoryBytes: limits.memoryMb * 1024 * 1024,
+            pids: limits.processes,
+            cpus: limits.cpus,
+          }));
     const channel = CHANNELS[RUNNER_SPECS[options.kind].channel];
     const launched = launchSandbox(runtime, {
       kind: options.kind,
       limits,
       ...(options.workspaceDir === undefined ? {} : { workspaceDir: options.workspaceDir }),
       channel,
+      ...(options.machine ? { machine: options.machine } : {}),
     });
     this.child = launched.child;
     this.out = {
@@ -210,7 +224,15 @@ export class Sandbox {
 
   /** Starts a sandbox and resolves once its runner is ready for work. */
   static async start(runtime: SandboxRuntime, options: SandboxOptions): Promise<Sandbox> {
-    const sandbox = new Sandbox(runtime, options);
+    // A frozen machine would freeze the runner too as it joins the cgroup.
+    options.machine?.enter();
+    let sandbox: Sandbox;
+    try {
+      sandbox = new Sandbox(runtime, options);
+    } catch (error) {
+      options.machine?.leave();
+      throw error;
+    }
     const timeoutMs = options.startTimeoutMs ?? 15_000;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -225,6 +247,7 @@ export class Sandbox {
     } finally {
       clearTimeout(timer);
       sandbox.readyWaiter = undefined;
+      options.machine?.leave();
     }
     return sandbox;
   }
@@ -270,7 +293,7 @@ export class Sandbox {
       const markerBytes = Buffer.from(marker, "utf8");
       this.out.stdout.begin(markerBytes);
       this.out.stderr.begin(markerBytes);
-      this.thaw();
+      this.thawForRun();
       this.channel.send({
         id,
         code: request.code,
@@ -287,7 +310,7 @@ export class Sandbox {
 
   /** Whether the sandbox's processes are frozen now (between calls, where the host can freeze). */
   get isFrozen(): boolean {
-    return this.frozen;
+    return this.machine ? this.machine.isFrozen : this.frozen;
   }
 
   /** Output bytes written while no call was running, which were dropped. */
@@ -299,7 +322,17 @@ export class Sandbox {
     if (this.alive && this.cgroup?.freeze()) this.frozen = true;
   }
 
+  /** Before a run: the sandbox (or its whole machine) runs until the run ends. */
+  private thawForRun(): void {
+    if (this.machine) this.machine.enter();
+    else this.thaw();
+  }
+
   private thaw(): void {
+    if (this.machine) {
+      this.machine.thaw();
+      return;
+    }
     if (!this.frozen) return;
     this.frozen = false;
     this.cgroup?.thaw();
@@ -334,8 +367,9 @@ export class Sandbox {
     // A frozen process does not act on SIGKILL (cgroup v1) until it is thawed.
     this.thaw();
     if (!this.exited) killGroup(this.child);
-    // A released cgroup may already hold the next sandbox: it is not this one's to kill.
-    if (!this.cgroupReleased) this.cgroup?.killAll();
+    // A released cgroup may already hold the next sandbox: it is not this one's to kill. A machine's
+    // is the whole session's: this runner's pid namespace dies with its init, which bubblewrap's death kills.
+    if (!this.cgroupReleased && !this.machine) this.cgroup?.killAll();
   }
 
   /** Stops the sandbox and releases everything it held. Safe to call twice: the second call waits for the first. */
@@ -345,7 +379,7 @@ export class Sandbox {
       this.readyWaiter?.reject(new SandgateError("SANDBOX_FAILED", "the sandbox was stopped before it was ready"));
       await Promise.race([this.closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       this.cgroupReleased = true;
-      await this.cgroup?.release();
+      if (!this.machine) await this.cgroup?.release();
     })();
     return this.disposed;
   }
@@ -487,7 +521,9 @@ export class Sandbox {
     run.output.end();
     const imagesNote = run.images.note();
     // Nothing runs until the next call: threads, timers and busy loops a call left behind wait.
-    if (!sandboxDied) this.freeze();
+    // A machine freezes once none of its runners runs a call any more.
+    if (this.machine) this.machine.leave();
+    else if (!sandboxDied) this.freeze();
     run.resolve({
       ...verdict,
       ...(sandboxDied ? {} : { result: run.result }),
@@ -501,6 +537,8 @@ export class Sandbox {
   }
 
   private onClose(): void {
+    // Killing this runner thawed its machine; the other runners wait frozen again if none runs.
+    queueMicrotask(() => this.machine?.settle());
     const run = this.active;
     if (this.readyWaiter) {
       this.readyWaiter.reject(new SandgateError("SANDBOX_FAILED", `the ${this.kind} sandbox failed to start: ${describeExit(this.exitInfo, this.launchErr)}`));
