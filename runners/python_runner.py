@@ -68,13 +68,17 @@ def _safe_repr(value):
         text = repr(value)
     except BaseException as exc:
         return f"<repr() failed: {type(exc).__name__}: {_safe_str(exc)}>"
+    return _clip_value(text)
+
+
+def _clip_value(text):
     if len(text) > VALUE_LIMIT:
         text = f"{text[:VALUE_LIMIT]}... [{len(text) - VALUE_LIMIT} more characters]"
     return text
 
 
 def _is_plain_json(value):
-    """True when the host's JSON.parse gives back exactly this value: no tuples, subclasses,
+    """True when the host's JSON.parse gives back this value (a tuple as a list): no subclasses,
     non-string keys, non-finite floats or ints beyond 2**53 that json.dumps would quietly change."""
     stack = [(value, 0)]
     nodes = 0
@@ -94,10 +98,10 @@ def _is_plain_json(value):
             if item - item == 0.0:  # NaN and infinities give NaN
                 continue
             return False
-        if kind is list or kind is dict:
+        if kind is list or kind is dict or kind is tuple:
             if nodes + len(item) > VALUE_NODE_LIMIT:
                 return False
-            if kind is list:
+            if kind is not dict:
                 stack.extend((child, depth + 1) for child in item)
                 continue
             for key, child in item.items():
@@ -118,7 +122,24 @@ def _value_fields(value):
                 return {"value": value, "valueKind": "json"}
         except (TypeError, ValueError, RecursionError):
             pass
+    table = _table_text(value)
+    if table is not None:
+        return {"value": _clip_value(table), "valueKind": "repr"}
     return {"value": _safe_repr(value), "valueKind": "repr"}
+
+
+def _table_text(value):
+    """A DataFrame or Series as a bounded text table (sandgate_notebook), once pandas is loaded."""
+    if "pandas" not in sys.modules:
+        return None
+    try:
+        import sandgate_notebook
+
+        return sandgate_notebook.table_text(value)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return None  # its repr then
 
 
 def _exit_status(code):
@@ -152,6 +173,14 @@ class _Quitter:
 
     def __call__(self, code=None):
         raise SystemExit(code)
+
+
+def display(*objs, **options):
+    """Shows each object now, as a notebook does: figures and images as images, DataFrames and
+    Series as tables, anything else as text. Options of IPython's display() are accepted and ignored."""
+    import sandgate_notebook
+
+    sandgate_notebook.display(objs, options)
 
 
 class _SourceLoader:
@@ -235,6 +264,7 @@ class Session:
         module.__dict__["ToolError"] = sandgate.ToolError
         for name in ("search_tools", "list_servers", "return_image", "return_content"):
             module.__dict__[name] = getattr(sandgate, name)
+        module.__dict__["display"] = display
         sys.modules["__main__"] = module
         self.globals = module.__dict__
         # threading takes its default excepthook from _thread when user code first imports it.
@@ -308,6 +338,7 @@ class Session:
         frames.log_raw(text)
 
     def _run(self, code, filename):
+        code = self._without_magics(code)
         tree = compile(code, filename, "exec", PyCF_ONLY_AST | PyCF_ALLOW_TOP_LEVEL_AWAIT, True)
         body = tree.body
         last = body.pop() if body and type(body[-1]) is _ast.Expr else None
@@ -326,6 +357,21 @@ class Session:
         for top in tops:
             value = eval(top, self.globals)
         return value
+
+    def _without_magics(self, code):
+        """`!cmd`, `x = !cmd` and `%magic` lines made calls, as IPython does (sandgate_notebook);
+        tracebacks still show the lines as written, since self.lines keeps them."""
+        if "!" not in code and "%" not in code:
+            return code
+        import sandgate_notebook
+
+        if not sandgate_notebook.has_magic_lines(self.lines):
+            return code
+        transformed = sandgate_notebook.transform(self.lines)
+        if transformed is None:
+            return code
+        sandgate_notebook.install()
+        return transformed
 
     async def _run_async(self, tops):
         value = None
@@ -463,7 +509,7 @@ def _add_package_hint(exc):
 # Runner modules loaded on first use (images, the matplotlib backend): found here without
 # /sandgate/runners on sys.path, so user code's own module names never resolve to ours.
 RUNNER_DIR = os.path.dirname(__file__) or "."
-LAZY_RUNNER_MODULES = ("sandgate_images", "sandgate_mpl")
+LAZY_RUNNER_MODULES = ("sandgate_images", "sandgate_mpl", "sandgate_notebook")
 
 
 class _RunnerModules:
