@@ -21,6 +21,8 @@ export interface ExecutionResult {
   stdout: string;
   stderr: string;
   value?: unknown;
+  /** "repr": `value` is the text form of a value JSON cannot carry (a repr, a table); else JSON. */
+  valueKind?: "json" | "repr";
   error?: ErrorInfo;
   durationMs: number;
   truncated: boolean;
@@ -119,6 +121,7 @@ export function buildResult(outcome: RunOutcome, options: BuildResultOptions): E
   if (outcome.images) result.images = outcome.images;
   if (outcome.imagesNote) result.imagesNote = outcome.imagesNote;
   const value = frame?.value === undefined ? { shownTokens: 0, tokens: 0 } : setValue(frame.value, result, options.outputTokenBudget);
+  if (frame?.value !== undefined) result.valueKind = frame.valueKind === "repr" || typeof result.value !== typeof frame.value ? "repr" : "json";
   const stderrShown = countTokens(stderr.text);
   result.tokens.returned = stdout.shownTokens + stderrShown + value.shownTokens;
   result.tokens.output = stdout.tokens + (stderr.truncated ? estimateTokens(outcome.stderr.toString("utf8")).tokens : stderrShown) + value.tokens;
