@@ -115,3 +115,17 @@ describe("last-expression values", () => {
     expect(array).toMatchObject({ value: "array([[0, 1],\n       [2, 3]])", valueKind: "repr" });
   });
 });
+
+describe("tool caches", () => {
+  it("keeps matplotlib's cache and config out of the workspace", async () => {
+    const session = t.engine.sessions.create();
+    try {
+      const r = await py(["import matplotlib.pyplot as plt", "plt.plot([1, 2])", "plt.show()", "import os", "sorted(os.listdir('/workspace'))"].join("\n"), session.id);
+      expect(r.status).toBe("ok");
+      expect(r.images).toHaveLength(1);
+      expect(r.value).toEqual([]);
+    } finally {
+      await t.engine.sessions.stop(session.id);
+    }
+  });
+});
