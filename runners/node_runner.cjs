@@ -514,13 +514,34 @@ function missingPackageAdvice(err) {
   return `no network in this sandbox: ask the admin to add ${name} to node.packages (then \`sandgate packages sync\`), or ${have}`;
 }
 
+const NO_NETWORK = 'no network in this sandbox: only loopback (127.0.0.1) is reachable; work on files in /workspace (uploaded, or written with file_write) or call the configured MCP servers\' tools';
+/** Error codes of a failed name lookup or of no route: what reaching past loopback gives here. */
+const NETWORK_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/** An error from reaching the network (fetch's "fetch failed" wraps it in `cause`): there is none. */
+function networkAdvice(err) {
+  try {
+    const pending = [err];
+    for (let seen = 0; pending.length > 0 && seen < 32; seen++) {
+      const item = pending.pop();
+      if (item === null || typeof item !== 'object') continue;
+      if (NETWORK_CODES.has(item.code)) return NO_NETWORK;
+      pending.push(item.cause);
+      if (Array.isArray(item.errors)) pending.push(...item.errors.slice(0, 8));
+    }
+  } catch {
+    // a getter or proxy of the code's own error object: no advice rather than no error
+  }
+  return '';
+}
+
 function errorInfo(err) {
   try {
     if (err !== null && typeof err === 'object' && typeof err.stack === 'string') {
       const ctor = err.constructor;
       const type = (ctor && typeof ctor.name === 'string' && ctor.name) || 'Error';
       const message = typeof err.message === 'string' ? err.message : safeString(err.message);
-      const advice = missingPackageAdvice(err);
+      const advice = missingPackageAdvice(err) || networkAdvice(err);
       if (advice !== '') {
         const traceback = cleanStack(err.stack) || `${type}: ${message}`;
         return { type, message: `${message.split('\n')[0]}; ${advice}`, traceback: `${traceback}\n${advice}` };

@@ -428,9 +428,12 @@ class Session:
             return {"ok": False, "exitCode": status, "error": error}
         exc.__traceback__ = self._user_frames(exc.__traceback__)
         _add_package_hint(exc)
+        network = _add_network_hint(exc)
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
         came_before = _Interrupts.came
         message = _safe_str(exc)
+        if network:
+            message = f"{message}\n{NO_NETWORK}"  # as the traceback ends: the exception's line, then its note
         # A str() the call's interrupt stopped would not stop a second time: no traceback then.
         formatted = f"{type(exc).__name__}: {message}\n" if _Interrupts.came and not came_before else self._format(exc)
         error = {"type": type(exc).__name__, "message": message, "traceback": formatted}
@@ -504,6 +507,39 @@ def _add_package_hint(exc):
         exc.msg = f"{exc.msg}; {sandgate_packages.advice('python', top)}"
     except Exception:
         pass
+
+
+# Said after an error that came from reaching past loopback (sandgate_packages says it for packages).
+NO_NETWORK = "no network in this sandbox: only loopback (127.0.0.1) is reachable; work on files in /workspace (uploaded, or written with file_write) or call the configured MCP servers' tools"
+# errno of a failed name lookup (socket.gaierror: EAI_NONAME, EAI_AGAIN, EAI_FAIL, EAI_NODATA) or of no route.
+NETWORK_ERRNOS = {-2, -3, -4, -5, 101, 113}
+# How urllib3, requests, httpx and aiohttp word the same failures in their own exceptions' text.
+NETWORK_PHRASES = ("Temporary failure in name resolution", "Name or service not known", "Network is unreachable", "No route to host", "[Errno -3]", "[Errno -2]")
+
+
+def _add_network_hint(exc):
+    """An error from reaching the network (a name lookup, an unreachable host, in the exception or
+    what it wraps): says there is none, as a note the traceback shows. True when it did."""
+    try:
+        if not _from_network(exc):
+            return False
+        exc.add_note(NO_NETWORK)
+        return True
+    except Exception:  # an exception type that refuses notes, a `reason` property that raises
+        return False
+
+
+def _from_network(exc):
+    pending, seen = [exc], set()
+    while pending and len(seen) < 32:
+        item = pending.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, OSError) and item.errno in NETWORK_ERRNOS or any(phrase in _safe_str(item)[:4096] for phrase in NETWORK_PHRASES):
+            return True
+        pending.extend((item.__cause__, item.__context__, getattr(item, "reason", None), *item.args[:4]))
+    return False
 
 
 # Runner modules loaded on first use (images, the matplotlib backend): found here without
