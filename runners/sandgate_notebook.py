@@ -3,6 +3,7 @@
 
 import builtins
 import os
+import re
 import sys
 
 import sandgate_frames as frames
@@ -14,6 +15,8 @@ TABLE_MAX_COLUMNS = 40
 TABLE_MAX_COLWIDTH = 60
 # What the user's lines call; a dunder name in builtins, so it works inside functions and classes too.
 MAGIC_NAME = "__sandgate_magic__"
+# `target = !cmd` or `target = %magic args`: names, attributes and tuples of them as targets.
+ASSIGNED_MAGIC = re.compile(r"([ \t]*)([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*)[ \t]*=[ \t]*([!%].*)$")
 SUPPORTED = "%timeit, %time, %pip, %cd, %pwd, %ls, %env, %who, %matplotlib and !command"
 
 
@@ -53,9 +56,7 @@ def has_magic_lines(lines):
 
 def _assigned_magic(line):
     """(indent, target, rest) of `target = !cmd` or `target = %magic args`, or None."""
-    import re
-
-    match = re.match(r"([ \t]*)([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*)[ \t]*=[ \t]*([!%].*)$", line.rstrip("\r\n"))
+    match = ASSIGNED_MAGIC.match(line.rstrip("\r\n"))
     if match is None or match.group(3).startswith("%%"):
         return None
     return match.group(1), match.group(2), match.group(3)
@@ -149,8 +150,6 @@ def _caller_namespace(depth=2):
 def _expand(command, namespace):
     """`{expression}` and `$name` from the user's variables, as IPython expands them; a command
     whose expansion fails is run as written (awk's `{print $1}` stays)."""
-    import re
-
     glob, loc = namespace
     lookup = dict(glob)
     if loc is not glob:

@@ -43,6 +43,14 @@ describe("shell commands and line magics", () => {
     expect(r.value).toEqual(["!not a command", 2]);
   });
 
+  it("runs a long program of % formatting and != comparisons with one shell line as the Python it is", async () => {
+    const body = Array.from({ length: 3000 }, (_, i) => `s${i} = "%d!" % ${i}; t${i} = s${i} != "!x"`).join("\n");
+    const r = await py(`${body}\n!echo done\n[s2999, t2999]`);
+    expect(r.status).toBe("ok");
+    expect(r.stdout).toBe("done\n");
+    expect(r.value).toEqual(["2999!", true]);
+  });
+
   it("runs magics inside functions and shows the line as written in a traceback", async () => {
     const r = await py(["def listing():", "    out = !echo one", "    return out", "print(listing())", "%cd /nowhere"].join("\n"));
     expect(r.stdout).toBe("['one']\n");
