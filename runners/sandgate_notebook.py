@@ -17,7 +17,7 @@ TABLE_MAX_COLWIDTH = 60
 MAGIC_NAME = "__sandgate_magic__"
 # `target = !cmd` or `target = %magic args`: names, attributes and tuples of them as targets.
 ASSIGNED_MAGIC = re.compile(r"([ \t]*)([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*)[ \t]*=[ \t]*([!%].*)$")
-SUPPORTED = "%timeit, %time, %pip, %cd, %pwd, %ls, %env, %who, %matplotlib and !command"
+SUPPORTED = "%timeit, %time, %pip, %cd, %pwd, %ls, %env, %who, %matplotlib, !command and the cell magics %%time, %%timeit, %%bash, %%sh, %%writefile"
 
 
 class UsageError(Exception):
@@ -97,6 +97,8 @@ def transform(lines):
     an expression in brackets or after a backslash, and `!=` are left alone. Line numbers stay."""
     import tokenize
 
+    if lines and lines[0].startswith("%%"):
+        return _cell_call(lines)
     out = []
     state = {"depth": 0, "type": tokenize.NEWLINE, "row": 0, "changed": False}
     source = iter(lines)
@@ -131,6 +133,13 @@ def transform(lines):
         return None
     out.extend(source)
     return "".join(out)
+
+
+def _cell_call(lines):
+    """A cell magic on the first line (`%%time`, `%%timeit`, `%%bash`, `%%sh`, `%%writefile`): the
+    whole call becomes one call with the rest as its body."""
+    name, _, args = lines[0][2:].strip().partition(" ")
+    return f"{MAGIC_NAME}.cell({name!r}, {args.strip()!r}, {''.join(lines[1:])!r})\n"
 
 
 def install():
@@ -201,11 +210,38 @@ class Magics:
         namespace[0]["_exit_code"] = done.returncode
         return SList(done.stdout.decode("utf-8", "replace").splitlines())
 
+    def cell(self, name, args, body):
+        """`%%name args` over the call's code: a shell script, a file to write, or Python to time."""
+        namespace = _caller_namespace()
+        if name in ("bash", "sh"):
+            frames.flush_std_streams()
+            import subprocess
+
+            status = subprocess.run([_shell() if name == "bash" else "/bin/sh", "-c", body], stdin=subprocess.DEVNULL).returncode
+            namespace[0]["_exit_code"] = status
+            return None
+        if name == "writefile":
+            append = args.startswith("-a ")
+            path = os.path.expanduser(args[3:].strip() if append else args.strip()).strip("'\"")
+            if not path:
+                raise UsageError("%%writefile needs a file name, like %%writefile script.py")
+            with open(path, "a" if append else "w", encoding="utf-8") as file:
+                file.write(body)
+            print(f"{'Appended to' if append else 'Writing'} {path}")
+            return None
+        if name == "time":
+            # The body keeps its line numbers in the call's file (the magic is line 1).
+            code = compile("\n" + body, "main.py", "exec")
+            return _timed(lambda: exec(code, *namespace))
+        if name == "timeit":
+            return self.magic_timeit(f"{args} {body}", namespace)
+        raise UsageError(f"cell magic %%{name} is not supported here; supported: %%time, %%timeit, %%bash, %%sh, %%writefile")
+
     def line(self, name, args):
         handler = getattr(self, f"magic_{name}", None)
         if handler is None:
             if name.startswith("%"):
-                raise UsageError(f"cell magics (%{name}) are not supported here; write the cell as Python (time it with %time on one line), or run shell code with !command or in a bash call")
+                raise UsageError(f"a cell magic (%{name}) works only as the first line of the code, over the rest of it")
             raise UsageError(f"line magic %{name} is not supported here; supported: {SUPPORTED}")
         return handler(args, _caller_namespace())
 
@@ -259,17 +295,8 @@ class Magics:
 
     def magic_time(self, args, namespace):
         """Runs the statement or expression once and prints its CPU and wall time; returns an expression's value."""
-        import time
-
         code, is_expression = _compile_magic_code(args, "<time>")
-        before, start = os.times(), time.perf_counter()
-        try:
-            value = eval(code, *namespace) if is_expression else exec(code, *namespace)
-        finally:
-            wall, after = time.perf_counter() - start, os.times()
-            user, system = after.user - before.user, after.system - before.system
-            print(f"CPU times: user {_format_time(user)}, sys: {_format_time(system)}, total: {_format_time(user + system)}\nWall time: {_format_time(wall)}")
-        return value
+        return _timed(lambda: eval(code, *namespace) if is_expression else exec(code, *namespace))
 
     def magic_timeit(self, args, namespace):
         """Times a statement as IPython does (-n loops, -r runs, -o returns the timings), within TIMEIT_BUDGET."""
@@ -298,6 +325,19 @@ class Magics:
         if "o" in options:
             return {"mean_s": mean, "stdev_s": spread, "runs": len(timings), "loops": number, "timings_s": timings}
         return None
+
+
+def _timed(run):
+    """run()'s value, after printing its CPU and wall time as IPython's %time does (also when it fails)."""
+    import time
+
+    before, start = os.times(), time.perf_counter()
+    try:
+        return run()
+    finally:
+        wall, after = time.perf_counter() - start, os.times()
+        user, system = after.user - before.user, after.system - before.system
+        print(f"CPU times: user {_format_time(user)}, sys: {_format_time(system)}, total: {_format_time(user + system)}\nWall time: {_format_time(wall)}")
 
 
 def _timeit_options(shlex, args):

@@ -137,3 +137,21 @@ describe("tool caches", () => {
     }
   });
 });
+
+describe("cell magics on the first line", () => {
+  it("write a file with %%writefile, run a shell script with %%bash and time Python with %%time", async () => {
+    const session = t.engine.sessions.create();
+    try {
+      const written = await py("%%writefile greet.py\nprint('hi from a file')\n", session.id);
+      expect(written.stdout).toBe("Writing greet.py\n");
+      const shell = await py("%%bash\nset -e\nfor f in *.py; do echo \"$f\"; done\npython3 greet.py", session.id);
+      expect(shell.stdout).toBe("greet.py\nhi from a file\n");
+      const timed = await py("%%time\ntotal = sum(range(100))\nprint(total)\n1 / 0", session.id);
+      expect(timed.stdout).toMatch(/^4950\nCPU times: .*\nWall time: .*\n$/);
+      expect(timed.error?.type).toBe("ZeroDivisionError");
+      expect(timed.error?.traceback).toContain('main.py", line 4');
+    } finally {
+      await t.engine.sessions.stop(session.id);
+    }
+  });
+});
