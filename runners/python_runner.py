@@ -557,6 +557,8 @@ class _RunnerModules:
         if name == "matplotlib.pyplot":
             _use_sandgate_backend()
             return None
+        if name in IPYTHON_MODULES:
+            return _ipython_stand_in(name)
         if name not in LAZY_RUNNER_MODULES:
             return None
         import importlib.util
@@ -566,6 +568,30 @@ class _RunnerModules:
             if os.path.exists(file):
                 return importlib.util.spec_from_file_location(name, file)
         return None
+
+
+# Served by sandgate_ipython when IPython itself is not installed (`from IPython.display import display`).
+IPYTHON_MODULES = ("IPython", "IPython.display")
+
+
+def _ipython_stand_in(name):
+    import importlib.machinery
+    import importlib.util
+
+    if name == "IPython" and importlib.machinery.PathFinder.find_spec(name) is not None:
+        return None  # the real one
+    if name == "IPython.display" and getattr(sys.modules.get("IPython"), "__file__", "") != _runner_file("sandgate_ipython"):
+        return None
+    file = _runner_file("sandgate_ipython")
+    return importlib.util.spec_from_file_location(name, file, submodule_search_locations=[] if name == "IPython" else None) if file else None
+
+
+def _runner_file(module):
+    for suffix in (".pyc", ".py"):
+        file = os.path.join(RUNNER_DIR, module + suffix)
+        if os.path.exists(file):
+            return file
+    return None
 
 
 # GUI backends, which cannot show anything in a sandbox; Debian's /etc/matplotlibrc names TkAgg.

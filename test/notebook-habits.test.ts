@@ -27,6 +27,23 @@ describe("display()", () => {
   });
 });
 
+describe("IPython.display without IPython installed", () => {
+  it("gives display, Markdown and Image, an image file shown as an image", async () => {
+    const r = await py(
+      [
+        "from PIL import Image as PILImage",
+        "PILImage.new('RGB', (4, 4), 'red').save('dot.png')",
+        "from IPython.display import display, Markdown, Image",
+        "display(Markdown('# Title'), Image(filename='dot.png'))",
+        "Image('dot.png')",
+      ].join("\n"),
+    );
+    expect(r.status).toBe("ok");
+    expect(r.stdout).toBe("# Title\n");
+    expect(r.images?.map((image) => image.mime)).toEqual(["image/png", "image/png"]);
+  });
+});
+
 describe("shell commands and line magics", () => {
   it("runs !cmd lines and captures x = !cmd output as lines, with Python variables expanded", async () => {
     const r = await py(["name = 'world'", "!echo hello {name}", "files = !printf 'a\\nb\\n'", "print(files, files.n.upper())", "!exit 3", "_exit_code"].join("\n"));
