@@ -513,6 +513,8 @@ def _add_package_hint(exc):
 NO_NETWORK = "no network in this sandbox: only loopback (127.0.0.1) is reachable; work on files in /workspace (uploaded, or written with file_write) or call the configured MCP servers' tools"
 # errno of a failed name lookup (socket.gaierror: EAI_NONAME, EAI_AGAIN, EAI_FAIL, EAI_NODATA) or of no route.
 NETWORK_ERRNOS = {-2, -3, -4, -5, 101, 113}
+# Whose exceptions' text is read for those failures (see _says_network_failure).
+NETWORK_LIBRARIES = {"urllib3", "requests", "httpx", "httpcore", "aiohttp"}
 # How urllib3, requests, httpx and aiohttp word the same failures in their own exceptions' text.
 NETWORK_PHRASES = ("Temporary failure in name resolution", "Name or service not known", "Network is unreachable", "No route to host", "[Errno -3]", "[Errno -2]")
 
@@ -529,16 +531,38 @@ def _add_network_hint(exc):
         return False
 
 
+def _says_network_failure(exc):
+    """The text of an HTTP library's own exception names a network failure. Only theirs is read: a
+    str() of the code's own exception is user code that may never return."""
+    if not _from_library(exc):
+        return False
+    try:
+        text = str(exc)[:4096]
+    except Exception:
+        return False
+    return any(phrase in text for phrase in NETWORK_PHRASES)
+
+
+def _from_library(exc):
+    module = type(exc).__module__
+    return type(module) is str and module.partition(".")[0] in NETWORK_LIBRARIES
+
+
 def _from_network(exc):
+    if _Interrupts.came:
+        return False  # the call's time is up
     pending, seen = [exc], set()
     while pending and len(seen) < 32:
         item = pending.pop()
         if not isinstance(item, BaseException) or id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(item, OSError) and item.errno in NETWORK_ERRNOS or any(phrase in _safe_str(item)[:4096] for phrase in NETWORK_PHRASES):
+        if isinstance(item, OSError) and OSError.errno.__get__(item) in NETWORK_ERRNOS or _says_network_failure(item):
             return True
-        pending.extend((item.__cause__, item.__context__, getattr(item, "reason", None), *item.args[:4]))
+        # Read as stored, never through a property of the code's own class (user code that may not return).
+        args = BaseException.args.__get__(item)
+        reason = getattr(item, "reason", None) if _from_library(item) or type(item).__module__ == "urllib.error" else None
+        pending.extend((BaseException.__cause__.__get__(item), BaseException.__context__.__get__(item), reason, *args[:4]))
     return False
 
 

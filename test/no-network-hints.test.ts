@@ -43,3 +43,20 @@ describe("a network failure in the sandbox", () => {
     expect(r.stderr.split("\n").filter((line) => line.includes(HINT))).toHaveLength(2);
   });
 });
+
+describe("the check for a network failure", () => {
+  it("runs none of the code's own methods: an error with a `reason` property that never returns still ends at the time limit", async () => {
+    const session = t.engine.sessions.create();
+    try {
+      await t.engine.execute({ language: "python", sessionId: session.id, code: "x = 41" });
+      const code = "class Odd(OSError):\n    @property\n    def reason(self):\n        while True: pass\nraise Odd(5, 'odd')";
+      const r = await t.engine.execute({ language: "python", sessionId: session.id, code, timeoutS: 5 });
+      expect(r.status).toBe("error");
+      expect(r.error?.message).toBe("[Errno 5] odd");
+      const after = await t.engine.execute({ language: "python", sessionId: session.id, code: "x + 1" });
+      expect(after).toMatchObject({ status: "ok", value: 42 });
+    } finally {
+      await t.engine.sessions.stop(session.id);
+    }
+  });
+});
