@@ -199,6 +199,30 @@ sandgate-show() {
   __sg_send "{\"type\":\"image\",\"id\":\"$__sg_id\",\"mime\":\"$mime\",\"data\":\"$data\"}"
 }
 
+# curl and wget in the session's shell: a host they cannot resolve or reach (curl 6 and 7, wget 4)
+# gets one line saying why, as pip and imports say it; a refused connection on loopback does not.
+__sg_no_network() {
+  local status=$1 arg
+  shift
+  for arg; do
+    [[ $arg == *localhost* || $arg == *127.0.0.1* || $arg == *'[::1]'* ]] && return "$status"
+  done
+  builtin printf '%s\n' "sandgate: no network in this sandbox: only loopback (127.0.0.1) is reachable; work on files in /workspace (uploaded, or written with file_write) or call the configured MCP servers' tools (sandgate-tool)" >&2
+  return "$status"
+}
+curl() {
+  command curl "$@" || {
+    local status=$?
+    if ((status == 6 || status == 7)); then __sg_no_network "$status" "$@"; else return "$status"; fi
+  }
+}
+wget() {
+  command wget "$@" || {
+    local status=$?
+    if ((status == 4)); then __sg_no_network "$status" "$@"; else return "$status"; fi
+  }
+}
+
 # `exit`, or a failure under `set -e`, ends this shell: report the call before going.
 __sg_on_exit() {
   local rc=$?

@@ -174,6 +174,7 @@ async function handleExecute(frame) {
     outcome = { fields: { ok: false, exitCode: 1, error: { type: 'ProtocolError', message, traceback: '' } } };
   } else {
     scriptOptions.filename = typeof filename === 'string' && filename ? filename : 'main.js';
+    callLines = typeof frame.source === 'string' && frame.source !== code ? { run: code.split('\n'), written: frame.source.split('\n') } : null;
     codeMode.runId = id;
     images.setMaxBytes(frame.maxImageBytes);
     const savedEnv = setEnv(frame.env);
@@ -514,13 +515,34 @@ function missingPackageAdvice(err) {
   return `no network in this sandbox: ask the admin to add ${name} to node.packages (then \`sandgate packages sync\`), or ${have}`;
 }
 
+const NO_NETWORK = 'no network in this sandbox: only loopback (127.0.0.1) is reachable; work on files in /workspace (uploaded, or written with file_write) or call the configured MCP servers\' tools';
+/** Error codes of a failed name lookup or of no route: what reaching past loopback gives here. */
+const NETWORK_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/** An error from reaching the network (fetch's "fetch failed" wraps it in `cause`): there is none. */
+function networkAdvice(err) {
+  try {
+    const pending = [err];
+    for (let seen = 0; pending.length > 0 && seen < 32; seen++) {
+      const item = pending.pop();
+      if (item === null || typeof item !== 'object') continue;
+      if (NETWORK_CODES.has(item.code)) return NO_NETWORK;
+      pending.push(item.cause);
+      if (Array.isArray(item.errors)) pending.push(...item.errors.slice(0, 8));
+    }
+  } catch {
+    // a getter or proxy of the code's own error object: no advice rather than no error
+  }
+  return '';
+}
+
 function errorInfo(err) {
   try {
     if (err !== null && typeof err === 'object' && typeof err.stack === 'string') {
       const ctor = err.constructor;
       const type = (ctor && typeof ctor.name === 'string' && ctor.name) || 'Error';
       const message = typeof err.message === 'string' ? err.message : safeString(err.message);
-      const advice = missingPackageAdvice(err);
+      const advice = missingPackageAdvice(err) || networkAdvice(err);
       if (advice !== '') {
         const traceback = cleanStack(err.stack) || `${type}: ${message}`;
         return { type, message: `${message.split('\n')[0]}; ${advice}`, traceback: `${traceback}\n${advice}` };
@@ -539,6 +561,28 @@ function runnerError(err) {
   return { type: 'RunnerError', message, traceback: safeString(err && err.stack) };
 }
 
+/**
+ * The current call's code as run and as the user wrote it (the execute frame's `source`, when the
+ * host rewrote it: TypeScript, imports, top-level await), line for line; null when they are the same.
+ */
+let callLines = null;
+
+/**
+ * V8's "file:line, source, caret" header: one in Node's own files (a require that failed) is
+ * dropped; one in the user's file shows the line as the user wrote it instead of as it ran (the
+ * caret then goes: its column is of the rewritten line).
+ */
+function userHeader(stack) {
+  const match = /^([^\n]+):(\d+)\n([^\n]*)\n([ \t]*\^[^\n]*\n)?\n/.exec(stack);
+  if (match === null) return stack;
+  const [whole, file, line, text] = match;
+  if (file.startsWith('node:')) return stack.slice(whole.length);
+  if (callLines === null || file !== scriptOptions.filename || callLines.run[line - 1] !== text) return stack;
+  const written = callLines.written[line - 1];
+  if (written === undefined || written === text) return stack;
+  return `${file}:${line}\n${written}\n\n${stack.slice(whole.length)}`;
+}
+
 const RUNNER_FRAME = /\/sandgate\/runners\/|\(node:internal\/|at node:internal\/|\(node:vm:/;
 /** V8's "file:line, source, caret" header of an error thrown synchronously, when the file is ours. */
 const RUNNER_HEADER = /^\/sandgate\/runners\/[^\n]*:\d+\n(?:[^\n]*\n)*?\n/;
@@ -551,7 +595,7 @@ function cleanStack(stack) {
   if (typeof stack !== 'string') return '';
   const out = [];
   let reachedUser = false;
-  for (const line of stack.replace(RUNNER_HEADER, '').split('\n')) {
+  for (const line of userHeader(stack.replace(RUNNER_HEADER, '')).split('\n')) {
     if (!/^\s+at /.test(line)) {
       out.push(line);
       continue;

@@ -68,13 +68,17 @@ def _safe_repr(value):
         text = repr(value)
     except BaseException as exc:
         return f"<repr() failed: {type(exc).__name__}: {_safe_str(exc)}>"
+    return _clip_value(text)
+
+
+def _clip_value(text):
     if len(text) > VALUE_LIMIT:
         text = f"{text[:VALUE_LIMIT]}... [{len(text) - VALUE_LIMIT} more characters]"
     return text
 
 
 def _is_plain_json(value):
-    """True when the host's JSON.parse gives back exactly this value: no tuples, subclasses,
+    """True when the host's JSON.parse gives back this value (a tuple as a list): no subclasses,
     non-string keys, non-finite floats or ints beyond 2**53 that json.dumps would quietly change."""
     stack = [(value, 0)]
     nodes = 0
@@ -94,10 +98,10 @@ def _is_plain_json(value):
             if item - item == 0.0:  # NaN and infinities give NaN
                 continue
             return False
-        if kind is list or kind is dict:
+        if kind is list or kind is dict or kind is tuple:
             if nodes + len(item) > VALUE_NODE_LIMIT:
                 return False
-            if kind is list:
+            if kind is not dict:
                 stack.extend((child, depth + 1) for child in item)
                 continue
             for key, child in item.items():
@@ -118,7 +122,24 @@ def _value_fields(value):
                 return {"value": value, "valueKind": "json"}
         except (TypeError, ValueError, RecursionError):
             pass
+    table = _table_text(value)
+    if table is not None:
+        return {"value": _clip_value(table), "valueKind": "repr"}
     return {"value": _safe_repr(value), "valueKind": "repr"}
+
+
+def _table_text(value):
+    """A DataFrame or Series as a bounded text table (sandgate_notebook), once pandas is loaded."""
+    if "pandas" not in sys.modules:
+        return None
+    try:
+        import sandgate_notebook
+
+        return sandgate_notebook.table_text(value)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return None  # its repr then
 
 
 def _exit_status(code):
@@ -152,6 +173,14 @@ class _Quitter:
 
     def __call__(self, code=None):
         raise SystemExit(code)
+
+
+def display(*objs, **options):
+    """Shows each object now, as a notebook does: figures and images as images, DataFrames and
+    Series as tables, anything else as text. Options of IPython's display() are accepted and ignored."""
+    import sandgate_notebook
+
+    sandgate_notebook.display(objs, options)
 
 
 class _SourceLoader:
@@ -235,6 +264,7 @@ class Session:
         module.__dict__["ToolError"] = sandgate.ToolError
         for name in ("search_tools", "list_servers", "return_image", "return_content"):
             module.__dict__[name] = getattr(sandgate, name)
+        module.__dict__["display"] = display
         sys.modules["__main__"] = module
         self.globals = module.__dict__
         # threading takes its default excepthook from _thread when user code first imports it.
@@ -308,6 +338,7 @@ class Session:
         frames.log_raw(text)
 
     def _run(self, code, filename):
+        code = self._without_magics(code)
         tree = compile(code, filename, "exec", PyCF_ONLY_AST | PyCF_ALLOW_TOP_LEVEL_AWAIT, True)
         body = tree.body
         last = body.pop() if body and type(body[-1]) is _ast.Expr else None
@@ -326,6 +357,21 @@ class Session:
         for top in tops:
             value = eval(top, self.globals)
         return value
+
+    def _without_magics(self, code):
+        """`!cmd`, `x = !cmd` and `%magic` lines made calls, as IPython does (sandgate_notebook);
+        tracebacks still show the lines as written, since self.lines keeps them."""
+        if "!" not in code and "%" not in code:
+            return code
+        import sandgate_notebook
+
+        if not sandgate_notebook.has_magic_lines(self.lines):
+            return code
+        transformed = sandgate_notebook.transform(self.lines)
+        if transformed is None:
+            return code
+        sandgate_notebook.install()
+        return transformed
 
     async def _run_async(self, tops):
         value = None
@@ -382,9 +428,12 @@ class Session:
             return {"ok": False, "exitCode": status, "error": error}
         exc.__traceback__ = self._user_frames(exc.__traceback__)
         _add_package_hint(exc)
+        network = _add_network_hint(exc)
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
         came_before = _Interrupts.came
         message = _safe_str(exc)
+        if network:
+            message = f"{message}\n{NO_NETWORK}"  # as the traceback ends: the exception's line, then its note
         # A str() the call's interrupt stopped would not stop a second time: no traceback then.
         formatted = f"{type(exc).__name__}: {message}\n" if _Interrupts.came and not came_before else self._format(exc)
         error = {"type": type(exc).__name__, "message": message, "traceback": formatted}
@@ -460,10 +509,67 @@ def _add_package_hint(exc):
         pass
 
 
+# Said after an error that came from reaching past loopback (sandgate_packages says it for packages).
+NO_NETWORK = "no network in this sandbox: only loopback (127.0.0.1) is reachable; work on files in /workspace (uploaded, or written with file_write) or call the configured MCP servers' tools"
+# errno of a failed name lookup (socket.gaierror: EAI_NONAME, EAI_AGAIN, EAI_FAIL, EAI_NODATA) or of no route.
+NETWORK_ERRNOS = {-2, -3, -4, -5, 101, 113}
+# Whose exceptions' text is read for those failures (see _says_network_failure).
+NETWORK_LIBRARIES = {"urllib3", "requests", "httpx", "httpcore", "aiohttp"}
+# How urllib3, requests, httpx and aiohttp word the same failures in their own exceptions' text.
+NETWORK_PHRASES = ("Temporary failure in name resolution", "Name or service not known", "Network is unreachable", "No route to host", "[Errno -3]", "[Errno -2]")
+
+
+def _add_network_hint(exc):
+    """An error from reaching the network (a name lookup, an unreachable host, in the exception or
+    what it wraps): says there is none, as a note the traceback shows. True when it did."""
+    try:
+        if not _from_network(exc):
+            return False
+        exc.add_note(NO_NETWORK)
+        return True
+    except Exception:  # an exception type that refuses notes, a `reason` property that raises
+        return False
+
+
+def _says_network_failure(exc):
+    """The text of an HTTP library's own exception names a network failure. Only theirs is read: a
+    str() of the code's own exception is user code that may never return."""
+    if not _from_library(exc):
+        return False
+    try:
+        text = str(exc)[:4096]
+    except Exception:
+        return False
+    return any(phrase in text for phrase in NETWORK_PHRASES)
+
+
+def _from_library(exc):
+    module = type(exc).__module__
+    return type(module) is str and module.partition(".")[0] in NETWORK_LIBRARIES
+
+
+def _from_network(exc):
+    if _Interrupts.came:
+        return False  # the call's time is up
+    pending, seen = [exc], set()
+    while pending and len(seen) < 32:
+        item = pending.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, OSError) and OSError.errno.__get__(item) in NETWORK_ERRNOS or _says_network_failure(item):
+            return True
+        # Read as stored, never through a property of the code's own class (user code that may not return).
+        args = BaseException.args.__get__(item)
+        reason = getattr(item, "reason", None) if _from_library(item) or type(item).__module__ == "urllib.error" else None
+        pending.extend((BaseException.__cause__.__get__(item), BaseException.__context__.__get__(item), reason, *args[:4]))
+    return False
+
+
 # Runner modules loaded on first use (images, the matplotlib backend): found here without
 # /sandgate/runners on sys.path, so user code's own module names never resolve to ours.
 RUNNER_DIR = os.path.dirname(__file__) or "."
-LAZY_RUNNER_MODULES = ("sandgate_images", "sandgate_mpl")
+LAZY_RUNNER_MODULES = ("sandgate_images", "sandgate_mpl", "sandgate_notebook")
 
 
 class _RunnerModules:
@@ -475,6 +581,8 @@ class _RunnerModules:
         if name == "matplotlib.pyplot":
             _use_sandgate_backend()
             return None
+        if name in IPYTHON_MODULES:
+            return _ipython_stand_in(name)
         if name not in LAZY_RUNNER_MODULES:
             return None
         import importlib.util
@@ -484,6 +592,30 @@ class _RunnerModules:
             if os.path.exists(file):
                 return importlib.util.spec_from_file_location(name, file)
         return None
+
+
+# Served by sandgate_ipython when IPython itself is not installed (`from IPython.display import display`).
+IPYTHON_MODULES = ("IPython", "IPython.display")
+
+
+def _ipython_stand_in(name):
+    import importlib.machinery
+    import importlib.util
+
+    if name == "IPython" and importlib.machinery.PathFinder.find_spec(name) is not None:
+        return None  # the real one
+    if name == "IPython.display" and getattr(sys.modules.get("IPython"), "__file__", "") != _runner_file("sandgate_ipython"):
+        return None
+    file = _runner_file("sandgate_ipython")
+    return importlib.util.spec_from_file_location(name, file, submodule_search_locations=[] if name == "IPython" else None) if file else None
+
+
+def _runner_file(module):
+    for suffix in (".pyc", ".py"):
+        file = os.path.join(RUNNER_DIR, module + suffix)
+        if os.path.exists(file):
+            return file
+    return None
 
 
 # GUI backends, which cannot show anything in a sandbox; Debian's /etc/matplotlibrc names TkAgg.

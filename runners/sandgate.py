@@ -179,8 +179,9 @@ def _settle_in(loop, future, value, exc, cancel=False):
 
 _channel = _Channel()
 
-# Frames of files under this prefix are the runner's own (this module's too) and never shown in a traceback.
-RUNNER_FILES_PREFIX = "/sandgate/runners/"
+# Frames of files under these prefixes are sandgate's own, never shown in a traceback: the runner's
+# (this module's too) and the generated tool wrappers (`from servers.x import y`), which only pass the call on.
+RUNNER_FILES_PREFIX = ("/sandgate/runners/", "/sandgate/tools/")
 _asyncio_patched = False
 
 

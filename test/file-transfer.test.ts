@@ -232,7 +232,7 @@ describe("REST uploads and downloads", () => {
     expectError(await f.api("/sessions/fifo/files/content?path=none.bin"), 404, "FILE_NOT_FOUND");
   });
 
-  it("MCP file_read of a PNG returns an embedded blob resource; a large binary a pointer to the download", async () => {
+  it("MCP file_read of a PNG returns image content the agent can see; other binaries a blob resource; a large one a pointer to the download", async () => {
     const png = Buffer.concat([Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"), randomBytes(2000)]);
     await put(base("mcp"), "plot.png", png);
     const call = (path: string) =>
@@ -241,11 +241,28 @@ describe("REST uploads and downloads", () => {
       });
     const small = await call("plot.png");
     expect(small.status).toBe(200);
-    const resource = small.body.result.content.find((c) => c.type === "resource") as { resource: { uri: string; mimeType: string; blob: string } } | undefined;
-    expect(resource?.resource).toMatchObject({ uri: "file:///workspace/plot.png", mimeType: "image/png" });
-    expect(Buffer.from(resource?.resource.blob ?? "", "base64").equals(png)).toBe(true);
-    expect(small.body.result.structuredContent).toMatchObject({ encoding: "base64", size: png.length });
+    const image = small.body.result.content.find((c) => c.type === "image") as { mimeType: string; data: string } | undefined;
+    expect(image?.mimeType).toBe("image/png");
+    expect(Buffer.from(image?.data ?? "", "base64").equals(png)).toBe(true);
+    expect(small.body.result.content[0]?.text).toMatch(/plot\.png is an image \(image\/png, 2016 bytes\), sent as image content/);
+    // The bytes go once: the structured result names the image without repeating it.
+    expect(small.body.result.structuredContent).toMatchObject({ content: "", encoding: "base64", size: png.length });
 
+    // The type is what the bytes say: a JPEG under another name is a JPEG; random bytes named .png are a blob.
+    const jpeg = Buffer.concat([Buffer.from("ffd8ffe0", "hex"), randomBytes(500)]);
+    await put(base("mcp"), "photo.dat", jpeg);
+    expect((await call("photo.dat")).body.result.content.find((c) => c.type === "image")).toMatchObject({ mimeType: "image/jpeg" });
+    const fake = Buffer.concat([Buffer.from([0xff, 0x00]), randomBytes(500)]);
+    await put(base("mcp"), "fake.png", fake);
+    const blob = await call("fake.png");
+    expect(blob.body.result.content.map((c) => c.type)).toEqual(["text", "resource"]);
+    const resource = blob.body.result.content.find((c) => c.type === "resource") as { resource: { uri: string; mimeType: string; blob: string } } | undefined;
+    expect(resource?.resource).toMatchObject({ uri: "file:///workspace/fake.png", mimeType: "image/png" });
+    expect(Buffer.from(resource?.resource.blob ?? "", "base64").equals(fake)).toBe(true);
+
+    // An image too large to send inline is a pointer to the download, as any large binary.
+    await put(base("mcp"), "huge.png", Buffer.concat([png.subarray(0, 16), randomBytes(2 * MIB)]));
+    expect((await call("huge.png")).body.result.content.map((c) => c.type)).toEqual(["text"]);
     await put(base("mcp"), "big.dat", randomBytes(2 * MIB));
     const large = await call("big.dat");
     expect(large.body.result.isError).toBeUndefined();

@@ -37,6 +37,20 @@ describe("execute_code's text result", () => {
     expect(typeof printed?.structured.duration_ms).toBe("number");
   });
 
+  it("shows a JSON value as JSON, a one-line repr as it is and a table or array as lines of text, not a quoted string", async () => {
+    const [tuple, set, table] = await texts([
+      { language: "python", code: "(1, 'a')" },
+      { language: "python", code: "{3}" },
+      { language: "python", code: "import pandas as pd\npd.DataFrame({'a': [1, 2]})" },
+    ]);
+    expect(tuple?.text).toMatch(/^\[value\] \[1,"a"\]\n\[ok, \d+ ms\]$/);
+    expect(set?.text).toMatch(/^\[value\] \{3\}\n\[ok, \d+ ms\]$/);
+    expect(table?.text).toMatch(/^\[value\]\n {3}a\n0 {2}1\n1 {2}2\n\n\[2 rows x 1 columns\]\n\[ok, \d+ ms\]$/);
+    // The structured result says which is which.
+    expect(tuple?.structured).toMatchObject({ value: [1, "a"], value_kind: "json" });
+    expect(table?.structured).toMatchObject({ value_kind: "repr" });
+  });
+
   it("names a Python exception once, in its traceback, and says what to do", async () => {
     const [failed] = await texts([{ language: "python", code: "def f():\n    return 1 / 0\nf()" }]);
     expect(failed?.text.match(/ZeroDivisionError: division by zero/g)).toHaveLength(1);

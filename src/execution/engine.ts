@@ -319,11 +319,12 @@ export class Engine {
       ...(request.onWaiting ? { onWaiting: request.onWaiting } : {}),
     });
     const boundary = scope?.guard ? new OutputBoundary(scope.guard) : undefined;
-    const { kind, code, filename, mode } = prepared.prepared;
+    const { kind, code, filename, mode, source } = prepared.prepared;
     const runRequest = {
       code,
       filename,
       ...(mode ? { mode } : {}),
+      ...(source !== undefined ? { source } : {}),
       timeoutMs: limits.timeoutMs,
       // One second of slack: CPU time must never beat the wall clock to a plain busy loop.
       cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus) + 1,

@@ -7,6 +7,7 @@ import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./outp
 import type { SavedStream } from "./saved-outputs.js";
 import { shapeText, shapeValue } from "./shaping.js";
 import { countTokens, estimateJsonTokens, estimateTokens } from "./tokens.js";
+import { trimV8FatalReport } from "./v8-fatal-report.js";
 import type { UpstreamCallRecord, UpstreamCallSummary } from "./upstream-call-scope.js";
 
 export interface ErrorInfo {
@@ -21,6 +22,8 @@ export interface ExecutionResult {
   stdout: string;
   stderr: string;
   value?: unknown;
+  /** "repr": `value` is the text form of a value JSON cannot carry (a repr, a table); else JSON. */
+  valueKind?: "json" | "repr";
   error?: ErrorInfo;
   durationMs: number;
   truncated: boolean;
@@ -98,8 +101,16 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/** A Node run that ran out of heap without V8's 2 KB report (GC traces, native stack with the binary's host path). */
+function withoutV8Report(outcome: RunOutcome): RunOutcome {
+  const text = outcome.stderr.toString("utf8");
+  const trimmed = trimV8FatalReport(text);
+  return trimmed === text ? outcome : { ...outcome, stderr: Buffer.from(trimmed) };
+}
+
 /** The result of a run: shaped streams and value, token counts, and the error a failed run reports. */
 export function buildResult(outcome: RunOutcome, options: BuildResultOptions): ExecutionResult {
+  if (outcome.status === "memory_limit") outcome = withoutV8Report(outcome);
   const stdout = shapeStdout(outcome.stdout, options, () => options.save("stdout", outcome.stdout));
   const stderr = shapeOutput(outcome.stderr, options.displayBytes, () => options.save("stderr", outcome.stderr));
   const frame = outcome.result;
@@ -119,6 +130,7 @@ export function buildResult(outcome: RunOutcome, options: BuildResultOptions): E
   if (outcome.images) result.images = outcome.images;
   if (outcome.imagesNote) result.imagesNote = outcome.imagesNote;
   const value = frame?.value === undefined ? { shownTokens: 0, tokens: 0 } : setValue(frame.value, result, options.outputTokenBudget);
+  if (frame?.value !== undefined) result.valueKind = frame.valueKind === "repr" || typeof result.value !== typeof frame.value ? "repr" : "json";
   const stderrShown = countTokens(stderr.text);
   result.tokens.returned = stdout.shownTokens + stderrShown + value.shownTokens;
   result.tokens.output = stdout.tokens + (stderr.truncated ? estimateTokens(outcome.stderr.toString("utf8")).tokens : stderrShown) + value.tokens;

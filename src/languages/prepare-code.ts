@@ -11,6 +11,8 @@ export interface PreparedCode {
   code: string;
   filename: string;
   mode?: JavaScriptMode;
+  /** The code as the user wrote it, when `code` is a rewrite of it (the runner shows its lines in errors). */
+  source?: string;
 }
 
 export type PrepareOutcome = { ok: true; prepared: PreparedCode } | { ok: false; error: { type: string; message: string; traceback: string } };
@@ -21,7 +23,8 @@ export type PrepareOutcome = { ok: true; prepared: PreparedCode } | { ok: false;
  */
 export function prepareOnHost(kind: RunnerKind, filename: string, code: string, transform: (code: string) => Omit<PreparedCode, "kind" | "filename">): PrepareOutcome {
   try {
-    return { ok: true, prepared: { kind, filename, ...transform(code) } };
+    const prepared = transform(code);
+    return { ok: true, prepared: { kind, filename, ...prepared, ...(prepared.code !== code ? { source: code } : {}) } };
   } catch (error) {
     // The transforms keep every line where it was, so the position is the user's.
     if (error instanceof NestingTooDeepError || error instanceof TypeScriptSyntaxError) return syntaxError(filename, code, error);

@@ -31,6 +31,11 @@ const RASTER_MAGIC: Record<Exclude<ImageMime, "image/svg+xml">, (data: Buffer) =
   "image/webp": (d) => d.length >= 12 && d.toString("latin1", 0, 4) === "RIFF" && d.toString("latin1", 8, 12) === "WEBP",
 };
 
+/** The raster image type `data` starts like (its magic bytes), or undefined. */
+export function rasterImageType(data: Buffer): Exclude<ImageMime, "image/svg+xml"> | undefined {
+  return (Object.keys(RASTER_MAGIC) as Array<keyof typeof RASTER_MAGIC>).find((mime) => RASTER_MAGIC[mime](data));
+}
+
 /** Whether `data` is what `mime` says: the format's magic bytes, or for SVG UTF-8 text with an <svg> root near its start. */
 function imageMatches(mime: ImageMime, data: Buffer): boolean {
   if (mime !== "image/svg+xml") return RASTER_MAGIC[mime](data);

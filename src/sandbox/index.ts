@@ -8,7 +8,7 @@ export { downloadStream, uploadStream } from "./fs-transfer.js";
 export type { DownloadStream, TransferHeader } from "./fs-transfer.js";
 export { DEFAULT_MINIMUM_RATE, type MinimumRate } from "./transfer-pace.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream } from "./sandbox.js";
-export { IMAGE_MIME_TYPES } from "./images.js";
+export { IMAGE_MIME_TYPES, rasterImageType } from "./images.js";
 export type { RunImage, ImageCaps, ImageMime } from "./images.js";
 export type { DiscoveryHandler, DiscoveryOp, DiscoveryRequest, RunClock, UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
 export { WarmPool } from "./warm-pool.js";

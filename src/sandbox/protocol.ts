@@ -22,6 +22,8 @@ export interface ExecuteFrame {
   marker: string;
   filename: string;
   mode?: "script" | "async";
+  /** The code as the user wrote it, when the host rewrote it (TypeScript, imports): error headers show its lines. */
+  source?: string;
   cpuSeconds?: number;
   /** Processes the call leaves running stay (until the sandbox ends) instead of being killed at its end. */
   keepProcesses?: boolean;

@@ -22,6 +22,11 @@ export const SANDBOX_ENV = {
   LANG: "C.UTF-8",
   LC_ALL: "C.UTF-8",
   TMPDIR: "/tmp",
+  // Caches and settings tools write under HOME (matplotlib's font cache and config, pip's, fontconfig's)
+  // go to the sandbox's own /tmp instead of the user's files in /workspace.
+  XDG_CACHE_HOME: "/tmp/.cache",
+  XDG_CONFIG_HOME: "/tmp/.config",
+  MPLCONFIGDIR: "/tmp/.config/matplotlib",
   USER: "sandbox",
   PYTHONUNBUFFERED: "1",
   PYTHONDONTWRITEBYTECODE: "1",

@@ -44,6 +44,8 @@ export interface RunRequest {
   code: string;
   filename: string;
   mode?: "script" | "async";
+  /** The code as the user wrote it, when `code` is a rewrite of it; the runner shows its lines in errors. */
+  source?: string;
   timeoutMs: number;
   outputCapBytes: number;
   cpuSeconds?: number;
@@ -300,6 +302,7 @@ export class Sandbox {
         marker,
         filename: request.filename,
         ...(request.mode ? { mode: request.mode } : {}),
+        ...(request.source !== undefined ? { source: request.source } : {}),
         ...(request.cpuSeconds ? { cpuSeconds: request.cpuSeconds } : {}),
         ...(request.env ? { env: request.env } : {}),
         ...(request.keepProcesses ? { keepProcesses: true } : {}),

@@ -1,12 +1,16 @@
-// file_read's answer: text as text; a file that is not UTF-8 as base64 with an MCP embedded
-// resource (a blob, its type guessed) when small, else a pointer to the REST download.
+// file_read's answer: text as text; an image as MCP image content the agent can see; another file
+// that is not UTF-8 as base64 with an MCP embedded resource (a blob, its type guessed) when small,
+// else a pointer to the REST download.
 
 import type { WorkspaceFile } from "../execution/index.js";
+import { rasterImageType } from "../sandbox/index.js";
 import { mimeTypeOf } from "./mime.js";
 import type { ToolReply } from "./tool-definition.js";
 
 /** Largest binary file sent inline as a blob resource, bytes. */
 export const MAX_BLOB_BYTES = 1024 * 1024;
+/** Largest image sent as image content: what a model reads well, and a reply of bounded size. */
+export const MAX_IMAGE_BYTES = 1024 * 1024;
 
 export interface FileReadStructured {
   path: string;
@@ -17,13 +21,19 @@ export interface FileReadStructured {
 }
 
 /** The reply for `file` (read as base64) when the caller named no encoding or asked for utf8. */
-export function fileReadReply(file: WorkspaceFile, sessionId: string): Pick<ToolReply, "text" | "resources"> & { structured: FileReadStructured } {
+export function fileReadReply(file: WorkspaceFile, sessionId: string): Pick<ToolReply, "text" | "resources" | "images"> & { structured: FileReadStructured } {
   const bytes = Buffer.from(file.content, "base64");
   try {
     const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     return { structured: { path: file.path, content: text, encoding: "utf8", size: file.size }, text };
   } catch {
     // not UTF-8: a binary file
+  }
+  // The type its bytes say, whatever its name: a client shows image content by its mimeType.
+  const imageType = rasterImageType(bytes);
+  if (imageType !== undefined && bytes.length <= MAX_IMAGE_BYTES) {
+    const note = `${file.path} is an image (${imageType}, ${file.size} bytes), sent as image content; encoding "base64" returns its bytes as text`;
+    return { structured: { path: file.path, content: "", encoding: "base64", size: file.size, note }, text: note, images: [{ mimeType: imageType, data: file.content }] };
   }
   const mimeType = mimeTypeOf(file.path);
   const relative = file.path.replace(/^\/workspace\/?/, "");

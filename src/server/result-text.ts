@@ -56,7 +56,7 @@ export function renderResultText(result: WireExecutionResult, summary: string, n
   if (note) parts.push(`Note: ${note}.`);
   if (result.stdout) parts.push(result.stdout.endsWith("\n") ? result.stdout.slice(0, -1) : result.stdout);
   if (result.stderr) parts.push(`[stderr]\n${result.stderr.endsWith("\n") ? result.stderr.slice(0, -1) : result.stderr}`);
-  if (result.value !== undefined) parts.push(`[value] ${JSON.stringify(result.value)}`);
+  if (result.value !== undefined) parts.push(valueText(result));
   // A timeout or cancel that interrupted the code has a traceback too: where the code was.
   if (result.error?.traceback && (result.status === "error" || result.status === "timeout" || result.status === "killed")) parts.push(`[traceback]\n${result.error.traceback.trimEnd()}`);
   if (result.output_note) parts.push(`[${result.output_note}]`);
@@ -68,6 +68,16 @@ export function renderResultText(result: WireExecutionResult, summary: string, n
   if (security) parts.push(security);
   parts.push(statusLine(result, summary));
   return parts.join("\n");
+}
+
+/**
+ * The value as the agent reads it: JSON for JSON values; the text form of others (a repr, a table)
+ * as it is, on its own lines when it has several, instead of a quoted string of escaped newlines.
+ */
+function valueText(result: WireExecutionResult): string {
+  const value = result.value;
+  if (result.value_kind !== "repr" || typeof value !== "string") return `[value] ${JSON.stringify(value)}`;
+  return value.includes("\n") ? `[value]\n${value.replace(/\n+$/, "")}` : `[value] ${value}`;
 }
 
 /** One line on the tool calls: how many, and the first failures by name. */

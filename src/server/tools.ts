@@ -250,7 +250,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     name: "file_read",
     scope: "files",
     title: "Read a workspace file",
-    description: "Read a file of a session's /workspace: text as text, binary as a blob resource (over 1 MiB: a REST download link).",
+    description: "Read a file of a session's /workspace: text as text, an image as image content, other binary as a blob resource (over 1 MiB: a REST download link).",
     input: fileReadInput,
     output: fileReadOutput,
     annotations: { title: "Read a workspace file", readOnlyHint: true, openWorldHint: false },
@@ -261,7 +261,7 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
         const file = await engine.files.read(args.session_id, args.path, "base64", owner);
         return { structured: file, text: file.content };
       }
-      // Text comes back as text; a binary file as a blob resource, or a pointer when large.
+      // Text comes back as text; an image as image content; another binary file as a blob resource, or a pointer when large.
       return fileReadReply(await engine.files.read(args.session_id, args.path, "base64", owner), args.session_id);
     },
   });
