@@ -40,7 +40,7 @@ export const getJobInput = z
   .object({
     job_id: jobId.optional().describe("Omit to list your jobs"),
     wait_s: z.number().min(0).max(MAX_JOB_WAIT_S).optional().describe("Seconds to wait for news"),
-    until: until.optional().describe('What ends the wait: "output" (default) returns on the first new output, "end" only when the job ends or wait_s runs out'),
+    until: until.optional().describe('"end": wait for the end only, not new output'),
     since: z.object({ stdout: offset.optional(), stderr: offset.optional() }).strict().optional().describe("The last answer's `next`: only newer output"),
   })
   .strict();
@@ -59,8 +59,7 @@ export const jobSnapshotToolSchema = jobSnapshotSchema.extend({
  */
 export const getJobToolOutput = jobSnapshotToolSchema
   .partial()
-  .extend({ jobs: z.array(jobSchema).optional().describe("Without job_id: your running and recently finished jobs") })
-  .describe("With job_id: the job, as GET /jobs/{job_id} answers; without: { jobs }, as GET /jobs answers");
+  .extend({ jobs: z.array(jobSchema).optional().describe("Without job_id: your jobs") });
 export const stopJobInput = z.object({ job_id: jobId }).strict();
 export const listJobsOutput = z.object({ jobs: z.array(jobSchema) });
 
