@@ -105,7 +105,7 @@ async function runExecution(
     ...(call.onWaiting ? { onWaiting: call.onWaiting } : {}),
   });
   if (session.note) result.stateReset = true;
-  const wire = toWireResult(result);
+  const wire = { ...toWireResult(result), ...(session.note ? { state_reset_reason: session.note } : {}) };
   const text = renderResultText(wire, describeResult(wire, ctx.config), session.note);
   const images = wire.images?.map((image) => ({ mimeType: image.mime, data: image.data_base64 }));
   return { structured: wire, text, isError: wire.status !== "ok", ...(images ? { images } : {}) };
