@@ -55,7 +55,8 @@ fi
 headers=$(awk '/define NODE_(MAJOR|MINOR|PATCH)_VERSION/ {printf "%s.", $3}' /usr/include/node/node_version.h 2>/dev/null || true)
 if [ -z "${npm_config_nodedir:-}" ] && [ "v${headers%.}" = "$(node --version)" ]; then export npm_config_nodedir=/usr; fi
 
-# `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional packages (rollup's
-# native builds) out of the lock file, which `npm ci` then refuses; install keeps the locked versions.
+# `npm install` rather than `npm ci`, so a rerun keeps a built node_modules. The lock file lists every
+# platform's optional packages (rollup's native builds): a lock written by an npm that left them out
+# was rewritten by this install on every host, which showed package-lock.json as modified.
 npm install --no-audit --no-fund
 npm run build

@@ -37,7 +37,7 @@ describe("sandgate.json", () => {
     });
     const config = loadConfig({ SANDBOX_DIR: "/tmp/x", SANDGATE_PORT: "9100" }, { configPath: path });
     expect(config.limits.maxExecutionTimeS).toBe(12);
-    expect(config.limits.maxMemoryMb).toBe(256); // untouched default
+    expect(config.limits.maxMemoryMb).toBe(loadConfig({ SANDBOX_DIR: "/tmp/x" }).limits.maxMemoryMb); // untouched default
     expect(config.server.port).toBe(9100); // the environment wins
     expect(config.server.cors).toEqual({ enabled: true, origins: ["http://app.example"] });
     expect(config.sessions).toMatchObject({ max: 3, idleTtlS: 900, maxPerIdentity: 8 });

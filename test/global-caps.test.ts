@@ -34,8 +34,8 @@ afterEach(async () => {
 
 describe("global caps on sandboxes and committed memory", () => {
   it("40 parallel stateless calls never commit more memory than the cap; the excess gets 429 with Retry-After and nothing is left behind", async () => {
-    // 512 MB at the default 256 MB flavor: two sandboxes at once, pool spares included.
-    fx = createTestEngine({ SANDGATE_MAX_COMMITTED_MB: "512", SANDGATE_QUEUE_WAIT: "1" }, { python: 1, javascript: 1, bash: 1 });
+    // 512 MB at 256 MB a sandbox: two sandboxes at once, pool spares included.
+    fx = createTestEngine({ SANDGATE_MAX_COMMITTED_MB: "512", MAX_MEMORY_MB: "256", SANDGATE_QUEUE_WAIT: "1" }, { python: 1, javascript: 1, bash: 1 });
     const server = await startTestServer(fx.engine, fx.config, { maxConcurrentPerClient: 64 });
     const api = jsonApi(() => server.url);
     const engine = fx.engine;
@@ -130,7 +130,7 @@ describe("global caps on sandboxes and committed memory", () => {
   }, 60_000);
 
   it("the warm pool fills only within the caps and gives its spares up to waiting callers", async () => {
-    fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "2", SANDGATE_QUEUE_WAIT: "30" }, { python: 2, javascript: 1, bash: 1 });
+    fx = createTestEngine({ SANDGATE_MAX_SANDBOXES: "2", SANDGATE_QUEUE_WAIT: "30", MAX_MEMORY_MB: "256" }, { python: 2, javascript: 1, bash: 1 });
     const engine = fx.engine;
     expect(await waitFor(() => engine.admissionState().sandboxes === 2 && liveSandboxes() === 2, 20_000)).toBe(true);
     const peak = samplePeak(liveSandboxes, 15);
@@ -142,8 +142,8 @@ describe("global caps on sandboxes and committed memory", () => {
   }, 60_000);
 
   it("a call asking for more memory than the server commits in total is refused at once", async () => {
-    fx = createTestEngine({ SANDGATE_MAX_COMMITTED_MB: "256", MAX_MEMORY_MB: "512" }, { python: 0, javascript: 0, bash: 0 });
-    await expect(fx.engine.execute({ language: "bash", code: "echo big", memoryMb: 512 })).rejects.toMatchObject({ code: "LIMIT_EXCEEDED" });
+    fx = createTestEngine({ SANDGATE_MAX_COMMITTED_MB: "1024", MAX_MEMORY_MB: "2048", SANDGATE_DEFAULT_FLAVOR: "small" }, { python: 0, javascript: 0, bash: 0 });
+    await expect(fx.engine.execute({ language: "bash", code: "echo big", memoryMb: 2048 })).rejects.toMatchObject({ code: "LIMIT_EXCEEDED" });
     expect((await fx.engine.execute({ language: "bash", code: "echo fits" })).stdout).toBe("fits\n");
   });
 

@@ -21,8 +21,8 @@ describe("background job images over MCP", () => {
       const started = await callTool(client, "execute_code", { language: "python", background: true, code: SHOW_PNG });
       const id = started.structuredContent.job_id as string;
       let read = await callTool(client, "get_job", { job_id: id, wait_s: 20 });
-      while ((read.structuredContent.job as { status: string }).status === "running") {
-        read = await callTool(client, "get_job", { job_id: id, wait_s: 20, since: (read.structuredContent.job as { next: unknown }).next });
+      while ((read.structuredContent as { status: string }).status === "running") {
+        read = await callTool(client, "get_job", { job_id: id, wait_s: 20, since: (read.structuredContent as { next: unknown }).next });
       }
       const images = read.content.filter((c) => c.type === "image");
       expect(images).toEqual([expect.objectContaining({ type: "image", mimeType: "image/png" })]);

@@ -131,10 +131,10 @@ describe("background jobs over MCP", () => {
     expect(toolText(started)).toContain(id);
 
     const polled = await callTool(client, "get_job", { job_id: id, wait_s: 10 });
-    const job = polled.structuredContent.job as WireJob;
+    const job = polled.structuredContent as unknown as WireJob;
     expect(job.stdout).toMatch(/^0\n/);
     let last = job;
-    while (last.status === "running") last = (await callTool(client, "get_job", { job_id: id, wait_s: 10, since: last.next })).structuredContent.job as WireJob;
+    while (last.status === "running") last = (await callTool(client, "get_job", { job_id: id, wait_s: 10, since: last.next })).structuredContent as unknown as WireJob;
     expect(last.result).toMatchObject({ status: "ok", stdout: "0\n1\n2\n" });
 
     const listed = await callTool(client, "get_job", {});

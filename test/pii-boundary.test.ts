@@ -233,10 +233,10 @@ describe("what crosses to the agent", () => {
       background: true,
     });
     const id = started.structuredContent.job_id as string;
-    let job = (await call("get_job", { job_id: id, wait_s: 10 })).structuredContent.job as { status: string; stdout: string; result?: WireResult };
+    let job = (await call("get_job", { job_id: id, wait_s: 10 })).structuredContent as unknown as { status: string; stdout: string; result?: WireResult };
     const seen = [job.stdout];
     while (job.status === "running") {
-      job = (await call("get_job", { job_id: id, wait_s: 10 })).structuredContent.job as typeof job;
+      job = (await call("get_job", { job_id: id, wait_s: 10 })).structuredContent as unknown as typeof job;
       seen.push(job.stdout);
     }
     expect(job.result?.stdout).toMatch(/^Echo: \[EMAIL_\d+\]\nend\n$/);

@@ -23,7 +23,7 @@ const BUDGETS: Record<ToolProfile, Record<string, number>> = {
     execute_command: 225,
     search_tools: 195,
     list_servers: 50,
-    get_job: 150,
+    get_job: 170, // until: "end" (wait for the end only) added about 20
     stop_job: 65,
     analyze_code: 125,
     get_sessions: 70,

@@ -69,7 +69,7 @@ describe("config", () => {
   it("caps flavors at the admin maximum and refuses overrides above it", () => {
     const c = loadConfig({ MAX_MEMORY_MB: "256", MAX_EXECUTION_TIME: "30" });
     expect(resolveLimits(c, { flavor: "large" }).memoryMb).toBe(256);
-    expect(resolveLimits(c, { flavor: "small" }).memoryMb).toBe(128);
+    expect(resolveLimits(c, { flavor: "small" }).memoryMb).toBe(256);
     expect(resolveLimits(c, { timeoutS: 2 }).timeoutMs).toBe(2000);
     expect(() => resolveLimits(c, { timeoutS: 31 })).toThrow(expect.objectContaining({ code: "LIMIT_EXCEEDED" }) as Error);
     expect(() => resolveLimits(c, { memoryMb: -1 })).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }) as Error);

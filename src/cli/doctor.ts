@@ -4,7 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { allApiKeys, isLoopbackHost, type SandgateConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
-import { createLogger } from "../util/logger.js";
+import { createCliLogger } from "./cli-logger.js";
 import { Engine } from "../execution/index.js";
 import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS } from "../languages/index.js";
 import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
@@ -73,7 +73,7 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
   if (!bwrap) return checks;
   let engine: Engine;
   try {
-    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log: createLogger(config.logLevel) });
+    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log: createCliLogger(config.logLevel) });
   } catch (error) {
     checks.push({ name: "sandbox runtime", ok: false, required: true, detail: isSandgateError(error) ? error.message : String(error) });
     return checks;

@@ -62,7 +62,7 @@ async function interpreterOf(config: SandgateConfig, language: PackageLanguage):
   const found = defaultInterpreters(language === "python" ? { python: config.paths.python } : { node: config.paths.node });
   const path = language === "python" ? found.python : found.node;
   if (path === undefined) throw new SandgateError("SANDBOX_UNAVAILABLE", `the ${language} interpreter of sandboxes was not found (see \`sandgate doctor\`)`);
-  const argv = language === "python" ? [path, "-I", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"] : [path, "--version"];
+  const argv = language === "python" ? [path, "-I", "-S", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"] : [path, "--version"];
   const result = await runInstaller(argv, { timeoutMs: PROBE_TIMEOUT_MS });
   if (result.code !== 0) throw new SandgateError("SANDBOX_UNAVAILABLE", `${path} did not run: ${failureReason(result)}`);
   return { path, version: result.stdout.trim().replace(/^v/, "") };
@@ -140,32 +140,47 @@ interface ProbedPackage {
   modules: string[];
 }
 
-// Run by the venv's python: which requirements are met, and whether from the venv or the system.
+// Run by the host's python with -I -S: nothing of the new set runs on the host as root. The venv's
+// site-packages never enters sys.path and no .pth file is processed (site would exec their import
+// lines); its metadata is only read as files. The system's site-packages are appended for
+// `packaging` alone, the requirement parser, which a wheel shipping a top-level `packaging` cannot shadow.
 const PYTHON_PROBE = `
-import json, sys, importlib.metadata as md
+import json, os, site, sys
+venv_site = os.path.realpath(sys.argv[1])
+system_site = site.getsitepackages()
+sys.path.extend(system_site)
 try:
     from packaging.requirements import Requirement
 except ImportError:
     from pip._vendor.packaging.requirements import Requirement
+import importlib.metadata as md
+search = [venv_site] + system_site
 out = []
-for spec in sys.argv[1:]:
+for spec in sys.argv[2:]:
     req = Requirement(spec)
-    try:
-        dist = md.distribution(req.name)
-        version, where = dist.version, str(dist.locate_file(""))
+    dist = next(iter(md.distributions(name=req.name, path=search)), None)
+    if dist is None:
+        version, where, top = None, "", []
+    else:
+        version, where = dist.version, os.path.realpath(str(dist.locate_file("")))
         top = (dist.read_text("top_level.txt") or "").split()
         if not top:
             top = sorted({f.parts[0][:-3] if f.parts[0].endswith(".py") else f.parts[0] for f in (dist.files or [])
                           if f.parts and f.parts[0] not in ("..", "__pycache__", "bin") and not f.parts[0].endswith((".dist-info", ".egg-info", ".pth"))})
-    except md.PackageNotFoundError:
-        version, where, top = None, "", []
     ok = version is not None and (not req.specifier or req.specifier.contains(version, prereleases=True))
-    out.append({"spec": spec, "name": req.name, "version": version, "ok": ok, "venv": where.startswith(sys.prefix + "/"), "modules": top})
+    out.append({"spec": spec, "name": req.name, "version": version, "ok": ok, "venv": where == venv_site or where.startswith(venv_site + "/"), "modules": top})
 print(json.dumps(out))
 `;
 
-async function probePython(venvPython: string, specs: readonly string[]): Promise<ProbedPackage[]> {
-  const result = await runInstaller([venvPython, "-c", PYTHON_PROBE, ...specs], { timeoutMs: PROBE_TIMEOUT_MS });
+/** The venv's site-packages directory (lib/pythonX.Y/site-packages). */
+function venvSitePackages(venv: string): string {
+  const lib = readdirSync(join(venv, "lib")).find((d) => d.startsWith("python"));
+  if (lib === undefined) throw new SandgateError("SANDBOX_FAILED", `the venv ${venv} has no lib/python* directory`);
+  return join(venv, "lib", lib, "site-packages");
+}
+
+async function probePython(hostPython: string, venv: string, specs: readonly string[]): Promise<ProbedPackage[]> {
+  const result = await runInstaller([hostPython, "-I", "-S", "-c", PYTHON_PROBE, venvSitePackages(venv), ...specs], { timeoutMs: PROBE_TIMEOUT_MS });
   if (result.code !== 0) throw new SandgateError("SANDBOX_FAILED", `could not check the Python packages: ${failureReason(result)}`);
   return JSON.parse(result.stdout) as ProbedPackage[];
 }
@@ -199,7 +214,7 @@ async function buildPython(staging: string, specs: readonly string[], interprete
     return { packages: [], failures: [{ spec: specs.join(", "), reason: `could not create a venv with ${interpreter.path}: ${failureReason(venv)} (on Debian/Ubuntu: apt-get install python3-venv)` }] };
   }
   const python = join(staging, "bin", "python3");
-  let probed = await probePython(python, specs);
+  let probed = await probePython(interpreter.path, staging, specs);
   for (const p of probed) if (p.ok) options.progress(`python: ${p.name} ${p.version ?? ""} is already installed on the system`);
   const fromApt = new Set<string>();
   let missing = probed.filter((p) => !p.ok);
@@ -215,7 +230,7 @@ async function buildPython(staging: string, specs: readonly string[], interprete
     const apt = await runInstaller(["apt-get", "install", "-y", "--no-install-recommends", ...names], { env: aptEnv, timeoutMs: INSTALL_TIMEOUT_MS, progress: options.progress });
     if (apt.code !== 0) options.progress(`python: apt-get failed (${failureReason(apt)}); trying pip`);
     const before = new Set(missing.map((p) => p.spec));
-    probed = await probePython(python, specs);
+    probed = await probePython(interpreter.path, staging, specs);
     for (const p of probed) if (p.ok && before.has(p.spec)) fromApt.add(p.spec);
     missing = probed.filter((p) => !p.ok);
   }
@@ -243,7 +258,7 @@ async function buildPython(staging: string, specs: readonly string[], interprete
         ],
       };
     }
-    probed = await probePython(python, specs);
+    probed = await probePython(interpreter.path, staging, specs);
     const still = probed.filter((p) => !p.ok);
     if (still.length > 0) return { packages: [], failures: still.map((p) => ({ spec: p.spec, reason: `pip installed it but ${p.version === null ? "it is not found" : `version ${p.version} does not satisfy ${p.spec}`}` })) };
   }

@@ -8,7 +8,7 @@ import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { CodeMode, unavailableServer } from "../codemode/index.js";
 import { toolPolicyFor } from "../governance/index.js";
-import { createLogger } from "../util/logger.js";
+import { createCliLogger } from "./cli-logger.js";
 
 export interface ToolsCommandOptions {
   search?: string;
@@ -51,7 +51,7 @@ const noteOf = (marked: { policy?: "deny" | "approve" }): string => (marked.poli
 /** Runs `fn` with every upstream server connected (in a private tree directory), then disconnects. */
 export async function withCodeMode<T>(config: SandgateConfig, fn: (codeMode: CodeMode) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-tools-"));
-  const codeMode = new CodeMode(config, { log: createLogger(config.logLevel), toolsDir: dir });
+  const codeMode = new CodeMode(config, { log: createCliLogger(config.logLevel), toolsDir: dir });
   try {
     await codeMode.start();
     return await fn(codeMode);

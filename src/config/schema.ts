@@ -40,7 +40,13 @@ export const limitsSchema = z
       env: "SANDGATE_DEFAULT_TIMEOUT",
       doc: "Wall-clock time of a call that names no timeout, seconds; at most maxExecutionTimeS",
     }),
-    maxMemoryMb: setting(z.number().int().min(16), { default: 256, env: "MAX_MEMORY_MB", doc: "Maximum memory of one sandbox, MiB" }),
+    maxMemoryMb: setting(z.number().int().min(16), {
+      // Room for the large flavor's data work, but never more than a quarter of the machine for one sandbox.
+      default: () => Math.max(256, Math.min(4096, Math.floor(totalmem() / 4 / MIB))),
+      defaultDoc: "a quarter of the host's memory, between 256 and 4096",
+      env: "MAX_MEMORY_MB",
+      doc: "Maximum memory of one sandbox, MiB; caps every flavor's memoryMb",
+    }),
     maxOutputSize: setting(z.number().int().min(256), {
       default: 65536,
       env: "MAX_OUTPUT_SIZE",
@@ -541,9 +547,10 @@ const poolSchema = z
   .strict();
 
 const DEFAULT_FLAVORS: Record<FlavorName, Flavor> = {
-  small: { cpus: 0.5, memoryMb: 128, processes: 32 },
-  medium: { cpus: 1, memoryMb: 256, processes: 64 },
-  large: { cpus: 2, memoryMb: 1024, processes: 256 },
+  // Sized for data work (a DataFrame of a few million rows needs a GiB or two); limits.maxMemoryMb caps them to the host.
+  small: { cpus: 0.5, memoryMb: 1024, processes: 32 },
+  medium: { cpus: 1, memoryMb: 2048, processes: 64 },
+  large: { cpus: 2, memoryMb: 4096, processes: 256 },
 };
 
 const DEFAULT_POOL: Record<RunnerKind, number> = { python: 2, javascript: 1, bash: 1 };
@@ -571,7 +578,7 @@ export const configSchema = z
       defaultDoc: Object.entries(DEFAULT_FLAVORS)
         .map(([name, f]) => `${name}: ${f.cpus} CPU, ${f.memoryMb} MiB, ${f.processes} processes`)
         .join("; "),
-      doc: "Named resource presets (cpus, memoryMb, processes); a call picks one with `flavor`",
+      doc: "Named resource presets (cpus, memoryMb, processes); a call picks one with `flavor`; each is capped by limits.maxMemoryMb, maxCpus and maxProcesses",
     }),
     defaultFlavor: setting(z.enum(FLAVOR_NAMES), { default: "medium", env: "SANDGATE_DEFAULT_FLAVOR", doc: "Flavor used when a call names none" }),
     sessions: z

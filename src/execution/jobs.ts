@@ -56,6 +56,8 @@ export interface JobSnapshot extends JobInfo {
 export interface JobReadOptions {
   /** Wait up to this long for the job to end or for output past `since`. */
   waitMs?: number;
+  /** What ends the wait: new output or the end (default), or only the end, so a chatty job costs one read. */
+  until?: "output" | "end";
   since?: Partial<Record<OutputStream, number>>;
   /** Characters of each stream returned at most; default the display limit. */
   maxChars?: number;
@@ -251,14 +253,14 @@ export class EngineJobs {
 
   /**
    * Job `id` with its output since `since`: at once, or after waiting up to `waitMs` for it to
-   * end or for new output.
+   * end or (unless `until` is "end") for new output.
    */
   async get(id: string, owner: string = LOCAL_OWNER, options: JobReadOptions = {}): Promise<JobSnapshot> {
     const job = this.find(id, owner);
     const since = options.since ?? {};
     const deadline = Date.now() + (options.waitMs ?? 0);
-    const hasNews = (): boolean =>
-      job.status !== "running" || job.output.endOf("stdout") > (since.stdout ?? 0) || job.output.endOf("stderr") > (since.stderr ?? 0);
+    const newOutput = (): boolean => options.until !== "end" && (job.output.endOf("stdout") > (since.stdout ?? 0) || job.output.endOf("stderr") > (since.stderr ?? 0));
+    const hasNews = (): boolean => job.status !== "running" || newOutput();
     while (!hasNews() && Date.now() < deadline && !options.signal?.aborted) await job.output.changed(deadline - Date.now(), options.signal);
     return this.snapshot(job, since, options.maxChars ?? this.options.displayChars);
   }

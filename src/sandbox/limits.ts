@@ -1,7 +1,7 @@
 // Resolves the limits of one call: flavor presets, per-call overrides and admin maximums.
 // Anything above a maximum is refused with LIMIT_EXCEEDED rather than silently lowered.
 
-import { defaultTimeoutS, type FlavorName, type SandgateConfig } from "../config/index.js";
+import { defaultTimeoutS, FLAVOR_NAMES, type FlavorName, type SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 
 export interface LimitOverrides {
@@ -35,12 +35,48 @@ function checkMax(name: string, value: number | undefined, max: number, unit: st
   }
 }
 
+/** A flavor as this server runs it: its preset capped by the admin maximums. */
+export interface EffectiveFlavor {
+  name: FlavorName;
+  memoryMb: number;
+  cpus: number;
+  processes: number;
+  /** The configured memoryMb, when limits.maxMemoryMb lowered it. */
+  cappedFromMb?: number;
+}
+
+/** Every configured flavor as calls get it, smallest memory first; what policy, descriptions and hints show. */
+export function effectiveFlavors(config: SandgateConfig): EffectiveFlavor[] {
+  const { limits } = config;
+  const flavors: EffectiveFlavor[] = [];
+  for (const name of FLAVOR_NAMES) {
+    const flavor = config.flavors[name];
+    if (!flavor) continue;
+    const memoryMb = Math.min(flavor.memoryMb, limits.maxMemoryMb);
+    flavors.push({
+      name,
+      memoryMb,
+      cpus: Math.min(flavor.cpus, limits.maxCpus),
+      processes: Math.min(flavor.processes, limits.maxProcesses),
+      ...(memoryMb < flavor.memoryMb ? { cappedFromMb: flavor.memoryMb } : {}),
+    });
+  }
+  return flavors.sort((a, b) => a.memoryMb - b.memoryMb);
+}
+
+/** "small 1024 MB, medium 2048 MB (default), large 4096 MB": the flavors as one phrase. */
+export function describeFlavors(config: SandgateConfig): string {
+  return effectiveFlavors(config)
+    .map((f) => `${f.name} ${f.memoryMb} MB${f.name === config.defaultFlavor ? " (default)" : ""}`)
+    .join(", ");
+}
+
 export function resolveLimits(config: SandgateConfig, overrides: LimitOverrides = {}): ResolvedLimits {
   const { limits } = config;
   const flavorName = overrides.flavor ?? config.defaultFlavor;
-  const flavor = config.flavors[flavorName];
+  const flavor = effectiveFlavors(config).find((f) => f.name === flavorName);
   if (!flavor) {
-    throw new SandgateError("INVALID_INPUT", `unknown flavor ${JSON.stringify(flavorName)}; use small, medium or large`, {
+    throw new SandgateError("INVALID_INPUT", `unknown flavor ${JSON.stringify(flavorName)}; this server has ${describeFlavors(config)}`, {
       data: { field: "flavor" },
     });
   }
@@ -49,9 +85,9 @@ export function resolveLimits(config: SandgateConfig, overrides: LimitOverrides 
   return {
     flavor: flavorName,
     timeoutMs: Math.round((overrides.timeoutS ?? defaultTimeoutS(limits)) * 1000),
-    memoryMb: overrides.memoryMb ?? Math.min(flavor.memoryMb, limits.maxMemoryMb),
-    cpus: Math.min(flavor.cpus, limits.maxCpus),
-    processes: Math.min(flavor.processes, limits.maxProcesses),
+    memoryMb: overrides.memoryMb ?? flavor.memoryMb,
+    cpus: flavor.cpus,
+    processes: flavor.processes,
     fileSizeBytes: limits.maxFileSizeMb * 1024 * 1024,
     workspaceBytes: limits.maxWorkspaceMb * 1024 * 1024,
     openFiles: limits.maxOpenFiles,

@@ -30,7 +30,7 @@ export async function startJob(ctx: ServerContext, request: JobRequest, call: To
   };
   const text =
     `${note ? `Note: ${note}.\n` : ""}Started background job ${job.id}${job.sessionId ? ` in session ${job.sessionId}` : ""} (time limit ${job.timeoutS} s). ` +
-    `Read its output and result with get_job (wait_s up to ${MAX_JOB_WAIT_S} waits for news; since: the last answer's next gives only newer output); stop it with stop_job.`;
+    `Read its output and result with get_job (wait_s up to ${MAX_JOB_WAIT_S} waits for news, with until: "end" for the end only; since: the last answer's next gives only newer output); stop it with stop_job.`;
   return { structured, text };
 }
 
@@ -50,7 +50,7 @@ export function renderJobText(ctx: ServerContext, job: JobSnapshot, asked: boole
   if (wire.stdout) parts.push(wire.stdout.trimEnd());
   if (wire.stderr) parts.push(`[stderr]\n${wire.stderr.trimEnd()}`);
   if (wire.error) parts.push(`[${wire.error.code}] ${wire.error.message}`);
-  if (job.status === "running") parts.push(`${next} Call get_job again with these offsets (and wait_s) for newer output.`);
+  if (job.status === "running") parts.push(`${next} Call get_job again with these offsets (and wait_s; until: "end" to wait for the end only) for newer output.`);
   return parts.filter(Boolean).join("\n\n");
 }
 
@@ -83,12 +83,13 @@ export function createJobTools(ctx: ServerContext): ToolDefinition[] {
       }
       const job = await engine.jobs.get(args.job_id, owner, {
         ...(args.wait_s !== undefined ? { waitMs: args.wait_s * 1000 } : {}),
+        ...(args.until ? { until: args.until } : {}),
         ...(args.since ? { since: args.since } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
       const asked = (args.since?.stdout ?? 0) > 0 || (args.since?.stderr ?? 0) > 0;
       const { wire, images } = splitImages(job);
-      return { structured: { job: wire }, text: renderJobText(ctx, job, asked), ...(images ? { images } : {}) };
+      return { structured: wire, text: renderJobText(ctx, job, asked), ...(images ? { images } : {}) };
     },
   });
 

@@ -32,18 +32,18 @@ export const jobSnapshotSchema = jobSchema.extend({
   error: z.object({ code: z.string(), message: z.string() }).optional().describe("Why the job could not run (status failed)"),
 });
 
+/** What ends a wait: the first new output (the default) or only the job's end. */
+export const JOB_WAIT_UNTIL = ["output", "end"] as const;
+const until = z.enum(JOB_WAIT_UNTIL);
+
 export const getJobInput = z
   .object({
     job_id: jobId.optional().describe("Omit to list your jobs"),
     wait_s: z.number().min(0).max(MAX_JOB_WAIT_S).optional().describe("Seconds to wait for news"),
+    until: until.optional().describe('"end": wait for the end only, not new output'),
     since: z.object({ stdout: offset.optional(), stderr: offset.optional() }).strict().optional().describe("The last answer's `next`: only newer output"),
   })
   .strict();
-export const getJobOutput = z.object({
-  job: jobSnapshotSchema.optional().describe("The job asked for"),
-  jobs: z.array(jobSchema).optional().describe("Your running and recently finished jobs, without job_id"),
-});
-
 /**
  * The get_job and stop_job tools' outputSchema: the result is execute_code's, whose full schema
  * is in that tool's outputSchema already (repeating it made tools/list a fifth longer). REST's
@@ -52,7 +52,14 @@ export const getJobOutput = z.object({
 export const jobSnapshotToolSchema = jobSnapshotSchema.extend({
   result: z.record(z.unknown()).optional().describe("The execution result once the run ended: the object execute_code returns (see its outputSchema)"),
 });
-export const getJobToolOutput = getJobOutput.extend({ job: jobSnapshotToolSchema.optional().describe("The job asked for") });
+/**
+ * get_job's result has REST's shapes: with job_id the job itself (GET /jobs/{job_id}), without it
+ * `{ jobs }` (GET /jobs), so one client reads both surfaces alike. An object schema (MCP needs one)
+ * whose job fields are present exactly when a job was asked for.
+ */
+export const getJobToolOutput = jobSnapshotToolSchema
+  .partial()
+  .extend({ jobs: z.array(jobSchema).optional().describe("Without job_id: your jobs") });
 export const stopJobInput = z.object({ job_id: jobId }).strict();
 export const listJobsOutput = z.object({ jobs: z.array(jobSchema) });
 

@@ -2,7 +2,7 @@
 // host. Served as the MCP resource sandgate://policy and at GET /security/policy.
 
 import { allApiKeys, defaultTimeoutS, LANGUAGES } from "../config/index.js";
-import { SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
+import { effectiveFlavors, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
 import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames } from "../execution/index.js";
 import { describeToolPolicy } from "../governance/index.js";
 import type { ServerContext } from "./context.js";
@@ -19,6 +19,21 @@ function workspaceQuota(ctx: ServerContext): Record<string, unknown> {
   return state.active === "filesystem"
     ? { ...limits, enforcement: "filesystem", note: "each session workspace is its own ext4 filesystem; writes past the limits fail with ENOSPC" }
     : { ...limits, enforcement: "directory", note: `checked after each call; file_write is refused while over, but one call can write past the limit (${state.reason ?? "?"})` };
+}
+
+/** Each flavor as a call gets it (capped by the limits), saying what the cap lowered. */
+function flavorsAsRun(ctx: ServerContext): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    effectiveFlavors(ctx.config).map((f) => [
+      f.name,
+      {
+        cpus: f.cpus,
+        memoryMb: f.memoryMb,
+        processes: f.processes,
+        ...(f.cappedFromMb === undefined ? {} : { note: `configured ${f.cappedFromMb} MB, capped by limits.maxMemoryMb` }),
+      },
+    ]),
+  );
 }
 
 /** The code policy: the level, its table severity -> action, the overrides, and whether analysis is on at all. */
@@ -68,7 +83,7 @@ export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
       reserved: reservedEnvNames(),
       masked: "values of secret-looking names (KEY, TOKEN, SECRET, PASSWORD, AUTH, COOKIE...) and passwords or tokens inside values are shown as [masked:NAME] in results; only the literal value",
     },
-    flavors: config.flavors,
+    flavors: flavorsAsRun(ctx),
     default_flavor: config.defaultFlavor,
     sessions: { max: config.sessions.max, idle_ttl_s: config.sessions.idleTtlS, workspace: workspaceQuota(ctx) },
     jobs: { max: config.jobs.max, max_per_client: config.jobs.maxPerIdentity, keep_finished_s: config.jobs.keepFinishedS, default_timeout_s: limits.maxExecutionTimeS },

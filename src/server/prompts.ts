@@ -3,6 +3,7 @@
 import type { Prompt } from "@modelcontextprotocol/sdk/types.js";
 import { describeLanguages, languageTitles, upstreamCallExamples } from "../languages/index.js";
 import { defaultTimeoutS } from "../config/index.js";
+import { describeFlavors } from "../sandbox/index.js";
 import type { ServerContext } from "./context.js";
 
 export const GUIDE_PROMPT: Prompt = {
@@ -49,7 +50,7 @@ export function guideText(ctx: ServerContext, task?: string): string {
         ]
       : []),
     "",
-    `Limits: ${defaultTimeoutS(limits)} s per call by default (pass timeout up to ${limits.maxExecutionTimeS} s${full ? ", or background: true for long jobs polled with get_job" : ""}), ${limits.maxMemoryMb} MB memory, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text kept as a resource (sandgate://outputs/{id}/{stream}, named in the result).`,
+    `Limits: ${defaultTimeoutS(limits)} s per call by default (pass timeout up to ${limits.maxExecutionTimeS} s${full ? ", or background: true for long jobs polled with get_job" : ""}), memory by flavor ${describeFlavors(ctx.config)}, ${limits.maxWorkspaceMb} MB of workspace files; output beyond ${ctx.config.codeMode.outputTokenBudget} tokens is shortened (JSON keeps its shape, text its head and tail) and the full text kept as a resource (sandgate://outputs/{id}/{stream}, named in the result).`,
     "Good habits: process large data inside the sandbox and print only summaries; write big results to files; when a call fails, read the error and traceback, fix the code and retry.",
   ];
   if (task?.trim()) lines.push("", `Task: ${task.trim()}`);

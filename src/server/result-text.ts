@@ -4,6 +4,7 @@
 import type { SandgateConfig } from "../config/index.js";
 import type { WireExecutionResult } from "./wire.js";
 import { securityLine } from "./security-wire.js";
+import { effectiveFlavors } from "../sandbox/index.js";
 
 /**
  * What to do about how the run ended, in a sentence; empty when there is nothing to add to the
@@ -26,7 +27,7 @@ export function describeResult(result: WireExecutionResult, config: SandgateConf
         `${config.server.toolProfile === "full" ? "; or background: true, then get_job" : ""}).`
       );
     case "memory_limit":
-      return `Out of memory: process the data in smaller pieces or pass flavor "large" (at most ${config.limits.maxMemoryMb} MB).`;
+      return memoryHint(result, config);
     case "output_limit":
       return `Stopped for printing more than ${config.limits.outputCapBytes} bytes: write large results to a file in /workspace and print a summary.`;
     case "killed":
@@ -34,6 +35,23 @@ export function describeResult(result: WireExecutionResult, config: SandgateConf
     case "running":
       return `Started as background job ${result.job_id ?? "?"}; read its output and result with get_job, stop it with stop_job.`;
   }
+}
+
+/**
+ * Out of memory: a larger flavor only when this server has one above what the run had (an agent told
+ * to use a flavor that is capped to the same size goes round in a loop), else smaller pieces.
+ */
+function memoryHint(result: WireExecutionResult, config: SandgateConfig): string {
+  const flavors = effectiveFlavors(config);
+  const stated = /memory limit of (\d+) MB/.exec(result.error?.message ?? "")?.[1];
+  const hadMb = stated !== undefined ? Number(stated) : (flavors.find((f) => f.name === config.defaultFlavor)?.memoryMb ?? config.limits.maxMemoryMb);
+  const larger = flavors.filter((f) => f.memoryMb > hadMb);
+  const smaller = "process the data in smaller pieces (read it in chunks, load only the columns you need, use smaller dtypes)";
+  if (larger.length === 0) return `Out of memory at ${hadMb} MB, the most this server gives a sandbox: ${smaller}.`;
+  const options = larger.map((f) => `"${f.name}" (${f.memoryMb} MB)`).join(" or ");
+  // A session's sandbox keeps the memory it started with; a larger flavor needs a new session.
+  const where = result.session_id === null ? "" : " in a new session (a session keeps the memory its sandbox started with)";
+  return `Out of memory at ${hadMb} MB: ${smaller}, or run it with flavor ${options}${where}.`;
 }
 
 /** For a stopped run: whether the session's interpreter kept its state (interrupted) or lost it (killed). */

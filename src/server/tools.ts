@@ -6,7 +6,7 @@ import { z } from "zod";
 import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult, type CommandRequest, type JobRequest } from "../execution/index.js";
 import { languageTitles, systemPythonModules, upstreamCallExamples } from "../languages/index.js";
 import { defaultTimeoutS } from "../config/index.js";
-import { describePackageSets, installedPackageNames } from "../sandbox/index.js";
+import { describeFlavors, describePackageSets, installedPackageNames } from "../sandbox/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
@@ -105,7 +105,7 @@ async function runExecution(
     ...(call.onWaiting ? { onWaiting: call.onWaiting } : {}),
   });
   if (session.note) result.stateReset = true;
-  const wire = toWireResult(result);
+  const wire = { ...toWireResult(result), ...(session.note ? { state_reset_reason: session.note } : {}) };
   const text = renderResultText(wire, describeResult(wire, ctx.config), session.note);
   const images = wire.images?.map((image) => ({ mimeType: image.mime, data: image.data_base64 }));
   return { structured: wire, text, isError: wire.status !== "ok", ...(images ? { images } : {}) };
@@ -172,7 +172,7 @@ function executeCodeDescription(ctx: ServerContext, full: boolean): string {
   const { config, engine } = ctx;
   return (
     `Run ${languageTitles("or")} in a Linux sandbox without network; returns output and the last expression's value (${languageTitles("and", (spec) => spec.returnsValue)}). ` +
-    `Limits: ${defaultTimeoutS(config.limits)} s by default (timeout up to ${config.limits.maxExecutionTimeS} s), ${config.limits.maxMemoryMb} MB. ` +
+    `Limits: ${defaultTimeoutS(config.limits)} s by default (timeout up to ${config.limits.maxExecutionTimeS} s); memory by flavor: ${describeFlavors(config)}. ` +
     "Print summaries: long output is shortened and saved. Plots (matplotlib, PIL, sandgate.show(x)) come back as images." +
     (full ? " background: true runs a job (get_job)." : "") +
     packagesSentence(config.sandboxDir, engine.runtime.interpreters.python) +

@@ -90,6 +90,7 @@ export const executionResultSchema = z.object({
     .boolean()
     .optional()
     .describe("The session's variables and imports were lost since your last result (killed, crashed, expired or evicted); files remain unless it expired"),
+  state_reset_reason: z.string().optional().describe("Why state_reset: what ended the interpreter or the session"),
   output_note: z.string().optional().describe("What was cut to fit the token budget"),
   images: z
     .array(z.object({ mime: z.enum(IMAGE_MIME_TYPES), data_base64: z.string() }))
@@ -192,6 +193,15 @@ export const errorBodySchema = z.object({
   }),
 });
 
+/** Statuses for which the host stopped the run itself; a session's interpreter stopped so loses its state. */
+const STOPPED = new Set<ExecutionResult["status"]>(["timeout", "killed", "memory_limit", "output_limit"]);
+
+/** Why a result says state_reset, as far as the result shows it (a session that expired says so instead: runExecution). */
+function stateResetReason(result: ExecutionResult): string {
+  if (STOPPED.has(result.status)) return `the interpreter was killed in this call (${result.status}), so the session's variables and imports are gone; its files remain`;
+  return "the interpreter of this language ended before or during this call (the code exited it, it crashed, or its idle sandbox was stopped to make room for other calls); variables and imports are gone, files remain";
+}
+
 export function toWireResult(result: ExecutionResult): WireExecutionResult {
   return {
     status: result.status,
@@ -204,7 +214,7 @@ export function toWireResult(result: ExecutionResult): WireExecutionResult {
     truncated: result.truncated,
     session_id: result.sessionId,
     ...(result.fullOutput ? { full_output: result.fullOutput } : {}),
-    ...(result.stateReset ? { state_reset: true } : {}),
+    ...(result.stateReset ? { state_reset: true, state_reset_reason: stateResetReason(result) } : {}),
     ...(result.outputNote ? { output_note: result.outputNote } : {}),
     ...(result.images ? { images: result.images.map((image) => ({ mime: image.mime, data_base64: image.dataBase64 })) } : {}),
     ...(result.imagesNote ? { images_note: result.imagesNote } : {}),

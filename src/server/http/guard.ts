@@ -9,15 +9,18 @@ import { SandgateError } from "../../errors/index.js";
 import { keyCaller, LOCAL_CALLER, peerCaller } from "./caller.js";
 import { errorResponse } from "./errors.js";
 
-/** Routes anyone may read: liveness for load balancers and monitors. */
-const PUBLIC_PATHS = new Set(["/", "/health"]);
+/** Routes anyone may read: liveness for load balancers and monitors, and the API's docs (they hold no secret). */
+const PUBLIC_PATHS = new Set(["/", "/health", "/docs", "/openapi.json"]);
 
 /**
  * OAuth and OpenID discovery that MCP clients probe before they connect (mcp-remote asks six of
- * them every time). sandgate has none: they get 404 at once, with or without a key, and are not
- * refusals to record (six auth_failure rows per connect would trip the repeated-blocks rule).
+ * them every time), and the default OAuth endpoints the MCP SDK falls back to when discovery finds
+ * nothing (/register, /token, /authorize). sandgate has none: they get 404 at once, by any method,
+ * with or without a key (a 401 would send a client into an OAuth flow instead of saying the key is
+ * wrong), and are not refusals to record (six auth_failure rows per connect would trip the
+ * repeated-blocks rule).
  */
-const DISCOVERY = /^\/(mcp\/)?\.well-known\//;
+const DISCOVERY = /^\/(mcp\/)?(\.well-known\/|(register|token|authorize)\/?$)/;
 
 function hostnameOf(host: string): string {
   // "[::1]:7860" -> "[::1]", "localhost:7860" -> "localhost"
@@ -79,15 +82,15 @@ export function originGuard({ server }: GuardOptions): MiddlewareHandler {
 
 /**
  * Who the caller is. With API keys (server.apiKeys, server.apiKey as "default") every route but
- * GET / and /health needs `Authorization: Bearer <key>`, compared in constant time against every
- * key, and the key's name is the caller. Without keys the server is on loopback only and its
- * one caller is LOCAL_CALLER. Any other header is not an identity.
+ * GET /, /health, /docs and /openapi.json needs `Authorization: Bearer <key>`, compared in
+ * constant time against every key, and the key's name is the caller. Without keys the server is
+ * on loopback only and its one caller is LOCAL_CALLER. Any other header is not an identity.
  */
 export function authGuard({ server, onRefused }: GuardOptions): MiddlewareHandler {
   const keys = allApiKeys(server).map(([name, key]) => ({ name, digest: digest(key) }));
   return async (c, next) => {
-    if (c.req.method === "GET" && DISCOVERY.test(c.req.path)) {
-      return errorResponse(c, new SandgateError("NOT_FOUND", `no route GET ${c.req.path}: sandgate has no OAuth; send the header Authorization: Bearer <key> when the server has API keys`));
+    if (c.req.method !== "OPTIONS" && DISCOVERY.test(c.req.path)) {
+      return errorResponse(c, new SandgateError("NOT_FOUND", `no route ${c.req.method} ${c.req.path}: sandgate has no OAuth; send the header Authorization: Bearer <key> when the server has API keys`));
     }
     if (keys.length > 0 && !(PUBLIC_PATHS.has(c.req.path) && c.req.method === "GET") && c.req.method !== "OPTIONS") {
       const header = c.req.header("authorization") ?? "";

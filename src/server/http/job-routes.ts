@@ -5,7 +5,7 @@ import { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
 import { isSavedStream } from "../output-resources.js";
 import type { ServerContext } from "../context.js";
-import { jobSnapshotSchema, listJobsOutput, MAX_JOB_WAIT_S, toWireJob, toWireJobSnapshot } from "../job-wire.js";
+import { JOB_WAIT_UNTIL, jobSnapshotSchema, listJobsOutput, MAX_JOB_WAIT_S, toWireJob, toWireJobSnapshot } from "../job-wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 
 const whole = z.string().regex(/^\d+$/, "a whole number");
@@ -28,9 +28,10 @@ export function jobRoutes(ctx: ServerContext): RestRoute[] {
       scope: "execute",
       tag: "jobs",
       summary: "A background job: status, output since the offsets given, and its result once it ended",
-      description: `?wait=N waits up to N seconds (at most ${MAX_JOB_WAIT_S}) for new output or the end; ?since_stdout= and ?since_stderr= take the previous answer's next offsets.`,
+      description: `?wait=N waits up to N seconds (at most ${MAX_JOB_WAIT_S}) for new output or the end (?until=end: for the end only); ?since_stdout= and ?since_stderr= take the previous answer's next offsets. The same object as get_job's result over MCP.`,
       query: z.object({
         wait: z.string().regex(/^\d+(\.\d+)?$/, "a number of seconds").optional().describe(`Seconds to wait for news, at most ${MAX_JOB_WAIT_S}`),
+        until: z.enum(JOB_WAIT_UNTIL).optional().describe('What ends the wait: "output" (default), the first new output; "end", only the job\'s end'),
         since_stdout: whole.optional().describe("Return stdout after this offset (next.stdout of the last answer)"),
         since_stderr: whole.optional().describe("Return stderr after this offset (next.stderr of the last answer)"),
       }),
@@ -42,6 +43,7 @@ export function jobRoutes(ctx: ServerContext): RestRoute[] {
         }
         const job = await engine.jobs.get(params.job_id, owner, {
           waitMs: wait * 1000,
+          ...(query.until ? { until: query.until } : {}),
           signal,
           since: {
             ...(query.since_stdout !== undefined ? { stdout: Number(query.since_stdout) } : {}),

@@ -3,8 +3,10 @@
 
 import { toJsonSchema } from "../json-schema.js";
 import { errorBodySchema } from "../wire.js";
+import { bodyExample, curlExample } from "./openapi-examples.js";
 import type { RestRoute } from "./rest-routes.js";
 
+/** Operations anyone may call with keys set (the guard's PUBLIC_PATHS that are routes). */
 const PUBLIC = new Set(["/", "/health"]);
 
 /** "/sessions/:session_id" -> "/sessions/{session_id}". */
@@ -21,11 +23,26 @@ function parametersOf(schema: RestRoute["query"], where: "path" | "query"): unkn
   });
 }
 
-function requestContent(route: RestRoute): Record<string, unknown> {
+/** The request body: its media types (a media type object holds no description; the body does). */
+function requestBody(route: RestRoute): Record<string, unknown> {
   const content: Record<string, unknown> = {};
-  if (route.body) content["application/json"] = { schema: toJsonSchema(route.body) };
-  if (route.rawBody) content[route.rawBody.contentType] = { schema: route.rawBody.schema ?? { type: "string", format: "binary" }, description: route.rawBody.description };
-  return content;
+  if (route.body) {
+    const schema = toJsonSchema(route.body);
+    content["application/json"] = { schema, example: bodyExample(route.method, route.path, schema) };
+  }
+  if (route.rawBody) content[route.rawBody.contentType] = { schema: route.rawBody.schema ?? { type: "string", format: "binary" } };
+  return { required: true, ...(route.rawBody ? { description: route.rawBody.description } : {}), content };
+}
+
+/** The curl line of an operation, as x-codeSamples (the form documentation renderers read). */
+function codeSamples(route: RestRoute, secured: boolean, body: Record<string, unknown> | undefined): unknown[] {
+  const content = body?.content as Record<string, { example?: unknown }> | undefined;
+  const json = content?.["application/json"];
+  const source = curlExample(route.method, route.path, {
+    secured: secured && !PUBLIC.has(route.path),
+    ...(json ? { body: json.example } : route.rawBody ? { contentType: route.rawBody.contentType } : {}),
+  });
+  return [{ lang: "Shell", label: "curl", source }];
 }
 
 function operation(route: RestRoute, secured: boolean): Record<string, unknown> {
@@ -33,13 +50,14 @@ function operation(route: RestRoute, secured: boolean): Record<string, unknown> 
   const success: Record<string, unknown> = { "application/json": { schema: toJsonSchema(route.response) } };
   if (route.rawResponse) success[route.rawResponse.contentType] = { schema: { type: "string", format: "binary", description: route.rawResponse.description } };
   if (route.streams) success["text/event-stream"] = { schema: { type: "string", description: "server-sent events: stdout, stderr, then result or error" } };
+  const body = route.body || route.rawBody ? requestBody(route) : undefined;
   return {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.tag],
     operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, ch: string | undefined) => (ch ? ch.toUpperCase() : ""))}`,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(route.body || route.rawBody ? { requestBody: { required: true, content: requestContent(route) } } : {}),
+    ...(body ? { requestBody: body } : {}),
     responses: {
       [String(route.successStatus)]: { description: "success", content: success },
       default: route.refuse
@@ -49,6 +67,7 @@ function operation(route: RestRoute, secured: boolean): Record<string, unknown> 
     ...(secured && !PUBLIC.has(route.path) ? { security: [{ bearerAuth: [] }] } : { security: [] }),
     // The API key scope the route needs (server.keyScopes); "any" is every valid key.
     "x-sandgate-scope": route.scope,
+    "x-codeSamples": codeSamples(route, secured, body),
   };
 }
 
@@ -59,16 +78,34 @@ export function openApiDocument(routes: RestRoute[], options: { version: string;
     (paths[path] ??= {})[route.method] = operation(route, options.secured);
   }
   // Any valid key may speak MCP; each tool then needs its own scope, and tools outside the key's are not listed.
-  const mcp = { tags: ["mcp"], ...(options.secured ? { security: [{ bearerAuth: [] }] } : {}), "x-sandgate-scope": "any" };
+  const mcp = { tags: ["mcp"], security: options.secured ? [{ bearerAuth: [] }] : [], "x-sandgate-scope": "any" };
+  const mcpCall = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "execute_code", arguments: { language: "python", code: "1 + 1" } } };
+  const mcpSample = (method: string, body?: unknown): unknown[] => {
+    const curl = curlExample(method, "/mcp", { secured: options.secured, ...(body === undefined ? {} : { body }) });
+    // Streamable HTTP wants both media types accepted, and a session's id once initialize gave one.
+    const headers = body === undefined ? "-H 'Mcp-Session-Id: <id from initialize>' " : "-H 'accept: application/json, text/event-stream' ";
+    return [{ lang: "Shell", label: "curl", source: curl.replace(/^curl -s /, `curl -s ${headers}`) }];
+  };
   paths["/mcp"] = {
     post: {
+      operationId: "postMcp",
       summary: "MCP Streamable HTTP endpoint (JSON-RPC 2.0 messages; see the MCP specification)",
       description: "Each tool needs the scope of the REST route that does the same (execute_code: execute, file_read: files, ...); tools/list shows only those the key may call.",
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: { type: "object", description: "a JSON-RPC 2.0 request, notification or response" },
+            example: mcpCall,
+          },
+        },
+      },
       responses: { "200": { description: "JSON or text/event-stream" } },
+      "x-codeSamples": mcpSample("post", mcpCall),
       ...mcp,
     },
-    get: { summary: "MCP server-to-client event stream of a session", responses: { "200": { description: "text/event-stream" } }, ...mcp },
-    delete: { summary: "End an MCP session", responses: { "200": { description: "session ended" } }, ...mcp },
+    get: { operationId: "getMcp", summary: "MCP server-to-client event stream of a session", responses: { "200": { description: "text/event-stream" } }, "x-codeSamples": mcpSample("get"), ...mcp },
+    delete: { operationId: "deleteMcp", summary: "End an MCP session", responses: { "200": { description: "session ended" } }, "x-codeSamples": mcpSample("delete"), ...mcp },
   };
   return {
     openapi: "3.1.0",
@@ -77,6 +114,8 @@ export function openApiDocument(routes: RestRoute[], options: { version: string;
       version: options.version,
       description: "Code execution gateway for AI agents: run Python, JavaScript, TypeScript and Bash in Linux sandboxes. The same tools are served over MCP at /mcp.",
     },
+    // Relative: the document is served by the server it describes, whatever its address.
+    servers: [{ url: "/", description: "this sandgate server" }],
     paths,
     components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "One of the API keys configured in server.apiKeys / SANDGATE_API_KEYS (or server.apiKey / SANDGATE_API_KEY); its name is the caller's identity and server.keyScopes / SANDGATE_KEY_SCOPES what it may do (each operation's x-sandgate-scope)" } } },
   };
