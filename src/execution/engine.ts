@@ -577,5 +577,6 @@ export class Engine {
     await this.outputs.close();
     await removeIdleCgroups();
     this.forgetHostPaths();
+    this.runtime.view.close();
   }
 }
