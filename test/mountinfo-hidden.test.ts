@@ -1,10 +1,12 @@
 // The mount table a sandbox reads (/proc/self/mountinfo, /proc/1/mountinfo) names no host path of
 // sandgate's: SANDBOX_DIR, the runners, the session workspace, the checkout (field 4 is a mount's root).
 
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { createTestEngine, useTestEngine } from "./helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 const asRoot = process.getuid?.() === 0;
@@ -34,11 +36,29 @@ describe.runIf(asRoot)("a sandbox's mount table", () => {
   });
 
   it("leaves no mount behind once the engine is closed", async () => {
-    const { createTestEngine } = await import("./helpers.js");
     const other = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
     const run = await other.engine.executeCommand({ command: "true", timeoutS: 15 });
     expect(run.status).toBe("ok");
     await other.close();
     expect(existsSync(other.dir)).toBe(false);
+  });
+
+  it("unmounts at the next start what a sandgate process that was killed left mounted", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-killed-"));
+    const script = `import("${resolve("dist/sandbox/index.js")}").then((m) => { m.prepareRuntime({ sandboxDir: ${JSON.stringify(dir)}, useCgroups: false }); console.log(process.pid); process.kill(process.pid, "SIGKILL"); })`;
+    let pid = "";
+    try {
+      execFileSync(process.execPath, ["-e", script], { encoding: "utf8" });
+    } catch (error) {
+      pid = String((error as { stdout?: string }).stdout ?? "").trim();
+    }
+    expect(pid).toMatch(/^\d+$/);
+    const left = `/run/sandgate/views/view-${pid}`;
+    expect(readFileSync("/proc/self/mountinfo", "utf8")).toContain(` ${left} `);
+    const next = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+    await next.close();
+    expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(` ${left} `);
+    expect(existsSync(left)).toBe(false);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
