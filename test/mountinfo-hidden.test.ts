@@ -43,6 +43,14 @@ describe.runIf(asRoot)("a sandbox's mount table", () => {
     expect(existsSync(other.dir)).toBe(false);
   });
 
+  it("keeps working for one engine when another engine of the same process closes", async () => {
+    const other = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+    await other.close();
+    const after = await t.engine.executeCommand({ command: "cat /etc/hostname; ls /sandgate/runners | grep -c .", timeoutS: 15 });
+    expect(after.status).toBe("ok");
+    expect(after.stdout).toMatch(/^sandgate\n[1-9]\d*\n$/);
+  });
+
   it("unmounts at the next start what a sandgate process that was killed left mounted", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-killed-"));
     const script = `import("${resolve("dist/sandbox/index.js")}").then((m) => { m.prepareRuntime({ sandboxDir: ${JSON.stringify(dir)}, useCgroups: false }); console.log(process.pid); process.kill(process.pid, "SIGKILL"); })`;
@@ -53,7 +61,7 @@ describe.runIf(asRoot)("a sandbox's mount table", () => {
       pid = String((error as { stdout?: string }).stdout ?? "").trim();
     }
     expect(pid).toMatch(/^\d+$/);
-    const left = `/run/sandgate/views/view-${pid}`;
+    const left = `/run/sandgate/views/view-${pid}-1`;
     expect(readFileSync("/proc/self/mountinfo", "utf8")).toContain(` ${left} `);
     const next = createTestEngine({}, { python: 0, javascript: 0, bash: 0 });
     await next.close();

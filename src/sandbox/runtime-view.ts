@@ -30,6 +30,9 @@ const VIEW_PREFIX = "view-";
 const VIEW_BYTES = 256 * 1024 * 1024;
 const TOOL_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" };
 
+/** Views this process opened so far (names them apart). */
+let opened = 0;
+
 function tool(file: string, args: string[]): void {
   execFileSync(file, args, { env: TOOL_ENV, stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
 }
@@ -56,7 +59,7 @@ function mountedViews(root: string): string[] {
 function sweepDeadViews(root: string): void {
   const mounted = new Set(mountedViews(root));
   for (const name of readdirSync(root).filter((entry) => entry.startsWith(VIEW_PREFIX))) {
-    const pid = Number(name.slice(VIEW_PREFIX.length));
+    const pid = Number(name.slice(VIEW_PREFIX.length).split("-")[0]);
     if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
     const path = join(root, name);
     try {
@@ -75,16 +78,22 @@ function sweepDeadViews(root: string): void {
 export function openRuntimeView(runtimeDir: string): RuntimeView {
   const plain = (reason: string): RuntimeView => ({ dir: runtimeDir, hidden: false, reason, close: () => undefined });
   if (process.getuid?.() !== 0) return plain("sandgate does not run as root, so it cannot mount a tmpfs for them");
-  const dir = join(VIEWS_ROOT, `${VIEW_PREFIX}${process.pid}`);
+  // One per runtime, not per process: engines of one process close apart (tests, doctor).
+  const dir = join(VIEWS_ROOT, `${VIEW_PREFIX}${process.pid}-${++opened}`);
   try {
     mkdirSync(VIEWS_ROOT, { recursive: true, mode: 0o711 });
     // Search-only for others, up from /run: the sandbox user must pass through to bind from it.
     for (const path of [dirname(VIEWS_ROOT), VIEWS_ROOT]) chmodSync(path, 0o711);
     sweepDeadViews(VIEWS_ROOT);
     mkdirSync(dir, { recursive: true, mode: 0o711 });
-    if (!mountedViews(VIEWS_ROOT).includes(dir)) tool("mount", ["-t", "tmpfs", "-o", `size=${VIEW_BYTES},mode=0711,nosuid,nodev`, "sandgate", dir]);
+    tool("mount", ["-t", "tmpfs", "-o", `size=${VIEW_BYTES},mode=0711,nosuid,nodev`, "sandgate", dir]);
   } catch (error) {
     const stderr = String((error as { stderr?: Buffer }).stderr ?? "").trim();
+    try {
+      rmdirSync(dir);
+    } catch {
+      // never made
+    }
     return plain(`a tmpfs could not be mounted at ${dir}: ${stderr || (error as Error).message}`.split("\n")[0] ?? "");
   }
   let open = true;
