@@ -107,6 +107,14 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
           ? `each session workspace is its own ext4 filesystem of ${config.limits.maxWorkspaceMb} MB and ${config.limits.maxWorkspaceInodes} inodes: the kernel refuses writes past them`
           : `plain directories (${wfs.reason ?? "?"}): usage is checked after each call and file_write refused while over, but a single call can write past the limit; run as root with loop devices for a hard bound`,
     });
+    checks.push({
+      name: "host paths in the mount table",
+      ok: rt.view.hidden,
+      required: false,
+      detail: rt.view.hidden
+        ? "sandboxes get the synthetic /etc, the runners and the tool channels from a tmpfs of sandgate's own, so /proc/self/mountinfo shows no SANDBOX_DIR path for them (see README: volumes, tool wrappers)"
+        : `bound from ${config.sandboxDir}/runtime (${rt.view.reason ?? "?"}): code can read that path in /proc/self/mountinfo; run as root to hide it`,
+    });
     const probe = await engine.execute({ code: PROBE, language: "python", timeoutS: Math.min(20, config.limits.maxExecutionTimeS) });
     if (probe.status !== "ok" || typeof probe.value !== "string") {
       checks.push({ name: "sandbox start", ok: false, required: true, detail: `${probe.status}: ${probe.error?.message ?? probe.stderr}` });

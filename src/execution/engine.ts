@@ -560,6 +560,7 @@ export class Engine {
     await this.outputs.close();
     await removeIdleCgroups();
     this.forgetHostPaths();
+    this.runtime.view.close();
   }
 }
 

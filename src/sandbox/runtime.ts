@@ -9,6 +9,7 @@ import {
   chownSync,
   constants,
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -26,6 +27,7 @@ import { SANDBOX_GID, SANDBOX_HOSTNAME, SANDBOX_UID, type VolumeMount } from "./
 import { detectCgroups, removeStaleCgroups, type CgroupSupport } from "./cgroups.js";
 import { HIDDEN_USR_DIRS } from "./host-image.js";
 import { INSTALL_SHIM_FILES, packagesRoot } from "./package-sets.js";
+import { openRuntimeView, type RuntimeView } from "./runtime-view.js";
 import { buildSeccompProgram } from "./seccomp.js";
 
 export type { RunnerKind };
@@ -63,6 +65,8 @@ export interface SandboxRuntime {
   outputsDir: string;
   /** SANDBOX_DIR/packages: the admin's package sets; the active ones are looked up at each sandbox start. */
   packagesDir: string;
+  /** Where the synthetic /etc, the runners and the tool channels live (runtime-view.ts); close() it at the end. */
+  view: RuntimeView;
 }
 
 export interface RuntimeOptions {
@@ -164,6 +168,15 @@ function compiledRunners(runtimeDir: string, python: string): { dir: string } | 
   }
 }
 
+/** The runners as sandboxes get them: a copy in the view when it is a tmpfs (a few files, copied once per process). */
+function viewedRunners(view: RuntimeView, source: string): string {
+  if (!view.hidden) return source;
+  const dir = join(view.dir, "runners");
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(source, dir, { recursive: true });
+  return dir;
+}
+
 /** Each runner's entry (the first of its files) inside the sandbox; `.py` files are `.pyc` in a compiled copy. */
 function runnerEntries(compiled: boolean): Record<RunnerKind, string> {
   const entries = {} as Record<RunnerKind, string>;
@@ -241,8 +254,6 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     mkdirSync(dir, { recursive: true });
     chmodSync(dir, 0o711);
   }
-  const etcDir = join(runtimeDir, "etc");
-  writeEtc(etcDir);
   let seccompFile: string | undefined;
   if (options.seccomp !== false) {
     const program = buildSeccompProgram();
@@ -259,12 +270,9 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
   }
   const readOnlyPaths = prefixesOutsideUsr(INTERPRETERS.map((interpreter) => interpreters[interpreter]));
   const compiled = compiledRunners(runtimeDir, interpreters.python);
-  const runnersDir = compiled?.dir ?? RUNNERS_DIR;
   const entries = runnerEntries(compiled !== undefined);
   if (hostUser) {
     assertReachable(workspacesDir, hostUser, "the workspaces in");
-    assertReachable(runnersDir, hostUser, "the runner scripts in");
-    assertReachable(etcDir, hostUser, "the sandbox /etc files in");
     for (const path of readOnlyPaths) {
       const envNames = INTERPRETERS.map((interpreter) => INTERPRETER_SPECS[interpreter].env).join(", ");
       assertReachable(path, hostUser, "the interpreter installed in", `install the interpreter under /usr or /opt (${envNames})`);
@@ -288,6 +296,16 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     }
     if (hostUser) assertReachable(toolsDir, hostUser, "the generated tool wrappers in");
   }
+  // Last of the checks above, so that a refused configuration leaves no mount behind.
+  const view = openRuntimeView(runtimeDir);
+  // The host etc image and the tool channels are made next to etcDir (host-etc-image.ts, sandbox-launch.ts).
+  const etcDir = join(view.dir, "etc");
+  writeEtc(etcDir);
+  const runnersDir = viewedRunners(view, compiled?.dir ?? RUNNERS_DIR);
+  if (hostUser) {
+    assertReachable(runnersDir, hostUser, "the runner scripts in");
+    assertReachable(etcDir, hostUser, "the sandbox /etc files in");
+  }
   const cgroups: CgroupSupport = options.useCgroups
     ? detectCgroups()
     : { mode: "none", controllers: [], parents: {}, reason: "disabled by configuration (SANDGATE_CGROUPS=off)" };
@@ -307,5 +325,6 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     workspacesDir,
     outputsDir,
     packagesDir: packagesRoot(root),
+    view,
   };
 }
