@@ -9,6 +9,7 @@ import { bashRules } from "./bash.js";
 import { FoldLimitExceeded, withFoldBudget } from "./fold-budget.js";
 import { Grammars } from "./grammars.js";
 import { javascriptRules, typescriptRules } from "./javascript.js";
+import { splitPythonMagics } from "./python-magics.js";
 import { pythonRules } from "./python.js";
 import type { FoundNode, LanguageRules, MetricNodeTypes, WalkCounts } from "./rules.js";
 import { AnalysisPool } from "./worker-pool.js";
@@ -116,6 +117,17 @@ export const ANALYSIS_FAILED_RULE = "analysis.failed";
  * The analysis of code whose analysis did not finish: one critical finding, so that padding code until
  * its analysis fails never turns a block into a run (standard and strict block it, permissive warns).
  */
+/** Findings and metrics of `code` as `language`, from one syntax tree. */
+function analyzeTree(grammars: Grammars, language: Language, code: string): { findings: Finding[]; metrics: CodeMetrics } {
+  const rules = LANGUAGE_RULES[language];
+  return grammars.withTree(rules.grammar, code, (root) => {
+    const counts: WalkCounts | undefined = rules.walkCounts ? { function: 0, call: 0, import: 0, branch: 0, maxDepth: 0 } : undefined;
+    const found = counts ? [] : search(root, code, rules);
+    const findings = rules.findings(root, code, found, counts).sort(bySeverityThenLine);
+    return { findings, metrics: countMetrics(root, code, metricKinds(rules.metricNodes), found, counts) };
+  });
+}
+
 export function failedAnalysis(language: Language, code: string, reason: string, durationMs: number): Analysis {
   const finding: Finding = {
     ruleId: ANALYSIS_FAILED_RULE,
@@ -176,17 +188,16 @@ export class Analyzer {
     const grammars = this.grammars;
     if (!grammars) throw new Error("Analyzer.analyzeLoaded called before ready()");
     const started = performance.now();
-    const rules = LANGUAGE_RULES[language];
     let result: { findings: Finding[]; metrics: CodeMetrics };
     try {
-      result = withFoldBudget(code, () =>
-        grammars.withTree(rules.grammar, code, (root) => {
-          const counts: WalkCounts | undefined = rules.walkCounts ? { function: 0, call: 0, import: 0, branch: 0, maxDepth: 0 } : undefined;
-          const found = counts ? [] : search(root, code, rules);
-          const findings = rules.findings(root, code, found, counts).sort(bySeverityThenLine);
-          return { findings, metrics: countMetrics(root, code, metricKinds(rules.metricNodes), found, counts) };
-        }),
-      );
+      result = withFoldBudget(code, () => {
+        // Notebook lines of Python (`!cmd`, `%%bash`) run shell: that shell is judged as Bash.
+        const magics = language === "python" ? splitPythonMagics(code) : undefined;
+        if (!magics) return analyzeTree(grammars, language, code);
+        const python = analyzeTree(grammars, "python", magics.python);
+        const shell = analyzeTree(grammars, "bash", magics.shell);
+        return { findings: [...python.findings, ...shell.findings].sort(bySeverityThenLine), metrics: python.metrics };
+      });
     } catch (error) {
       // Code built to make the analysis fold huge strings is refused like code that cannot be analysed.
       if (error instanceof FoldLimitExceeded) return failedAnalysis(language, code, error.message, performance.now() - started);
