@@ -9,19 +9,31 @@ import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./he
 import { samplePeak } from "./fixtures/samplers.js";
 import { jsonApi, startTestServer } from "./server-helpers.js";
 
-/** bubblewrap processes this test process started: one per live sandbox (a session's file helper is not a sandbox). */
+/**
+ * bubblewrap processes this test process started: one per live sandbox (a session's file helper is
+ * not a sandbox, nor is the holder of a session's machine, which runs no code).
+ */
 function liveSandboxes(): number {
-  let count = 0;
+  const parents = new Map<number, number>();
+  const commands = new Map<number, string>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (comm === "bwrap" && ppid === process.pid && !readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("fs_helper")) count++;
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      commands.set(Number(entry), `${stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))} ${readFileSync(`/proc/${entry}/cmdline`, "utf8")}`);
     } catch {
       // exited while we looked
     }
+  }
+  const holders = new Set<number>();
+  for (const [pid, command] of commands) {
+    if (!command.startsWith("sleep /usr/bin/sleep\0infinity")) continue;
+    for (let up = parents.get(pid); up !== undefined && up > 1; up = parents.get(up)) holders.add(up);
+  }
+  let count = 0;
+  for (const [pid, command] of commands) {
+    if (command.startsWith("bwrap ") && parents.get(pid) === process.pid && !command.includes("fs_helper") && !holders.has(pid)) count++;
   }
   return count;
 }

@@ -92,7 +92,7 @@ describe("without API keys the machine is one caller", () => {
         const still = await callTool(third.client, "execute_code", { language: "python", session_id: "survivor", code: "x + 1" });
         expect(still.structuredContent).toMatchObject({ status: "ok", value: 42 });
         const polled = await callTool(third.client, "get_job", { job_id: jobId });
-        expect(polled.structuredContent).toMatchObject({ job: { status: "running" } });
+        expect(polled.structuredContent).toMatchObject({ status: "running" });
         await callTool(third.client, "stop_job", { job_id: jobId });
       } finally {
         await Promise.all([first.client.close(), second.client.close(), third.client.close()]);

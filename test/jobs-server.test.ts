@@ -174,16 +174,26 @@ describe("background jobs over MCP", () => {
 });
 
 describe("background jobs of an MCP session without an API key", () => {
-  it("are stopped when that MCP session ends, since nobody can reach them any more", async () => {
+  it("go on when that MCP session ends, since they are the caller's, and another MCP session of the caller stops them", async () => {
     const fx = createTestEngine({ MAX_EXECUTION_TIME: "30" }, { python: 0, javascript: 0, bash: 1 });
     const server = await startTestServer(fx.engine, fx.config);
     try {
       const { client, transport } = await connectMcp(server.url);
       const started = await callTool(client, "execute_command", { command: "sleep 876501", background: true });
       expect(started.structuredContent).toMatchObject({ status: "running" });
+      const jobId = (started.structuredContent as { job_id: string }).job_id;
       expect(await waitFor(() => hostProcessesMatching("876501").length > 0, 10_000)).toBe(true);
       await transport.terminateSession();
       await client.close();
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(hostProcessesMatching("876501").length).toBeGreaterThan(0);
+      const { client: again } = await connectMcp(server.url);
+      try {
+        expect((await callTool(again, "get_job", { job_id: jobId })).structuredContent).toMatchObject({ status: "running" });
+        await callTool(again, "stop_job", { job_id: jobId });
+      } finally {
+        await again.close();
+      }
       expect(await waitFor(() => hostProcessesMatching("876501").length === 0, 10_000)).toBe(true);
       expect(await waitFor(() => fx.engine.jobs.running === 0)).toBe(true);
     } finally {

@@ -19,7 +19,8 @@ it("a JSON-typed body with ?path= is refused with how to upload a file's bytes, 
     expect(error.code).toBe("INVALID_INPUT");
     expect(error.message).toContain("send them with another Content-Type, e.g. application/octet-stream");
     expect(error.message).not.toContain("Required");
-    expectError(await api("/sessions/json-up/files/content?path=data.json&encoding=utf8"), 404, "FILE_NOT_FOUND");
+    // The refused upload started no session, and a read starts none.
+    expectError(await api("/sessions/json-up/files/content?path=data.json&encoding=utf8"), 404, "SESSION_NOT_FOUND");
 
     const raw = await fetch(`${url}?path=data.json`, { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: bytes });
     expect(raw.status).toBe(200);

@@ -7,13 +7,6 @@ import { BoundaryVault, compilePatterns, PII_TYPES, ScanTurns, tokenLabel, Vault
 
 /** How often, at most, vaults of callers gone idle are looked for. */
 const SWEEP_MS = 10_000;
-/**
- * Values all vaults of the server hold together by default (about 450 bytes each, so some 225 MB):
- * sessions and callers without end (every unauthenticated MCP session is a caller) cannot fill host
- * memory; past it new values are redacted ([EMAIL_REDACTED]) until vaults are dropped. Each caller
- * has a budget of its own too (pii.maxCallerValues), so one key cannot use this up for everyone.
- */
-export const MAX_TOTAL_VAULT_VALUES = 500_000;
 /** Callers' vaults kept at once; the least recently used goes first. */
 const MAX_CALLER_VAULTS = 256;
 /** A token's shape, as the vault issues them: `[EMAIL_1]`, `[TICKET_12]`. */

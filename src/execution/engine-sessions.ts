@@ -1,5 +1,5 @@
 // engine.sessions: starting, finding, listing and stopping sessions for their owner; a caller
-// never sees another owner's sessions, and a closing engine starts none.
+// sees another owner's session only through a server-minted id it holds, and a closing engine starts none.
 
 import { LOCAL_OWNER, type SessionInfo, type SessionManager } from "./sessions.js";
 import type { WorkspaceFilesystems } from "../sandbox/index.js";
@@ -48,7 +48,7 @@ export class EngineSessions {
     return { info, created, ...(endedBefore !== undefined ? { endedBefore } : {}) };
   }
 
-  /** `owner`'s live session `id`: SESSION_EXPIRED when it ended, SESSION_NOT_FOUND when it never existed or is another owner's. */
+  /** `owner`'s live session `id`: SESSION_EXPIRED when it ended, SESSION_NOT_FOUND when it never existed or is another owner's by an id that owner named. */
   get(id: string, owner: string = LOCAL_OWNER): SessionInfo {
     return this.manager.info(this.manager.get(owner, id));
   }
@@ -68,12 +68,12 @@ export class EngineSessions {
     return this.manager.count;
   }
 
-  /** Stops `owner`'s session `id`; another owner's id is SESSION_NOT_FOUND like one no one uses. */
+  /** Stops `owner`'s session `id`; another owner's named id is SESSION_NOT_FOUND like one no one uses; a held minted id stops it. */
   stop(id: string, owner: string = LOCAL_OWNER): Promise<void> {
     return this.manager.stop(owner, id);
   }
 
-  /** Stops every session of `owner` (an anonymous caller that is gone for good). */
+  /** Stops every session of `owner` (tests and embedders that end a caller's work at once). */
   stopOwnedBy(owner: string, why: string): Promise<void> {
     return this.manager.stopOwnedBy(owner, why);
   }

@@ -347,7 +347,7 @@ export class Engine {
         this.retire(sandbox, pooled);
       }
     }
-    return this.inTurn(session, kind, job, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope, boundary));
+    return this.inTurn(session, kind, job, request.owner ?? LOCAL_OWNER, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope, boundary));
   }
 
   /**
@@ -357,10 +357,10 @@ export class Engine {
    * wait for it. One cancelled (`signal`) while it waits leaves at once (a stopped job must not
    * wait for the call ahead).
    */
-  private inTurn<T>(session: Session, kind: RunnerKind, job: boolean, signal: AbortSignal | undefined, task: () => Promise<T>): Promise<T> {
+  private inTurn<T>(session: Session, kind: RunnerKind, job: boolean, caller: string, signal: AbortSignal | undefined, task: () => Promise<T>): Promise<T> {
     if (!job) {
       const blocking = this.jobs.runningIn(session, (jobKind) => runnerOfJob(jobKind) === kind);
-      if (blocking) return Promise.reject(sessionBusy(session.id, kind, blocking));
+      if (blocking) return Promise.reject(sessionBusy(session.id, kind, blocking, blocking.owner === caller));
     }
     let state: "waiting" | "started" | "gave up" = "waiting";
     const queued = session.serialize(kind, async () => {
@@ -453,7 +453,8 @@ export class Engine {
         session.dropSandbox(kind, sandbox);
         this.retire(sandbox);
       }
-      const result = await this.result(outcome, limits, session.id, scope, session.owner, runRequest.secrets, boundary);
+      // Saved outputs are the caller's (the holder of a shared session id reads its own, not the creator).
+      const result = await this.result(outcome, limits, session.id, scope, request.owner ?? LOCAL_OWNER, runRequest.secrets, boundary);
       if (ended || lostUnseen) result.stateReset = true;
       // A cancelled caller never sees this result: the next call in `kind` says state_reset instead.
       if (result.stateReset && request.signal?.aborted) session.stateLost(kind);
@@ -572,12 +573,16 @@ function runnerOfJob(kind: string): RunnerKind | undefined {
 }
 
 /** The refusal of a call whose runner a background job holds: what holds it, and what to do now. */
-function sessionBusy(sessionId: string, kind: RunnerKind, job: JobInfo): SandgateError {
+function sessionBusy(sessionId: string, kind: RunnerKind, job: JobInfo, own: boolean): SandgateError {
   const ranS = Math.max(0, Math.round((Date.now() - Date.parse(job.startedAt)) / 1000));
+  // Another holder's job in a shared session: only its caller can read or stop it.
+  const whatToDo = own
+    ? `wait for the job with get_job (REST: GET /jobs/${job.id}), stop it with stop_job (REST: DELETE /jobs/${job.id}), or run this in another session. `
+    : `it is another caller's job in this shared session, so wait until it ends (up to ${Math.max(1, job.timeoutS - ranS)} s) or run this in another session. `;
   return new SandgateError(
     "SESSION_BUSY",
     `session ${sessionId} is running background job ${job.id} in its ${kind} runner (for ${ranS} s, limit ${job.timeoutS} s), so this call cannot run there now; ` +
-      `wait for the job with get_job (REST: GET /jobs/${job.id}), stop it with stop_job (REST: DELETE /jobs/${job.id}), or run this in another session. ` +
+      whatToDo +
       `The session's files can be read and written meanwhile, and calls in its other languages run.`,
     { data: { sessionId, jobId: job.id, retry_after: Math.max(1, job.timeoutS - ranS) } },
   );

@@ -187,7 +187,10 @@ export class OutputBoundary {
       return out;
     }
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[await this.scan(key, true)] = await this.value(item, depth + 1);
+    // defineProperty: a key named __proto__ stays a key instead of setting the object's prototype.
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(out, await this.scan(key, true), { value: await this.value(item, depth + 1), enumerable: true, writable: true, configurable: true });
+    }
     return out;
   }
 

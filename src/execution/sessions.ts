@@ -3,7 +3,7 @@
 // them (ids a caller names are scoped per owner; an id the server minted is a capability any
 // caller holding it may use), with a global and a per-owner maximum (at the global one the
 // owner holding the most gives up an idle session to an owner with fewer), idle expiry, and
-// calls to one session run one at a time.
+// calls to one runner of a session run one at a time.
 
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -356,7 +356,7 @@ export class SessionManager {
     await this.end(this.get(owner, id), why);
   }
 
-  /** Stops every session of `owner`, e.g. when an anonymous MCP session that owned them closes. */
+  /** Stops every session of `owner` (tests and embedders that end a caller's work at once). */
   async stopOwnedBy(owner: string, why: string): Promise<void> {
     await Promise.all(this.ownedBy(owner).map((s) => this.end(s, why)));
   }

@@ -121,8 +121,8 @@ function runInBackground(ctx: ServerContext, sessionId: string | undefined, call
 
 /**
  * Starts (or reuses) the caller's session with this id; a note tells the agent when an earlier
- * one had ended. Ids are the caller's own: another caller's session with the same id is never
- * touched, and its existence never shown.
+ * one had ended. Ids a caller names are its own: another caller's session with the same id is
+ * never touched, and its existence never shown; a server-minted id reaches its session for whoever holds it.
  */
 function sessionFor(ctx: ServerContext, sessionId: string | undefined, owner: string): { sessionId?: string; note?: string; created?: boolean } {
   if (sessionId === undefined) return {};
