@@ -127,11 +127,6 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     return (await findTool(tools, tool).run(args, context)).structured;
   };
   let languages: z.infer<typeof languagesResponse> | undefined;
-  /** The session with this id the caller may use, started when missing (an upload, like file_write). */
-  const sessionOf = (sessionId: string, owner: string): void => {
-    engine.sessions.ensure(sessionId, owner);
-  };
-
 
   return [
     defineRoute({
@@ -391,7 +386,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: fileWriteOutput,
       handle: async ({ params, body, query, owner, c }) => {
         if (query.path !== undefined && isRawUpload(c)) {
-          sessionOf(params.session_id, owner);
+          // An upload starts the session when missing, like file_write.
+          engine.sessions.ensure(params.session_id, owner);
           return uploadRaw({ c, ctx, sessionId: params.session_id, owner }, query.path);
         }
         if (query.path !== undefined) {
@@ -424,7 +420,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: uploadFilesOutput,
       successStatus: 201,
       handle: async ({ params, query, owner, c }) => {
-        sessionOf(params.session_id, owner);
+        engine.sessions.ensure(params.session_id, owner);
         return uploadMultipart({ c, ctx, sessionId: params.session_id, owner }, query.dir);
       },
     }),
