@@ -397,7 +397,7 @@ export class Engine {
       }
     }
     const lease = await this.admission.acquire(limits.memoryMb, owner, signal);
-    return this.startLeased(lease, () => (pooled ? this.pool.acquire(kind) : startSandbox(this.runtime, { kind, limits })));
+    return this.startLeased(lease, () => (pooled ? this.pool.acquire(kind) : startSandbox(this.runtime, { kind, limits, oneCall: true })));
   }
 
   private async startLeased(lease: Lease, start: () => Promise<Sandbox>): Promise<Sandbox> {

@@ -38,6 +38,12 @@ export interface SandboxOptions {
    * (whose limits then hold for the session as a whole). A sandbox of its own when absent.
    */
   machine?: SessionMachine;
+  /**
+   * A stateless sandbox: it runs one call (after the pool's own warm-up) and is then disposed, so
+   * it is never frozen: nothing of a caller's runs between its calls, and each freeze and thaw is
+   * a synchronous cgroup write on the event loop.
+   */
+  oneCall?: boolean;
 }
 
 export interface RunRequest {
@@ -132,6 +138,7 @@ export class Sandbox {
   private readonly channel: RunnerChannel;
   /** Between calls the sandbox's processes are frozen, where the host has a freezer. */
   private frozen = false;
+  private readonly oneCall: boolean;
   private stopMessage = "";
   /** Settles once bwrap and its namespace init are in the sandbox's cgroup. */
   private readonly joined: Promise<void>;
@@ -157,6 +164,7 @@ export class Sandbox {
     this.limits = options.limits;
     const { limits } = options;
     this.machine = options.machine;
+    this.oneCall = options.oneCall === true;
     this.cgroup =
       options.machine?.cgroup ??
       (options.machine
@@ -526,7 +534,7 @@ export class Sandbox {
     // Nothing runs until the next call: threads, timers and busy loops a call left behind wait.
     // A machine freezes once none of its runners runs a call any more.
     if (this.machine) this.machine.leave();
-    else if (!sandboxDied) this.freeze();
+    else if (!sandboxDied && !this.oneCall) this.freeze();
     run.resolve({
       ...verdict,
       ...(sandboxDied ? {} : { result: run.result }),

@@ -43,6 +43,12 @@ interface KindPool {
 }
 
 const RETRY_AFTER_FAILURE_MS = 1000;
+/**
+ * After a spare gave way to a waiting caller, spares come back only once the server has been
+ * free of pressure this long: refilling at the first free room fed the next shrink, and under a
+ * steady load of stateless calls the pool started and killed spares of other kinds without end.
+ */
+const QUIET_AFTER_PRESSURE_MS = 2000;
 /** Sandboxes of one kind being started at once; more only queue CPU contention on small hosts. */
 const MAX_CONCURRENT_STARTS = 4;
 
@@ -52,6 +58,9 @@ export class WarmPool {
   private readonly disposing = new Set<Promise<void>>();
   /** The lease of each spare sandbox (ready, or started to become one); released when it closes. */
   private readonly leases = new Map<Sandbox, { release(): void }>();
+  /** Until when spares are not refilled (a spare gave way under pressure); callers waiting are still served. */
+  private quietUntil = 0;
+  private quietTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly runtime: SandboxRuntime,
@@ -107,7 +116,12 @@ export class WarmPool {
   shrink(): boolean {
     const fullest = Object.values(this.pools).reduce((a, b) => (b.ready.length > a.ready.length ? b : a));
     const sandbox = fullest.ready.shift();
-    if (sandbox) void this.discard(sandbox);
+    if (sandbox) {
+      void this.discard(sandbox);
+      this.quietUntil = Date.now() + QUIET_AFTER_PRESSURE_MS;
+      clearTimeout(this.quietTimer);
+      this.quietTimer = setTimeout(() => this.fill(), QUIET_AFTER_PRESSURE_MS + 1).unref();
+    }
     return sandbox !== undefined;
   }
 
@@ -172,6 +186,7 @@ export class WarmPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.quietTimer);
     const all: Array<Promise<void>> = [];
     for (const pool of Object.values(this.pools)) {
       for (const waiter of pool.waiters.splice(0)) waiter.reject(new SandgateError("SHUTTING_DOWN", "sandgate is shutting down"));
@@ -187,7 +202,8 @@ export class WarmPool {
     const pool = this.pools[kind];
     if (this.closed) return;
     if (!urgent && Date.now() < pool.retryAt) return;
-    const wanted = Math.max(0, this.sizes[kind] - pool.ready.length) + pool.waiters.length;
+    const spares = Date.now() < this.quietUntil ? 0 : Math.max(0, this.sizes[kind] - pool.ready.length);
+    const wanted = spares + pool.waiters.length;
     // A burst of callers must not start a burst of sandboxes: the rest wait for the next one.
     const cap = Math.max(this.sizes[kind], MAX_CONCURRENT_STARTS);
     for (let i = pool.starting; i < Math.min(wanted, cap); i++) {
@@ -243,7 +259,7 @@ export class WarmPool {
    * (compilers, stdio streams), so the first real caller gets steady-state latency.
    */
   private async startWarm(kind: RunnerKind): Promise<Sandbox> {
-    const sandbox = await Sandbox.start(this.runtime, { kind, limits: this.limits });
+    const sandbox = await Sandbox.start(this.runtime, { kind, limits: this.limits, oneCall: true });
     // A caller already waiting would only pay for the warm-up: hand the sandbox over as it is.
     if (this.pools[kind].waiters.length > 0) return sandbox;
     try {

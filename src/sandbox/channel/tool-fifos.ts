@@ -4,6 +4,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { chmodSync, chownSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from "node:fs";
 import { Socket } from "node:net";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { SandgateError } from "../../errors/index.js";
 import type { HostUser } from "../runtime.js";
@@ -23,8 +24,13 @@ export interface ToolFifos {
   dispose(): void;
 }
 
-/** FIFO pairs made ahead, per parent directory: Node has no mkfifo, and coreutils' costs a process. */
-const STOCK_SIZE = 4;
+/**
+ * FIFO pairs made ahead, per parent directory: Node has no mkfifo, and coreutils' costs a process,
+ * whose spawn holds the event loop until it has exec'd. One `mkfifo` makes a whole batch, started
+ * when the stock falls below the low mark, so a sandbox start costs a small share of one spawn.
+ */
+const STOCK_LOW = 4;
+const STOCK_BATCH = 16;
 /** Directories left by a sandgate that stopped without cleaning up are removed after this long. */
 const STALE_MS = 10 * 60_000;
 
@@ -78,32 +84,37 @@ class FifoStock {
     return made;
   }
 
-  /** Makes pairs ahead up to the stock; where no directory can be made (a full disk), the next take tries again. */
+  /** Makes a batch of pairs ahead once the stock runs low; where no directory can be made (a full disk), the next take tries again. */
   private refill(): void {
-    while (this.ready.length + this.making < STOCK_SIZE) {
-      let dir: string;
+    if (this.ready.length + this.making >= STOCK_LOW) return;
+    const dirs: string[] = [];
+    for (let i = 0; i < STOCK_BATCH; i++) {
       try {
-        dir = this.newDir();
+        dirs.push(this.newDir());
       } catch {
-        return;
+        break;
       }
-      this.making++;
-      this.spare.add(dir);
-      execFile("mkfifo", ["-m", "0600", ...pairIn(dir)], { timeout: 10_000 }, (error) => {
-        this.making--;
+    }
+    if (dirs.length === 0) return;
+    this.making += dirs.length;
+    for (const dir of dirs) this.spare.add(dir);
+    execFile("mkfifo", ["-m", "0600", ...dirs.flatMap(pairIn)], { timeout: 10_000 }, (error) => {
+      this.making -= dirs.length;
+      for (const dir of dirs) {
         try {
-          if (error === null) {
+          // One failed path fails the batch's exit status: each pair is checked on its own.
+          if ((error === null || pairMade(dir))) {
             this.own(dir);
             this.ready.push(dir);
-            return;
+            continue;
           }
         } catch {
           // not owned: dropped below
         }
         this.spare.delete(dir);
         rmSync(dir, { recursive: true, force: true });
-      });
-    }
+      }
+    });
   }
 
   /** Removes the pairs made ahead that no sandbox took (a short-lived `sandgate exec` would leave them for the next sweep). */
@@ -131,12 +142,26 @@ function unmade(error: unknown): SandgateError {
   return new SandgateError("SANDBOX_FAILED", `could not make the tool FIFOs of a new sandbox (${why}): free space and inodes on the disk of SANDBOX_DIR`, { cause: error });
 }
 
+/** Both FIFOs of `dir` exist as FIFOs (made by a batch whose other paths may have failed). */
+function pairMade(dir: string): boolean {
+  return pairIn(dir).every((path) => lstatSync(path, { throwIfNoEntry: false })?.isFIFO() === true);
+}
+
 function pairIn(dir: string): [string, string] {
   return [join(dir, "requests"), join(dir, "replies")];
 }
 
 const stocks = new Map<string, FifoStock>();
 let removeOnExit = false;
+/** Directories of closed sandboxes being removed off the event loop; what is left at exit goes then. */
+const removing = new Set<string>();
+
+function removeLater(dir: string): void {
+  removing.add(dir);
+  void rm(dir, { recursive: true, force: true })
+    .catch(() => undefined)
+    .finally(() => removing.delete(dir));
+}
 
 /**
  * The FIFO pair for one sandbox, in a directory of its own under `parent`: mode 0600, owned by the
@@ -151,6 +176,7 @@ export function createToolFifos(parent: string, hostUser: HostUser | undefined):
       removeOnExit = true;
       process.once("exit", () => {
         for (const each of stocks.values()) each.removeSpares();
+        for (const dir of removing) rmSync(dir, { recursive: true, force: true });
       });
     }
   }
@@ -174,7 +200,7 @@ export function createToolFifos(parent: string, hostUser: HostUser | undefined):
       dispose: () => {
         requests.destroy();
         replies.destroy();
-        rmSync(dir, { recursive: true, force: true });
+        removeLater(dir);
       },
     };
   } catch (error) {
