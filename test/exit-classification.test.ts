@@ -37,6 +37,12 @@ const exitRows: Array<[string, Partial<ExitFacts>, CallVerdict]> = [
   ["a stop for a broken bound, with its message", { killReason: "stopped", stopMessage: "the sandbox broke the runner protocol" }, { status: "killed", exitCode: null, message: "the sandbox broke the runner protocol" }],
   ["the host's reason over an OOM kill it caused", { killReason: "timeout", oomKilled: true }, { status: "timeout", exitCode: null, message: "execution timed out after 2.5 s and was stopped" }],
   ["an OOM kill the cgroup counted", { oomKilled: true }, { status: "memory_limit", exitCode: null, message: "memory limit of 256 MB reached; the process was killed" }],
+  ["an OOM kill of the runner inside bubblewrap", { oomKilled: true, exit: { code: 137, signal: null } }, { status: "memory_limit", exitCode: null, message: "memory limit of 256 MB reached; the process was killed" }],
+  [
+    "an exit with a status while the shared cgroup counted another runner's OOM kill",
+    { oomKilled: true, exit: { code: 3, signal: null } },
+    { status: "error", exitCode: 3, message: "the runner exited unexpectedly (exit status 3)" },
+  ],
   [
     "Node's abort at its heap limit",
     { runner: RUNNER_SPECS.javascript, exit: { code: 134, signal: null }, stderrTail: V8_OOM },

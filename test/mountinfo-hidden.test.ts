@@ -1,12 +1,16 @@
 // The mount table a sandbox reads (/proc/self/mountinfo, /proc/1/mountinfo) names no host path of
-// sandgate's: SANDBOX_DIR, the runners, the session workspace, the checkout (field 4 is a mount's root).
+// sandgate's: SANDBOX_DIR, the runners, the tool wrappers, the session workspace, the checkout (field 4 is a mount's root).
 
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { CodeMode } from "../src/codemode/index.js";
+import { loadConfig, upstreamServerSchema } from "../src/config/index.js";
+import { Engine } from "../src/execution/index.js";
 import { createTestEngine, useTestEngine } from "./helpers.js";
+import { startToyServer } from "./fixtures/upstream/toy-server.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 const asRoot = process.getuid?.() === 0;
@@ -28,6 +32,35 @@ describe.runIf(asRoot)("a sandbox's mount table", () => {
         expect(text.includes(hostPath), `${where} mountinfo shows ${hostPath}`).toBe(false);
       }
     }
+  });
+
+  it("names no host path of SANDBOX_DIR with code mode's tool wrappers mounted, though they are there to read", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-tools-view-"));
+    const toy = await startToyServer();
+    const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
+    const codeMode = new CodeMode({ ...config, mcpServers: { toy: upstreamServerSchema.parse({ url: toy.url }) } });
+    const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, tools: codeMode });
+    try {
+      await codeMode.start();
+      await codeMode.catalog.settled();
+      const session = engine.sessions.create("tools-view");
+      const result = await engine.executeCommand({ command: "cat /proc/self/mountinfo; echo ===; ls /sandgate/tools/python/servers", sessionId: session.id, timeoutS: 15 });
+      expect(result.status).toBe("ok");
+      const [table, listing] = result.stdout.split("===");
+      // The wrappers are mounted and readable: the toy server's package is there.
+      expect(listing).toMatch(/\btoy\b/);
+      expect(table).toMatch(/ \/tools \/sandgate\/tools /);
+      for (const hostPath of [dir, resolve("runners"), process.cwd()]) {
+        expect(table?.includes(hostPath), `mountinfo shows ${hostPath}`).toBe(false);
+      }
+    } finally {
+      await engine.close();
+      await codeMode.close();
+      await toy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The wrappers' tmpfs goes with code mode.
+    expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(` ${dirname(codeMode.toolsDir)} `);
   });
 
   it.runIf(loopDevices)("shows the session workspace as the root of its own filesystem", async () => {

@@ -112,7 +112,7 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
       ok: rt.view.hidden,
       required: false,
       detail: rt.view.hidden
-        ? "sandboxes get the synthetic /etc, the runners and the tool channels from a tmpfs of sandgate's own, so /proc/self/mountinfo shows no SANDBOX_DIR path for them (see README: volumes, tool wrappers)"
+        ? "sandboxes get the synthetic /etc, the runners, the tool channels and the tool wrappers from tmpfs mounts of sandgate's own, so /proc/self/mountinfo shows no SANDBOX_DIR path for them (see README: volumes)"
         : `bound from ${config.sandboxDir}/runtime (${rt.view.reason ?? "?"}): code can read that path in /proc/self/mountinfo; run as root to hide it`,
     });
     const probe = await engine.execute({ code: PROBE, language: "python", timeoutS: Math.min(20, config.limits.maxExecutionTimeS) });

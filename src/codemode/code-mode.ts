@@ -8,6 +8,7 @@ import { Catalog, type JsonSchema } from "../catalog/index.js";
 import { allApiKeys, maskText, scopesOfKey, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
 import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "../execution/index.js";
 import type { Governance } from "../governance/index.js";
+import { openRuntimeView, type RuntimeView } from "../sandbox/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { createDiscoveryHandler, type DiscoverySource } from "./discovery.js";
@@ -16,7 +17,10 @@ import { PiiBoundary } from "./pii-boundary.js";
 
 export interface CodeModeOptions {
   log?: Logger;
-  /** Host directory of the generated tree; default SANDBOX_DIR/tools. */
+  /**
+   * Host directory of the generated tree. Default: `tools` in a tmpfs view of its own, so a
+   * sandbox's /proc/self/mountinfo shows `/tools`, not SANDBOX_DIR; SANDBOX_DIR/tools where no tmpfs can be mounted.
+   */
   toolsDir?: string;
   version?: string;
   /** Approvals for the tool policy's "approve" and the record of every tool call; without it calls go unrecorded and "approve" denies. */
@@ -27,6 +31,8 @@ export class CodeMode {
   readonly catalog: Catalog;
   readonly upstream: UpstreamManager;
   readonly toolsDir: string;
+  /** The tmpfs the default tree lives in (the tree is written anew at every start, so nothing of it needs a disk). */
+  private readonly view: RuntimeView | undefined;
   private readonly unsubscribe: () => void;
   private readonly secrets: string[];
   private readonly jsonSecrets: string[];
@@ -43,7 +49,12 @@ export class CodeMode {
     private readonly config: SandgateConfig,
     options: CodeModeOptions = {},
   ) {
-    this.toolsDir = options.toolsDir ?? join(config.sandboxDir, "tools");
+    if (options.toolsDir === undefined) {
+      this.view = openRuntimeView(join(config.sandboxDir, "tools"));
+      this.toolsDir = this.view.hidden ? join(this.view.dir, "tools") : this.view.dir;
+    } else {
+      this.toolsDir = options.toolsDir;
+    }
     this.secrets = upstreamSecretValues(config);
     this.jsonSecrets = this.secrets.map((secret) => JSON.stringify(secret).slice(1, -1));
     mkdirSync(this.toolsDir, { recursive: true });
@@ -193,6 +204,8 @@ export class CodeMode {
     await this.upstream.close();
     // Tree writes still running would otherwise land after the owner removed SANDBOX_DIR.
     await this.catalog.settled().catch(() => undefined);
+    // Lazily: sandboxes still running keep their bind of the tree.
+    this.view?.close();
   }
 }
 

@@ -21,7 +21,11 @@ export interface ExitFacts {
   killReason: KillReason | undefined;
   /** For `stopped`: which bound the sandbox broke. */
   stopMessage: string;
-  /** The sandbox's cgroup counted an OOM kill since this sandbox started using it. */
+  /**
+   * The sandbox's cgroup counted an OOM kill during this call. A session machine's runners share
+   * one cgroup, so the kill may have been another runner's: it is this call's only if the runner
+   * died the way the OOM killer ends a process (SIGKILL).
+   */
   oomKilled: boolean;
   /** The last bytes of the call's stderr, where a runtime writes its fatal out-of-memory message. */
   stderrTail: string;
@@ -47,6 +51,7 @@ export interface CallVerdict {
 }
 
 const SIGABRT = 6;
+const SIGKILL = 9;
 const SIGXCPU = 24;
 /** How much of stderr a runtime's fatal message is looked for in. */
 export const STDERR_TAIL_BYTES = 16_384;
@@ -89,7 +94,7 @@ export function classifyExit(facts: ExitFacts): CallVerdict {
       break;
   }
   const { code } = facts.exit;
-  if (facts.oomKilled || runtimeHeapExhausted(facts)) {
+  if ((facts.oomKilled && killedBySigkill(facts.exit)) || runtimeHeapExhausted(facts)) {
     return { status: "memory_limit", exitCode: null, message: `memory limit of ${facts.memoryMb} MB reached; the process was killed` };
   }
   // The code took the interrupt's default action (it reset SIGINT's handler): the timeout or cancel ended it.
@@ -108,6 +113,11 @@ export function classifyExit(facts: ExitFacts): CallVerdict {
     exitCode,
     message: `the runner exited unexpectedly (${describeExit(facts.exit, facts.launchErr)})`,
   };
+}
+
+/** The runner (bubblewrap's init reports it as 128 + the signal) or bubblewrap itself got SIGKILL. */
+function killedBySigkill(exit: ExitStatus): boolean {
+  return exit.code === 128 + SIGKILL || exit.signal === "SIGKILL";
 }
 
 /**

@@ -1,5 +1,7 @@
 // Public surface of the sandbox layer: runtime preparation, sandboxes, the warm pool, limits.
 export { prepareRuntime, findBwrap, defaultInterpreters, giveToSandbox } from "./runtime.js";
+export { openRuntimeView } from "./runtime-view.js";
+export type { RuntimeView } from "./runtime-view.js";
 export type { SandboxRuntime, RunnerKind, InterpreterPaths, RuntimeOptions, HostUser } from "./runtime.js";
 export { Sandbox } from "./sandbox.js";
 export { FsHelper, runFsHelper } from "./fs-helper.js";

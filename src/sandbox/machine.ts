@@ -32,22 +32,39 @@ export function machinesSupported(runtime: SandboxRuntime): boolean {
   return runtime.hostUser !== undefined && NSENTER !== undefined && SETPRIV !== undefined;
 }
 
-/** What a runner's launch needs to join the machine: the fd it must inherit, its mounts, and the argv that enters it. */
+/** What a runner's launch needs to join the machine: the fds it must inherit, its mounts, and the argv that enters it. */
 export interface MachineJoin {
-  /** The machine's user namespace, opened for this launch; closed once it is spawned. */
+  /** The machine's namespaces, held open by the machine: the child gets `from` at `fd`; the machine keeps (and later closes) its own. */
+  inherit: ReadonlyArray<{ fd: number; from: number }>;
+  /** The fd (in the child, so in bubblewrap) of the machine's user namespace. */
   usernsFd: number;
   /** Host directories (tmpfs mounts) bound at /tmp and /dev/shm. */
   tmpDir: string;
   shmDir: string;
-  /** nsenter (network, IPC, UTS) then setpriv (the sandbox user), before the launcher and bubblewrap. */
+  /** nsenter (network, IPC, UTS, through the inherited fds) then setpriv (the sandbox user), before the launcher and bubblewrap. */
   prefix: string[];
-  close: () => void;
+}
+
+/** The namespaces a runner joins, in the order of their fds in the child (the user namespace first). */
+const JOINED_NAMESPACES = ["user", "net", "ipc", "uts"] as const;
+type JoinedNamespace = (typeof JOINED_NAMESPACES)[number];
+
+/** Who the holder is: its parent (bubblewrap's init) and start time, which a process given its pid later cannot share. */
+interface ProcessIdentity {
+  ppid: number;
+  startTime: string;
 }
 
 export class SessionMachine {
   private readonly child: ChildProcess;
-  /** The holder's host pid, once it runs. */
-  private holder: number | undefined;
+  /** The holder's host pid and who it was, once it runs. */
+  private holder: { pid: number; identity: ProcessIdentity } | undefined;
+  /**
+   * The holder's namespaces, opened once while it was known to be the holder, and held until the
+   * machine is disposed: runners join through these, never through /proc/<holder>, whose pid
+   * could name another process once the holder died.
+   */
+  private namespaces: Record<JoinedNamespace, number> | undefined;
   private exited = false;
   private readonly closed: Promise<void>;
   private disposed: Promise<void> | undefined;
@@ -132,7 +149,7 @@ export class SessionMachine {
       const outer = machine.child.pid;
       if (outer === undefined) throw new SandgateError("SANDBOX_FAILED", `the session's sandbox failed to start: ${machine.launchErr.trim() || "bubblewrap did not run"}`);
       if (cgroup) await joinEarly(cgroup, outer, () => machine.exited);
-      machine.holder = await machine.findHolder(outer);
+      machine.holdNamespaces(outer, await machine.findHolder(outer));
       if (cgroup) await ensureInside(cgroup, outer, "session's");
     } catch (error) {
       await machine.dispose();
@@ -159,8 +176,46 @@ export class SessionMachine {
     throw new SandgateError("SANDBOX_FAILED", `the session's sandbox failed to start: ${this.launchErr.trim().slice(0, 500) || (this.exited ? "bubblewrap exited" : "it did not start within 15 s")}`);
   }
 
+  /**
+   * Opens the holder's namespaces, between two reads of its identity: the same start time and
+   * parent after the opens as before, that parent a child of bubblewrap (`outer`, unreaped while
+   * no exit was seen, so its pid is still ours), means the pid was the holder's throughout.
+   */
+  private holdNamespaces(outer: number, holder: number): void {
+    const before = processIdentity(holder);
+    const opened: Partial<Record<JoinedNamespace, number>> = {};
+    try {
+      for (const ns of JOINED_NAMESPACES) opened[ns] = openSync(`/proc/${holder}/ns/${ns}`, "r");
+    } catch (error) {
+      for (const fd of Object.values(opened)) closeSync(fd);
+      throw new SandgateError("SANDBOX_FAILED", "the session's sandbox stopped while it started", { cause: error });
+    }
+    const namespaces = opened as Record<JoinedNamespace, number>;
+    const after = processIdentity(holder);
+    if (!before || !after || !sameProcess(before, after) || this.exited || !childrenOf(outer).includes(after.ppid)) {
+      for (const fd of Object.values(namespaces)) closeSync(fd);
+      throw new SandgateError("SANDBOX_FAILED", "the session's sandbox stopped while it started");
+    }
+    this.holder = { pid: holder, identity: after };
+    this.namespaces = namespaces;
+  }
+
+  /** Closes the held namespaces; safe to call twice. */
+  private releaseNamespaces(): void {
+    const namespaces = this.namespaces;
+    this.namespaces = undefined;
+    for (const fd of Object.values(namespaces ?? {})) closeSync(fd);
+  }
+
+  /** The holder still runs: its pid still names the process found at the start. */
+  private holderRuns(): boolean {
+    const now = this.holder && processIdentity(this.holder.pid);
+    return now !== undefined && this.holder !== undefined && sameProcess(now, this.holder.identity);
+  }
+
+  /** The machine runs: also false once its holder is gone, before bubblewrap's exit is seen (a session then starts a new one). */
   get alive(): boolean {
-    return !this.exited && this.disposed === undefined && this.holder !== undefined;
+    return !this.exited && this.disposed === undefined && this.namespaces !== undefined && this.holderRuns();
   }
 
   whenClosed(): Promise<void> {
@@ -168,38 +223,30 @@ export class SessionMachine {
   }
 
   /**
-   * Opens what a runner's launch joins. As root, through /proc of the holder (bubblewrap is our
-   * unreaped child, so its grandchild's pid is still the holder's): the final name must not be a
-   * link, and /tmp and /dev/shm are mount points of a read-only root the sandbox cannot replace.
+   * What a runner's launch joins, its fds numbered from `firstFd` in the child. As root, nsenter
+   * opens them through /proc/self/fd (its own copies, so no pid names them); /tmp and /dev/shm are
+   * mount points of a read-only root the sandbox cannot replace. A holder that has died (its
+   * bubblewrap's exit not seen yet) is refused here rather than joined in its remains.
    */
-  join(): MachineJoin {
-    const holder = this.holder;
+  join(firstFd: number): MachineJoin {
     const hostUser = this.runtime.hostUser;
-    if (!this.alive || holder === undefined || !hostUser || !NSENTER || !SETPRIV) throw new SandgateError("SANDBOX_FAILED", "the session's sandbox has stopped");
-    let usernsFd: number | undefined;
-    const close = (): void => {
-      if (usernsFd !== undefined) closeSync(usernsFd);
-      usernsFd = undefined;
-    };
-    try {
-      usernsFd = openSync(`/proc/${holder}/ns/user`, "r");
-      const prefix = [
-        NSENTER,
-        `--net=/proc/${holder}/ns/net`,
-        `--ipc=/proc/${holder}/ns/ipc`,
-        `--uts=/proc/${holder}/ns/uts`,
-        "--",
-        SETPRIV,
-        "--reuid", String(hostUser.uid),
-        "--regid", String(hostUser.gid),
-        "--clear-groups",
-        "--",
-      ];
-      return { usernsFd, tmpDir: join(this.dir, "tmp"), shmDir: join(this.dir, "shm"), prefix, close };
-    } catch (error) {
-      close();
-      throw new SandgateError("SANDBOX_FAILED", "the session's sandbox could not be joined; stop the session and start a new one", { cause: error });
-    }
+    const namespaces = this.namespaces;
+    if (!this.alive || !namespaces || !hostUser || !NSENTER || !SETPRIV) throw new SandgateError("SANDBOX_FAILED", "the session's sandbox has stopped");
+    const inherit = JOINED_NAMESPACES.map((ns, i) => ({ fd: firstFd + i, from: namespaces[ns] }));
+    const at = (ns: JoinedNamespace): string => `/proc/self/fd/${firstFd + JOINED_NAMESPACES.indexOf(ns)}`;
+    const prefix = [
+      NSENTER,
+      `--net=${at("net")}`,
+      `--ipc=${at("ipc")}`,
+      `--uts=${at("uts")}`,
+      "--",
+      SETPRIV,
+      "--reuid", String(hostUser.uid),
+      "--regid", String(hostUser.gid),
+      "--clear-groups",
+      "--",
+    ];
+    return { inherit, usernsFd: firstFd, tmpDir: join(this.dir, "tmp"), shmDir: join(this.dir, "shm"), prefix };
   }
 
   /** A run (or a runner's start) begins: the machine is thawed until none is under way. */
@@ -237,11 +284,31 @@ export class SessionMachine {
       if (!this.exited) killGroup(this.child);
       this.cgroup?.killAll();
       await Promise.race([this.closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      this.releaseNamespaces();
       await this.cgroup?.release();
       await removeScratch(this.dir);
     })();
     return this.disposed;
   }
+}
+
+/** A process's parent and start time (fields 4 and 22 of /proc/<pid>/stat), or undefined once it is gone. */
+function processIdentity(pid: number): ProcessIdentity | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may hold spaces and parentheses: the fields after its last ")" are plain.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ppid = Number(fields[1]);
+  const startTime = fields[19];
+  return Number.isInteger(ppid) && startTime ? { ppid, startTime } : undefined;
+}
+
+function sameProcess(a: ProcessIdentity, b: ProcessIdentity): boolean {
+  return a.ppid === b.ppid && a.startTime === b.startTime;
 }
 
 /** mount and umount live in /sbin or /usr/sbin, which a service's PATH may lack. */

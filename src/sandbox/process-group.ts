@@ -14,7 +14,7 @@ export interface BwrapSpawnOptions {
   seccomp?: { file: string; fd: number } | undefined;
   /** As root, bubblewrap runs as this unprivileged user (supplementary groups dropped); undefined when argv drops to it itself. */
   hostUser: HostUser | undefined;
-  /** Open host fds the child gets at these fd numbers (above the seccomp fd); the caller closes its own copies. */
+  /** Open host fds the child gets at these fd numbers (above the seccomp fd); the caller's own copies stay its to close. */
   inherit?: ReadonlyArray<{ fd: number; from: number }>;
 }
 

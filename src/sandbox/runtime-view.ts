@@ -1,5 +1,5 @@
 // The runtime view: a tmpfs of this process's own (under /run/sandgate/views), from which sandboxes
-// get sandgate's files (synthetic /etc, runners, tool channels), so their mounts name no host path.
+// get sandgate's files (synthetic /etc, runners, tool channels, tool wrappers), so their mounts name no host path.
 
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
@@ -8,7 +8,8 @@ import { dirname, join } from "node:path";
 /**
  * The kernel shows a bind mount's root as its path inside the source filesystem (field 4 of
  * /proc/self/mountinfo), so a bind from the host's disk names SANDBOX_DIR to the code inside;
- * a bind from this tmpfs shows `/etc/passwd`, `/runners`, `/channels/...` instead.
+ * a bind from this tmpfs shows `/etc/passwd`, `/runners`, `/channels/...`, `/tools` instead.
+ * Volumes are the admin's own directories: hiding theirs would need a copy, so they show theirs.
  */
 export interface RuntimeView {
   /** Where sandgate's sandbox-facing files go: the tmpfs, or SANDBOX_DIR/runtime when none can be mounted. */
@@ -72,8 +73,9 @@ function sweepDeadViews(root: string): void {
 }
 
 /**
- * Mounts this process's view when sandgate runs as root and the host allows it (done once, at
- * start: nothing of it is on a sandbox's start path), else returns the runtime directory itself.
+ * Mounts a view of this process's when sandgate runs as root and the host allows it (done once, at
+ * start: nothing of it is on a sandbox's start path), else returns `runtimeDir` (a directory of
+ * SANDBOX_DIR) itself. The runtime and code mode's tool wrappers each have one, closed apart.
  */
 export function openRuntimeView(runtimeDir: string): RuntimeView {
   const plain = (reason: string): RuntimeView => ({ dir: runtimeDir, hidden: false, reason, close: () => undefined });

@@ -20,8 +20,8 @@ import type { MachineJoin, SessionMachine } from "./machine.js";
 const BWRAP_ARGS_FD = 8;
 /** The fd the launcher hands the seccomp program on. */
 const SECCOMP_FD = 5;
-/** Where a runner joining a machine gets its user namespace (after the args fd). */
-const USERNS_FD = 9;
+/** Where a runner joining a machine gets the machine's namespaces, 9 to 12 (after the args fd): user, net, IPC, UTS. */
+const MACHINE_FDS = 9;
 
 export interface SandboxLaunchOptions {
   kind: RunnerKind;
@@ -45,16 +45,11 @@ export interface LaunchedSandbox {
 export function launchSandbox(runtime: SandboxRuntime, options: SandboxLaunchOptions): LaunchedSandbox {
   // In the runtime directory (mode 0711, next to etc/); removed when the sandbox closes.
   const fifos = createToolFifos(join(dirname(runtime.etcDir), "channels"), runtime.hostUser);
-  let joining: MachineJoin | undefined;
   try {
-    joining = options.machine?.join();
-    return launchWith(runtime, options, fifos, joining);
+    return launchWith(runtime, options, fifos, options.machine?.join(MACHINE_FDS));
   } catch (error) {
     fifos.dispose();
     throw error;
-  } finally {
-    // The child has its own copies now.
-    joining?.close();
   }
 }
 
@@ -78,7 +73,7 @@ function launchWith(runtime: SandboxRuntime, options: SandboxLaunchOptions, fifo
         tmpBytes: scratch.tmpBytes,
         shmBytes: scratch.shmBytes,
         packages: activePackageMounts(runtime.packagesDir),
-        ...(joining ? { machine: { usernsFd: USERNS_FD, tmpDir: joining.tmpDir, shmDir: joining.shmDir } } : {}),
+        ...(joining ? { machine: { usernsFd: joining.usernsFd, tmpDir: joining.tmpDir, shmDir: joining.shmDir } } : {}),
       },
       env: { ...SANDBOX_ENV },
       command: runnerCommand(runtime, options.kind, limits),
@@ -103,11 +98,7 @@ function launchWith(runtime: SandboxRuntime, options: SandboxLaunchOptions, fifo
     stdio,
     seccomp: runtime.seccompFile ? { file: runtime.seccompFile, fd: SECCOMP_FD } : undefined,
     hostUser: joining ? undefined : runtime.hostUser,
-    ...(joining
-      ? {
-          inherit: [{ fd: USERNS_FD, from: joining.usernsFd }],
-        }
-      : {}),
+    ...(joining ? { inherit: joining.inherit } : {}),
   });
   // The host's ends of the tool FIFOs, where the channel looks for them (nothing is inherited at these fds).
   const fds = [...(child.stdio as unknown as ChannelFds)];

@@ -118,6 +118,11 @@ interface ActiveRun {
   /** Set once the code was interrupted: why, and the timer that kills the sandbox if it does not stop. */
   interrupt?: { reason: InterruptReason; grace: NodeJS.Timeout };
   images: ImageCollector;
+  /**
+   * The cgroup's OOM kill count as the call began. A machine's runners share one cgroup, so a
+   * count taken when the runner started would also hold kills of other runners' calls since.
+   */
+  oomBaseline: number;
 }
 
 /** Why a running call is stopped from outside: its time limit, or the caller cancelled. */
@@ -152,7 +157,6 @@ export class Sandbox {
   private runCounter = 0;
   /** The runner's pid inside the sandbox, as its ready frame said. */
   private runnerPid: number | undefined;
-  private oomBaseline = 0;
   /** Settles when dispose() has released everything; set by its first call. */
   private disposed: Promise<void> | undefined;
   /** The cgroup went back for reuse (or away): nothing here may touch it any more. */
@@ -226,8 +230,6 @@ export class Sandbox {
   /** Before any code runs: every process of the sandbox must be inside its cgroup, or it does not run. */
   private async ensureContained(): Promise<void> {
     await this.joined;
-    // A reused cgroup keeps its OOM count; only kills after this point are this sandbox's.
-    this.oomBaseline = this.cgroup?.oomKills() ?? 0;
     const outer = this.child.pid;
     if (this.cgroup && outer !== undefined) await ensureInside(this.cgroup, outer, this.kind);
   }
@@ -299,6 +301,7 @@ export class Sandbox {
         resolve,
         upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall, { hold: () => this.holdClock(id) }, request.onDiscovery),
         images: new ImageCollector(request.images ?? { maxBytes: 0, maxCount: 0 }),
+        oomBaseline: this.cgroup?.oomKills() ?? 0,
       };
       const markerBytes = Buffer.from(marker, "utf8");
       this.out.stdout.begin(markerBytes);
@@ -561,7 +564,7 @@ export class Sandbox {
       exit: this.exitInfo,
       killReason: this.killReason,
       stopMessage: this.stopMessage,
-      oomKilled: !this.cgroupReleased && (this.cgroup?.oomKills() ?? 0) > this.oomBaseline,
+      oomKilled: !this.cgroupReleased && (this.cgroup?.oomKills() ?? 0) > run.oomBaseline,
       stderrTail: run.output.tail("stderr", STDERR_TAIL_BYTES),
       runner: RUNNER_SPECS[this.kind],
       timeoutMs: run.request.timeoutMs,
