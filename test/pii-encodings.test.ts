@@ -1,57 +1,23 @@
 // Channels by which tool data could reach the agent untokenized through a real sandbox and a real
 // PII-enabled upstream: an exception class named from tool data, text files in UTF-16 and UTF-32.
 
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodeMode } from "../src/codemode/index.js";
-import { loadConfig, upstreamServerSchema } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
 import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { serverContext } from "./server-helpers.js";
+import { echo, usePiiStack } from "./fixtures/pii-stack.js";
 
-const EVERYTHING = join(process.cwd(), "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-
-let dir: string;
-let codeMode: CodeMode;
-let engine: Engine;
-let server: RunningServer;
+const stack = usePiiStack({ name: "pii-enc", maxExecutionS: 20 });
 let client: Client;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "sandgate-pii-enc-"));
-  chmodSync(dir, 0o755);
-  const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-  const config = { ...base, mcpServers: { everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }) } };
-  codeMode = new CodeMode(config, {});
-  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
-  await codeMode.start();
-  server = await startHttpServer(serverContext(engine, config, {}, codeMode));
-  ({ client } = await connectMcp(server.url, { name: "pii-encodings-test" }));
-}, 60_000);
+  ({ client } = await connectMcp(stack.server.url, { name: "pii-encodings-test" }));
+});
 
 afterAll(async () => {
   await client?.close();
-  await server?.close();
-  await engine?.close();
-  await codeMode?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
-const echo = (email: string): string => `r = await call_mcp_tool("everything.echo", {"message": "${email}"})`;
-
-async function execute(code: string, sessionId?: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${server.url}/execute`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ language: "python", code, ...(sessionId ? { session_id: sessionId } : {}) }),
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown>;
-}
+const execute = (code: string, sessionId?: string): Promise<Record<string, unknown>> => stack.execute(code, sessionId ? { sessionId } : {});
 
 /** What file_read hands over for `path`: its text, or its blob decoded from base64. */
 async function fileRead(sessionId: string, path: string): Promise<{ wire: string; bytes: Buffer }> {
@@ -86,21 +52,21 @@ describe("tool data in other shapes than the output", () => {
     const read = await fileRead(session, "export.csv");
     expect(read.wire).not.toContain(email);
     expect(read.bytes.equals(expected)).toBe(true);
-    const res = await fetch(`${server.url}/sessions/${session}/files/content?path=export.csv`);
+    const res = await fetch(`${stack.server.url}/sessions/${session}/files/content?path=export.csv`);
     expect(res.status).toBe(200);
     expect(Buffer.from(await res.arrayBuffer()).equals(expected)).toBe(true);
-    await fetch(`${server.url}/sessions/${session}`, { method: "DELETE" });
+    await fetch(`${stack.server.url}/sessions/${session}`, { method: "DELETE" });
     await callTool(client, "stop_session", { session_id: session });
   });
 
   it("a binary file with NUL bytes that is not UTF-16 still downloads as it is", async () => {
     const email = "vic.bin@example.com";
     await execute(`${echo(email)}\nopen("/workspace/b.dat", "wb").write(bytes([0, 0, 0, 7, 1, 0, 0, 0]) * 10 + r.encode())`, "enc-bin");
-    const res = await fetch(`${server.url}/sessions/enc-bin/files/content?path=b.dat`);
+    const res = await fetch(`${stack.server.url}/sessions/enc-bin/files/content?path=b.dat`);
     const bytes = Buffer.from(await res.arrayBuffer());
     expect(bytes.subarray(0, 8).equals(Buffer.from([0, 0, 0, 7, 1, 0, 0, 0]))).toBe(true);
     expect(bytes.length).toBe(80 + Buffer.byteLength(`Echo: ${email}`));
-    await fetch(`${server.url}/sessions/enc-bin`, { method: "DELETE" });
+    await fetch(`${stack.server.url}/sessions/enc-bin`, { method: "DELETE" });
   });
 });
 

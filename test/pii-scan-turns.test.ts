@@ -1,43 +1,16 @@
 // PII scanning of big output and big downloads through a real server with a real PII-enabled upstream:
 // it runs in slices that take turns, so other clients are answered while it goes on.
 
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodeMode } from "../src/codemode/index.js";
-import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
-import { Engine, warmTokenizer } from "../src/execution/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { warmTokenizer } from "../src/execution/index.js";
 import { ScanTurns } from "../src/pii/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import { serverContext } from "./server-helpers.js";
+import { echo, usePiiStack } from "./fixtures/pii-stack.js";
 
-const EVERYTHING = join(process.cwd(), "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const stack = usePiiStack({ name: "pii-turns", maxExecutionS: 60 });
 
-let dir: string;
-let config: SandgateConfig;
-let codeMode: CodeMode;
-let engine: Engine;
-let server: RunningServer;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "sandgate-pii-turns-"));
-  chmodSync(dir, 0o755);
-  const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "60" });
-  config = { ...base, mcpServers: { everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }) } };
-  codeMode = new CodeMode(config, {});
-  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
-  await codeMode.start();
-  server = await startHttpServer(serverContext(engine, config, {}, codeMode));
+beforeAll(() => {
   // As `sandgate serve` does at start: loading the token counter takes a second on a busy host.
   warmTokenizer();
-}, 60_000);
-
-afterAll(async () => {
-  await server?.close();
-  await engine?.close();
-  await codeMode?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Watch {
@@ -60,7 +33,7 @@ function watch(): Watch {
   const probe = (async () => {
     while (running) {
       const started = performance.now();
-      const res = await fetch(`${server.url}/health`);
+      const res = await fetch(`${stack.server.url}/health`);
       await res.arrayBuffer();
       healthMs = Math.max(healthMs, performance.now() - started);
       answers++;
@@ -77,37 +50,44 @@ function watch(): Watch {
   };
 }
 
-const post = (path: string, body: unknown): Promise<Response> =>
-  fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-
 describe("PII scanning of big texts", () => {
-  it("a run printing 9 MB after a PII tool call holds neither the event loop nor another client's /health for seconds", async () => {
+  it("a run printing 9 MB after a PII tool call holds neither the event loop nor another client's /health for seconds, and shows its tokenized head and tail", async () => {
     const email = "big.print@example.com";
-    const code = `r = await call_mcp_tool("everything.echo", {"message": "${email}"})\nimport sys\nline = "row " + r + " " + "lorem ipsum dolor sit amet " * 2 + "\\n"\nsys.stdout.write(line * (9_000_000 // len(line)))`;
+    // Numbered rows, so the head and tail shown can be checked against what was printed.
+    const code = `${echo(email)}\nimport sys\nrows = [f"row {i} " + r + " lorem ipsum dolor sit amet" for i in range(140_000)]\nsys.stdout.write("\\n".join(rows) + "\\n")`;
     const watching = watch();
-    const res = await post("/execute", { language: "python", code });
-    const body = (await res.json()) as { status: string; stdout: string; full_output?: unknown };
+    const body = (await stack.execute(code)) as { status: string; stdout: string; truncated: boolean; full_output?: { stdout?: string }; tokens: { returned: number; output: number } };
     const seen = await watching.stop();
-    expect(res.status).toBe(200);
     expect(body.status).toBe("ok");
     expect(JSON.stringify(body)).not.toContain(email);
-    expect(body.stdout).toContain("row Echo: [EMAIL_1]");
+    const row = (i: number): string => `row ${i} Echo: [EMAIL_1] lorem ipsum dolor sit amet\n`;
+    expect(body.stdout.startsWith(row(0) + row(1) + row(2))).toBe(true);
+    expect(body.stdout.endsWith(row(139_998) + row(139_999))).toBe(true);
+    // The marker names the rows cut, which are exactly the ones not shown.
+    const marker = /\n… ([\d,]+) lines \(about ([\d,]+) tokens\) cut …\n/.exec(body.stdout);
+    expect(marker).not.toBeNull();
+    const shown = body.stdout.split("\n").filter((line) => line.startsWith("row ")).length;
+    expect(Number(marker![1]!.replaceAll(",", "")) + shown).toBe(140_000);
+    expect(body.truncated).toBe(true);
+    expect(body.full_output?.stdout).toMatch(/^sandgate:\/\/outputs\//);
+    expect(body.tokens.returned).toBeLessThanOrEqual(stack.config.codeMode.outputTokenBudget);
+    // About 17 tokens a row.
+    expect(body.tokens.output).toBeGreaterThan(140_000 * 12);
+    expect(body.tokens.output).toBeLessThan(140_000 * 25);
     expect(seen.answers).toBeGreaterThan(3);
-    // Held for seconds in one piece before (2.7 s on an idle host, 7 s on a loaded one); a slice is
-    // tens of milliseconds, and what is left is the shaping of the 9 MB output (a few hundred
-    // milliseconds, not PII's) and a loaded host's scheduling.
+    // Held for seconds in one piece before (2.7 s on an idle host, 7 s on a loaded one): PII is
+    // scanned in slices and the output shaped from its ends; what is left is a loaded host's scheduling.
     expect(seen.lagMs).toBeLessThan(2000);
     expect(seen.healthMs).toBeLessThan(2000);
   }, 120_000);
 
   it("two downloads of a big text file of a session holding tool data hold no other client's /health for seconds, and show tokens", async () => {
     const email = "big.download@example.com";
-    const code = `r = await call_mcp_tool("everything.echo", {"message": "${email}"})\nline = "row " + r + " " + "lorem ipsum dolor sit amet " * 2 + "\\n"\nopen("/workspace/big.txt", "w").write(line * (24_000_000 // len(line)))`;
-    const executed = await post("/execute", { language: "python", code, session_id: "turns-dl" });
-    expect(executed.status).toBe(200);
+    const code = `${echo(email)}\nline = "row " + r + " " + "lorem ipsum dolor sit amet " * 2 + "\\n"\nopen("/workspace/big.txt", "w").write(line * (24_000_000 // len(line)))`;
+    expect((await stack.execute(code, { sessionId: "turns-dl" })).status).toBe("ok");
     const watching = watch();
     const download = async (): Promise<string> => {
-      const res = await fetch(`${server.url}/sessions/turns-dl/files/content?path=big.txt`);
+      const res = await fetch(`${stack.server.url}/sessions/turns-dl/files/content?path=big.txt`);
       expect(res.status).toBe(200);
       return res.text();
     };
@@ -121,7 +101,7 @@ describe("PII scanning of big texts", () => {
     expect(seen.answers).toBeGreaterThan(3);
     expect(seen.lagMs).toBeLessThan(1000);
     expect(seen.healthMs).toBeLessThan(1500);
-    await fetch(`${server.url}/sessions/turns-dl`, { method: "DELETE" });
+    await fetch(`${stack.server.url}/sessions/turns-dl`, { method: "DELETE" });
   }, 180_000);
 });
 

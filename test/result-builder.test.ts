@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunOutcome } from "../src/sandbox/index.js";
 import { parseSavedOutputUri, SavedOutputs, savedOutputRestPath } from "../src/execution/saved-outputs.js";
 import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type BuildResultOptions, type SaveOutput } from "../src/execution/result-builder.js";
+import { shapeText } from "../src/execution/shaping.js";
 import { countTokens } from "../src/execution/tokens.js";
 
 const OWNER = "tester";
@@ -58,8 +59,8 @@ function logLines(count: number): string {
 }
 
 describe("buildResult", () => {
-  it("shows short output whole, with equal returned and output token counts and no error", () => {
-    const result = buildResult(outcome({ stdout: Buffer.from("hello\n"), stderr: Buffer.from("warn\n") }), options({ sessionId: "s1" }));
+  it("shows short output whole, with equal returned and output token counts and no error", async () => {
+    const result = await buildResult(outcome({ stdout: Buffer.from("hello\n"), stderr: Buffer.from("warn\n") }), options({ sessionId: "s1" }));
     expect(result).toMatchObject({ status: "ok", exitCode: 0, stdout: "hello\n", stderr: "warn\n", truncated: false, sessionId: "s1", toolCalls: [] });
     expect(result.error).toBeUndefined();
     expect(result.fullOutput).toBeUndefined();
@@ -70,7 +71,7 @@ describe("buildResult", () => {
 
   it("shortens stdout over the token budget and saves the full text under a URI that reads it back", async () => {
     const text = logLines(3000);
-    const result = buildResult(outcome({ stdout: Buffer.from(text) }), options({ outputTokenBudget: 500 }));
+    const result = await buildResult(outcome({ stdout: Buffer.from(text) }), options({ outputTokenBudget: 500 }));
     expect(result.truncated).toBe(true);
     expect(result.stdout.length).toBeLessThan(text.length);
     expect(result.stdout.startsWith("12:00:00 INFO worker-0 finished job 0")).toBe(true);
@@ -84,7 +85,7 @@ describe("buildResult", () => {
 
   it("keeps the head and tail of stderr longer than the display bytes and saves the whole of it", async () => {
     const stderr = `START ${"x".repeat(20_000)} END`;
-    const result = buildResult(outcome({ status: "error", exitCode: 1, stderr: Buffer.from(stderr) }), options({ displayBytes: 1000 }));
+    const result = await buildResult(outcome({ status: "error", exitCode: 1, stderr: Buffer.from(stderr) }), options({ displayBytes: 1000 }));
     expect(result.stderr.startsWith("START")).toBe(true);
     expect(result.stderr.endsWith("END")).toBe(true);
     expect(result.stderr).toMatch(/bytes omitted; full output \(20010 bytes\) saved as sandgate:\/\/outputs\//);
@@ -96,7 +97,7 @@ describe("buildResult", () => {
   it("says the full output was not kept when it is larger than the whole store", async () => {
     const tiny = new SavedOutputs({ dir: join(dir, "tiny"), ttlMs: 60_000, capBytes: 100 });
     try {
-      const result = buildResult(outcome({ stdout: Buffer.from("y".repeat(5000)) }), options({ displayBytes: 500, save: saver(tiny) }));
+      const result = await buildResult(outcome({ stdout: Buffer.from("y".repeat(5000)) }), options({ displayBytes: 500, save: saver(tiny) }));
       expect(result.truncated).toBe(true);
       expect(result.fullOutput).toBeUndefined();
       expect(result.stdout + (result.outputNote ?? "")).toContain("larger than the saved-output store and was not kept");
@@ -105,7 +106,7 @@ describe("buildResult", () => {
     }
   });
 
-  it("names the limit a run hit as the error type when the runner sent no error", () => {
+  it("names the limit a run hit as the error type when the runner sent no error", async () => {
     const cases = [
       ["timeout", "Timeout"],
       ["memory_limit", "MemoryLimit"],
@@ -113,34 +114,34 @@ describe("buildResult", () => {
       ["killed", "Killed"],
     ] as const;
     for (const [status, type] of cases) {
-      const result = buildResult(outcome({ status, exitCode: null, message: `stopped: ${status}` }), options());
+      const result = await buildResult(outcome({ status, exitCode: null, message: `stopped: ${status}` }), options());
       expect(result.status).toBe(status);
       expect(result.error).toEqual({ type, message: `stopped: ${status}`, traceback: "" });
       expect(result.truncated).toBe(status === "output_limit");
     }
-    expect(buildResult(outcome({ status: "timeout", exitCode: null }), options()).error?.message).toBe("timeout");
+    expect((await buildResult(outcome({ status: "timeout", exitCode: null }), options())).error?.message).toBe("timeout");
   });
 
-  it("reports a runner that exited without a result as RunnerExited, and the runner's own error as it came", () => {
-    const exited = buildResult(outcome({ status: "error", exitCode: 3, message: "the runner exited with code 3" }), options());
+  it("reports a runner that exited without a result as RunnerExited, and the runner's own error as it came", async () => {
+    const exited = await buildResult(outcome({ status: "error", exitCode: 3, message: "the runner exited with code 3" }), options());
     expect(exited.error).toEqual({ type: "RunnerExited", message: "the runner exited with code 3", traceback: "" });
     const raised = { type: "ZeroDivisionError", message: "division by zero", traceback: "Traceback ...\nZeroDivisionError: division by zero" };
-    const failed = buildResult(outcome({ status: "error", exitCode: 1, message: "ignored", result: frame({ ok: false, exitCode: 1, error: raised }) }), options());
+    const failed = await buildResult(outcome({ status: "error", exitCode: 1, message: "ignored", result: frame({ ok: false, exitCode: 1, error: raised }) }), options());
     expect(failed.error).toEqual(raised);
-    expect(buildResult(outcome({ status: "error", exitCode: 1 }), options()).error).toBeUndefined();
+    expect((await buildResult(outcome({ status: "error", exitCode: 1 }), options())).error).toBeUndefined();
   });
 
-  it("returns a small value as it is and counts its tokens", () => {
-    const result = buildResult(outcome({ result: frame({ value: { answer: 42 } }) }), options());
+  it("returns a small value as it is and counts its tokens", async () => {
+    const result = await buildResult(outcome({ result: frame({ value: { answer: 42 } }) }), options());
     expect(result.value).toEqual({ answer: 42 });
     expect(result.truncated).toBe(false);
     expect(result.tokens.returned).toBe(result.tokens.output);
     expect(result.tokens.returned).toBeGreaterThan(0);
   });
 
-  it("shortens a value over the token budget to valid JSON and says so in the note", () => {
+  it("shortens a value over the token budget to valid JSON and says so in the note", async () => {
     const rows = Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `user ${i}`, email: `u${i}@example.com` }));
-    const result = buildResult(outcome({ result: frame({ value: rows }) }), options({ outputTokenBudget: 300 }));
+    const result = await buildResult(outcome({ result: frame({ value: rows }) }), options({ outputTokenBudget: 300 }));
     expect(result.truncated).toBe(true);
     expect(Array.isArray(result.value)).toBe(true);
     expect((result.value as unknown[]).length).toBeLessThan(rows.length);
@@ -149,32 +150,92 @@ describe("buildResult", () => {
     expect(result.tokens.output).toBeGreaterThan(result.tokens.returned);
   });
 
-  it("replaces a value nested deeper than 256 levels with a note instead of overflowing", () => {
+  it("replaces a value nested deeper than 256 levels with a note instead of overflowing", async () => {
     let deep: unknown = 0;
     for (let i = 0; i < 10_000; i++) deep = [deep];
-    const result = buildResult(outcome({ result: frame({ value: deep }) }), options());
+    const result = await buildResult(outcome({ result: frame({ value: deep }) }), options());
     expect(result.value).toBe("[a value nested more than 256 levels deep, not shown]");
     expect(result.truncated).toBe(true);
   });
 
-  it("lists the code's upstream calls and counts their results as tokens kept in the sandbox", () => {
+  it("lists the code's upstream calls and counts their results as tokens kept in the sandbox", async () => {
     const toolCalls = { calls: [{ tool: "github.search_issues", ok: true, durationMs: 5 }], tokensInSandbox: 1234 };
-    const result = buildResult(outcome({ stdout: Buffer.from("3 issues\n") }), options({ toolCalls }));
+    const result = await buildResult(outcome({ stdout: Buffer.from("3 issues\n") }), options({ toolCalls }));
     expect(result.toolCalls).toEqual(toolCalls.calls);
     expect(result.tokens.toolResults).toBe(1234);
   });
 });
 
+describe("buildResult of megabytes of output", () => {
+  /** ~10 MB of `line(i)` lines, as a run printing in a loop makes. */
+  const print = (line: (i: number) => string): string => {
+    const lines: string[] = [];
+    for (let i = 0, size = 0; size < 10_000_000; i++) size += lines[lines.push(line(i)) - 1]!.length + 1;
+    return lines.join("\n") + "\n";
+  };
+
+  it("lets other work on the event loop run while it shapes a 10 MB print, many times over", async () => {
+    const text = print((i) => `row ${i} [EMAIL_1] lorem ipsum dolor sit amet`);
+    let turns = 0;
+    let done = false;
+    const others = (async () => {
+      while (!done) await new Promise<void>((resolve) => setImmediate(() => resolve(void turns++)));
+    })();
+    const shaping = buildResult(outcome({ stdout: Buffer.from(text) }), options());
+    const result = await shaping;
+    done = true;
+    await others;
+    expect(turns).toBeGreaterThan(5);
+    expect(result.truncated).toBe(true);
+  });
+
+  const printers: Array<[string, () => string]> = [
+    ["lines", () => print((i) => `row ${i} [EMAIL_1] lorem ipsum dolor sit amet`)],
+    ["one line of words", () => "lorem ipsum dolor sit amet [EMAIL_2] ".repeat(270_000)],
+  ];
+  it.each(printers)("shows the same head, tail, marker and token counts of a 10 MB print of %s as shaping it whole", async (_, printed) => {
+    const text = printed();
+    const whole = shapeText(text, { budgetTokens: 4000 });
+    const result = await buildResult(outcome({ stdout: Buffer.from(text) }), options());
+    expect(result.stdout).toBe(whole.text);
+    expect(result.stdout.startsWith(text.slice(0, 200))).toBe(true);
+    expect(result.stdout.endsWith(text.slice(-200))).toBe(true);
+    expect(result.stdout).toMatch(/\n… [\d,]+ (lines|characters) \(about [\d,]+ tokens\) cut …\n/);
+    expect(result.tokens).toEqual({ returned: whole.tokens, output: whole.originalTokens, toolResults: 0 });
+    expect(result.tokens.returned).toBeLessThanOrEqual(4000);
+    expect(result.outputNote).toContain(whole.note);
+  });
+
+  it("counts the lines and characters it cut from a print of accented text and emoji as shaping it whole does", async () => {
+    const text = print((i) => `ligne ${i} : café crème, déjà vu 🙂 — fin`);
+    const whole = shapeText(text, { budgetTokens: 4000 });
+    const result = await buildResult(outcome({ stdout: Buffer.from(text) }), options());
+    const cut = (shown: string): string | undefined => /… ([\d,]+ lines) \(/.exec(shown)?.[1];
+    expect(cut(result.stdout)).toBe(cut(whole.text));
+    expect(result.stdout.split("… ")[0]).toBe(whole.text.split("… ")[0]);
+    expect(result.stdout.endsWith(text.slice(-300))).toBe(true);
+    expect(result.tokens.output / whole.originalTokens).toBeCloseTo(1, 1);
+  });
+
+  it("estimates the tokens of 10 MB of stderr it shows shortened", async () => {
+    const stderr = print((i) => `warning ${i}: deprecated call`);
+    const result = await buildResult(outcome({ stderr: Buffer.from(stderr) }), options());
+    expect(result.stderr.startsWith("warning 0: deprecated call")).toBe(true);
+    // Every line alike: the tokens of its first 100,000 characters, scaled, are its tokens.
+    expect(result.tokens.output / ((countTokens(stderr.slice(0, 100_000)) * stderr.length) / 100_000)).toBeCloseTo(1, 1);
+  });
+});
+
 describe("markWorkspaceOverLimit", () => {
-  it("turns a successful call into a WorkspaceLimit error", () => {
-    const result = buildResult(outcome(), options());
+  it("turns a successful call into a WorkspaceLimit error", async () => {
+    const result = await buildResult(outcome(), options());
     markWorkspaceOverLimit(result, "the workspace holds more than 10 MB");
     expect(result.status).toBe("error");
     expect(result.error).toEqual({ type: "WorkspaceLimit", message: "the workspace holds more than 10 MB", traceback: "" });
   });
 
-  it("keeps the call's own status and names its own error in the message", () => {
-    const result = buildResult(outcome({ status: "timeout", exitCode: null, message: "timed out after 5 s" }), options());
+  it("keeps the call's own status and names its own error in the message", async () => {
+    const result = await buildResult(outcome({ status: "timeout", exitCode: null, message: "timed out after 5 s" }), options());
     markWorkspaceOverLimit(result, "the workspace holds more than 10 MB");
     expect(result.status).toBe("timeout");
     expect(result.error?.type).toBe("WorkspaceLimit");

@@ -519,7 +519,7 @@ export class Engine {
     };
     const summary = scope?.finish();
     const toolCalls = maskToolCalls(boundary ? boundary.summary(summary) : summary, secrets);
-    const result = buildResult(outcome, {
+    const result = await buildResult(outcome, {
       displayBytes: limits.displayBytes,
       outputTokenBudget: this.config.codeMode.outputTokenBudget,
       sessionId,

@@ -16,6 +16,8 @@ const MAX_HOLD_CHARS = 65_536;
  * few MB/s, so 10 MB in one go held the event loop for seconds and every other client with it.
  */
 const SLICE_CHARS = 16_384;
+/** Bytes of a stream decoded and scanned as one string (a millisecond or two of decoding). */
+const PART_BYTES = 1 << 20;
 /** Levels of a result value walked (the result shows 256 at most); what nests deeper is not shown. */
 const MAX_VALUE_DEPTH = 300;
 
@@ -205,10 +207,24 @@ export class OutputBoundary {
     return guarded === text ? image : { ...image, dataBase64: encodeText(guarded, encoding).toString("base64") };
   }
 
+  /**
+   * A stream's bytes as guard.text makes them, decoded and encoded again a part of about
+   * PART_BYTES at a time, cut after a line end (scan cuts there too): 10 MB are never turned into
+   * one string and back in one go. A part without a line end runs to the next one.
+   */
   private async bytes(data: Buffer): Promise<Buffer> {
-    if (data.length === 0) return data;
-    const text = data.toString("utf8");
-    const guarded = await this.scan(text, true);
-    return guarded === text ? data : Buffer.from(guarded, "utf8");
+    const parts: Buffer[] = [];
+    let changed = false;
+    for (let at = 0; at < data.length; ) {
+      const newline = data.length - at <= PART_BYTES ? -1 : data.lastIndexOf(0x0a, at + PART_BYTES - 1);
+      const after = newline >= at ? newline : data.indexOf(0x0a, at + PART_BYTES);
+      const end = after === -1 ? data.length : after + 1;
+      const text = data.toString("utf8", at, end);
+      const guarded = await this.scan(text, true);
+      changed ||= guarded !== text;
+      parts.push(guarded === text ? data.subarray(at, end) : Buffer.from(guarded, "utf8"));
+      at = end;
+    }
+    return changed ? Buffer.concat(parts) : data;
   }
 }

@@ -3,6 +3,7 @@
 
 import type { SecuritySummary } from "../governance/index.js";
 import type { RunImage, RunOutcome, RunStatus } from "../sandbox/index.js";
+import { estimateLongTokens, nextTurn, shapeLongText, type Pause } from "./long-output.js";
 import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./output.js";
 import type { SavedStream } from "./saved-outputs.js";
 import { shapeText, shapeValue } from "./shaping.js";
@@ -77,6 +78,8 @@ export interface BuildResultOptions {
   /** The upstream tool calls the code made, when code mode was on. */
   toolCalls?: UpstreamCallSummary;
   save: SaveOutput;
+  /** Lets others use the event loop between two slices of shaping a long output; default: its next turn. */
+  pause?: Pause;
 }
 
 const STATUS_ERROR_TYPE: Record<Exclude<RunStatus, "ok" | "error">, string> = {
@@ -108,10 +111,13 @@ function withoutV8Report(outcome: RunOutcome): RunOutcome {
   return trimmed === text ? outcome : { ...outcome, stderr: Buffer.from(trimmed) };
 }
 
-/** The result of a run: shaped streams and value, token counts, and the error a failed run reports. */
-export function buildResult(outcome: RunOutcome, options: BuildResultOptions): ExecutionResult {
+/**
+ * The result of a run: shaped streams and value, token counts, and the error a failed run reports.
+ * A long output is shaped in slices with pauses between them, so a 10 MB print holds no one else.
+ */
+export async function buildResult(outcome: RunOutcome, options: BuildResultOptions): Promise<ExecutionResult> {
   if (outcome.status === "memory_limit") outcome = withoutV8Report(outcome);
-  const stdout = shapeStdout(outcome.stdout, options, () => options.save("stdout", outcome.stdout));
+  const stdout = await shapeStdout(outcome.stdout, options, () => options.save("stdout", outcome.stdout));
   const stderr = shapeOutput(outcome.stderr, options.displayBytes, () => options.save("stderr", outcome.stderr));
   const frame = outcome.result;
   const summary = options.toolCalls;
@@ -133,7 +139,7 @@ export function buildResult(outcome: RunOutcome, options: BuildResultOptions): E
   if (frame?.value !== undefined) result.valueKind = frame.valueKind === "repr" || typeof result.value !== typeof frame.value ? "repr" : "json";
   const stderrShown = countTokens(stderr.text);
   result.tokens.returned = stdout.shownTokens + stderrShown + value.shownTokens;
-  result.tokens.output = stdout.tokens + (stderr.truncated ? estimateTokens(outcome.stderr.toString("utf8")).tokens : stderrShown) + value.tokens;
+  result.tokens.output = stdout.tokens + (stderr.truncated ? await streamTokens(outcome.stderr, options.pause ?? nextTurn) : stderrShown) + value.tokens;
   if (outcome.interrupted && outcome.status !== "ok" && outcome.status !== "error") {
     // The runner ended the interrupted call itself: the host's reason, and where the code was.
     result.error = { type: STATUS_ERROR_TYPE[outcome.status], message: outcome.message ?? outcome.status, traceback: frame?.error?.traceback ?? "" };
@@ -208,21 +214,22 @@ function setValue(value: unknown, result: ExecutionResult, budget: number): { sh
  * budget it is shortened structurally (JSON stays valid, head and tail of text); the byte cut
  * applies when even that is longer than the display bytes. The full text is saved either way.
  */
-function shapeStdout(
+async function shapeStdout(
   data: Buffer,
   options: BuildResultOptions,
   save: () => SavedRef | undefined,
-): ShapedStream & { tokens: number; shownTokens: number; note?: string } {
+): Promise<ShapedStream & { tokens: number; shownTokens: number; note?: string }> {
   const { displayBytes, outputTokenBudget: budget } = options;
-  const text = data.toString("utf8");
   // A token is at least one byte: output no longer than the budget in bytes fits without a count.
   if (data.length <= Math.min(displayBytes, budget)) {
+    const text = data.toString("utf8");
     const tokens = countTokens(text);
     return { text, truncated: false, totalBytes: data.length, tokens, shownTokens: tokens };
   }
-  const shaped = shapeText(text, { budgetTokens: budget });
+  // Megabytes of text: decoded at both ends only, the rest counted in slices (long-output.ts).
+  const shaped = (await shapeLongText(data, budget, options.pause)) ?? shapeText(data.toString("utf8"), { budgetTokens: budget });
   const tokens = shaped.originalTokens;
-  if (!shaped.truncated && data.length <= displayBytes) return { text, truncated: false, totalBytes: data.length, tokens, shownTokens: tokens };
+  if (!shaped.truncated && data.length <= displayBytes) return { text: shaped.text, truncated: false, totalBytes: data.length, tokens, shownTokens: tokens };
   if (Buffer.byteLength(shaped.text) <= displayBytes) {
     const saved = save();
     const note = `${shaped.note ?? "output shortened"}; ${savedText(saved, data.length)}`;
@@ -230,4 +237,9 @@ function shapeStdout(
   }
   const cut = shapeOutput(data, displayBytes, save);
   return { ...cut, tokens, shownTokens: countTokens(cut.text) };
+}
+
+/** Tokens of a stream shown shortened: sampled from its bytes when long, without decoding all of it at once. */
+function streamTokens(data: Buffer, pause: Pause): Promise<number> | number {
+  return data.length <= 1 << 20 ? estimateTokens(data.toString("utf8")).tokens : estimateLongTokens(data, pause);
 }

@@ -256,7 +256,7 @@ function jsonNote(original: { tokens: number; exact: boolean }, fitted: Fitted):
  * Where to cut so that the head (or, from the end, the tail) is about `budget` tokens, summing
  * counts of slices that each aim at 90% of what is left, sized by the text's chars per token.
  */
-function cutPoint(text: string, budget: number, charsPerToken: number, fromEnd: boolean, limit: number): number {
+function cutPoint(text: Text, budget: number, charsPerToken: number, fromEnd: boolean, limit: number): number {
   let at = fromEnd ? text.length : 0;
   let used = 0;
   const aim = (left: number): number => Math.max(1, Math.floor(left * charsPerToken * 0.9));
@@ -271,25 +271,48 @@ function cutPoint(text: string, budget: number, charsPerToken: number, fromEnd: 
   return at;
 }
 
-function countNewlines(text: string, from: number, to: number): number {
+function countNewlines(text: Text, from: number, to: number): number {
+  if (typeof text !== "string") return text.newlines(from, to);
   let count = 0;
   for (let i = text.indexOf("\n", from); i !== -1 && i < to; i = text.indexOf("\n", i + 1)) count += 1;
   return count;
 }
 
+/**
+ * A text longer than the budget as cutText reads it: a string, or a long output of which only the
+ * head and the tail are decoded (long-output.ts). Slices and searches stay inside those two; the
+ * lines between them are counted ahead.
+ */
+export interface TextWindows {
+  readonly length: number;
+  /** Characters decoded from the start: a head is cut within them. */
+  readonly headChars: number;
+  /** Where the decoded tail starts: a tail is cut from there on. */
+  readonly tailFrom: number;
+  slice(start: number, end?: number): string;
+  charCodeAt(index: number): number;
+  indexOf(char: string, position: number): number;
+  lastIndexOf(char: string, position: number): number;
+  /** Line ends in [from, to). */
+  newlines(from: number, to: number): number;
+}
+type Text = string | TextWindows;
+
 /** Head and tail around a marker line, on line boundaries unless that would lose 30% of either. */
-function cutText(text: string, budget: number, original: { tokens: number; exact: boolean }): ShapedText {
+export function cutText(text: Text, budget: number, original: { tokens: number; exact: boolean }): ShapedText {
+  const headLimit = typeof text === "string" ? text.length : text.headChars;
+  const tailLimit = (headEnd: number): number => (typeof text === "string" ? headEnd : Math.max(headEnd, text.tailFrom));
   const charsPerToken = Math.min(16, text.length / Math.max(1, original.tokens));
   let reserve = 24;
   for (let attempt = 0; ; attempt++) {
     const available = Math.max(0, budget - reserve);
     const headBudget = Math.floor(available * HEAD_SHARE);
-    let headEnd = cutPoint(text, headBudget, charsPerToken, false, text.length);
+    let headEnd = cutPoint(text, headBudget, charsPerToken, false, headLimit);
     const newline = text.lastIndexOf("\n", headEnd - 1);
     const space = text.lastIndexOf(" ", headEnd - 1);
     if (headEnd < text.length && newline >= 0 && newline + 1 >= headEnd * 0.7) headEnd = newline + 1;
     else if (headEnd < text.length && space > 0 && space >= headEnd - 64) headEnd = space;
-    let tailStart = cutPoint(text, available - headBudget, charsPerToken, true, headEnd);
+    let tailStart = cutPoint(text, available - headBudget, charsPerToken, true, tailLimit(headEnd));
     const lineStart = text.indexOf("\n", tailStart - 1) + 1;
     const wordStart = text.indexOf(" ", tailStart - 1) + 1;
     if (lineStart > 0 && lineStart < text.length && lineStart - tailStart <= 0.3 * (text.length - tailStart)) {
@@ -297,7 +320,7 @@ function cutText(text: string, budget: number, original: { tokens: number; exact
     } else if (wordStart > 0 && wordStart < text.length && wordStart - tailStart <= 64) tailStart = wordStart;
     const head = text.slice(0, headEnd);
     const tail = text.slice(tailStart);
-    const atLineStart = (index: number): boolean => index === 0 || index === text.length || text[index - 1] === "\n";
+    const atLineStart = (index: number): boolean => index === 0 || index === text.length || text.charCodeAt(index - 1) === 10;
     const byLines = atLineStart(headEnd) && atLineStart(tailStart);
     const cutLines = countNewlines(text, headEnd, tailStart);
     const cutTokens = Math.max(0, original.tokens - countTokens(head) - countTokens(tail));

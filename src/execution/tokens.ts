@@ -43,7 +43,7 @@ const CLEAR_EVERY = 1 << 18;
 let countedSinceClear = 0;
 
 /** Moves a cut index back by one where it would split a surrogate pair. */
-export function safeCut(text: string, index: number): number {
+export function safeCut(text: { readonly length: number; charCodeAt(index: number): number }, index: number): number {
   if (index <= 0 || index >= text.length) return Math.max(0, Math.min(index, text.length));
   const before = text.charCodeAt(index - 1);
   const at = text.charCodeAt(index);
