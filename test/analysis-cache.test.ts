@@ -113,7 +113,7 @@ describe("the execution gate with kept analyses", () => {
       expect(result.stdout.trim()).toBe("42");
       expect(result.security?.action).toBe("allow");
     }
-    expect(events.filter((e) => e.kind === "execution").map((e) => (e as ExecutionEvent).status)).toEqual(["ok", "ok", "ok"]);
+    expect(events.filter((e) => e.kind === "execution").map((e) => (e).status)).toEqual(["ok", "ok", "ok"]);
   });
 
   it("decides kept analyses with the policy of the moment: code allowed before is blocked once its category is", async () => {
