@@ -37,7 +37,7 @@ import { Room } from "./room.js";
 import { callRunEnv, maskToolCalls, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 import { EngineJobs, type JobInfo } from "./jobs.js";
-import { ExecutionGate, type Verdict } from "./execution-gate.js";
+import { ExecutionGate, type GateContext, type Verdict } from "./execution-gate.js";
 
 /**
  * How long a session's runner has, after a timeout or cancel interrupted its code (SIGINT:
@@ -256,18 +256,7 @@ export class Engine {
     const gate = this.gate;
     if (!gate) return undefined;
     const language = checked ?? this.checked(request).language;
-    const owner = request.owner ?? LOCAL_OWNER;
-    const verdict = await gate.judge({
-      language,
-      code: original ?? request.code,
-      owner,
-      sessionId: request.sessionId ?? null,
-      executionId: randomUUID(),
-      background,
-      approver: request.approver,
-      signal: request.signal,
-      onWaiting: request.onWaiting,
-    });
+    const verdict = await gate.judge(gateContext(request, language, background, original));
     await gate.admit(verdict, blockOnly);
     return verdict;
   }
@@ -280,6 +269,7 @@ export class Engine {
     if (!this.gate) return this.runChecked(request, job, randomUUID());
     // Checked once for the gate and the run: the schema parse is a fair part of a small call's cost.
     const checked = this.checked(request);
+    if (!screened && request.sessionId === undefined) return this.runStateless(this.gate, request, job, checked, original);
     let verdict = screened;
     if (verdict) {
       // A job screened at its start: the signal and approver are the job's own now.
@@ -304,7 +294,85 @@ export class Engine {
     return result;
   }
 
-  private async runChecked(request: ExecuteRequest, job: boolean, executionId: string, checked = this.checked(request)): Promise<ExecutionResult> {
+  /**
+   * A gated stateless call: the code is judged while its sandbox is fetched (see gatedSandbox), and
+   * runs only once the gate let it through; the execution is recorded however it ends.
+   */
+  private async runStateless(gate: ExecutionGate, request: ExecuteRequest, job: boolean, checked: ReturnType<Engine["checked"]>, original?: string): Promise<ExecutionResult> {
+    const context = gateContext(request, checked.language, job, original);
+    let passed: Verdict | undefined;
+    let passing: Promise<void> | undefined;
+    const judged = gate.judge(context);
+    // Settled below in every path; this only keeps a rejection from counting as unhandled meanwhile.
+    judged.catch(() => undefined);
+    const permit: Permit = {
+      judged,
+      // Once per call: a refusal is recorded once, and asking again gives the same answer.
+      pass: (verdict) =>
+        (passing ??= (async () => {
+          await gate.admit(verdict);
+          await gate.roomToRecord();
+          passed = verdict;
+        })()),
+    };
+    const started = performance.now();
+    let result: ExecutionResult;
+    try {
+      result = await this.runChecked(request, job, context.executionId, checked, permit);
+    } catch (error) {
+      // Failed before the gate's answer (the sandbox could not start): the answer comes first, as if it had been awaited first.
+      if (!passed) await permit.pass(await judged);
+      await gate.recordRun(passed as Verdict, performance.now() - started, undefined, error);
+      throw error;
+    }
+    // Ended without a sandbox (code that does not compile): judged and recorded all the same.
+    if (!passed) await permit.pass(await judged);
+    const verdict = passed as Verdict;
+    result.security = verdict.security;
+    result.executionId = verdict.context.executionId;
+    await gate.recordRun(verdict, performance.now() - started, result);
+    return result;
+  }
+
+  /**
+   * The sandbox of a gated stateless call. A ready spare is taken at once, so it is taken only once the
+   * code passed the gate. Otherwise the sandbox is started (or waited for) while the code is analysed,
+   * and used only once the code passed: blocked code gets its answer without waiting for the sandbox,
+   * and code waiting for a human's approval holds no sandbox meanwhile (a new one is fetched after).
+   */
+  private async gatedSandbox(kind: RunnerKind, limits: ResolvedLimits, pooled: boolean, owner: string, signal: AbortSignal | undefined, permit: Permit): Promise<Sandbox> {
+    const fetch = (during?: AbortSignal): Promise<Sandbox> => this.statelessSandbox(kind, limits, pooled, owner, during);
+    if (pooled && this.pool.hasReady(kind) && !this.admission.queued) {
+      await permit.pass(await permit.judged);
+      return fetch(signal);
+    }
+    const giveUp = new AbortController();
+    const fetching = fetch(signal ? AbortSignal.any([signal, giveUp.signal]) : giveUp.signal);
+    fetching.catch(() => undefined);
+    const dropFetch = (): void => {
+      giveUp.abort();
+      void fetching.then((sandbox) => this.retire(sandbox, pooled), () => undefined);
+    };
+    let verdict: Verdict;
+    try {
+      verdict = await permit.judged;
+    } catch (error) {
+      dropFetch();
+      throw error;
+    }
+    if (verdict.decision.action === "block" || verdict.decision.action === "approve") {
+      dropFetch();
+      await permit.pass(verdict);
+      return fetch(signal);
+    }
+    await permit.pass(verdict).catch((error: unknown) => {
+      dropFetch();
+      throw error;
+    });
+    return fetching;
+  }
+
+  private async runChecked(request: ExecuteRequest, job: boolean, executionId: string, checked = this.checked(request), permit?: Permit): Promise<ExecutionResult> {
     const { language, limits } = checked;
     const owner = request.owner ?? LOCAL_OWNER;
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
@@ -339,7 +407,7 @@ export class Engine {
     };
     if (!session) {
       const pooled = sandboxShapeKey(limits) === sandboxShapeKey(this.defaultLimits);
-      const sandbox = await this.statelessSandbox(kind, limits, pooled, owner, request.signal);
+      const sandbox = permit ? await this.gatedSandbox(kind, limits, pooled, owner, request.signal, permit) : await this.statelessSandbox(kind, limits, pooled, owner, request.signal);
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal, owner);
         return await this.result(outcome, limits, null, scope, owner, runRequest.secrets, boundary);
@@ -563,6 +631,28 @@ export class Engine {
     this.forgetHostPaths();
     this.runtime.view.close();
   }
+}
+
+/** The gate's answer on a stateless call, judged while its sandbox is fetched: `pass` throws a refusal, else the code may run. */
+interface Permit {
+  judged: Promise<Verdict>;
+  /** The same promise however often it is called. */
+  pass(verdict: Verdict): Promise<void>;
+}
+
+/** Who runs what, for the gate; `original` is a shell line's text, analysed instead of the bash that wraps it. */
+function gateContext(request: ExecuteRequest, language: Language, background: boolean, original?: string): GateContext {
+  return {
+    language,
+    code: original ?? request.code,
+    owner: request.owner ?? LOCAL_OWNER,
+    sessionId: request.sessionId ?? null,
+    executionId: randomUUID(),
+    background,
+    approver: request.approver,
+    signal: request.signal,
+    onWaiting: request.onWaiting,
+  };
 }
 
 /** The runner a job of `kind` (a language, or "command" for a shell line) runs in. */

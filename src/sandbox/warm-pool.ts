@@ -109,6 +109,11 @@ export class WarmPool {
     return sandbox;
   }
 
+  /** Whether a spare of `kind` is ready to take now. */
+  hasReady(kind: RunnerKind): boolean {
+    return !this.closed && this.pools[kind].ready.length > 0;
+  }
+
   /**
    * Gives up one ready sandbox, of the kind with most spares, so that its room goes to a
    * waiting caller; false when there was none.

@@ -13,7 +13,8 @@ interface Job {
 
 const port = parentPort;
 if (port) {
-  const analyzer = new Analyzer();
+  // No cache here: the pool's owner keeps one, in front of the workers.
+  const analyzer = new Analyzer({ cacheEntries: 0 });
   // Ready once the grammars are loaded: the pool starts a job's deadline then.
   analyzer.ready().then(
     () => port.postMessage({ ready: true }),

@@ -12,6 +12,7 @@ import { javascriptRules, typescriptRules } from "./javascript.js";
 import { splitPythonMagics } from "./python-magics.js";
 import { pythonRules } from "./python.js";
 import type { FoundNode, LanguageRules, MetricNodeTypes, WalkCounts } from "./rules.js";
+import { AnalysisCache } from "./analysis-cache.js";
 import { AnalysisPool } from "./worker-pool.js";
 
 export const LANGUAGE_RULES: Record<Language, LanguageRules> = {
@@ -108,6 +109,8 @@ export interface AnalyzerOptions {
   timeoutMs?: number;
   /** Worker threads at most (default 2). */
   workers?: number;
+  /** Analyses kept for code sent again (default 1024; 0 keeps none). */
+  cacheEntries?: number;
 }
 
 /** Rule id of the finding an analysis that did not finish gives instead of its own. */
@@ -151,9 +154,13 @@ export class Analyzer {
   private grammars: Grammars | undefined;
   private loading: Promise<Grammars> | undefined;
   private readonly pool: AnalysisPool | undefined;
+  /** Analyses of code analysed lately, by owner, language and code (see AnalysisCache). */
+  private readonly cache: AnalysisCache | undefined;
 
   constructor(options: AnalyzerOptions = {}) {
     this.pool = options.timeoutMs !== undefined ? AnalysisPool.create(options.workers ?? 2, options.timeoutMs) : undefined;
+    const entries = options.cacheEntries ?? 1024;
+    this.cache = entries > 0 ? new AnalysisCache({ maxEntries: entries }) : undefined;
   }
 
   /** Loads the grammars (a few tens of ms, once per process); analyze() does it on first use. */
@@ -164,14 +171,23 @@ export class Analyzer {
 
   /**
    * Analyses `code` as `language` (a resolved name, not an alias), in a worker when the analyzer has
-   * a timeout; never throws for the code's sake: an analysis that fails gives failedAnalysis().
+   * a timeout; never throws for the code's sake: an analysis that fails gives failedAnalysis(). The
+   * same code sent again by the same owner gets the analysis kept from the first time.
    */
   async analyze(language: Language, code: string, options: { inline?: boolean; owner?: string } = {}): Promise<Analysis> {
     const started = performance.now();
+    const key = this.cache ? AnalysisCache.key(language, code, options.owner) : undefined;
+    const kept = key !== undefined ? this.cache?.get(key) : undefined;
+    if (kept) return { ...kept, durationMs: performance.now() - started };
     try {
-      if (this.pool && !options.inline && code.length >= INLINE_BELOW) return await this.pool.analyze(language, code, options.owner);
-      if (!this.grammars) await this.ready();
-      return this.analyzeLoaded(language, code);
+      let analysis: Analysis;
+      if (this.pool && !options.inline && code.length >= INLINE_BELOW) analysis = await this.pool.analyze(language, code, options.owner);
+      else {
+        if (!this.grammars) await this.ready();
+        analysis = this.analyzeLoaded(language, code);
+      }
+      if (key !== undefined && !analysis.findings.some((f) => f.ruleId === ANALYSIS_FAILED_RULE)) this.cache?.set(key, { ...analysis });
+      return analysis;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return failedAnalysis(language, code, reason, performance.now() - started);
