@@ -214,6 +214,29 @@ describe("the audit log", () => {
     expect(second.query({ order: "asc" }).rows.map((r) => r.id)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
   });
 
+  it("writes the events of a busy stretch (a loop of tool calls) together, and a query sees those not yet written", async () => {
+    const log = open(tempPath());
+    const batches: number[] = [];
+    log.onFlush((rows) => batches.push(rows));
+    const call = (n: number): NewGovernanceEvent => ({ kind: "tool_call", client: "key:ci", executionId: "e1", tool: `s.t${n}`, server: "s", action: "allow", outcome: "ok", argsBytes: 2, argsHash: "cd", durationMs: 1 });
+    const fan = new GovernanceEvents();
+    fan.subscribe(log);
+    // An idle log writes the first event on the next turn of the event loop.
+    await fan.record(call(0));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([1]);
+    // Then fifty calls, each on a turn of its own, as sequential calls from code arrive.
+    for (let n = 1; n <= 50; n++) {
+      await fan.record(call(n));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(log.query({ kind: "tool_call", limit: 100, order: "asc" }).rows.map((r) => r.tool)).toEqual(Array.from({ length: 51 }, (_, n) => `s.t${n}`));
+    // Far fewer transactions than events, and every row once.
+    expect(batches.length).toBeLessThan(10);
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(51);
+    expect(log.verify()).toEqual({ ok: true, rows: 51 });
+  });
+
   it("makes record() wait while the queue is full and the file locked, then takes every row once it is free", async () => {
     const path = tempPath();
     const log = open(path, { queueMax: 5, writeTimeoutMs: 30_000 });

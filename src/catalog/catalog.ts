@@ -26,6 +26,14 @@ const OBSERVE_EVERY = 100;
  * server is big): the count shown in them steps 1, 2, 5, 10, 20, then follows each later observation.
  */
 const SHOWN_COUNTS = new Set([1, 2, 5, 10, OBSERVE_FIRST]);
+/**
+ * Whether files rewritten for a tool whose schema was inferred from `responses` responses, the type
+ * unchanged, are written in the background (and the owner may save the schemas so): past the first
+ * OBSERVE_FIRST, where only the count shown moves.
+ */
+export function inferredInBackground(responses: number): boolean {
+  return responses > OBSERVE_FIRST;
+}
 /** Stored next to a kept schema: how many responses it was inferred from. */
 const RESPONSES_KEY = "x-inferred-from";
 
@@ -152,7 +160,9 @@ export class Catalog {
     tool.outputSchemaInferred = true;
     tool.outputSchemaResponses = next.responses;
     if (!changed && next.responses <= OBSERVE_FIRST && !SHOWN_COUNTS.has(next.responses)) return false;
-    this.generate(entry, entry.files);
+    // Past the first responses a rewrite that only moves the count (one in OBSERVE_EVERY calls of a
+    // busy tool) goes to disk in the background: the call that observed it does not wait for the files.
+    this.generate(entry, entry.files, undefined, !changed && inferredInBackground(next.responses));
     return true;
   }
 
@@ -238,7 +248,7 @@ export class Catalog {
   }
 
   /** `changed`, when given, says after the server's files are in `files` whether runners must reload them. */
-  private generate(entry: ServerEntry, oldFiles: ReadonlySet<string>, changed?: () => boolean): void {
+  private generate(entry: ServerEntry, oldFiles: ReadonlySet<string>, changed?: () => boolean, background = false): void {
     const plans = planTsNames(entry.tools);
     const dir = `servers/${entry.name}`;
     const files = new Map<string, string>();
@@ -257,16 +267,16 @@ export class Catalog {
       if (sig !== undefined) sig.py = line;
     }
     // New files first, then the shared indexes and manifest, and only then the files that went away.
-    this.writer.update(files);
+    this.writer.update(files, [], background);
     for (const [path, content] of files) this.files.set(path, content);
     entry.files = new Set(files.keys());
     if (changed?.() === true) this.generation++;
-    this.writeShared();
+    this.writeShared(background);
     this.removeFiles([...oldFiles].filter((path) => !entry.files.has(path)));
     this.index = undefined;
   }
 
-  private writeShared(): void {
+  private writeShared(background = false): void {
     const entries = [...this.entries.values()];
     const shared = new Map<string, string>();
     shared.set("servers/index.ts", serversIndexFile(entries.map((e) => ({ name: e.name, namespace: e.namespace }))));
@@ -280,7 +290,7 @@ export class Catalog {
       };
     }
     shared.set("manifest.json", `${JSON.stringify({ version: 1, generation: this.generation, servers }, null, 2)}\n`);
-    this.writer.update(shared);
+    this.writer.update(shared, [], background);
     for (const [path, content] of shared) this.files.set(path, content);
   }
 

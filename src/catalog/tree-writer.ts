@@ -39,9 +39,10 @@ export class TreeWriter {
   /**
    * Writes `files` (those not already there), then deletes `stale` and the directories it leaves
    * empty; readers never see a partial file. A small change is done before it returns; a big one,
-   * or any while another is still running, is queued in order (settled() waits for it).
+   * or any while another is still running, is queued in order (settled() waits for it); so is any
+   * change when `background`, for one that nothing waits to read.
    */
-  update(files: Iterable<[string, string]>, stale: Iterable<string> = []): void {
+  update(files: Iterable<[string, string]>, stale: Iterable<string> = [], background = false): void {
     const batch: TreeBatch = { writes: [], removals: [] };
     for (const [path, content] of files) {
       if (this.written.get(path) === content) continue;
@@ -53,7 +54,7 @@ export class TreeWriter {
       batch.removals.push(path);
     }
     if (batch.writes.length + batch.removals.length === 0) return;
-    if (this.pending === 0 && batch.writes.length + batch.removals.length <= SYNC_FILES) {
+    if (!background && this.pending === 0 && batch.writes.length + batch.removals.length <= SYNC_FILES) {
       this.applySync(batch);
       return;
     }

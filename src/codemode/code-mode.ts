@@ -2,6 +2,7 @@
 // tree sandboxes read at /sandgate/tools. One owner starts them together and closes them together.
 
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
@@ -42,6 +43,9 @@ export class CodeMode {
   /** Output schemas inferred from real responses, kept across restarts unless codeMode.persistInferredSchemas is off. */
   private readonly inferredPath: string | undefined;
   private closed = false;
+  /** A background save of the inferred schemas under way, and whether another was asked for meanwhile. */
+  private saving: Promise<void> | undefined;
+  private saveAgain = false;
   /** PII vaults per session and caller; tokenization of what crosses to the agent. */
   readonly pii: PiiBoundary;
 
@@ -143,7 +147,7 @@ export class CodeMode {
       maxCalls: codeMode.maxToolCallsPerExecution,
       redact: (text) => this.redact(text),
       redactValue: (value) => this.redactValue(value),
-      onInferred: () => this.saveInferred(),
+      onInferred: (background) => this.saveInferred(background),
       teachesSchemas: this.teachesSchemas(context.owner),
       policy: this.config.toolPolicy,
       context,
@@ -186,15 +190,39 @@ export class CodeMode {
     }
   }
 
-  private saveInferred(): void {
-    if (this.inferredPath === undefined) return;
-    try {
-      const temp = `${this.inferredPath}.${process.pid}.tmp`;
-      writeFileSync(temp, JSON.stringify(this.catalog.inferredSchemas(), null, 2));
-      renameSync(temp, this.inferredPath);
-    } catch (error) {
-      this.log.warn({ file: this.inferredPath, err: (error as Error).message }, "could not save inferred output schemas");
+  /**
+   * Writes the inferred schemas at once, or in the background (the file is read only at the next
+   * start). One write at a time: a save asked for meanwhile runs after it, with what is known then.
+   */
+  private saveInferred(background = false): void {
+    const path = this.inferredPath;
+    if (path === undefined) return;
+    if (this.saving !== undefined) {
+      this.saveAgain = true;
+      return;
     }
+    const temp = `${path}.${process.pid}.tmp`;
+    const failed = (error: unknown): void => this.log.warn({ file: path, err: (error as Error).message }, "could not save inferred output schemas");
+    if (!background) {
+      try {
+        writeFileSync(temp, JSON.stringify(this.catalog.inferredSchemas(), null, 2));
+        renameSync(temp, path);
+      } catch (error) {
+        failed(error);
+      }
+      return;
+    }
+    this.saving = (async () => {
+      do {
+        this.saveAgain = false;
+        try {
+          await writeFile(temp, JSON.stringify(this.catalog.inferredSchemas(), null, 2));
+          await rename(temp, path);
+        } catch (error) {
+          failed(error);
+        }
+      } while (this.saveAgain);
+    })().finally(() => (this.saving = undefined));
   }
 
   async close(): Promise<void> {
@@ -204,6 +232,7 @@ export class CodeMode {
     await this.upstream.close();
     // Tree writes still running would otherwise land after the owner removed SANDBOX_DIR.
     await this.catalog.settled().catch(() => undefined);
+    await this.saving;
     // Lazily: sandboxes still running keep their bind of the tree.
     this.view?.close();
   }

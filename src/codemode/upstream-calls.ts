@@ -3,7 +3,7 @@
 
 import { createHash } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Catalog } from "../catalog/index.js";
+import { inferredInBackground, type Catalog } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
 import { estimateJsonTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
@@ -21,8 +21,8 @@ export interface UpstreamCallScopeOptions {
   redact: (text: string) => string;
   /** The same for a tool result on its way into the sandbox. */
   redactValue: (value: unknown) => unknown;
-  /** Called when a result taught the catalog a tool's output schema. */
-  onInferred?: () => void;
+  /** Called when a result taught the catalog a tool's output schema; `background` when nothing needs it on disk at once. */
+  onInferred?: (background: boolean) => void;
   /**
    * Whether this caller's results may teach the output schemas every caller reads (and that are kept on
    * disk): a result's keys are its caller's data, so another tenant's must not become their signatures.
@@ -231,9 +231,9 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
 }
 
 /** Types a tool from its first result; a failure to write the tree must not fail the call itself. */
-function learnOutputSchema(catalog: Catalog, id: string, value: unknown, onInferred: (() => void) | undefined): void {
+function learnOutputSchema(catalog: Catalog, id: string, value: unknown, onInferred: ((background: boolean) => void) | undefined): void {
   try {
-    if (catalog.observeOutput(id, value)) onInferred?.();
+    if (catalog.observeOutput(id, value)) onInferred?.(inferredInBackground(catalog.resolve(id)?.outputSchemaResponses ?? 0));
   } catch {
     // The schema is kept; the files show it once the tree is next written (the next change of any tool).
   }
