@@ -199,20 +199,10 @@ function decodeFrame(body: Buffer): RunnerFrame | undefined {
   } catch {
     throw new FrameProtocolError("runner sent a frame that is not JSON");
   }
-  // Tool calls are the frames a program sends most, hundreds in a loop: checked by hand, as the schema would.
-  if (isObject(json) && json.type === "tool_call") return toolCallFrame(json);
   const parsed = runnerFrameSchema.safeParse(json);
   // A `tool_call` (or `discovery`) frame without a usable callId cannot be answered; user code may write to fd 4 too,
   // so it is dropped rather than taken as the runner breaking the protocol.
   if (!parsed.success && isObject(json) && (json.type === "tool_call" || json.type === "discovery")) return undefined;
   if (!parsed.success) throw new FrameProtocolError(`runner sent an invalid frame: ${parsed.error.issues[0]?.message ?? "?"}`);
   return parsed.data;
-}
-
-/** toolCallFrameSchema's check of a `tool_call` frame; undefined (dropped: it cannot be answered) when it fails. */
-function toolCallFrame(json: Record<string, unknown>): ToolCallFrame | undefined {
-  const { id, callId } = json;
-  if (id !== undefined && (typeof id !== "string" || id.length > 64)) return undefined;
-  if (typeof callId !== "string" || callId.length === 0 || callId.length > 128) return undefined;
-  return { type: "tool_call", ...(id === undefined ? {} : { id }), callId, tool: json.tool, args: json.args };
 }

@@ -2,6 +2,7 @@
 // their host-side types, the checks each request gets, the reply encodings, one run's broker.
 
 import { setMaxListeners } from "node:events";
+import { z } from "zod";
 import { encodeFrame, frameOfJson, MAX_FRAME_BYTES, MAX_RUNNER_FRAME_BYTES, type ToolResultFrame } from "./protocol.js";
 
 /** A call as user code made it; `tool` is "server.name" as written (the host resolves aliases). */
@@ -52,6 +53,18 @@ const MAX_TOOL_NAME_LENGTH = 512;
 /** Upstream calls one run may have waiting at once; more is a runaway loop, not a program. */
 const MAX_UPSTREAM_CALLS_IN_FLIGHT = 256;
 
+const upstreamCallSchema = z.object({
+  tool: z
+    .string({ invalid_type_error: "the tool name must be a string", required_error: "the tool name is missing" })
+    .min(1, "the tool name is empty")
+    .max(MAX_TOOL_NAME_LENGTH, `the tool name is longer than ${MAX_TOOL_NAME_LENGTH} characters`),
+  // Checked, not copied: a record schema rebuilt an argument object of a million keys key by key (a second of the host's loop).
+  args: z
+    .custom<Record<string, unknown>>((args) => typeof args === "object" && args !== null && !Array.isArray(args), "the arguments must be a JSON object")
+    .optional()
+    .transform((args) => args ?? {}),
+});
+
 export function upstreamCallError(type: string, message: string): UpstreamCallReply {
   return { ok: false, error: { type, message } };
 }
@@ -61,18 +74,9 @@ export function upstreamCallError(type: string, message: string): UpstreamCallRe
  * runners raise it as "tool `x.y` failed: <message>", so the message does not name the tool again.
  */
 export function parseUpstreamCall(raw: { tool?: unknown; args?: unknown }): { ok: true; call: UpstreamCall } | { ok: false; reply: UpstreamCallReply } {
-  // Checked by hand, not by a schema: this runs on every call, and the arguments are checked, not copied
-  // (copying an argument object of a million keys key by key held the host's loop for a second).
-  const { tool } = raw;
-  const args = raw.args ?? {};
-  let problem: string | undefined;
-  if (tool === undefined) problem = "the tool name is missing";
-  else if (typeof tool !== "string") problem = "the tool name must be a string";
-  else if (tool.length === 0) problem = "the tool name is empty";
-  else if (tool.length > MAX_TOOL_NAME_LENGTH) problem = `the tool name is longer than ${MAX_TOOL_NAME_LENGTH} characters`;
-  else if (typeof args !== "object" || Array.isArray(args)) problem = "the arguments must be a JSON object";
-  if (problem !== undefined) return { ok: false, reply: upstreamCallError("InvalidArguments", problem) };
-  return { ok: true, call: { tool: tool as string, args } };
+  const parsed = upstreamCallSchema.safeParse({ tool: raw.tool, args: raw.args ?? undefined });
+  if (parsed.success) return { ok: true, call: parsed.data };
+  return { ok: false, reply: upstreamCallError("InvalidArguments", parsed.error.issues[0]?.message ?? "invalid request") };
 }
 
 /** The handler's answer, made safe to send: anything but a proper reply becomes an error. */
