@@ -103,13 +103,14 @@ describe("sandgate-tool without inherited fds", () => {
 
   it("removes a sandbox's FIFOs when the sandbox is disposed", async () => {
     const channels = join(dirname(raw.runtime.etcDir), "channels");
-    const count = (): number => readdirSync(channels).length;
-    // Earlier sandboxes are gone: what is left is the stock of 4 pairs made ahead.
-    expect(await waitFor(() => count() === 4)).toBe(true);
     const sandbox = await raw.start("bash");
-    expect(await waitFor(() => count() === 5)).toBe(true);
+    // The sandbox's own pair, by the directory its mount came from (pairs made ahead sit beside it).
+    const mounts = await sandbox.run({ code: "grep -o 'tool-[A-Za-z0-9]*/requests' /proc/self/mountinfo", filename: "main.sh", timeoutMs: 10_000, outputCapBytes: 1 << 16 });
+    const own = mounts.stdout.toString().trim().split("/")[0] ?? "";
+    expect(own).toMatch(/^tool-/);
+    expect(readdirSync(channels)).toContain(own);
     await sandbox.dispose();
-    expect(await waitFor(() => count() === 4)).toBe(true);
+    expect(await waitFor(() => !readdirSync(channels).includes(own))).toBe(true);
   });
 });
 

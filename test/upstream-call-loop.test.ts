@@ -80,11 +80,13 @@ describe(`${CALLS} sequential upstream calls from one program`, () => {
     }, 60_000);
   }
 
-  it("keeps the inferred output schema's count on disk once closed", async () => {
+  it("shows the inferred output schema's count in the wrappers, and keeps it on disk once closed", async () => {
     // 300 responses: the first 20 merged, then every hundredth (the 100th, 200th and 300th).
+    // The wrappers as sandboxes see them (as root they live in a tmpfs view of their own, gone at close).
+    const wrapper = await engine.execute({ language: "bash", code: "cat /sandgate/tools/python/servers/everything/__init__.py" });
+    expect(wrapper.stdout).toContain("inferred from 23 responses");
     await closeAll();
     const saved = JSON.parse(readFileSync(join(dir, "inferred-output-schemas.json"), "utf8")) as Record<string, { "x-inferred-from"?: number }>;
     expect(saved["everything.echo"]?.["x-inferred-from"]).toBe(23);
-    expect(readFileSync(join(dir, "tools", "python", "servers", "everything", "__init__.py"), "utf8")).toContain("inferred from 23 responses");
   }, 30_000);
 });
