@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { SandgateError } from "../errors/index.js";
 import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
-import { SandboxCgroup } from "./cgroups.js";
+import { FREEZE_AFTER_IDLE_MS, SandboxCgroup } from "./cgroups.js";
 import { ensureInside, joinEarly } from "./containment.js";
 import type { ResolvedLimits } from "./limits.js";
 import { activePackageMounts } from "./package-sets.js";
@@ -71,6 +71,8 @@ export class SessionMachine {
   private launchErr = "";
   /** Runs under way in the machine's runners, and runners starting: the machine is frozen only at none. */
   private active = 0;
+  /** The freeze that follows the last run after FREEZE_AFTER_IDLE_MS, unless another run comes first. */
+  private freezeTimer: NodeJS.Timeout | undefined;
   private frozen = false;
 
   private constructor(
@@ -261,13 +263,23 @@ export class SessionMachine {
     this.settle();
   }
 
-  /** Freezes the machine again if no run is under way (a runner killed while idle thawed it). */
+  /**
+   * Freezes the machine again, shortly, if no run is under way by then (a runner killed while idle
+   * thawed it): calls back to back pay no freeze and thaw, each a synchronous cgroup write.
+   */
   settle(): void {
-    if (this.active === 0 && !this.frozen && this.alive && this.cgroup?.freeze()) this.frozen = true;
+    if (this.active !== 0 || this.frozen || this.freezeTimer !== undefined) return;
+    this.freezeTimer = setTimeout(() => {
+      this.freezeTimer = undefined;
+      if (this.active === 0 && !this.frozen && this.alive && this.cgroup?.freeze()) this.frozen = true;
+    }, FREEZE_AFTER_IDLE_MS);
+    this.freezeTimer.unref();
   }
 
-  /** Thaws without counting a run (a kill or an interrupt must find its processes running). */
+  /** Thaws without counting a run (a kill or an interrupt must find its processes running); a freeze not yet made is dropped. */
   thaw(): void {
+    clearTimeout(this.freezeTimer);
+    this.freezeTimer = undefined;
     if (!this.frozen) return;
     this.frozen = false;
     this.cgroup?.thaw();

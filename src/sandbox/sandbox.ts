@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { SandgateError } from "../errors/index.js";
 import { RUNNER_SPECS } from "../languages/index.js";
 import { CallOutput, type OutputStream } from "./call-output.js";
-import { SandboxCgroup } from "./cgroups.js";
+import { FREEZE_AFTER_IDLE_MS, SandboxCgroup } from "./cgroups.js";
 import { CHANNELS, type ChannelCall, type RunnerChannel } from "./channel/index.js";
 import { ensureInside, joinEarly } from "./containment.js";
 import { classifyExit, classifyInterrupted, classifyResult, describeExit, STDERR_TAIL_BYTES, type CallVerdict, type ExitStatus, type KillReason, type RunStatus } from "./exit-classification.js";
@@ -143,6 +143,7 @@ export class Sandbox {
   private readonly channel: RunnerChannel;
   /** Between calls the sandbox's processes are frozen, where the host has a freezer. */
   private frozen = false;
+  private freezeTimer: NodeJS.Timeout | undefined;
   private readonly oneCall: boolean;
   private stopMessage = "";
   /** Settles once bwrap and its namespace init are in the sandbox's cgroup. */
@@ -332,8 +333,14 @@ export class Sandbox {
     return this.out.stdout.discardedBytes + this.out.stderr.discardedBytes;
   }
 
+  /** Shortly after a call, unless the next comes first (see FREEZE_AFTER_IDLE_MS). */
   private freeze(): void {
-    if (this.alive && this.cgroup?.freeze()) this.frozen = true;
+    if (this.freezeTimer !== undefined || this.frozen) return;
+    this.freezeTimer = setTimeout(() => {
+      this.freezeTimer = undefined;
+      if (this.alive && this.active === undefined && this.cgroup?.freeze()) this.frozen = true;
+    }, FREEZE_AFTER_IDLE_MS);
+    this.freezeTimer.unref();
   }
 
   /** Before a run: the sandbox (or its whole machine) runs until the run ends. */
@@ -347,6 +354,8 @@ export class Sandbox {
       this.machine.thaw();
       return;
     }
+    clearTimeout(this.freezeTimer);
+    this.freezeTimer = undefined;
     if (!this.frozen) return;
     this.frozen = false;
     this.cgroup?.thaw();
