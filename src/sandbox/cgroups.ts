@@ -420,3 +420,37 @@ export function removeStaleCgroups(support: CgroupSupport): number {
   }
   return removed;
 }
+
+/**
+ * The freezing between calls of one cgroup: frozen FREEZE_AFTER_IDLE_MS after it went idle, if it is
+ * still idle then, unless a thaw came first. Where the host cannot freeze, it stays thawed.
+ */
+export class IdleFreezer {
+  private timer: NodeJS.Timeout | undefined;
+  private frozen = false;
+
+  constructor(private readonly cgroup: SandboxCgroup | undefined) {}
+
+  get isFrozen(): boolean {
+    return this.frozen;
+  }
+
+  /** Freezes shortly, if `stillIdle()` holds by then. */
+  schedule(stillIdle: () => boolean): void {
+    if (this.frozen || this.timer !== undefined || this.cgroup === undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (stillIdle() && this.cgroup?.freeze()) this.frozen = true;
+    }, FREEZE_AFTER_IDLE_MS);
+    this.timer.unref();
+  }
+
+  /** Thaws now (a run, a kill or an interrupt must find the processes running); a freeze not yet made is dropped. */
+  thaw(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.frozen) return;
+    this.frozen = false;
+    this.cgroup?.thaw();
+  }
+}

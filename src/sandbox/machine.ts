@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { SandgateError } from "../errors/index.js";
 import { buildSandboxLaunch, scratchSizes } from "./bwrap-args.js";
-import { FREEZE_AFTER_IDLE_MS, SandboxCgroup } from "./cgroups.js";
+import { IdleFreezer, SandboxCgroup } from "./cgroups.js";
 import { ensureInside, joinEarly } from "./containment.js";
 import type { ResolvedLimits } from "./limits.js";
 import { activePackageMounts } from "./package-sets.js";
@@ -71,9 +71,8 @@ export class SessionMachine {
   private launchErr = "";
   /** Runs under way in the machine's runners, and runners starting: the machine is frozen only at none. */
   private active = 0;
-  /** The freeze that follows the last run after FREEZE_AFTER_IDLE_MS, unless another run comes first. */
-  private freezeTimer: NodeJS.Timeout | undefined;
-  private frozen = false;
+  /** Frozen while no run is under way. */
+  private readonly freezer: IdleFreezer;
 
   private constructor(
     private readonly runtime: SandboxRuntime,
@@ -84,6 +83,7 @@ export class SessionMachine {
     /** Host directory holding the /tmp and /dev/shm tmpfs mounts; root's, mode 0711. */
     private readonly dir: string,
   ) {
+    this.freezer = new IdleFreezer(cgroup);
     const scratch = scratchSizes(limits.memoryMb * 1024 * 1024);
     const launch = buildSandboxLaunch(
       {
@@ -268,25 +268,16 @@ export class SessionMachine {
    * thawed it): calls back to back pay no freeze and thaw, each a synchronous cgroup write.
    */
   settle(): void {
-    if (this.active !== 0 || this.frozen || this.freezeTimer !== undefined) return;
-    this.freezeTimer = setTimeout(() => {
-      this.freezeTimer = undefined;
-      if (this.active === 0 && !this.frozen && this.alive && this.cgroup?.freeze()) this.frozen = true;
-    }, FREEZE_AFTER_IDLE_MS);
-    this.freezeTimer.unref();
+    if (this.active === 0) this.freezer.schedule(() => this.active === 0 && this.alive);
   }
 
-  /** Thaws without counting a run (a kill or an interrupt must find its processes running); a freeze not yet made is dropped. */
+  /** Thaws without counting a run (a kill or an interrupt must find its processes running). */
   thaw(): void {
-    clearTimeout(this.freezeTimer);
-    this.freezeTimer = undefined;
-    if (!this.frozen) return;
-    this.frozen = false;
-    this.cgroup?.thaw();
+    this.freezer.thaw();
   }
 
   get isFrozen(): boolean {
-    return this.frozen;
+    return this.freezer.isFrozen;
   }
 
   /** Kills the machine and every runner in it; safe to call twice. */

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { SandgateError } from "../errors/index.js";
 import { RUNNER_SPECS } from "../languages/index.js";
 import { CallOutput, type OutputStream } from "./call-output.js";
-import { FREEZE_AFTER_IDLE_MS, SandboxCgroup } from "./cgroups.js";
+import { IdleFreezer, SandboxCgroup } from "./cgroups.js";
 import { CHANNELS, type ChannelCall, type RunnerChannel } from "./channel/index.js";
 import { ensureInside, joinEarly } from "./containment.js";
 import { classifyExit, classifyInterrupted, classifyResult, describeExit, STDERR_TAIL_BYTES, type CallVerdict, type ExitStatus, type KillReason, type RunStatus } from "./exit-classification.js";
@@ -141,9 +141,8 @@ export class Sandbox {
   private readonly out: Record<OutputStream, MarkerStream>;
   /** Runs out, results and upstream calls in, on the wire the runner speaks (src/sandbox/channel/). */
   private readonly channel: RunnerChannel;
-  /** Between calls the sandbox's processes are frozen, where the host has a freezer. */
-  private frozen = false;
-  private freezeTimer: NodeJS.Timeout | undefined;
+  /** Between calls the sandbox's processes are frozen, where the host has a freezer (a machine's runner: its machine's). */
+  private readonly freezer: IdleFreezer;
   private readonly oneCall: boolean;
   private stopMessage = "";
   /** Settles once bwrap and its namespace init are in the sandbox's cgroup. */
@@ -179,6 +178,7 @@ export class Sandbox {
             pids: limits.processes,
             cpus: limits.cpus,
           }));
+    this.freezer = new IdleFreezer(options.machine ? undefined : this.cgroup);
     const channel = CHANNELS[RUNNER_SPECS[options.kind].channel];
     const launched = launchSandbox(runtime, {
       kind: options.kind,
@@ -325,7 +325,7 @@ export class Sandbox {
 
   /** Whether the sandbox's processes are frozen now (between calls, where the host can freeze). */
   get isFrozen(): boolean {
-    return this.machine ? this.machine.isFrozen : this.frozen;
+    return this.machine ? this.machine.isFrozen : this.freezer.isFrozen;
   }
 
   /** Output bytes written while no call was running, which were dropped. */
@@ -335,12 +335,7 @@ export class Sandbox {
 
   /** Shortly after a call, unless the next comes first (see FREEZE_AFTER_IDLE_MS). */
   private freeze(): void {
-    if (this.freezeTimer !== undefined || this.frozen) return;
-    this.freezeTimer = setTimeout(() => {
-      this.freezeTimer = undefined;
-      if (this.alive && this.active === undefined && this.cgroup?.freeze()) this.frozen = true;
-    }, FREEZE_AFTER_IDLE_MS);
-    this.freezeTimer.unref();
+    this.freezer.schedule(() => this.alive && this.active === undefined);
   }
 
   /** Before a run: the sandbox (or its whole machine) runs until the run ends. */
@@ -354,11 +349,7 @@ export class Sandbox {
       this.machine.thaw();
       return;
     }
-    clearTimeout(this.freezeTimer);
-    this.freezeTimer = undefined;
-    if (!this.frozen) return;
-    this.frozen = false;
-    this.cgroup?.thaw();
+    this.freezer.thaw();
   }
 
   /**
