@@ -201,22 +201,23 @@ export function parseBashArgs(text: string, notJson = "the arguments are not val
   }
 }
 
+const ended = (): Error => new Error("the run that made this tool call has ended");
+
 /**
  * The upstream calls of one run: at most MAX_UPSTREAM_CALLS_IN_FLIGHT waiting at once, each answered
  * by the run's handler while the run lasts. end() aborts the signal handlers see and drops late replies.
  */
 export class UpstreamCallBroker {
-  private readonly controller = new AbortController();
+  /** Made with the run's first request: most runs make none, and every run has a broker. */
+  private controller: AbortController | undefined;
+  private ended = false;
   private inFlight = 0;
 
   constructor(
     private readonly handler: UpstreamCallHandler | undefined,
     private readonly clock?: RunClock,
     private readonly discovery?: DiscoveryHandler,
-  ) {
-    // Every call in flight listens on this signal; up to the cap that is expected, not a leak.
-    setMaxListeners(MAX_UPSTREAM_CALLS_IN_FLIGHT + 16, this.controller.signal);
-  }
+  ) {}
 
   call(tool: string, args: unknown, send: (reply: UpstreamCallReply) => void): void {
     const handler = this.handler;
@@ -247,7 +248,7 @@ export class UpstreamCallBroker {
       return;
     }
     this.inFlight += 1;
-    const { signal } = this.controller;
+    const signal = this.signal();
     const settle = (reply: UpstreamCallReply): void => {
       this.inFlight -= 1;
       if (!signal.aborted) send(reply);
@@ -261,6 +262,18 @@ export class UpstreamCallBroker {
   }
 
   end(): void {
-    this.controller.abort(new Error("the run that made this tool call has ended"));
+    this.ended = true;
+    this.controller?.abort(ended());
+  }
+
+  /** What every request of the run listens on; aborted when the run ends. */
+  private signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      // Every call in flight listens on this signal; up to the cap that is expected, not a leak.
+      setMaxListeners(MAX_UPSTREAM_CALLS_IN_FLIGHT + 16, this.controller.signal);
+      if (this.ended) this.controller.abort(ended());
+    }
+    return this.controller.signal;
   }
 }
