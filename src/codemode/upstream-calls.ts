@@ -6,7 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { inferredInBackground, type Catalog } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
-import { estimateJsonTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
+import { estimateTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
 import { argsDigest, argumentsView, deniedBecause, toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../governance/index.js";
 import type { RunClock, UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamManager } from "../upstream/index.js";
@@ -38,10 +38,10 @@ export interface UpstreamCallScopeOptions {
   pii?: ExecutionPii | undefined;
 }
 
-/** Sizes and hashes of what crossed the boundary; the audit never keeps the values. */
-function digest(value: unknown): { bytes: number; hash: string; text: string } {
+/** Sizes and hashes of what crossed the boundary (the audit never keeps the values); hashed only where calls are recorded. */
+function digest(value: unknown, hashed: boolean): { bytes: number; hash: string; text: string } {
   const text = JSON.stringify(value) ?? "null";
-  return { bytes: Buffer.byteLength(text), hash: createHash("sha256").update(text).digest("hex"), text };
+  return { bytes: Buffer.byteLength(text), hash: hashed ? createHash("sha256").update(text).digest("hex") : "", text };
 }
 
 /** The note on a call whose arguments hold tokens the session's vault did not issue. */
@@ -159,7 +159,7 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
     async onUpstreamCall(call, signal, clock) {
       const started = performance.now();
       const args = (call.args ?? {}) as Record<string, unknown>;
-      const sent = digest(args);
+      const sent = digest(args, recording !== undefined);
       const base = { argsBytes: sent.bytes, argsHash: sent.hash };
       let note: string | undefined;
       const failed = (tool: string, server: string | undefined, action: ToolCallEvent["action"], type: string, raw: string, names?: readonly string[]): Promise<UpstreamCallReply> => {
@@ -210,12 +210,13 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
         // signatures every caller reads: tokenized, they are no plain keys and the object is typed as a map.
         // Values known from other tools count too, in results of a server with tokenization off.
         if (options.teachesSchemas) learnOutputSchema(catalog, entry.id, pii?.active ? pii.keysTokenized(value) : value, options.onInferred);
-        tokensInSandbox += estimateJsonTokens(value);
+        // The value's JSON is made once: for the audit's digest, the token count and the reply's frame.
+        const received = digest(value, recording !== undefined);
+        tokensInSandbox += estimateTokens(typeof value === "string" ? value : received.text).tokens;
         calls.push({ tool: entry.id, ok: true, durationMs: elapsed(started), ...(note ? { note } : {}) });
-        const received = digest(value);
         return record(
           { tool: entry.id, server: entry.server, action: policy.action, outcome: "ok", ...base, resultBytes: received.bytes, resultHash: received.hash, durationMs: elapsed(started), ...(found ? { pii: found } : {}) },
-          { ok: true, value },
+          { ok: true, value, json: received.text },
         );
       } catch (error) {
         const names = [entry.name, entry.tsName, entry.pyName];

@@ -1,7 +1,7 @@
 // Per-sandbox cgroups: detection of what the host lets us use (v2, or v1 memory/pids/cpu, and
 // the freezer), creation with limits, freezing between calls, usage read-back and removal.
 
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -147,16 +147,14 @@ let counter = 0;
 const MAX_IDLE_CGROUPS = 16;
 const idleCgroups = new Map<CgroupSupport, SandboxCgroup[]>();
 
-function readNumber(file: string, key?: string): number {
-  try {
-    const text = readFileSync(file, "utf8");
-    if (key === undefined) return Number(text.trim()) || 0;
-    const line = text.split("\n").find((l) => l.startsWith(`${key} `));
-    return line ? Number(line.slice(key.length + 1)) || 0 : 0;
-  } catch {
-    return 0;
-  }
+/** The number on the line `key N` of a cgroup's flat keyed file, 0 without one. */
+function numberAfter(text: string, key: string): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${key} `));
+  return line ? Number(line.slice(key.length + 1)) || 0 : 0;
 }
+
+/** memory.events and memory.oom_control are a few short lines; one buffer serves every read (they are synchronous). */
+const OOM_READ_BUFFER = Buffer.alloc(1024);
 
 /**
  * The cgroup(s) of one sandbox. The host moves the sandbox's processes in (adopt) while
@@ -169,6 +167,8 @@ export class SandboxCgroup {
   ) {}
 
   private limitsKey = "";
+  /** The open OOM counter file (see oomKills); closed when the cgroup is removed. */
+  private oomFd: number | undefined;
 
   static create(support: CgroupSupport, limits: CgroupLimits): SandboxCgroup | undefined {
     if (support.mode === "none") return undefined;
@@ -261,10 +261,26 @@ export class SandboxCgroup {
     return [...out];
   }
 
-  /** OOM kills so far: one small file read, cheap enough for every call. */
+  /**
+   * OOM kills so far, read at every call's start and end: the counter file stays open, so each
+   * read is one pread of a few dozen bytes (opening a cgroup file costs several times that).
+   */
   oomKills(): number {
-    if (this.support.mode === "v2") return readNumber(join(this.dirs.unified!, "memory.events"), "oom_kill");
-    return this.dirs.memory ? readNumber(join(this.dirs.memory, "memory.oom_control"), "oom_kill") : 0;
+    const dir = this.support.mode === "v2" ? this.dirs.unified : this.dirs.memory;
+    if (dir === undefined) return 0;
+    try {
+      this.oomFd ??= openSync(join(dir, this.support.mode === "v2" ? "memory.events" : "memory.oom_control"), "r");
+      const length = readSync(this.oomFd, OOM_READ_BUFFER, 0, OOM_READ_BUFFER.length, 0);
+      return numberAfter(OOM_READ_BUFFER.toString("latin1", 0, length), "oom_kill");
+    } catch {
+      return 0;
+    }
+  }
+
+  private closeOomFd(): void {
+    if (this.oomFd === undefined) return;
+    closeSync(this.oomFd);
+    this.oomFd = undefined;
   }
 
   /** Host pids still inside this sandbox's cgroup. */
@@ -361,6 +377,7 @@ export class SandboxCgroup {
   }
 
   private destroySync(): boolean {
+    this.closeOomFd();
     let done = true;
     for (const [controller, dir] of Object.entries(this.dirs)) {
       try {
@@ -428,6 +445,9 @@ export function removeStaleCgroups(support: CgroupSupport): number {
 export class IdleFreezer {
   private timer: NodeJS.Timeout | undefined;
   private frozen = false;
+  /** When the cgroup last went idle; undefined while a call runs. */
+  private idleSince: number | undefined;
+  private stillIdle: () => boolean = () => false;
 
   constructor(private readonly cgroup: SandboxCgroup | undefined) {}
 
@@ -435,22 +455,35 @@ export class IdleFreezer {
     return this.frozen;
   }
 
-  /** Freezes shortly, if `stillIdle()` holds by then. */
+  /**
+   * Freezes shortly, if `stillIdle()` holds by then. A loop of calls pays a timestamp per call, not
+   * a timer: the one timer armed re-arms itself for what is left of the idle spell when it fires.
+   */
   schedule(stillIdle: () => boolean): void {
-    if (this.frozen || this.timer !== undefined || this.cgroup === undefined) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (stillIdle() && this.cgroup?.freeze()) this.frozen = true;
-    }, FREEZE_AFTER_IDLE_MS);
-    this.timer.unref();
+    if (this.frozen || this.cgroup === undefined) return;
+    this.stillIdle = stillIdle;
+    this.idleSince = performance.now();
+    if (this.timer === undefined) this.arm(FREEZE_AFTER_IDLE_MS);
   }
 
   /** Thaws now (a run, a kill or an interrupt must find the processes running); a freeze not yet made is dropped. */
   thaw(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.idleSince = undefined;
     if (!this.frozen) return;
     this.frozen = false;
     this.cgroup?.thaw();
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => this.due(), ms);
+    this.timer.unref();
+  }
+
+  private due(): void {
+    this.timer = undefined;
+    if (this.idleSince === undefined || this.frozen) return;
+    const left = this.idleSince + FREEZE_AFTER_IDLE_MS - performance.now();
+    if (left > 0) this.arm(left);
+    else if (this.stillIdle() && this.cgroup?.freeze()) this.frozen = true;
   }
 }

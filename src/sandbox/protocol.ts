@@ -112,10 +112,10 @@ export function encodeFrame(frame: ExecuteFrame | ToolResultFrame): Buffer {
 
 /** A frame of JSON text already made: its UTF-8 length as 4 bytes big-endian, then the text. */
 export function frameOfJson(json: string): Buffer {
-  const body = Buffer.from(json, "utf8");
-  const out = Buffer.allocUnsafe(4 + body.length);
-  out.writeUInt32BE(body.length, 0);
-  body.copy(out, 4);
+  const length = Buffer.byteLength(json, "utf8");
+  const out = Buffer.allocUnsafe(4 + length);
+  out.writeUInt32BE(length, 0);
+  out.write(json, 4, "utf8");
   return out;
 }
 

@@ -11,7 +11,8 @@ export interface UpstreamCall {
   args: unknown;
 }
 
-export type UpstreamCallReply = { ok: true; value: unknown } | { ok: false; error: { type: string; message: string } };
+/** `json`, when the handler made it anyway, is `JSON.stringify(value)`: the reply is then not encoded a second time. */
+export type UpstreamCallReply = { ok: true; value: unknown; json?: string } | { ok: false; error: { type: string; message: string } };
 
 /** Answers an upstream call; `signal` fires when the run that made the call ends or is killed. */
 export type UpstreamCallHandler = (call: UpstreamCall, signal: AbortSignal, clock?: RunClock) => Promise<UpstreamCallReply>;
@@ -82,8 +83,8 @@ export function parseUpstreamCall(raw: { tool?: unknown; args?: unknown }): { ok
 /** The handler's answer, made safe to send: anything but a proper reply becomes an error. */
 function normalizeReply(reply: unknown): UpstreamCallReply {
   if (typeof reply === "object" && reply !== null) {
-    const r = reply as { ok?: unknown; value?: unknown; error?: { type?: unknown; message?: unknown } };
-    if (r.ok === true) return { ok: true, value: r.value };
+    const r = reply as { ok?: unknown; value?: unknown; json?: unknown; error?: { type?: unknown; message?: unknown } };
+    if (r.ok === true) return typeof r.json === "string" ? { ok: true, value: r.value, json: r.json } : { ok: true, value: r.value };
     if (r.ok === false && r.error) {
       return upstreamCallError(typeof r.error.type === "string" ? r.error.type : "ToolError", typeof r.error.message === "string" ? r.error.message : "the tool failed");
     }
@@ -94,9 +95,9 @@ function normalizeReply(reply: unknown): UpstreamCallReply {
 /** JSON of a reply's value, or an error reply when it cannot travel (not JSON, too large). */
 function encodeValue(reply: UpstreamCallReply): { json: string } | { error: UpstreamCallReply } {
   if (!reply.ok) return { json: "" };
-  let json: string | undefined;
+  let json = reply.json;
   try {
-    json = JSON.stringify(reply.value);
+    json ??= JSON.stringify(reply.value);
   } catch (error) {
     return { error: upstreamCallError("ToolError", `the tool result could not be encoded as JSON: ${(error as Error).message}`) };
   }
@@ -201,22 +202,23 @@ export function parseBashArgs(text: string, notJson = "the arguments are not val
   }
 }
 
+const ended = (): Error => new Error("the run that made this tool call has ended");
+
 /**
  * The upstream calls of one run: at most MAX_UPSTREAM_CALLS_IN_FLIGHT waiting at once, each answered
  * by the run's handler while the run lasts. end() aborts the signal handlers see and drops late replies.
  */
 export class UpstreamCallBroker {
-  private readonly controller = new AbortController();
+  /** Made with the run's first request: most runs make none, and every run has a broker. */
+  private controller: AbortController | undefined;
+  private ended = false;
   private inFlight = 0;
 
   constructor(
     private readonly handler: UpstreamCallHandler | undefined,
     private readonly clock?: RunClock,
     private readonly discovery?: DiscoveryHandler,
-  ) {
-    // Every call in flight listens on this signal; up to the cap that is expected, not a leak.
-    setMaxListeners(MAX_UPSTREAM_CALLS_IN_FLIGHT + 16, this.controller.signal);
-  }
+  ) {}
 
   call(tool: string, args: unknown, send: (reply: UpstreamCallReply) => void): void {
     const handler = this.handler;
@@ -247,7 +249,7 @@ export class UpstreamCallBroker {
       return;
     }
     this.inFlight += 1;
-    const { signal } = this.controller;
+    const signal = this.signal();
     const settle = (reply: UpstreamCallReply): void => {
       this.inFlight -= 1;
       if (!signal.aborted) send(reply);
@@ -261,6 +263,18 @@ export class UpstreamCallBroker {
   }
 
   end(): void {
-    this.controller.abort(new Error("the run that made this tool call has ended"));
+    this.ended = true;
+    this.controller?.abort(ended());
+  }
+
+  /** What every request of the run listens on; aborted when the run ends. */
+  private signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      // Every call in flight listens on this signal; up to the cap that is expected, not a leak.
+      setMaxListeners(MAX_UPSTREAM_CALLS_IN_FLIGHT + 16, this.controller.signal);
+      if (this.ended) this.controller.abort(ended());
+    }
+    return this.controller.signal;
   }
 }
