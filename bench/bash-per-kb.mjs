@@ -7,6 +7,7 @@
 // pipelines, here-documents and downloads (below), and with --dir the shell scripts of a folder, concatenated.
 
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -121,8 +122,19 @@ async function loadAnalyzer(dist) {
   return analyzer;
 }
 
+/** tree-sitter's parse alone (no walk, no rules): the floor under any change to the rules' side. */
+async function loadParser() {
+  const require = createRequire(import.meta.url);
+  const { Parser, Language } = await import("web-tree-sitter");
+  await Parser.init();
+  const parser = new Parser();
+  parser.setLanguage(await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")));
+  return { analyzeLoaded: (_language, code) => parser.parse(code)?.delete() };
+}
+
 const builds = [["this", await loadAnalyzer(new URL("../dist", import.meta.url).pathname)]];
 if (REF) builds.push(["ref", await loadAnalyzer(REF)]);
+builds.push(["parse", await loadParser()]);
 
 const programs = [];
 for (const kb of SIZES) programs.push({ kind: "agent-like", code: agentProgram(kb * 1024) });
@@ -145,7 +157,8 @@ for (const { kind, code } of programs) {
   }
   const row = [kind, kb.toFixed(1), median(perKb.this).toFixed(3)];
   if (REF) row.push(median(perKb.ref).toFixed(3), (median(perKb.this) / median(perKb.ref)).toFixed(2));
+  row.push(median(perKb.parse).toFixed(3));
   rows.push(`| ${row.join(" | ")} |`);
 }
-const head = REF ? ["program", "KB", "CPU ms/KB (this)", "CPU ms/KB (ref)", "this/ref"] : ["program", "KB", "CPU ms/KB"];
+const head = [...(REF ? ["program", "KB", "CPU ms/KB (this)", "CPU ms/KB (ref)", "this/ref"] : ["program", "KB", "CPU ms/KB"]), "parse alone, CPU ms/KB"];
 console.log([`Bash analysis CPU per KB, median of ${ROUNDS} rounds${REF ? `, interleaved with ${REF}` : ""}:`, "", `| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows].join("\n"));
