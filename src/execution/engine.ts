@@ -25,7 +25,7 @@ import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-out
 import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "./upstream-call-scope.js";
 import { OutputBoundary } from "./output-boundary.js";
 import type { Governance } from "../governance/index.js";
-import { LANGUAGE_SPECS, prepareCode, resolveLanguage, type Language } from "../languages/index.js";
+import { LANGUAGE_SPECS, prepareCode, resolveLanguage, warmCodePreparation, type Language } from "../languages/index.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
 import { warmTokenizer } from "./tokens.js";
@@ -185,7 +185,8 @@ export class Engine {
 
   /**
    * Prepares the sandbox runtime (throws SANDBOX_UNAVAILABLE when isolation is impossible), fills
-   * the pool and loads the tokenizer every result is counted with.
+   * the pool, and loads what calls use on the host (the tokenizer every result is counted with, the
+   * parsers code is prepared with).
    */
   static create(config: SandgateConfig, options: EngineOptions = {}): Engine {
     const { bwrap, ...interpreters } = config.paths;
@@ -200,9 +201,10 @@ export class Engine {
     });
     const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.governance);
     engine.pool.fill();
-    // Its tables take a few hundred ms to parse, which the first call paid (the warm pool's p95 in
-    // `npm run bench`); here they load while the spares just spawned start up beside it.
+    // The tokenizer's tables take a few hundred ms to parse, which the first call paid (the warm
+    // pool's p95 in `npm run bench`); here they load while the spares just spawned start up beside it.
     warmTokenizer();
+    warmCodePreparation();
     return engine;
   }
 
