@@ -157,9 +157,9 @@ export class WarmPool {
   /**
    * Takes back a sandbox handed out by acquire() or take(): it is destroyed (never reused), and a
    * fresh one started once `answered` has settled and the turn of the event loop that answered the
-   * caller is over. Spawning bubblewrap holds the event loop until the child has exec'd (10-20 ms
-   * on a busy host): started while the caller's call is still being finished (its result recorded,
-   * the response written), that spawn was the tail of the warm pool's latency.
+   * caller is over (the code awaiting the result has run). Spawning bubblewrap holds the event loop
+   * until the child has exec'd (10-20 ms on a busy host): started while the call was still being
+   * finished (its run recorded by the gate), that spawn landed inside the call.
    */
   release(sandbox: Sandbox, answered: Promise<unknown> = Promise.resolve()): Promise<void> {
     const pool = this.pools[sandbox.kind];
