@@ -3,7 +3,7 @@
 
 import type { SandgateConfig } from "../config/index.js";
 import { CodeMode } from "../codemode/index.js";
-import { Engine, warmTokenizer } from "../execution/index.js";
+import { Engine } from "../execution/index.js";
 import { ApprovalQueue, Governance, GovernanceEvents } from "../governance/index.js";
 import { observeServer, serveStdio, startHttpServer, assertSafeToServe, type ServerContext } from "../server/index.js";
 import { openAuditLog } from "../store/index.js";
@@ -40,8 +40,6 @@ async function context(config: SandgateConfig, version: string, approvalsApi = t
     throw error;
   }
   await codeMode.start();
-  // The tokenizer's tables take a few hundred ms to load: pay that now, not in the first call.
-  warmTokenizer();
   // Analysis, policy and audit switched off (security.enabled): analyze_code still loads the grammars on first use.
   if (config.security.enabled) await governance.analyzer.ready();
   for (const server of codeMode.status()) {

@@ -25,9 +25,10 @@ import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-out
 import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "./upstream-call-scope.js";
 import { OutputBoundary } from "./output-boundary.js";
 import type { Governance } from "../governance/index.js";
-import { LANGUAGE_SPECS, prepareCode, resolveLanguage, type Language } from "../languages/index.js";
+import { LANGUAGE_SPECS, prepareCode, resolveLanguage, warmCodePreparation, type Language } from "../languages/index.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
+import { warmTokenizer } from "./tokens.js";
 import { LOCAL_OWNER, SessionManager } from "./sessions.js";
 import type { Session } from "./session.js";
 import { EngineSessions } from "./engine-sessions.js";
@@ -182,7 +183,11 @@ export class Engine {
     void this.sessionManager.filesystems.state();
   }
 
-  /** Prepares the sandbox runtime (throws SANDBOX_UNAVAILABLE when isolation is impossible) and fills the pool. */
+  /**
+   * Prepares the sandbox runtime (throws SANDBOX_UNAVAILABLE when isolation is impossible), fills
+   * the pool, and loads what calls use on the host (the tokenizer every result is counted with, the
+   * parsers code is prepared with).
+   */
   static create(config: SandgateConfig, options: EngineOptions = {}): Engine {
     const { bwrap, ...interpreters } = config.paths;
     const runtime = prepareRuntime({
@@ -196,6 +201,10 @@ export class Engine {
     });
     const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.governance);
     engine.pool.fill();
+    // The tokenizer's tables take a few hundred ms to parse, which the first call paid (the warm
+    // pool's p95 in `npm run bench`); here they load while the spares just spawned start up beside it.
+    warmTokenizer();
+    warmCodePreparation();
     return engine;
   }
 
@@ -266,10 +275,23 @@ export class Engine {
    * takes), through the gate (a job's verdict may come from its start); the execution is recorded however it ends.
    */
   private async run(request: ExecuteRequest, job: boolean, original?: string, screened?: Verdict): Promise<ExecutionResult> {
-    if (!this.gate) return this.runChecked(request, job, randomUUID());
+    // Settles once the call is over, result recorded and all: only then may the warm pool start the
+    // spare that replaces the one the call used (see WarmPool.release).
+    let answer = (): void => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    try {
+      return await this.runGated(request, job, answered, original, screened);
+    } finally {
+      answer();
+    }
+  }
+
+  /** run() itself: the call through the gate when there is one. */
+  private async runGated(request: ExecuteRequest, job: boolean, answered: Promise<void>, original?: string, screened?: Verdict): Promise<ExecutionResult> {
+    if (!this.gate) return this.runChecked(request, job, randomUUID(), answered);
     // Checked once for the gate and the run: the schema parse is a fair part of a small call's cost.
     const checked = this.checked(request);
-    if (!screened && request.sessionId === undefined) return this.runStateless(this.gate, request, job, checked, original);
+    if (!screened && request.sessionId === undefined) return this.runStateless(this.gate, request, job, checked, answered, original);
     let verdict = screened;
     if (verdict) {
       // A job screened at its start: the signal and approver are the job's own now.
@@ -278,12 +300,12 @@ export class Engine {
     } else {
       verdict = await this.screen(request, job, original, false, checked.language);
     }
-    if (!verdict) return this.runChecked(request, job, randomUUID(), checked);
+    if (!verdict) return this.runChecked(request, job, randomUUID(), answered, checked);
     await this.gate.roomToRecord();
     const started = performance.now();
     let result: ExecutionResult;
     try {
-      result = await this.runChecked(request, job, verdict.context.executionId, checked);
+      result = await this.runChecked(request, job, verdict.context.executionId, answered, checked);
     } catch (error) {
       await this.gate.recordRun(verdict, performance.now() - started, undefined, error);
       throw error;
@@ -298,7 +320,7 @@ export class Engine {
    * A gated stateless call: the code is judged while its sandbox is fetched (see gatedSandbox), and
    * runs only once the gate let it through; the execution is recorded however it ends.
    */
-  private async runStateless(gate: ExecutionGate, request: ExecuteRequest, job: boolean, checked: ReturnType<Engine["checked"]>, original?: string): Promise<ExecutionResult> {
+  private async runStateless(gate: ExecutionGate, request: ExecuteRequest, job: boolean, checked: ReturnType<Engine["checked"]>, answered: Promise<void>, original?: string): Promise<ExecutionResult> {
     const context = gateContext(request, checked.language, job, original);
     let passed: Verdict | undefined;
     let passing: Promise<void> | undefined;
@@ -318,7 +340,7 @@ export class Engine {
     const started = performance.now();
     let result: ExecutionResult;
     try {
-      result = await this.runChecked(request, job, context.executionId, checked, permit);
+      result = await this.runChecked(request, job, context.executionId, answered, checked, permit);
     } catch (error) {
       // Failed before the gate's answer (the sandbox could not start): the answer comes first, as if it had been awaited first.
       if (!passed) await permit.pass(await judged);
@@ -372,7 +394,8 @@ export class Engine {
     return fetching;
   }
 
-  private async runChecked(request: ExecuteRequest, job: boolean, executionId: string, checked = this.checked(request), permit?: Permit): Promise<ExecutionResult> {
+  /** `answered` settles once the caller has its answer (see run()). */
+  private async runChecked(request: ExecuteRequest, job: boolean, executionId: string, answered: Promise<void>, checked = this.checked(request), permit?: Permit): Promise<ExecutionResult> {
     const { language, limits } = checked;
     const owner = request.owner ?? LOCAL_OWNER;
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
@@ -412,7 +435,7 @@ export class Engine {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal, owner);
         return await this.result(outcome, limits, null, scope, owner, runRequest.secrets, boundary);
       } finally {
-        this.retire(sandbox, pooled);
+        this.retire(sandbox, pooled, answered);
       }
     }
     return this.inTurn(session, kind, job, request.owner ?? LOCAL_OWNER, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope, boundary));
@@ -607,9 +630,9 @@ export class Engine {
     return this.outputs.read(id, stream, owner);
   }
 
-  /** Destroys a used sandbox in the background; close() waits for every one. */
-  private retire(sandbox: Sandbox, pooled = false): void {
-    const done = (pooled ? this.pool.release(sandbox) : sandbox.dispose()).finally(() => this.retiring.delete(done));
+  /** Destroys a used sandbox in the background (a pooled one is replaced once `answered` settles); close() waits for every one. */
+  private retire(sandbox: Sandbox, pooled = false, answered?: Promise<void>): void {
+    const done = (pooled ? this.pool.release(sandbox, answered) : sandbox.dispose()).finally(() => this.retiring.delete(done));
     this.retiring.add(done);
   }
 

@@ -12,6 +12,7 @@ export {
   resolveLanguage,
   RUNNER_SPECS,
   upstreamCallExamples,
+  warmCodePreparation,
 } from "./registry.js";
 export type { LanguageSpec, RunnerLaunch, RunnerSpec, UpstreamCallExample } from "./spec.js";
 export type { PreparedCode, PrepareOutcome } from "./prepare-code.js";

@@ -71,3 +71,11 @@ export function prepareCode(language: Language, code: string): PrepareOutcome {
   const { runner, filename, prepare } = LANGUAGE_SPECS[language];
   return prepareOnHost(runner, filename, code, prepare ?? ((source) => ({ code: source })));
 }
+
+/**
+ * Prepares each language's probe code once, ahead of the first call: the host-side parsers (acorn,
+ * sucrase) compile lazily, and their first use cost that language's first call 10-25 ms.
+ */
+export function warmCodePreparation(): void {
+  for (const language of LANGUAGES) prepareCode(language, LANGUAGE_SPECS[language].doctorProbe.code);
+}

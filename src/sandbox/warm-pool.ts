@@ -40,6 +40,8 @@ interface KindPool {
   failures: number;
   lastError?: string;
   retryAt: number;
+  /** Spares handed out whose callers have not had their answer yet: no spare is started meanwhile. */
+  answering: number;
 }
 
 const RETRY_AFTER_FAILURE_MS = 1000;
@@ -70,7 +72,7 @@ export class WarmPool {
     private readonly log: Logger,
     private readonly budget: PoolBudget = UNLIMITED,
   ) {
-    const empty = (): KindPool => ({ ready: [], waiters: [], starting: 0, started: 0, failures: 0, retryAt: 0 });
+    const empty = (): KindPool => ({ ready: [], waiters: [], starting: 0, started: 0, failures: 0, retryAt: 0, answering: 0 });
     this.pools = Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, empty()])) as Record<RunnerKind, KindPool>;
   }
 
@@ -134,8 +136,8 @@ export class WarmPool {
     const pool = this.pools[kind];
     while (pool.ready.length > 0) {
       const sandbox = pool.ready.shift()!;
-      // The refill waits for release(): starting a sandbox blocks the event loop for a moment,
-      // and that moment must not fall inside this caller's run.
+      // The refill waits for release() and the caller's answer: starting a sandbox blocks the
+      // event loop for a moment, and that moment must not fall inside this caller's call.
       if (sandbox.alive) return sandbox;
       void this.discard(sandbox);
     }
@@ -153,16 +155,23 @@ export class WarmPool {
   }
 
   /**
-   * Takes back a sandbox handed out by acquire(): it is destroyed (never reused) and a fresh
-   * one started, after the caller has had its result.
+   * Takes back a sandbox handed out by acquire() or take(): it is destroyed (never reused), and a
+   * fresh one started once `answered` has settled and the turn of the event loop that answered the
+   * caller is over (the code awaiting the result has run). Spawning bubblewrap holds the event loop
+   * until the child has exec'd (10-20 ms on a busy host): started while the call was still being
+   * finished (its run recorded by the gate), that spawn landed inside the call.
    */
-  release(sandbox: Sandbox): Promise<void> {
-    return new Promise((resolve) => {
-      setImmediate(() => {
-        const disposed = this.discard(sandbox);
+  release(sandbox: Sandbox, answered: Promise<unknown> = Promise.resolve()): Promise<void> {
+    const pool = this.pools[sandbox.kind];
+    pool.answering++;
+    const refill = (): void =>
+      void setImmediate(() => {
+        pool.answering--;
         this.refill(sandbox.kind);
-        void disposed.then(resolve);
       });
+    answered.then(refill, refill);
+    return new Promise((resolve) => {
+      setImmediate(() => void this.discard(sandbox).then(resolve));
     });
   }
 
@@ -207,6 +216,9 @@ export class WarmPool {
     const pool = this.pools[kind];
     if (this.closed) return;
     if (!urgent && Date.now() < pool.retryAt) return;
+    // Room freed while a caller is still being answered (its sandbox closed) waits for the answer;
+    // release() refills then. Callers waiting for a sandbox never wait for that.
+    if (!urgent && pool.answering > 0 && pool.waiters.length === 0) return;
     const spares = Date.now() < this.quietUntil ? 0 : Math.max(0, this.sizes[kind] - pool.ready.length);
     const wanted = spares + pool.waiters.length;
     // A burst of callers must not start a burst of sandboxes: the rest wait for the next one.
