@@ -34,8 +34,12 @@ const realEnv = process.env;
 const hasOwn = Function.prototype.call.bind(Object.prototype.hasOwnProperty);
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 const scriptOptions = { filename: 'main.js' };
-// SIGINT from the host (a timeout or cancel) interrupts synchronous user code (docs/runner-protocol.md).
-const runOptions = { breakOnSigint: true };
+// SIGINT from the host (a timeout or cancel) interrupts synchronous user code of a call the host may
+// interrupt (docs/runner-protocol.md). The watchdog costs a thread start and stop, 0.1-0.3 ms, on every
+// script run: a call the host kills instead (a stateless one) runs without it.
+const interruptibleRun = { breakOnSigint: true };
+const plainRun = {};
+let runOptions = plainRun;
 if (vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) {
   scriptOptions.importModuleDynamically = vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
 }
@@ -177,6 +181,7 @@ async function handleExecute(frame) {
     callLines = typeof frame.source === 'string' && frame.source !== code ? { run: code.split('\n'), written: frame.source.split('\n') } : null;
     codeMode.runId = id;
     images.setMaxBytes(frame.maxImageBytes);
+    runOptions = frame.interruptible === true ? interruptibleRun : plainRun;
     const savedEnv = setEnv(frame.env);
     try {
       // The host wraps top-level await itself ("async" mode), so both modes run the same way.
@@ -276,8 +281,8 @@ function success(value, call) {
   let described;
   try {
     // Only an object can run user code while it is described (getters, toJSON, proxies); a
-    // primitive skips the interruptible run, which costs about 50 us of SIGINT watchdog.
-    const runsUserCode = value !== null && (typeof value === 'object' || typeof value === 'function');
+    // primitive, or a call nothing interrupts, skips the interruptible run and its SIGINT watchdog.
+    const runsUserCode = runOptions === interruptibleRun && value !== null && (typeof value === 'object' || typeof value === 'function');
     described = runsUserCode ? interruptible(() => describeValue(value)) : describeValue(value);
   } catch (err) {
     if (!err || err.code !== 'ERR_SCRIPT_EXECUTION_INTERRUPTED') throw err;

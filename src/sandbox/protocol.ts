@@ -31,6 +31,8 @@ export interface ExecuteFrame {
   env?: Record<string, string>;
   /** Largest image the host keeps (decoded bytes): the runner names a larger one instead of sending it. */
   maxImageBytes?: number;
+  /** The host may interrupt this call with SIGINT (a session's); without it a timeout kills the sandbox. */
+  interruptible?: boolean;
 }
 
 const errorInfoSchema = z.object({

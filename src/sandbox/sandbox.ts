@@ -319,6 +319,7 @@ export class Sandbox {
         ...(request.env ? { env: request.env } : {}),
         ...(request.keepProcesses ? { keepProcesses: true } : {}),
         ...(request.images ? { maxImageBytes: request.images.maxBytes } : {}),
+        ...(request.interruptGraceMs !== undefined && RUNNER_SPECS[this.kind].interruptible ? { interruptible: true } : {}),
       });
     });
   }
