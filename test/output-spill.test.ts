@@ -105,6 +105,38 @@ while True: sys.stdout.write("0123456789" * 6553 + "\\n")
   });
 });
 
+describe("an output flood read back", () => {
+  it("as one 3 MB JSON document is shaped as JSON from its saved copy, as the whole bytes are", async () => {
+    const r = await fx.engine.execute({ language: "python", code: "import json\nprint(json.dumps([{'id': i, 'name': f'item {i}'} for i in range(100000)]))" });
+    expect(r.status).toBe("ok");
+    const uri = r.fullOutput!.stdout!;
+    const saved = await fx.engine.readSavedOutput(savedId(uri), "stdout");
+    expect(saved.length).toBeGreaterThan(3_000_000);
+    const whole = await buildResult(
+      { status: "ok", exitCode: 0, stdout: saved, stderr: Buffer.alloc(0), durationMs: r.durationMs, sandboxDied: false },
+      { displayBytes: fx.config.limits.maxOutputSize, outputTokenBudget: fx.config.codeMode.outputTokenBudget, sessionId: null, save: (stream) => ({ uri, restPath: `/outputs/${savedId(uri)}/${stream}` }) },
+    );
+    expect(r.stdout).toBe(whole.stdout);
+    expect(r.outputNote).toBe(whole.outputNote);
+    expect(r.outputNote).toContain("still valid JSON");
+  });
+});
+
+describe("an output flood larger than the saved-output store", () => {
+  const small = useTestEngine({ SANDGATE_SAVED_OUTPUTS_MB: "1" }, { python: 1, javascript: 0, bash: 0 });
+
+  it("is shown by its ends with a note that it was not kept, and the store keeps nothing of it", async () => {
+    const r = await small.engine.execute({ language: "python", code: PRINT_LINES(30_000, 100) });
+    expect(r.status).toBe("ok");
+    expect(r.truncated).toBe(true);
+    expect(r.fullOutput).toBeUndefined();
+    expect(r.outputNote).toContain("larger than the saved-output store and was not kept");
+    expect(r.stdout.startsWith("0000000 é€ ")).toBe(true);
+    expect(r.stdout).toContain("0029999 ab ");
+    expect(r.tokens.output).toBeGreaterThan(100_000);
+  });
+});
+
 describe("a call's captured output", () => {
   /** A sink in memory that says it is behind once it holds more than `high` bytes. */
   function memorySink(high: number): OutputSink & { data: () => Buffer } {

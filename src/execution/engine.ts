@@ -402,8 +402,8 @@ export class Engine {
       cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus) + 1,
       outputCapBytes: limits.outputCapBytes,
       // A long stream is saved as it is printed, only its ends kept in memory; not where PII is
-      // tokenized, which reads each stream whole before anything is saved (OutputBoundary.outcome).
-      ...(boundary ? {} : { spill: saved.spill(spillBounds(this.config.codeMode.outputTokenBudget, limits.displayBytes)) }),
+      // tokenized already (a session's known values), which scans each stream whole (OutputBoundary.outcome).
+      ...(boundary?.active ? {} : { spill: saved.spill(spillBounds(this.config.codeMode.outputTokenBudget, limits.displayBytes)) }),
       ...(request.onOutput ? { onOutput: boundary ? boundary.stream(request.onOutput) : request.onOutput } : {}),
       ...(scope ? { onUpstreamCall: scope.onUpstreamCall } : {}),
       ...(scope?.onDiscovery ? { onDiscovery: scope.onDiscovery } : {}),
@@ -587,9 +587,12 @@ export class Engine {
     secrets?: readonly SecretValue[],
     boundary?: OutputBoundary,
   ): Promise<ExecutionResult> {
-    if (boundary) outcome = await boundary.outcome(outcome);
     // A spilled stream's copy is complete (or given up) before the result names it.
     await saved.written();
+    // Tokenization that began during the call (a tool result) scans every stream whole: a spilled
+    // one is read back, and saved again tokenized over its raw copy.
+    if (boundary?.active) outcome = await saved.readBack(outcome);
+    if (boundary) outcome = await boundary.outcome(outcome);
     const save: SaveOutput = (stream, data) => saved.save(stream, data);
     const summary = scope?.finish();
     const toolCalls = maskToolCalls(boundary ? boundary.summary(summary) : summary, secrets);
