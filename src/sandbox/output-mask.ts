@@ -1,5 +1,5 @@
-// Masking of secret values in what a run gives back: its output bytes, the text streamed while
-// it runs (a secret split across chunks included), its value and error, as "[masked:NAME]".
+// Masking of secret values in what a run gives back: its output bytes as they come (a secret split
+// across chunks included; what is streamed is decoded from them), its value and error, as "[masked:NAME]".
 
 import type { RunOutcome } from "./sandbox.js";
 
@@ -59,7 +59,6 @@ export class OutputMask {
   private readonly bytesNames = new Map<string, string>();
   private readonly values: string[];
   private readonly bytesValues: string[];
-  private readonly fails: Int32Array[];
   private readonly bytesFails: Int32Array[];
 
   private constructor(secrets: readonly SecretValue[]) {
@@ -72,7 +71,6 @@ export class OutputMask {
     // mask never gets masked again.
     this.values = [...this.names.keys()].sort((a, b) => b.length - a.length);
     this.bytesValues = [...this.bytesNames.keys()].sort((a, b) => b.length - a.length);
-    this.fails = this.values.map(borders);
     this.bytesFails = this.bytesValues.map(borders);
   }
 
@@ -159,23 +157,6 @@ export class OutputMask {
         const rest = pending;
         pending = "";
         return this.bytes(Buffer.from(rest, "latin1"));
-      },
-    };
-  }
-
-  /** Passes streamed text on masked; `flush` passes on what is held back once the streams end. */
-  streaming<S extends string>(onText: (stream: S, text: string) => void): { push: (stream: S, text: string) => void; flush: () => void } {
-    const pending = new Map<S, string>();
-    return {
-      push: (stream, text) => {
-        const joined = (pending.get(stream) ?? "") + text;
-        const cut = OutputMask.cutPoint(joined, this.values, this.fails);
-        pending.set(stream, joined.slice(cut));
-        if (cut > 0) onText(stream, this.text(joined.slice(0, cut)));
-      },
-      flush: () => {
-        for (const [stream, text] of pending) if (text) onText(stream, this.text(text));
-        pending.clear();
       },
     };
   }
