@@ -236,6 +236,27 @@ describe("tool data the code prints or returns in another form", () => {
   });
 });
 
+describe("a flood saved as it is printed", () => {
+  it("is tokenized in its saved copy too when a tool result turned tokenization on after it began", async () => {
+    const email = "flora.flood@example.com";
+    const code = [
+      "import sys",
+      "for i in range(40000): sys.stdout.write(f'{i:07d} filler printed before any tool result\\n')",
+      "sys.stdout.flush()",
+      echo(email),
+      "print('got', r)",
+      "for i in range(40000): sys.stdout.write(f'{i:07d} filler printed after the tool result\\n')",
+    ].join("\n");
+    const r = (await run(code, {}, email)) as WireResult & { full_output?: { stdout?: string } };
+    expect(r.status).toBe("ok");
+    const saved = await client.readResource({ uri: r.full_output!.stdout! });
+    const text = (saved.contents[0] as { text: string }).text;
+    expect(text.length).toBeGreaterThan(3_000_000);
+    expect(text).toContain("got Echo: [EMAIL_1]\n");
+    expect(text).not.toContain(email);
+  });
+});
+
 describe("tokens a sandbox sends back", () => {
   it("a tool call whose tokens would swap back to hundreds of megabytes fails with a tool error, and the next call works", async () => {
     const email = `${"a".repeat(64)}@${"b".repeat(60)}.${"c".repeat(60)}.example.com`;

@@ -21,7 +21,9 @@ import {
   type SecretValue,
 } from "../sandbox/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
-import { SavedOutputs, savedOutputRestPath, type SavedStream } from "./saved-outputs.js";
+import { SavedOutputs, type SavedStream } from "./saved-outputs.js";
+import { CallOutputs } from "./call-outputs.js";
+import { spillBounds } from "./long-output.js";
 import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "./upstream-call-scope.js";
 import { OutputBoundary } from "./output-boundary.js";
 import type { Governance } from "../governance/index.js";
@@ -411,6 +413,8 @@ export class Engine {
     });
     const boundary = scope?.guard ? new OutputBoundary(scope.guard) : undefined;
     const { kind, code, filename, mode, source } = prepared.prepared;
+    // Saved outputs are the caller's (the holder of a shared session id reads its own, not the creator).
+    const saved = new CallOutputs(this.outputs.begin(owner));
     const runRequest = {
       code,
       filename,
@@ -420,6 +424,9 @@ export class Engine {
       // One second of slack: CPU time must never beat the wall clock to a plain busy loop.
       cpuSeconds: Math.ceil((limits.timeoutMs / 1000) * limits.cpus) + 1,
       outputCapBytes: limits.outputCapBytes,
+      // A long stream is saved as it is printed, only its ends kept in memory; not where PII is
+      // tokenized already (a session's known values), which scans each stream whole (OutputBoundary.outcome).
+      ...(boundary?.active ? {} : { spill: saved.spill(spillBounds(this.config.codeMode.outputTokenBudget, limits.displayBytes)) }),
       ...(request.onOutput ? { onOutput: boundary ? boundary.stream(request.onOutput) : request.onOutput } : {}),
       ...(scope ? { onUpstreamCall: scope.onUpstreamCall } : {}),
       ...(scope?.onDiscovery ? { onDiscovery: scope.onDiscovery } : {}),
@@ -433,12 +440,13 @@ export class Engine {
       const sandbox = permit ? await this.gatedSandbox(kind, limits, pooled, owner, request.signal, permit) : await this.statelessSandbox(kind, limits, pooled, owner, request.signal);
       try {
         const outcome = await this.runWatched(sandbox, runRequest, request.signal, owner);
-        return await this.result(outcome, limits, null, scope, owner, runRequest.secrets, boundary);
+        return await this.result(outcome, limits, null, scope, saved, runRequest.secrets, boundary);
       } finally {
+        saved.release();
         this.retire(sandbox, pooled, answered);
       }
     }
-    return this.inTurn(session, kind, job, request.owner ?? LOCAL_OWNER, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope, boundary));
+    return this.inTurn(session, kind, job, request.owner ?? LOCAL_OWNER, request.signal, () => this.runInSession(session, kind, limits, runRequest, request, scope, saved, boundary)).finally(() => saved.release());
   }
 
   /**
@@ -514,6 +522,7 @@ export class Engine {
     runRequest: Parameters<Sandbox["run"]>[0],
     request: ExecuteRequest,
     scope: UpstreamCallScope | undefined,
+    saved: CallOutputs,
     boundary?: OutputBoundary,
   ): Promise<ExecutionResult> {
     // The session's variables as of this call's turn, the call's own on top; results mask every
@@ -544,8 +553,7 @@ export class Engine {
         session.dropSandbox(kind, sandbox);
         this.retire(sandbox);
       }
-      // Saved outputs are the caller's (the holder of a shared session id reads its own, not the creator).
-      const result = await this.result(outcome, limits, session.id, scope, request.owner ?? LOCAL_OWNER, runRequest.secrets, boundary);
+      const result = await this.result(outcome, limits, session.id, scope, saved, runRequest.secrets, boundary);
       if (ended || lostUnseen) result.stateReset = true;
       // A cancelled caller never sees this result: the next call in `kind` says state_reset instead.
       if (result.stateReset && request.signal?.aborted) session.stateLost(kind);
@@ -591,23 +599,24 @@ export class Engine {
 
   /**
    * The result callers see of `outcome` (the sandbox masked `secrets` in it; here in the tool calls
-   * too; `boundary` tokenizes PII before anything is shaped or saved); full outputs too long to show are saved for `owner`.
+   * too; `boundary` tokenizes PII before anything is shaped or saved); full outputs too long to show are saved in `saved`.
    */
   private async result(
     outcome: RunOutcome,
     limits: ResolvedLimits,
     sessionId: string | null,
     scope: UpstreamCallScope | undefined,
-    owner: string,
+    saved: CallOutputs,
     secrets?: readonly SecretValue[],
     boundary?: OutputBoundary,
   ): Promise<ExecutionResult> {
+    // A spilled stream's copy is complete (or given up) before the result names it.
+    await saved.written();
+    // Tokenization that began during the call (a tool result) scans every stream whole: a spilled
+    // one is read back, and saved again tokenized over its raw copy.
+    if (boundary?.active) outcome = await saved.readBack(outcome);
     if (boundary) outcome = await boundary.outcome(outcome);
-    const saved = this.outputs.begin(owner);
-    const save: SaveOutput = (stream, data) => {
-      const kept = saved.add(stream, data);
-      return kept && { uri: kept.uri, restPath: savedOutputRestPath(kept.id, stream) };
-    };
+    const save: SaveOutput = (stream, data) => saved.save(stream, data);
     const summary = scope?.finish();
     const toolCalls = maskToolCalls(boundary ? boundary.summary(summary) : summary, secrets);
     const result = await buildResult(outcome, {

@@ -1,8 +1,34 @@
 // Shaping of a stdout too long to decode and count in one piece on the event loop: only the head
 // and tail a result can show are decoded; the lines between them and its tokens are counted in slices.
 
+import type { SpilledStream } from "../sandbox/index.js";
 import { cutText, type ShapedText, type TextWindows } from "./shaping.js";
 import { countTokens } from "./tokens.js";
+
+/**
+ * A long output's bytes: all in memory, or a spilled stream (sandbox/call-output.ts) of which only
+ * the ends are, its lines and characters counted as it came and the rest read back from its saved copy.
+ */
+export type LongBytes = Buffer | SpilledStream;
+
+/** Bytes [start, end) of `data` that lie in memory (anywhere in a buffer; in a kept end of a spilled stream). */
+export function bytesAt(data: LongBytes, start: number, end: number = data.length): Buffer {
+  return Buffer.isBuffer(data) ? data.subarray(start, end) : data.ends(start, end);
+}
+
+function byteAt(data: LongBytes, index: number): number {
+  return Buffer.isBuffer(data) ? (data[index] ?? 0) : (data.ends(index, index + 1)[0] ?? 0);
+}
+
+/** The whole of `data` as text; a spilled stream is read back from its saved copy (its ends alone if that fails). */
+export async function wholeText(data: LongBytes): Promise<string> {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  try {
+    return (await data.read(0, data.length)).toString("utf8");
+  } catch {
+    return `${data.ends(0, data.keptBytes).toString("utf8")}\n…\n${data.ends(data.length - data.keptBytes, data.length).toString("utf8")}`;
+  }
+}
 
 /** Lets the event loop serve others between two slices of work. */
 export type Pause = () => Promise<void>;
@@ -14,6 +40,22 @@ export const nextTurn: Pause = () => new Promise<void>((resolve) => setImmediate
  * token is 16 characters at most in cutText's aim); an output under four windows is shaped whole.
  */
 const WINDOW_BYTES = 256 * 1024;
+/** Bytes decoded at each end of an output of `budget` tokens. */
+function longWindowBytes(budget: number): number {
+  return Math.max(WINDOW_BYTES, budget * 64);
+}
+
+/**
+ * How much of a stream a call keeps in memory (OutputSpill): whole up to the size from which
+ * shapeLongText shapes it from its ends, and then those ends (the display bytes' too), with
+ * bytes to spare for finding the character starts around them.
+ */
+export function spillBounds(budget: number, displayBytes: number): { inlineBytes: number; keptBytes: number } {
+  const window = longWindowBytes(budget);
+  const keptBytes = Math.max(window, displayBytes) + 16;
+  return { inlineBytes: Math.max(4 * window, 2 * keptBytes), keptBytes };
+}
+
 /** Bytes of the middle decoded between two turns (about a millisecond each). */
 const SLICE_BYTES = 1 << 20;
 /** Token samples of the estimate, and their size in bytes (as estimateTokens samples a string). */
@@ -22,16 +64,16 @@ const SAMPLE_BYTES = 4096;
 const NEWLINE = 10;
 
 /** The first index at or after `index` that starts a UTF-8 character (a continuation byte is 10xxxxxx). */
-function charStart(data: Buffer, index: number): number {
+function charStart(data: LongBytes, index: number): number {
   let at = Math.max(0, Math.min(index, data.length));
-  for (let back = 0; back < 3 && at < data.length && ((data[at] ?? 0) & 0xc0) === 0x80; back++) at++;
+  for (let back = 0; back < 3 && at < data.length && (byteAt(data, at) & 0xc0) === 0x80; back++) at++;
   return at;
 }
 
 /** Whether the output looks like one JSON document (then its structure is shaped, which needs all of it). */
-function looksLikeJson(data: Buffer): boolean {
+function looksLikeJson(data: LongBytes): boolean {
   const nonSpace = (from: number, to: number, step: number): number => {
-    for (let i = from; i !== to; i += step) if (!/\s/.test(String.fromCharCode(data[i] ?? 32))) return data[i] ?? 0;
+    for (let i = from; i !== to; i += step) if (!/\s/.test(String.fromCharCode(byteAt(data, i)))) return byteAt(data, i);
     return 0;
   };
   const first = String.fromCharCode(nonSpace(0, Math.min(1024, data.length), 1));
@@ -116,18 +158,61 @@ async function countMiddle(data: Buffer, from: number, to: number, pause: Pause)
 }
 
 /**
+ * What lies between a spilled stream's decoded head and tail, from the counts of the whole stream:
+ * nothing of the middle is decoded again.
+ */
+function spilledMiddle(data: SpilledStream, headEnd: number, tailStart: number, head: string, tail: string): { chars: number; newlines: number; lastChar: number } {
+  const newlinesIn = (bytes: Buffer): number => {
+    let count = 0;
+    for (let i = bytes.indexOf(NEWLINE); i !== -1; i = bytes.indexOf(NEWLINE, i + 1)) count++;
+    return count;
+  };
+  let last = tailStart - 1;
+  for (let back = 0; back < 3 && last > headEnd && (byteAt(data, last) & 0xc0) === 0x80; back++) last--;
+  const lastText = data.ends(last, tailStart).toString("utf8");
+  return {
+    chars: data.chars - head.length - tail.length,
+    newlines: data.newlines - newlinesIn(data.ends(0, headEnd)) - newlinesIn(data.ends(tailStart, data.length)),
+    lastChar: lastText.length > 0 ? lastText.charCodeAt(lastText.length - 1) : NaN,
+  };
+}
+
+/**
+ * The sample of `data` from about `at`: SAMPLE_BYTES from the first character start there. A
+ * spilled stream's is read back from its saved copy (with a few bytes more to find the character
+ * starts); if that fails, only samples within its kept ends are taken (undefined for the others).
+ */
+async function sampleAt(data: LongBytes, at: number): Promise<string | undefined> {
+  if (Buffer.isBuffer(data)) {
+    const start = charStart(data, at);
+    return data.toString("utf8", start, charStart(data, start + SAMPLE_BYTES));
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await data.read(at, Math.min(data.length, at + SAMPLE_BYTES + 8));
+  } catch {
+    const end = Math.min(data.length, at + SAMPLE_BYTES + 8);
+    if (end > data.keptBytes && at < data.length - data.keptBytes) return undefined;
+    bytes = data.ends(at, end);
+  }
+  // Cut as charStart cuts the whole stream: the read reaches its end exactly when the stream does.
+  const start = charStart(bytes, 0);
+  return bytes.toString("utf8", start, charStart(bytes, start + SAMPLE_BYTES));
+}
+
+/**
  * Tokens of a long `data` (of `chars` characters once decoded; counted here when not given),
  * extrapolated from evenly spaced samples as estimateTokens does for a string, a pause before each.
  */
-export async function estimateLongTokens(data: Buffer, pause: Pause = nextTurn, chars?: number): Promise<number> {
-  chars ??= (await countMiddle(data, 0, data.length, pause)).chars;
+export async function estimateLongTokens(data: LongBytes, pause: Pause = nextTurn, chars?: number): Promise<number> {
+  chars ??= Buffer.isBuffer(data) ? (await countMiddle(data, 0, data.length, pause)).chars : data.chars;
   const stride = Math.floor((data.length - SAMPLE_BYTES) / (SAMPLES - 1));
   let sampled = 0;
   let tokens = 0;
   for (let i = 0; i < SAMPLES; i++) {
     await pause();
-    const start = charStart(data, i * stride);
-    const piece = data.toString("utf8", start, charStart(data, start + SAMPLE_BYTES));
+    const piece = await sampleAt(data, i * stride);
+    if (piece === undefined) continue;
     sampled += piece.length;
     tokens += countTokens(piece);
   }
@@ -140,14 +225,14 @@ export async function estimateLongTokens(data: Buffer, pause: Pause = nextTurn, 
  * Undefined when the output is not long enough for that, or is one JSON document, or its estimate is
  * near the budget (the exact count needs the whole text): the caller shapes it whole.
  */
-export async function shapeLongText(data: Buffer, budget: number, pause: Pause = nextTurn): Promise<ShapedText | undefined> {
-  const window = Math.max(WINDOW_BYTES, budget * 64);
+export async function shapeLongText(data: LongBytes, budget: number, pause: Pause = nextTurn): Promise<ShapedText | undefined> {
+  const window = longWindowBytes(budget);
   if (data.length < 4 * window || looksLikeJson(data)) return undefined;
   const headEnd = charStart(data, window);
   const tailStart = charStart(data, data.length - window);
-  const head = data.toString("utf8", 0, headEnd);
-  const tail = data.toString("utf8", tailStart);
-  const gap = await countMiddle(data, headEnd, tailStart, pause);
+  const head = bytesAt(data, 0, headEnd).toString("utf8");
+  const tail = bytesAt(data, tailStart).toString("utf8");
+  const gap = Buffer.isBuffer(data) ? await countMiddle(data, headEnd, tailStart, pause) : spilledMiddle(data, headEnd, tailStart, head, tail);
   const text = new SplitText(head, tail, gap);
   const tokens = await estimateLongTokens(data, pause, text.length);
   if (tokens <= budget * 2) return undefined;

@@ -34,6 +34,11 @@ export class OutputBoundary {
 
   constructor(private readonly guard: OutputGuard) {}
 
+  /** Whether anything is tokenized: before a tool result (or a session's known values) output passes as it is. */
+  get active(): boolean {
+    return this.guard.active;
+  }
+
   /** `onOutput` receiving guarded text; await flush() (or outcome()) when the run ends. */
   stream(onOutput: Emit): Emit {
     this.emit = onOutput;

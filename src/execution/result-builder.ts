@@ -3,7 +3,7 @@
 
 import type { SecuritySummary } from "../governance/index.js";
 import type { RunImage, RunOutcome, RunStatus } from "../sandbox/index.js";
-import { estimateLongTokens, nextTurn, shapeLongText, type Pause } from "./long-output.js";
+import { estimateLongTokens, nextTurn, shapeLongText, wholeText, type LongBytes, type Pause } from "./long-output.js";
 import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./output.js";
 import type { SavedStream } from "./saved-outputs.js";
 import { shapeText, shapeValue } from "./shaping.js";
@@ -106,6 +106,8 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
 
 /** A Node run that ran out of heap without V8's 2 KB report (GC traces, native stack with the binary's host path). */
 function withoutV8Report(outcome: RunOutcome): RunOutcome {
+  // A spilled stderr is megabytes the code printed itself; it is shown by its ends like any other.
+  if (outcome.spilled?.stderr) return outcome;
   const text = outcome.stderr.toString("utf8");
   const trimmed = trimV8FatalReport(text);
   return trimmed === text ? outcome : { ...outcome, stderr: Buffer.from(trimmed) };
@@ -117,8 +119,11 @@ function withoutV8Report(outcome: RunOutcome): RunOutcome {
  */
 export async function buildResult(outcome: RunOutcome, options: BuildResultOptions): Promise<ExecutionResult> {
   if (outcome.status === "memory_limit") outcome = withoutV8Report(outcome);
-  const stdout = await shapeStdout(outcome.stdout, options, () => options.save("stdout", outcome.stdout));
-  const stderr = shapeOutput(outcome.stderr, options.displayBytes, () => options.save("stderr", outcome.stderr));
+  // A spilled stream is saved already: `save` names its copy (the empty bytes are not saved).
+  const stdoutBytes = outcome.spilled?.stdout ?? outcome.stdout;
+  const stderrBytes = outcome.spilled?.stderr ?? outcome.stderr;
+  const stdout = await shapeStdout(stdoutBytes, options, () => options.save("stdout", outcome.stdout));
+  const stderr = shapeOutput(stderrBytes, options.displayBytes, () => options.save("stderr", outcome.stderr));
   const frame = outcome.result;
   const summary = options.toolCalls;
   const result: ExecutionResult = {
@@ -139,7 +144,7 @@ export async function buildResult(outcome: RunOutcome, options: BuildResultOptio
   if (frame?.value !== undefined) result.valueKind = frame.valueKind === "repr" || typeof result.value !== typeof frame.value ? "repr" : "json";
   const stderrShown = countTokens(stderr.text);
   result.tokens.returned = stdout.shownTokens + stderrShown + value.shownTokens;
-  result.tokens.output = stdout.tokens + (stderr.truncated ? await streamTokens(outcome.stderr, options.pause ?? nextTurn) : stderrShown) + value.tokens;
+  result.tokens.output = stdout.tokens + (stderr.truncated ? await streamTokens(stderrBytes, options.pause ?? nextTurn) : stderrShown) + value.tokens;
   if (outcome.interrupted && outcome.status !== "ok" && outcome.status !== "error") {
     // The runner ended the interrupted call itself: the host's reason, and where the code was.
     result.error = { type: STATUS_ERROR_TYPE[outcome.status], message: outcome.message ?? outcome.status, traceback: frame?.error?.traceback ?? "" };
@@ -215,19 +220,20 @@ function setValue(value: unknown, result: ExecutionResult, budget: number): { sh
  * applies when even that is longer than the display bytes. The full text is saved either way.
  */
 async function shapeStdout(
-  data: Buffer,
+  data: LongBytes,
   options: BuildResultOptions,
   save: () => SavedRef | undefined,
 ): Promise<ShapedStream & { tokens: number; shownTokens: number; note?: string }> {
   const { displayBytes, outputTokenBudget: budget } = options;
   // A token is at least one byte: output no longer than the budget in bytes fits without a count.
-  if (data.length <= Math.min(displayBytes, budget)) {
+  if (Buffer.isBuffer(data) && data.length <= Math.min(displayBytes, budget)) {
     const text = data.toString("utf8");
     const tokens = countTokens(text);
     return { text, truncated: false, totalBytes: data.length, tokens, shownTokens: tokens };
   }
   // Megabytes of text: decoded at both ends only, the rest counted in slices (long-output.ts).
-  const shaped = (await shapeLongText(data, budget, options.pause)) ?? shapeText(data.toString("utf8"), { budgetTokens: budget });
+  // A spilled stream that must be shaped whole (one JSON document) is read back from its saved copy.
+  const shaped = (await shapeLongText(data, budget, options.pause)) ?? shapeText(await wholeText(data), { budgetTokens: budget });
   const tokens = shaped.originalTokens;
   if (!shaped.truncated && data.length <= displayBytes) return { text: shaped.text, truncated: false, totalBytes: data.length, tokens, shownTokens: tokens };
   if (Buffer.byteLength(shaped.text) <= displayBytes) {
@@ -240,6 +246,6 @@ async function shapeStdout(
 }
 
 /** Tokens of a stream shown shortened: sampled from its bytes when long, without decoding all of it at once. */
-function streamTokens(data: Buffer, pause: Pause): Promise<number> | number {
-  return data.length <= 1 << 20 ? estimateTokens(data.toString("utf8")).tokens : estimateLongTokens(data, pause);
+function streamTokens(data: LongBytes, pause: Pause): Promise<number> | number {
+  return Buffer.isBuffer(data) && data.length <= 1 << 20 ? estimateTokens(data.toString("utf8")).tokens : estimateLongTokens(data, pause);
 }

@@ -7,6 +7,7 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
+import { FileSink } from "./saved-output-sink.js";
 
 export type SavedStream = "stdout" | "stderr";
 
@@ -29,6 +30,18 @@ interface Entry {
   streams: Set<SavedStream>;
   /** Settles when every file of the entry is on disk (or failed to be). */
   written: Promise<void>;
+  /** Being written as its call prints, or read back for its result: not evicted to make room meanwhile. */
+  pinned?: boolean;
+}
+
+/** One call's saved outputs, as SavedOutputs.begin hands them out. */
+export interface SavedCall {
+  /** Saves a whole stream; its id and URI, or undefined when it alone is larger than the whole store. */
+  add(stream: SavedStream, data: Buffer): { id: string; uri: string } | undefined;
+  /** A sink that saves `stream` as it is printed (see OutputSpill); it gives the copy up if the store has no room for it. */
+  open(stream: SavedStream): { sink: FileSink; id: string; uri: string };
+  /** The call's result is built: its outputs may be evicted like any other. */
+  release(): void;
 }
 
 /** Whether `value` names a stream outputs are saved for (stdout or stderr). */
@@ -74,34 +87,76 @@ export class SavedOutputs {
 
   /**
    * Starts the saved output of one call; each `add` stores one stream and returns its URI, or
-   * undefined when that stream alone is larger than the whole store. Writes run in the background.
+   * undefined when that stream alone is larger than the whole store; `open` saves a stream as it
+   * is printed. Writes run in the background.
    */
-  begin(owner: string): { add: (stream: SavedStream, data: Buffer) => { id: string; uri: string } | undefined } {
+  begin(owner: string): SavedCall {
     let entry: Entry | undefined;
+    const current = (): Entry => {
+      if (!entry) {
+        entry = { id: randomBytes(18).toString("base64url"), owner, createdAt: Date.now(), bytes: 0, streams: new Set(), written: Promise.resolve() };
+        this.entries.set(entry.id, entry);
+        const meta = JSON.stringify({ owner, createdAt: entry.createdAt });
+        const dir = join(this.options.dir, entry.id);
+        entry.written = this.track(mkdir(dir, { mode: 0o700 }).then(() => writeFile(join(dir, "meta.json"), meta, { mode: 0o600 })));
+      }
+      return entry;
+    };
     return {
       add: (stream, data) => {
         if (data.length > this.options.capBytes) return undefined;
-        if (!entry) {
-          entry = { id: randomBytes(18).toString("base64url"), owner, createdAt: Date.now(), bytes: 0, streams: new Set(), written: Promise.resolve() };
-          this.entries.set(entry.id, entry);
-          const meta = JSON.stringify({ owner, createdAt: entry.createdAt });
-          const dir = join(this.options.dir, entry.id);
-          entry.written = this.track(mkdir(dir, { mode: 0o700 }).then(() => writeFile(join(dir, "meta.json"), meta, { mode: 0o600 })));
-        }
-        const current = entry;
-        this.makeRoom(data.length, current.id);
+        const saved = current();
+        this.makeRoom(data.length, saved.id);
         if (this.total + data.length > this.options.capBytes) return undefined;
-        current.bytes += data.length;
-        current.streams.add(stream);
+        saved.bytes += data.length;
+        saved.streams.add(stream);
         this.total += data.length;
-        current.written = this.track(current.written.then(() => writeFile(join(this.options.dir, current.id, stream), data, { mode: 0o600 })));
-        current.written.catch((error: unknown) => {
+        saved.written = this.track(saved.written.then(() => writeFile(join(this.options.dir, saved.id, stream), data, { mode: 0o600 })));
+        saved.written.catch((error: unknown) => {
           this.log.warn({ err: error }, "could not save a full output");
-          this.drop(current);
+          this.drop(saved);
         });
-        return { id: current.id, uri: savedOutputUri(current.id, stream) };
+        return { id: saved.id, uri: savedOutputUri(saved.id, stream) };
+      },
+      open: (stream) => {
+        const saved = current();
+        saved.pinned = true;
+        saved.streams.add(stream);
+        const sink = new FileSink({
+          path: join(this.options.dir, saved.id, stream),
+          after: saved.written,
+          admit: (written, bytes) => this.admit(saved, written, bytes),
+          onError: (error) => {
+            this.log.warn({ err: error }, "could not save a full output");
+            this.drop(saved);
+          },
+        });
+        saved.written = this.track(sink.done);
+        return { sink, id: saved.id, uri: savedOutputUri(saved.id, stream) };
+      },
+      release: () => {
+        if (entry) entry.pinned = false;
       },
     };
+  }
+
+  /**
+   * Room for `bytes` more of a stream being saved as it is printed (`written` so far): as `add`
+   * would give it the whole stream, the caller keeping the most making room first. False: the
+   * stream is larger than the store, or no room is left; the entry is dropped.
+   */
+  private admit(entry: Entry, written: number, bytes: number): boolean {
+    if (this.entries.get(entry.id) !== entry) return false;
+    if (written + bytes <= this.options.capBytes) {
+      if (this.total + bytes > this.options.capBytes) this.makeRoom(bytes, entry.id);
+      if (this.total + bytes <= this.options.capBytes) {
+        entry.bytes += bytes;
+        this.total += bytes;
+        return true;
+      }
+    }
+    this.drop(entry);
+    return false;
   }
 
   /** The saved stream, for its owner only; unknown, expired and foreign ids are one and the same answer. */
@@ -158,7 +213,7 @@ export class SavedOutputs {
       for (const entry of this.entries.values()) {
         const owner = byOwner.get(entry.owner) ?? { bytes: 0 };
         owner.bytes += entry.bytes;
-        if (entry.id !== keep) owner.oldest ??= entry;
+        if (entry.id !== keep && !entry.pinned) owner.oldest ??= entry;
         byOwner.set(entry.owner, owner);
       }
       let victim: { bytes: number; oldest?: Entry } | undefined;

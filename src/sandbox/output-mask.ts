@@ -1,5 +1,5 @@
-// Masking of secret values in what a run gives back: its output bytes, the text streamed while
-// it runs (a secret split across chunks included), its value and error, as "[masked:NAME]".
+// Masking of secret values in what a run gives back: its output bytes as they come (a secret split
+// across chunks included; what is streamed is decoded from them), its value and error, as "[masked:NAME]".
 
 import type { RunOutcome } from "./sandbox.js";
 
@@ -59,7 +59,7 @@ export class OutputMask {
   private readonly bytesNames = new Map<string, string>();
   private readonly values: string[];
   private readonly bytesValues: string[];
-  private readonly fails: Int32Array[];
+  private readonly bytesFails: Int32Array[];
 
   private constructor(secrets: readonly SecretValue[]) {
     for (const { name, value } of secrets) {
@@ -71,7 +71,7 @@ export class OutputMask {
     // mask never gets masked again.
     this.values = [...this.names.keys()].sort((a, b) => b.length - a.length);
     this.bytesValues = [...this.bytesNames.keys()].sort((a, b) => b.length - a.length);
-    this.fails = this.values.map(borders);
+    this.bytesFails = this.bytesValues.map(borders);
   }
 
   /** A mask of these values, or undefined when none is long enough to mask. */
@@ -87,8 +87,13 @@ export class OutputMask {
   /** Bytes as they are except the UTF-8 of each secret (latin1 maps every byte to one character and back). */
   bytes(data: Buffer): Buffer {
     const raw = data.toString("latin1");
-    const masked = replaceValues(raw, this.bytesValues, (i) => `[masked:${this.bytesNames.get(this.bytesValues[i]!) ?? "secret"}]`);
+    const masked = this.latin1(raw);
     return masked === raw ? data : Buffer.from(masked, "latin1");
+  }
+
+  /** Bytes as latin1 text, masked. */
+  private latin1(raw: string): string {
+    return replaceValues(raw, this.bytesValues, (i) => `[masked:${this.bytesNames.get(this.bytesValues[i]!) ?? "secret"}]`);
   }
 
   /** A JSON-like value with every string (and object key) masked. */
@@ -101,9 +106,7 @@ export class OutputMask {
   }
 
   /** The longest end of `text` that is the start of `value` but not all of it (KMP over at most value.length - 1 characters). */
-  private heldFor(text: string, index: number): number {
-    const value = this.values[index]!;
-    const fail = this.fails[index]!;
+  private static heldFor(text: string, value: string, fail: Int32Array): number {
     let k = 0;
     for (let i = Math.max(0, text.length - value.length + 1); i < text.length; i++) {
       while (k > 0 && text[i] !== value[k]) k = fail[k - 1]!;
@@ -119,45 +122,54 @@ export class OutputMask {
    * into a secret (a whole short secret too, when a longer one starts with it), moved past a
    * secret that straddles it; what is held is always shorter than the longest secret.
    */
-  private cutPoint(text: string): number {
+  private static cutPoint(text: string, values: readonly string[], fails: readonly Int32Array[]): number {
     let held = 0;
-    for (let i = 0; i < this.values.length; i++) held = Math.max(held, this.heldFor(text, i));
+    for (let i = 0; i < values.length; i++) held = Math.max(held, OutputMask.heldFor(text, values[i]!, fails[i]!));
     const cut = text.length - held;
     if (held === 0) return cut;
-    const next = this.values.map(() => -2);
+    const next = values.map(() => -2);
     let pos = 0;
-    for (let found = nextMatch(text, this.values, 0, next); found && found.at < cut; found = nextMatch(text, this.values, pos, next)) {
-      pos = found.at + this.values[found.index]!.length;
+    for (let found = nextMatch(text, values, 0, next); found && found.at < cut; found = nextMatch(text, values, pos, next)) {
+      pos = found.at + values[found.index]!.length;
       if (pos > cut) return pos;
     }
     return cut;
   }
 
-  /** Passes streamed text on masked; `flush` passes on what is held back once the streams end. */
-  streaming<S extends string>(onText: (stream: S, text: string) => void): { push: (stream: S, text: string) => void; flush: () => void } {
-    const pending = new Map<S, string>();
+  /**
+   * Masks a byte stream as it comes, as bytes() would mask all of it at once: a secret split
+   * across chunks is held back until whole. Each chunk costs its own length plus the longest secret.
+   */
+  streamingBytes(): { push: (chunk: Buffer) => Buffer; flush: () => Buffer } {
+    let pending = "";
     return {
-      push: (stream, text) => {
-        const joined = (pending.get(stream) ?? "") + text;
-        const cut = this.cutPoint(joined);
-        pending.set(stream, joined.slice(cut));
-        if (cut > 0) onText(stream, this.text(joined.slice(0, cut)));
+      push: (chunk) => {
+        const held = pending.length;
+        const joined = pending + chunk.toString("latin1");
+        const cut = OutputMask.cutPoint(joined, this.bytesValues, this.bytesFails);
+        pending = joined.slice(cut);
+        const ready = joined.slice(0, cut);
+        const masked = this.latin1(ready);
+        // Nothing held before, nothing held now, nothing masked: the chunk itself, not a copy.
+        return held === 0 && cut === joined.length && masked === ready ? chunk : Buffer.from(masked, "latin1");
       },
       flush: () => {
-        for (const [stream, text] of pending) if (text) onText(stream, this.text(text));
-        pending.clear();
+        const rest = pending;
+        pending = "";
+        return this.bytes(Buffer.from(rest, "latin1"));
       },
     };
   }
 }
 
-/** `outcome` with `mask` applied to everything it says: output bytes, value, error, message, images note. */
+/**
+ * `outcome` with `mask` applied to everything else it says: value, error, message, images note.
+ * Its output bytes were masked as they came (streamingBytes), before they were kept or saved.
+ */
 export function maskOutcome(outcome: RunOutcome, mask: OutputMask): RunOutcome {
   const { result } = outcome;
   return {
     ...outcome,
-    stdout: mask.bytes(outcome.stdout),
-    stderr: mask.bytes(outcome.stderr),
     ...(outcome.message === undefined ? {} : { message: mask.text(outcome.message) }),
     // The note quotes what code sent as an image's type.
     ...(outcome.imagesNote === undefined ? {} : { imagesNote: mask.text(outcome.imagesNote) }),

@@ -2,10 +2,11 @@
 // made to it. The Sandbox owns every process it starts and kills them all on dispose().
 
 import type { ChildProcess } from "node:child_process";
+import type { Readable } from "node:stream";
 import { randomBytes } from "node:crypto";
 import { SandgateError } from "../errors/index.js";
 import { RUNNER_SPECS } from "../languages/index.js";
-import { CallOutput, type OutputStream } from "./call-output.js";
+import { CallOutput, type OutputSpill, type OutputStream, type SpilledStream } from "./call-output.js";
 import { IdleFreezer, SandboxCgroup } from "./cgroups.js";
 import { CHANNELS, type ChannelCall, type RunnerChannel } from "./channel/index.js";
 import { ensureInside, joinEarly } from "./containment.js";
@@ -24,7 +25,7 @@ import { returnedContent } from "./returned-content.js";
 import { parseDiscoveryRequest, parseUpstreamCall, UpstreamCallBroker, upstreamCallError, type DiscoveryHandler, type UpstreamCallHandler, type UpstreamCallReply } from "./upstream-calls.js";
 
 export type { DiscoveryHandler, DiscoveryRequest, UpstreamCall, UpstreamCallHandler, UpstreamCallReply } from "./upstream-calls.js";
-export type { OutputStream } from "./call-output.js";
+export type { OutputSink, OutputSpill, OutputStream, SpilledStream } from "./call-output.js";
 export type { RunStatus } from "./exit-classification.js";
 
 export interface SandboxOptions {
@@ -54,6 +55,11 @@ export interface RunRequest {
   source?: string;
   timeoutMs: number;
   outputCapBytes: number;
+  /**
+   * Where a stream longer than its inline size is written whole as it comes (a saved output): then
+   * only its two ends stay in memory and the outcome names it under `spilled`. Without it, every stream stays whole in memory.
+   */
+  spill?: OutputSpill;
   cpuSeconds?: number;
   onOutput?: (stream: OutputStream, text: string) => void;
   /**
@@ -83,8 +89,11 @@ export interface RunRequest {
 export interface RunOutcome {
   status: RunStatus;
   exitCode: number | null;
+  /** The whole stream; empty when it was spilled (then `spilled.stdout` has it). */
   stdout: Buffer;
   stderr: Buffer;
+  /** Streams written whole to the run's spill as they came, of which only the ends are in memory. */
+  spilled?: Partial<Record<OutputStream, SpilledStream>>;
   result?: ResultFrame;
   durationMs: number;
   /** The runner is gone (state lost); a session must start a new sandbox. */
@@ -104,6 +113,8 @@ interface ActiveRun {
   request: RunRequest;
   started: number;
   output: CallOutput;
+  /** Masks the secrets in each output stream as it comes, before anything keeps or passes it on. */
+  maskers?: Record<OutputStream, { push: (chunk: Buffer) => Buffer; flush: () => Buffer }>;
   result?: ResultFrame;
   /** Stops the run at its time limit; re-armed with the time left when a hold of the clock ends. */
   timer: NodeJS.Timeout;
@@ -139,6 +150,9 @@ export class Sandbox {
   /** The machine this runner joined; it owns the cgroup and the freezer then. */
   private readonly machine: SessionMachine | undefined;
   private readonly out: Record<OutputStream, MarkerStream>;
+  /** The runner's output pipes: one is paused while a spill's sink catches up (see CallOutput). */
+  private readonly pipes: Record<OutputStream, Readable>;
+  private readonly pausedPipes = new Set<OutputStream>();
   /** Runs out, results and upstream calls in, on the wire the runner speaks (src/sandbox/channel/). */
   private readonly channel: RunnerChannel;
   /** Between calls the sandbox's processes are frozen, where the host has a freezer (a machine's runner: its machine's). */
@@ -192,6 +206,7 @@ export class Sandbox {
       stdout: new MarkerStream((chunk) => this.onOutput("stdout", chunk)),
       stderr: new MarkerStream((chunk) => this.onOutput("stderr", chunk)),
     };
+    this.pipes = { stdout: launched.stdout, stderr: launched.stderr };
     launched.stdout.on("data", this.guard((chunk: Buffer) => this.onStream("stdout", chunk)));
     launched.stderr.on("data", this.guard((chunk: Buffer) => this.onStream("stderr", chunk)));
     this.channel = channel.open(
@@ -282,20 +297,21 @@ export class Sandbox {
     // Random per sandbox and unique per call; free of NUL and whitespace so every runner can carry it.
     const marker = `\u001eSG-END-${this.markerSalt}-${id}\u001e`;
     const mask = OutputMask.of(request.secrets);
-    // Streamed text is masked as it goes; a secret split across chunks is held back until whole.
-    const streamed = mask && request.onOutput ? mask.streaming(request.onOutput) : undefined;
     return new Promise<RunOutcome>((settle) => {
-      const resolve = mask
-        ? (outcome: RunOutcome): void => {
-            streamed?.flush();
-            settle(maskOutcome(outcome, mask));
-          }
-        : settle;
+      const resolve = mask ? (outcome: RunOutcome): void => settle(maskOutcome(outcome, mask)) : settle;
       this.active = {
         id,
         request,
         started: performance.now(),
-        output: new CallOutput(request.outputCapBytes, streamed ? streamed.push : request.onOutput),
+        output: new CallOutput({
+          capBytes: request.outputCapBytes,
+          onText: request.onOutput,
+          spill: request.spill,
+          onPressure: (stream, paused) => this.pipePressure(stream, paused),
+        }),
+        // Output bytes are masked as they come, a secret split across chunks held back until whole:
+        // what is streamed, kept and spilled is masked alike.
+        ...(mask ? { maskers: { stdout: mask.streamingBytes(), stderr: mask.streamingBytes() } } : {}),
         timer: setTimeout(() => this.stopRun("timeout"), request.timeoutMs),
         deadline: performance.now() + request.timeoutMs,
         holds: 0,
@@ -379,6 +395,8 @@ export class Sandbox {
   /** Kills the whole sandbox now; a call in progress ends with `reason`. */
   terminate(reason: KillReason = "killed"): void {
     this.killReason ??= reason;
+    // Its pipes must drain for its end to be seen.
+    this.resumePipes();
     // A frozen process does not act on SIGKILL (cgroup v1) until it is thawed.
     this.thaw();
     if (!this.exited) killGroup(this.child);
@@ -425,7 +443,24 @@ export class Sandbox {
   }
 
   private onOutput(stream: OutputStream, chunk: Buffer): void {
-    if (this.active && !this.active.output.push(stream, chunk)) this.terminate("output_limit");
+    const run = this.active;
+    if (!run) return;
+    const bytes = run.maskers ? run.maskers[stream].push(chunk) : chunk;
+    if (bytes.length > 0 && !run.output.push(stream, bytes)) this.terminate("output_limit");
+  }
+
+  /** A spill's sink is behind: the runner's pipe is not read (it blocks on its writes) until the sink catches up. */
+  private pipePressure(stream: OutputStream, paused: boolean): void {
+    if (paused && !this.exited && this.killReason === undefined) {
+      this.pausedPipes.add(stream);
+      this.pipes[stream].pause();
+    } else if (this.pausedPipes.delete(stream)) this.pipes[stream].resume();
+  }
+
+  /** Reads every pipe again: a call that ends or a sandbox being killed must not wait on a sink. */
+  private resumePipes(): void {
+    for (const stream of this.pausedPipes) this.pipes[stream].resume();
+    this.pausedPipes.clear();
   }
 
   /** The runner left more replies unread than a program that awaits its calls ever would. */
@@ -533,7 +568,10 @@ export class Sandbox {
     clearTimeout(run.interrupt?.grace);
     this.active = undefined;
     run.upstreamCalls.end();
+    this.resumePipes();
+    if (run.maskers) for (const stream of ["stdout", "stderr"] as const) run.output.push(stream, run.maskers[stream].flush());
     run.output.end();
+    const spilled = { stdout: run.output.spilled("stdout"), stderr: run.output.spilled("stderr") };
     const imagesNote = run.images.note();
     // Nothing runs until the next call: threads, timers and busy loops a call left behind wait.
     // A machine freezes once none of its runners runs a call any more.
@@ -545,6 +583,7 @@ export class Sandbox {
       sandboxDied,
       stdout: run.output.bytesOf("stdout"),
       stderr: run.output.bytesOf("stderr"),
+      ...(spilled.stdout || spilled.stderr ? { spilled: { ...(spilled.stdout ? { stdout: spilled.stdout } : {}), ...(spilled.stderr ? { stderr: spilled.stderr } : {}) } } : {}),
       durationMs: performance.now() - run.started,
       ...(run.images.images.length > 0 ? { images: run.images.images } : {}),
       ...(imagesNote ? { imagesNote } : {}),
