@@ -252,7 +252,8 @@ describe("a flood saved as it is printed", () => {
     const saved = await client.readResource({ uri: r.full_output!.stdout! });
     const text = (saved.contents[0] as { text: string }).text;
     expect(text.length).toBeGreaterThan(3_000_000);
-    expect(text).toContain("got Echo: [EMAIL_1]\n");
+    // The session's vault numbers its values in order of appearance: earlier tests here issued some.
+    expect(text).toMatch(/\ngot Echo: \[EMAIL_\d+\]\n/);
     expect(text).not.toContain(email);
   });
 });
