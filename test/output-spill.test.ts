@@ -186,4 +186,21 @@ describe("a call's captured output", () => {
     expect(pressure).toContain(true);
     expect(pressure.at(-1)).toBe(false);
   });
+
+  it("counts the lines of a flood of empty lines and of lines of every density exactly", () => {
+    const sink = memorySink(64 << 20);
+    const output = new CallOutput({ capBytes: 64 << 20, spill: { inlineBytes: 1 << 20, keptBytes: 4096, open: () => sink } });
+    let expected = 0;
+    // Empty lines, then chunks whose line ends thin out: below, at and above the point where counting changes method.
+    output.push("stdout", Buffer.alloc(3 << 20, 10));
+    expected += 3 << 20;
+    for (const every of [1, 2, 63, 64, 65, 100, 1000, 70_000]) {
+      const chunk = Buffer.alloc(65_536, 120);
+      for (let i = every - 1; i < chunk.length; i += every) chunk[i] = 10;
+      output.push("stdout", chunk);
+      expected += Math.floor(chunk.length / every);
+    }
+    output.end();
+    expect(output.spilled("stdout")!.newlines).toBe(expected);
+  });
 });
