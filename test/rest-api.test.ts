@@ -395,6 +395,20 @@ describe("bad input gets a clear 4xx and the server keeps serving", () => {
     expectError(put, 413, "BODY_TOO_LARGE");
   });
 
+  it("a body refused unread closes its connection and says so, so a keep-alive client's next request goes on a new one", async () => {
+    // fetch keeps its connections alive: several refusals in a row, each followed at once by a request that must work.
+    for (let round = 0; round < 5; round++) {
+      const body = JSON.stringify({ language: "python", code: `# ${"a".repeat(MAX_BODY_BYTES * 2)}` });
+      const refused = await fetch(`${rest.server.url}/execute`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      expect(refused.status).toBe(413);
+      expect(refused.headers.get("connection")).toBe("close");
+      await refused.arrayBuffer();
+      const next = await fetch(`${rest.server.url}/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "bash", code: `echo ${round}` }) });
+      expect(next.status).toBe(200);
+      expect(((await next.json()) as { stdout: string }).stdout).toBe(`${round}\n`);
+    }
+  });
+
   it("a chunked body (no Content-Length) above server.maxBodyBytes is 413 BODY_TOO_LARGE too", async () => {
     const chunks = [`{"language":"python","code":"#`, ..."a".repeat(MAX_BODY_BYTES + 1024).match(/.{1,4096}/g)!, `"}`];
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {

@@ -74,18 +74,24 @@ export function bodyGuard(options: BodyGuardOptions): MiddlewareHandler {
     if (!body || options.exempt?.(c)) return next();
     const declared = c.req.header("content-length");
     if (declared !== undefined && !c.req.raw.headers.has("transfer-encoding") && Number(declared) > options.maxBytes) {
-      return errorResponse(c, tooLarge(options.maxBytes));
+      return refuseUnread(c, tooLarge(options.maxBytes));
     }
     const outcome = await readWithin(body, options);
-    if (!outcome.ok) {
-      // What is left of this body will not be read: the connection cannot carry another request.
-      c.header("connection", "close");
-      const response = errorResponse(c, outcome.error);
-      const socket = socketOf(c.env);
-      if (socket) setTimeout(() => socket.destroySoon(), 100).unref();
-      return response;
-    }
+    if (!outcome.ok) return refuseUnread(c, outcome.error);
     c.req.raw = new Request(c.req.raw, { body: outcome.body });
     return next();
   };
+}
+
+/**
+ * The error reply to a request whose body will not be read (whole): the connection cannot carry
+ * another request, and says so. Without `Connection: close` a keep-alive client (fetch) sent its
+ * next request down a socket the server was closing, and that request failed ("other side closed").
+ */
+function refuseUnread(c: Context, error: SandgateError): Response {
+  c.header("connection", "close");
+  const response = errorResponse(c, error);
+  const socket = socketOf(c.env);
+  if (socket) setTimeout(() => socket.destroySoon(), 100).unref();
+  return response;
 }
