@@ -1,7 +1,7 @@
 // Shaping of a stdout too long to decode and count in one piece on the event loop: only the head
 // and tail a result can show are decoded; the lines between them and its tokens are counted in slices.
 
-import type { SpilledStream } from "../sandbox/index.js";
+import { countNewlines, type SpilledStream } from "../sandbox/index.js";
 import { cutText, type ShapedText, type TextWindows } from "./shaping.js";
 import { countTokens } from "./tokens.js";
 
@@ -162,17 +162,12 @@ async function countMiddle(data: Buffer, from: number, to: number, pause: Pause)
  * nothing of the middle is decoded again.
  */
 function spilledMiddle(data: SpilledStream, headEnd: number, tailStart: number, head: string, tail: string): { chars: number; newlines: number; lastChar: number } {
-  const newlinesIn = (bytes: Buffer): number => {
-    let count = 0;
-    for (let i = bytes.indexOf(NEWLINE); i !== -1; i = bytes.indexOf(NEWLINE, i + 1)) count++;
-    return count;
-  };
   let last = tailStart - 1;
   for (let back = 0; back < 3 && last > headEnd && (byteAt(data, last) & 0xc0) === 0x80; back++) last--;
   const lastText = data.ends(last, tailStart).toString("utf8");
   return {
     chars: data.chars - head.length - tail.length,
-    newlines: data.newlines - newlinesIn(data.ends(0, headEnd)) - newlinesIn(data.ends(tailStart, data.length)),
+    newlines: data.newlines - countNewlines(data.ends(0, headEnd)) - countNewlines(data.ends(tailStart, data.length)),
     lastChar: lastText.length > 0 ? lastText.charCodeAt(lastText.length - 1) : NaN,
   };
 }

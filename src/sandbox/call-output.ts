@@ -75,7 +75,7 @@ const DENSE_NEWLINES = 64;
  * then by a plain pass over the rest, since a flood of empty lines made a search per line cost
  * the loop about 35 ns for each of its bytes.
  */
-function countNewlines(chunk: Buffer): number {
+export function countNewlines(chunk: Buffer): number {
   let count = 0;
   for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
     if (++count < DENSE_NEWLINES) continue;

@@ -10,6 +10,7 @@ export { downloadStream, uploadStream } from "./fs-transfer.js";
 export type { DownloadStream, TransferHeader } from "./fs-transfer.js";
 export { DEFAULT_MINIMUM_RATE, type MinimumRate } from "./transfer-pace.js";
 export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream, OutputSink, OutputSpill, SpilledStream } from "./sandbox.js";
+export { countNewlines } from "./call-output.js";
 export { IMAGE_MIME_TYPES, rasterImageType } from "./images.js";
 export type { RunImage, ImageCaps, ImageMime } from "./images.js";
 export type { DiscoveryHandler, DiscoveryOp, DiscoveryRequest, RunClock, UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
