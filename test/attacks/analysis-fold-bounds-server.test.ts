@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServe, type ServeProcess } from "./fixtures/cli.js";
-import { FOLD_BOMBS } from "./fixtures/fold-bombs.js";
+import { startServe, type ServeProcess } from "../fixtures/cli.js";
+import { FOLD_BOMBS } from "../fixtures/fold-bombs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-fold-bounds-"));
 let server: ServeProcess;

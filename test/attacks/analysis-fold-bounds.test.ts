@@ -2,8 +2,8 @@
 // templates, join, then a reversal) end quickly as a failed, critical analysis instead of killing the process.
 
 import { describe, expect, it } from "vitest";
-import { Analyzer } from "../src/governance/index.js";
-import { FOLD_BOMBS as ATTACKS, WORK_BOMB } from "./fixtures/fold-bombs.js";
+import { Analyzer } from "../../src/governance/index.js";
+import { FOLD_BOMBS as ATTACKS, WORK_BOMB } from "../fixtures/fold-bombs.js";
 
 const analyzer = new Analyzer();
 describe("the analysis of code that folds huge strings", () => {

@@ -6,11 +6,11 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Governance } from "../src/governance/index.js";
-import { observeServer, startHttpServer } from "../src/server/index.js";
-import { bearer, jsonApi, serverContext } from "./server-helpers.js";
+import { loadConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Governance } from "../../src/governance/index.js";
+import { observeServer, startHttpServer } from "../../src/server/index.js";
+import { bearer, jsonApi, serverContext } from "../server-helpers.js";
 
 const KEY = "runner-key-0123456789";
 

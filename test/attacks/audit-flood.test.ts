@@ -6,12 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Governance, type AuthFailureEvent } from "../src/governance/index.js";
-import { startHttpServer } from "../src/server/index.js";
-import { auditPathOf, type AuditLog } from "../src/store/index.js";
-import { attachAudit, bearer, jsonApi, serverContext, type Api } from "./server-helpers.js";
+import { loadConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Governance, type AuthFailureEvent } from "../../src/governance/index.js";
+import { startHttpServer } from "../../src/server/index.js";
+import { auditPathOf, type AuditLog } from "../../src/store/index.js";
+import { attachAudit, bearer, jsonApi, serverContext, type Api } from "../server-helpers.js";
 
 const KEY = "runner-key-0123456789";
 

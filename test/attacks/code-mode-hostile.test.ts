@@ -8,18 +8,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandgateConfig } from "../src/config/index.js";
-import { CodeMode } from "../src/codemode/index.js";
-import type { RunningServer } from "../src/server/index.js";
-import { startFloodServer, type FloodServer } from "./fixtures/upstream/flood-server.js";
-import { recordingLogger, waitFor } from "./fixtures/upstream/helpers.js";
-import { oldPythonPrelude } from "./fixtures/upstream/old-python.js";
-import { runCli, type CliResult } from "./fixtures/cli.js";
-import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
-import { callTool, type ToolResult } from "./fixtures/mcp-client.js";
+import type { SandgateConfig } from "../../src/config/index.js";
+import { CodeMode } from "../../src/codemode/index.js";
+import type { RunningServer } from "../../src/server/index.js";
+import { startFloodServer, type FloodServer } from "../fixtures/upstream/flood-server.js";
+import { recordingLogger, waitFor } from "../fixtures/upstream/helpers.js";
+import { oldPythonPrelude } from "../fixtures/upstream/old-python.js";
+import { runCli, type CliResult } from "../fixtures/cli.js";
+import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
+import { callTool, type ToolResult } from "../fixtures/mcp-client.js";
 
 const NODE = process.execPath;
-const HOSTILE = join(import.meta.dirname, "fixtures", "upstream", "hostile-stdio.mjs");
+const HOSTILE = join(import.meta.dirname, "..", "fixtures", "upstream", "hostile-stdio.mjs");
 /** Every canary secret contains this; nothing a caller sees may. */
 const CANARY = "sgcanary";
 const SECRETS = {

@@ -6,10 +6,10 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, useTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
-import { allowedStall, probeWhile, sampleLoopStall } from "./fixtures/samplers.js";
-import { jsonApi, startTestServer } from "./server-helpers.js";
+import type { WireExecutionResult } from "../../src/server/wire.js";
+import { createTestEngine, useTestEngine, descendantPids, waitFor, type TestEngine } from "../helpers.js";
+import { allowedStall, probeWhile, sampleLoopStall } from "../fixtures/samplers.js";
+import { jsonApi, startTestServer } from "../server-helpers.js";
 
 const SECRET_TEXT = "root only, never to be touched by a sandbox\n";
 let secretDir: string;

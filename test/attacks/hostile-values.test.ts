@@ -2,8 +2,8 @@
 // with a value nested millions deep, and stdout that is JSON nested as deep. Answers stay answers.
 
 import { describe, expect, it } from "vitest";
-import type { JsonRpcReply } from "./server-helpers.js";
-import { useRestServer } from "./server-helpers.js";
+import type { JsonRpcReply } from "../server-helpers.js";
+import { useRestServer } from "../server-helpers.js";
 
 const rest = useRestServer({ maxCodeBytes: 1 << 20, maxBodyBytes: 2 << 20 });
 

@@ -2,7 +2,7 @@
 // python3 -I) fail at once: the sandbox has no network, so nothing may wait on a registry or index.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 describe("npm installs inside a sandbox", () => {
   const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });

@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { syncPackages, type SyncOutcome } from "../src/cli/package-sync.js";
+import { loadConfig } from "../../src/config/index.js";
+import { syncPackages, type SyncOutcome } from "../../src/cli/package-sync.js";
 
 /** A wheel holding exactly `files` (name to text), with its dist-info written here. */
 function makeWheel(dir: string, name: string, version: string, files: Record<string, string>): void {

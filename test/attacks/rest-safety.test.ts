@@ -3,11 +3,11 @@
 // that hang up mid-run.
 
 import { describe, expect, it } from "vitest";
-import type { ServerConfig } from "../src/config/index.js";
-import { assertSafeToServe, startHttpServer, type RunningServer } from "../src/server/index.js";
-import type { WireExecutionResult } from "../src/server/wire.js";
-import { descendantPids, waitFor } from "./helpers.js";
-import { expectError, useRestServer, listeningPorts, rawRequest, serverContext, withServer as withTestServer, type ErrorBody, type Reply } from "./server-helpers.js";
+import type { ServerConfig } from "../../src/config/index.js";
+import { assertSafeToServe, startHttpServer, type RunningServer } from "../../src/server/index.js";
+import type { WireExecutionResult } from "../../src/server/wire.js";
+import { descendantPids, waitFor } from "../helpers.js";
+import { expectError, useRestServer, listeningPorts, rawRequest, serverContext, withServer as withTestServer, type ErrorBody, type Reply } from "../server-helpers.js";
 
 const MAX_CODE_BYTES = 4096;
 const MAX_BODY_BYTES = 64 * 1024;

@@ -2,7 +2,7 @@
 // it holds is refused with advice, and the host stays within what one request may cost.
 
 import { describe, expect, it } from "vitest";
-import { useRawRuntime } from "./fixtures/runtime.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 
 const raw = useRawRuntime("return-bounds");
 

@@ -3,14 +3,14 @@
 
 import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
-import type { ResolvedLimits } from "../src/sandbox/limits.js";
-import { encodeFrame, FrameDecoder } from "../src/sandbox/protocol.js";
-import type { RunnerKind } from "../src/sandbox/runtime.js";
-import { BashUpstreamRequestDecoder } from "../src/sandbox/upstream-calls.js";
-import type { RunOutcome, RunRequest, Sandbox } from "../src/sandbox/sandbox.js";
-import { descendantPids, sleep } from "./helpers.js";
-import { useRawRuntime, type RawRuntime } from "./fixtures/runtime.js";
-import { sampleRssGrowth } from "./fixtures/samplers.js";
+import type { ResolvedLimits } from "../../src/sandbox/limits.js";
+import { encodeFrame, FrameDecoder } from "../../src/sandbox/protocol.js";
+import type { RunnerKind } from "../../src/sandbox/runtime.js";
+import { BashUpstreamRequestDecoder } from "../../src/sandbox/upstream-calls.js";
+import type { RunOutcome, RunRequest, Sandbox } from "../../src/sandbox/sandbox.js";
+import { descendantPids, sleep } from "../helpers.js";
+import { useRawRuntime, type RawRuntime } from "../fixtures/runtime.js";
+import { sampleRssGrowth } from "../fixtures/samplers.js";
 
 const withCgroups = useRawRuntime("bounds-cg");
 const withoutCgroups = useRawRuntime("bounds-rl", () => ({ useCgroups: false }));

@@ -5,12 +5,12 @@ import { fileURLToPath } from "node:url";
 import { runInNewContext } from "node:vm";
 import { setFlagsFromString } from "node:v8";
 import { afterEach, describe, expect, it } from "vitest";
-import { UpstreamManager } from "../src/upstream/index.js";
-import { outputProblems } from "../src/upstream/output-check.js";
-import { sampleLoopStall } from "./fixtures/samplers.js";
-import { text, waitFor } from "./fixtures/upstream/helpers.js";
+import { UpstreamManager } from "../../src/upstream/index.js";
+import { outputProblems } from "../../src/upstream/output-check.js";
+import { sampleLoopStall } from "../fixtures/samplers.js";
+import { text, waitFor } from "../fixtures/upstream/helpers.js";
 
-const SCHEMA_STORM = fileURLToPath(new URL("./fixtures/upstream/schema-storm.mjs", import.meta.url));
+const SCHEMA_STORM = fileURLToPath(new URL("../fixtures/upstream/schema-storm.mjs", import.meta.url));
 const MB = 1024 * 1024;
 
 function stormManager(env: Record<string, string>): UpstreamManager {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, startServe } from "./fixtures/cli.js";
+import { runCli, startServe } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-analysis-deadline-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,9 +5,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { connectStdio, runCli } from "./fixtures/cli.js";
+import { connectStdio, runCli } from "../fixtures/cli.js";
 
-const MEMORY = resolve(import.meta.dirname, "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+const MEMORY = resolve(import.meta.dirname, "..", "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const dir = mkdtempSync(join(tmpdir(), "sandgate-approvals-cli-"));
 chmodSync(dir, 0o755);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, type CliResult } from "./fixtures/cli.js";
-import { REVERSE_SHELL, UNPICKLE } from "./fixtures/risky-code.js";
+import { runCli, type CliResult } from "../fixtures/cli.js";
+import { REVERSE_SHELL, UNPICKLE } from "../fixtures/risky-code.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cli-analyze-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, type CliResult } from "./fixtures/cli.js";
+import { runCli, type CliResult } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cli-help-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI, runCli, type CliResult } from "./fixtures/cli.js";
+import { CLI, runCli, type CliResult } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cli-pii-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

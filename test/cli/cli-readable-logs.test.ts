@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readableLine } from "../src/cli/cli-logger.js";
-import { runCli } from "./fixtures/cli.js";
+import { readableLine } from "../../src/cli/cli-logger.js";
+import { runCli } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cli-logs-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { descendantPids, waitFor } from "./helpers.js";
-import { connectStdio, runCli, startServe, type CliResult } from "./fixtures/cli.js";
+import { descendantPids, waitFor } from "../helpers.js";
+import { connectStdio, runCli, startServe, type CliResult } from "../fixtures/cli.js";
 
-const MEMORY = resolve(import.meta.dirname, "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+const MEMORY = resolve(import.meta.dirname, "..", "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const SECRET = "sg-cli-canary-93e1f0a2";
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cm-cli-"));
 chmodSync(dir, 0o755);

@@ -6,11 +6,11 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { startTestServer } from "./server-helpers.js";
-import { Engine } from "../src/execution/index.js";
-import { descendantPids, waitFor } from "./helpers.js";
-import { runCli, startServe, type CliResult } from "./fixtures/cli.js";
+import { loadConfig } from "../../src/config/index.js";
+import { startTestServer } from "../server-helpers.js";
+import { Engine } from "../../src/execution/index.js";
+import { descendantPids, waitFor } from "../helpers.js";
+import { runCli, startServe, type CliResult } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-config-"));
 // Sandboxes run as an unprivileged host user when tests run as root; it must reach the state dirs.

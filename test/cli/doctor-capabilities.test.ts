@@ -6,7 +6,7 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "./fixtures/cli.js";
+import { runCli } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-doctor-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

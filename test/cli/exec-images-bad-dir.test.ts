@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { runCli } from "./fixtures/cli.js";
+import { runCli } from "../fixtures/cli.js";
 
 const CODE = `import sandgate\nprint("ran")\nsandgate.show('<svg xmlns="http://www.w3.org/2000/svg"></svg>')`;
 

@@ -6,11 +6,11 @@ import { createServer, type Server as NodeHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
-import { loadConfig, maskSecrets, type ServerConfig } from "../src/config/index.js";
-import type { WireExecutionResult } from "../src/server/wire.js";
-import { useTestEngine, waitFor } from "./helpers.js";
-import { callTool, connectMcp, toolText, type HttpClient } from "./fixtures/mcp-client.js";
-import { bearer, expectError, rawRequest, startTestServer, withServer as withTestServer, type Api, type Reply } from "./server-helpers.js";
+import { loadConfig, maskSecrets, type ServerConfig } from "../../src/config/index.js";
+import type { WireExecutionResult } from "../../src/server/wire.js";
+import { useTestEngine, waitFor } from "../helpers.js";
+import { callTool, connectMcp, toolText, type HttpClient } from "../fixtures/mcp-client.js";
+import { bearer, expectError, rawRequest, startTestServer, withServer as withTestServer, type Api, type Reply } from "../server-helpers.js";
 
 const ALICE = "alice-key-0123456789";
 const BOB = "bob-key-0123456789ab";

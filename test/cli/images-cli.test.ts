@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { runCli } from "./fixtures/cli.js";
+import { runCli } from "../fixtures/cli.js";
 
 const TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP8zwAFTDAGAwATKQED8NgHhAAAAABJRU5ErkJggg==";
 const CODE = `import base64, sandgate\nsandgate.show(base64.b64decode("${TINY_PNG}"))\nsandgate.show('<svg xmlns="http://www.w3.org/2000/svg"></svg>')\nprint("two images")`;

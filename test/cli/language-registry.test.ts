@@ -15,11 +15,11 @@ import {
   resolveLanguage,
   RUNNER_KINDS,
   RUNNER_SPECS,
-} from "../src/languages/index.js";
-import { runCli } from "./fixtures/cli.js";
-import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { useTestEngine, waitFor } from "./helpers.js";
-import { expectError, withServer } from "./server-helpers.js";
+} from "../../src/languages/index.js";
+import { runCli } from "../fixtures/cli.js";
+import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { useTestEngine, waitFor } from "../helpers.js";
+import { expectError, withServer } from "../server-helpers.js";
 
 const fx = useTestEngine({}, { python: 1, javascript: 1, bash: 1 });
 
@@ -40,7 +40,7 @@ describe("the registry's tables", () => {
     }
     for (const kind of RUNNER_KINDS) {
       expect(RUNNER_SPECS[kind].kind).toBe(kind);
-      for (const file of RUNNER_SPECS[kind].files) expect(existsSync(join(import.meta.dirname, "..", "runners", file)), file).toBe(true);
+      for (const file of RUNNER_SPECS[kind].files) expect(existsSync(join(import.meta.dirname, "..", "..", "runners", file)), file).toBe(true);
     }
   });
 

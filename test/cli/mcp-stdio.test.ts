@@ -8,8 +8,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { descendantPids, waitFor } from "./helpers.js";
-import { connectStdio } from "./fixtures/cli.js";
+import { descendantPids, waitFor } from "../helpers.js";
+import { connectStdio } from "../fixtures/cli.js";
 
 let dir: string;
 let client: Client;

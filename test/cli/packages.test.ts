@@ -6,13 +6,13 @@ import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { packageSetState, syncPackages } from "../src/cli/package-sync.js";
-import { connectMcp } from "./fixtures/mcp-client.js";
-import { runCli } from "./fixtures/cli.js";
-import { useTestEngine } from "./helpers.js";
-import { withServer } from "./server-helpers.js";
+import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { packageSetState, syncPackages } from "../../src/cli/package-sync.js";
+import { connectMcp } from "../fixtures/mcp-client.js";
+import { runCli } from "../fixtures/cli.js";
+import { useTestEngine } from "../helpers.js";
+import { withServer } from "../server-helpers.js";
 
 /** A wheel of a tiny pure-Python package, built here: pip installs it with --find-links, no index needed. */
 function makeWheel(dir: string, name: string, version: string, value: number): void {

@@ -5,9 +5,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli, type CliResult } from "./fixtures/cli.js";
+import { runCli, type CliResult } from "../fixtures/cli.js";
 
-const EVERYTHING = resolve(import.meta.dirname, "..", "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const EVERYTHING = resolve(import.meta.dirname, "..", "..", "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const dir = mkdtempSync(join(tmpdir(), "sandgate-pii-cli-"));
 chmodSync(dir, 0o755);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,8 +6,8 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { hostProcessesMatching, waitFor } from "./helpers.js";
-import { startServe } from "./fixtures/cli.js";
+import { hostProcessesMatching, waitFor } from "../helpers.js";
+import { startServe } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-stop-"));
 // Sandboxes run as an unprivileged host user when tests run as root; it must reach the state dirs.

@@ -15,11 +15,11 @@ import {
   loadConfig,
   settingsTable,
   validateConfig,
-} from "../src/config/index.js";
-import { ERROR_CODES } from "../src/errors/index.js";
-import { runCli } from "./fixtures/cli.js";
+} from "../../src/config/index.js";
+import { ERROR_CODES } from "../../src/errors/index.js";
+import { runCli } from "../fixtures/cli.js";
 
-const ROOT = join(import.meta.dirname, "..");
+const ROOT = join(import.meta.dirname, "..", "..");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 
 // An empty working directory, so no ./sandgate.json lying around changes what loadConfig sees.

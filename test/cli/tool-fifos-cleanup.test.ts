@@ -6,7 +6,7 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "./fixtures/cli.js";
+import { runCli } from "../fixtures/cli.js";
 
 let dir: string;
 beforeEach(() => {

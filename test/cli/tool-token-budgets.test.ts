@@ -8,13 +8,13 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import type { SandgateConfig, ServerConfig, ToolProfile } from "../src/config/index.js";
-import { countTokens } from "../src/execution/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import { connectStdio, runCli } from "./fixtures/cli.js";
-import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
-import { useTestEngine } from "./helpers.js";
-import { jsonApi, serverContext } from "./server-helpers.js";
+import type { SandgateConfig, ServerConfig, ToolProfile } from "../../src/config/index.js";
+import { countTokens } from "../../src/execution/index.js";
+import { startHttpServer, type RunningServer } from "../../src/server/index.js";
+import { connectStdio, runCli } from "../fixtures/cli.js";
+import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
+import { useTestEngine } from "../helpers.js";
+import { jsonApi, serverContext } from "../server-helpers.js";
 
 /** Tokens (o200k) of each tool as a model sees it: name, description and input schema. */
 const BUDGETS: Record<ToolProfile, Record<string, number>> = {

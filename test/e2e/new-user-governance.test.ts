@@ -6,14 +6,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Governance } from "../src/governance/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import type { AuditLog } from "../src/store/index.js";
-import { runCli, type CliResult } from "./fixtures/cli.js";
-import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { attachAudit, expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
+import { loadConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Governance } from "../../src/governance/index.js";
+import { startHttpServer, type RunningServer } from "../../src/server/index.js";
+import type { AuditLog } from "../../src/store/index.js";
+import { runCli, type CliResult } from "../fixtures/cli.js";
+import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { attachAudit, expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-new-user-"));
 let engine: Engine | undefined;
@@ -256,7 +256,7 @@ describe("an execution waiting for approval under the strict level", () => {
 
 describe("sandgate tools under a tool policy", () => {
   it("marks the tools the policy denies or sends for approval, as search_tools does", async () => {
-    const memory = join(import.meta.dirname, "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    const memory = join(import.meta.dirname, "..", "..", "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
     const configPath = join(dir, "tools-policy.json");
     writeFileSync(
       configPath,

@@ -6,12 +6,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { detectPii } from "../src/pii/index.js";
-import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
-import { CLI, runCli } from "./fixtures/cli.js";
-import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
-import { serverContext } from "./server-helpers.js";
-import { startHttpServer } from "../src/server/index.js";
+import { detectPii } from "../../src/pii/index.js";
+import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
+import { CLI, runCli } from "../fixtures/cli.js";
+import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
+import { serverContext } from "../server-helpers.js";
+import { startHttpServer } from "../../src/server/index.js";
 
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
 

@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-const ROOT = resolve(import.meta.dirname, "..");
+const ROOT = resolve(import.meta.dirname, "..", "..");
 
 /** Values a program can import (classes, functions, constants). */
 const RUNTIME_EXPORTS = [

@@ -7,10 +7,10 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, w
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { startServe, type ServeProcess } from "./fixtures/cli.js";
+import { loadConfig } from "../../src/config/index.js";
+import { startServe, type ServeProcess } from "../fixtures/cli.js";
 
-const ROOT = resolve(import.meta.dirname, "..");
+const ROOT = resolve(import.meta.dirname, "..", "..");
 const CLI = join(ROOT, "dist/cli/main.js");
 const MEMORY_SERVER = join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 /** The address the README's examples use; the test's server listens on a free port instead. */

@@ -2,8 +2,8 @@
 // when a waiter is refused, and what a message with host paths turns into.
 
 import { describe, expect, it } from "vitest";
-import { publicError, registerHostPaths, SandgateError, scrubHostPaths } from "../src/errors/index.js";
-import { Admission, type Lease } from "../src/execution/admission.js";
+import { publicError, registerHostPaths, SandgateError, scrubHostPaths } from "../../src/errors/index.js";
+import { Admission, type Lease } from "../../src/execution/admission.js";
 
 describe("admission", () => {
   it("serves owners round-robin and one owner's calls in order", async () => {

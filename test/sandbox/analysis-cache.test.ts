@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { isSandgateError } from "../src/errors/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Analyzer, Governance, type ExecutionEvent, type GovernanceEvent } from "../src/governance/index.js";
-import { AnalysisCache } from "../src/governance/analysis/analysis-cache.js";
+import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
+import { isSandgateError } from "../../src/errors/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Analyzer, Governance, type ExecutionEvent, type GovernanceEvent } from "../../src/governance/index.js";
+import { AnalysisCache } from "../../src/governance/analysis/analysis-cache.js";
 
 const open: Array<{ engine: Engine; dir: string }> = [];
 afterEach(async () => {

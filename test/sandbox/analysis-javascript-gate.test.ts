@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { isSandgateError } from "../src/errors/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Governance } from "../src/governance/index.js";
+import { loadConfig } from "../../src/config/index.js";
+import { isSandgateError } from "../../src/errors/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Governance } from "../../src/governance/index.js";
 
 const open: Array<{ engine: Engine; dir: string }> = [];
 afterEach(async () => {

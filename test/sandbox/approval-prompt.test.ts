@@ -2,7 +2,7 @@
 // so text the code carries cannot pose as sandgate's own lines (a fake verdict, a second question).
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCode as run, startApprovalStack, type ApprovalStack } from "./fixtures/approval-stack.js";
+import { runCode as run, startApprovalStack, type ApprovalStack } from "../fixtures/approval-stack.js";
 
 let stack: ApprovalStack;
 beforeAll(async () => {

@@ -2,8 +2,8 @@
 // fds must not pile up as cgroups are reused, and none may outlive the engine.
 
 import { describe, expect, it } from "vitest";
-import { detectCgroups } from "../src/sandbox/index.js";
-import { createTestEngine, openFds } from "./helpers.js";
+import { detectCgroups } from "../../src/sandbox/index.js";
+import { createTestEngine, openFds } from "../helpers.js";
 
 const hasMemoryCgroup = detectCgroups().controllers.includes("memory");
 const cgroupFds = (): string[] => openFds().filter((target) => target.startsWith("/sys/fs/cgroup/"));

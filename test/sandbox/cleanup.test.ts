@@ -3,7 +3,7 @@
 
 import { existsSync, readdirSync } from "node:fs";
 import { expect, it } from "vitest";
-import { createTestEngine, descendantPids, openFds, waitFor } from "./helpers.js";
+import { createTestEngine, descendantPids, openFds, waitFor } from "../helpers.js";
 
 it("leaves no process, fd or cgroup behind after sessions, pool and stateless calls", async () => {
   const baselinePids = descendantPids();

@@ -2,7 +2,7 @@
 // to a session, engine.files works on the same workspace code sees, and both honour owners.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine, waitFor } from "./helpers.js";
+import { useTestEngine, waitFor } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

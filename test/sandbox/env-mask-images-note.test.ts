@@ -2,7 +2,7 @@
 // gave an image it sent: Python's and JavaScript's show() with the secret as the mime type.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const SECRET = "sk-live-Hq7Zt2Wm9Xc4Rb8N";
 const fx = useTestEngine({}, { python: 1, javascript: 1, bash: 0 });

@@ -2,7 +2,7 @@
 // PGPASSWORD) or in the plural (SECRETS) are masked in a real sandbox's output like API_KEY is.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 1 });
 

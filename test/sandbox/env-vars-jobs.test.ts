@@ -2,7 +2,7 @@
 // session's variables, and a secret among them is masked in the job's polled output and result.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const SECRET = "xoxb-1234567890-abcdefghijkl";
 const fx = useTestEngine({}, { python: 1, javascript: 0, bash: 0 });

@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodeMode } from "../src/codemode/index.js";
-import { loadConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
+import { CodeMode } from "../../src/codemode/index.js";
+import { loadConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
 
 const SECRET = "sk-tool-secret-0123456789";
 let dir: string;

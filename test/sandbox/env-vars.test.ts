@@ -2,9 +2,9 @@
 // who sees them and for how long, which names are refused, and secrets masked in every result.
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SandgateError } from "../src/errors/index.js";
-import type { ExecuteRequest } from "../src/execution/index.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import type { SandgateError } from "../../src/errors/index.js";
+import type { ExecuteRequest } from "../../src/execution/index.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
 
 const HOST_SECRET = "host-secret-value-8472";
 const SECRET = "sk-test-Zq8xW3vN5mK2pL9rT4yU";

@@ -5,11 +5,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { isSandgateError } from "../src/errors/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Governance, type ApprovalBroker, type GovernanceEvent } from "../src/governance/index.js";
-import { REVERSE_SHELL, UNPICKLE } from "./fixtures/risky-code.js";
+import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
+import { isSandgateError } from "../../src/errors/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Governance, type ApprovalBroker, type GovernanceEvent } from "../../src/governance/index.js";
+import { REVERSE_SHELL, UNPICKLE } from "../fixtures/risky-code.js";
 
 interface Fixture {
   engine: Engine;

@@ -1,9 +1,9 @@
 // How a call ended, as the pure exit classification decides it: one row per case, no sandbox needed.
 
 import { describe, expect, it } from "vitest";
-import { RUNNER_SPECS } from "../src/languages/index.js";
-import { classifyExit, classifyInterrupted, classifyResult, describeExit, type CallVerdict, type ExitFacts } from "../src/sandbox/exit-classification.js";
-import type { ResultFrame } from "../src/sandbox/protocol.js";
+import { RUNNER_SPECS } from "../../src/languages/index.js";
+import { classifyExit, classifyInterrupted, classifyResult, describeExit, type CallVerdict, type ExitFacts } from "../../src/sandbox/exit-classification.js";
+import type { ResultFrame } from "../../src/sandbox/protocol.js";
 
 const died: ExitFacts = {
   exit: { code: null, signal: "SIGKILL" },

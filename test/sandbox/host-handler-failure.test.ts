@@ -2,7 +2,7 @@
 // that throws) stops that sandbox and ends its call with the reason; the process keeps serving.
 
 import { afterEach, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
 
 let t: TestEngine | undefined;
 afterEach(async () => {

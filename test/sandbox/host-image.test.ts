@@ -4,9 +4,9 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { hostEtcImage } from "../src/sandbox/host-etc-image.js";
-import { HOST_ETC_ENTRIES, HOST_ETC_NEVER } from "../src/sandbox/host-image.js";
-import { createTestEngine, useTestEngine, waitFor } from "./helpers.js";
+import { hostEtcImage } from "../../src/sandbox/host-etc-image.js";
+import { HOST_ETC_ENTRIES, HOST_ETC_NEVER } from "../../src/sandbox/host-image.js";
+import { createTestEngine, useTestEngine, waitFor } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 1, javascript: 0, bash: 1 });
 

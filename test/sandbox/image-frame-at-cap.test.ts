@@ -2,7 +2,7 @@
 // reaches the caller: its frame (16 MiB of base64 plus its fields) is within what a runner may send.
 
 import { describe, expect, it } from "vitest";
-import { useRawRuntime } from "./fixtures/runtime.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 
 const raw = useRawRuntime("image-frame-at-cap");
 const MAX_IMAGE_BYTES = 12 * 1024 * 1024;

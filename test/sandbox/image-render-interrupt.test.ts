@@ -2,7 +2,7 @@
 // text are part of the call: a timeout interrupts them like the code itself, so the session keeps its state.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine, withSession } from "./helpers.js";
+import { useTestEngine, withSession } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

@@ -2,7 +2,7 @@
 // says timeout (or killed, for a cancel) and why, not that the runner died unexpectedly.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine, withSession } from "./helpers.js";
+import { useTestEngine, withSession } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

@@ -2,7 +2,7 @@
 // keep their images, so a caller cannot pile up images in the server's memory job after job.
 
 import { afterEach, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
 
 let t: TestEngine | undefined;
 afterEach(async () => {

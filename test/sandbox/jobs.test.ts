@@ -2,9 +2,9 @@
 // sessions (state, queueing, ending), ownership, and the time limits a job may use.
 
 import { describe, expect, it } from "vitest";
-import { isSandgateError } from "../src/errors/index.js";
-import type { JobSnapshot } from "../src/execution/index.js";
-import { createTestEngine, hostProcessesMatching, sleep, useTestEngine, waitFor } from "./helpers.js";
+import { isSandgateError } from "../../src/errors/index.js";
+import type { JobSnapshot } from "../../src/execution/index.js";
+import { createTestEngine, hostProcessesMatching, sleep, useTestEngine, waitFor } from "../helpers.js";
 
 // A short maximum and default keep the tests fast: a job may run 3 s, a call 1 s unless it asks.
 const fx = useTestEngine({ MAX_EXECUTION_TIME: "3", SANDGATE_DEFAULT_TIMEOUT: "1", SANDGATE_JOBS_PER_CALLER: "2" }, { python: 1, javascript: 0, bash: 1 });

@@ -2,7 +2,7 @@
 // itself is forgotten at once, so a long call that sets and clears timers (a debounce) holds no more memory.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

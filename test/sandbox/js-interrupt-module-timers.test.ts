@@ -2,7 +2,7 @@
 // module (require or import), and timers/promises (awaited sleeps, async interval loops).
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine, withSession } from "./helpers.js";
+import { useTestEngine, withSession } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

@@ -2,8 +2,8 @@
 // the 2 KB report of GC traces and native stack frames that names the node binary's host path.
 
 import { describe, expect, it } from "vitest";
-import { trimV8FatalReport } from "../src/execution/v8-fatal-report.js";
-import { useTestEngine } from "./helpers.js";
+import { trimV8FatalReport } from "../../src/execution/v8-fatal-report.js";
+import { useTestEngine } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 1, bash: 0 });
 

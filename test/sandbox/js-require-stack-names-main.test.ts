@@ -2,7 +2,7 @@
 // not an invented noop.js, and still carries the no-network hint (real sandboxes).
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const fx = useTestEngine({}, { python: 0, javascript: 1, bash: 0 });
 

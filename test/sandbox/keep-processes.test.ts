@@ -3,7 +3,7 @@
 
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { descendantPids, useTestEngine, waitFor } from "./helpers.js";
+import { descendantPids, useTestEngine, waitFor } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

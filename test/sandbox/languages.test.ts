@@ -2,7 +2,7 @@
 // line numbers, top-level await, and state that persists inside a session only.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const t = useTestEngine();
 

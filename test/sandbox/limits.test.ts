@@ -2,8 +2,8 @@
 // and leaves nothing running on the host.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine, hostProcessesMatching, waitFor } from "./helpers.js";
-import { probeWhile } from "./fixtures/samplers.js";
+import { useTestEngine, hostProcessesMatching, waitFor } from "../helpers.js";
+import { probeWhile } from "../fixtures/samplers.js";
 
 const t = useTestEngine({ MAX_OUTPUT_SIZE: "4096", SANDGATE_OUTPUT_CAP: "1048576" });
 

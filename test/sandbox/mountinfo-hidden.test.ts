@@ -6,11 +6,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CodeMode } from "../src/codemode/index.js";
-import { loadConfig, upstreamServerSchema } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { createTestEngine, useTestEngine } from "./helpers.js";
-import { startToyServer } from "./fixtures/upstream/toy-server.js";
+import { CodeMode } from "../../src/codemode/index.js";
+import { loadConfig, upstreamServerSchema } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { createTestEngine, useTestEngine } from "../helpers.js";
+import { startToyServer } from "../fixtures/upstream/toy-server.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 const asRoot = process.getuid?.() === 0;

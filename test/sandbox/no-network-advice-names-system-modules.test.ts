@@ -3,7 +3,7 @@
 // instead of a bare "what the system has" (real sandboxes).
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const fx = useTestEngine({}, { python: 1, javascript: 0, bash: 1 });
 

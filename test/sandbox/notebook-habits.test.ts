@@ -2,7 +2,7 @@
 // common line magics, and values that come back as JSON, tables and text blocks.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 1, javascript: 0, bash: 0 });
 

@@ -3,7 +3,7 @@
 // (real sandboxes).
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 1 });
 

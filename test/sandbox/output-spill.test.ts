@@ -3,9 +3,9 @@
 // when the call is killed mid-flood; and a stream under its inline size stays whole in memory.
 
 import { describe, expect, it } from "vitest";
-import { buildResult } from "../src/execution/result-builder.js";
-import { CallOutput, type OutputSink } from "../src/sandbox/call-output.js";
-import { useTestEngine } from "./helpers.js";
+import { buildResult } from "../../src/execution/result-builder.js";
+import { CallOutput, type OutputSink } from "../../src/sandbox/call-output.js";
+import { useTestEngine } from "../helpers.js";
 
 const fx = useTestEngine({}, { python: 1, javascript: 0, bash: 0 });
 

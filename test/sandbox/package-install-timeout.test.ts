@@ -3,8 +3,8 @@
 
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { runInstaller } from "../src/cli/package-install.js";
-import { waitFor } from "./helpers.js";
+import { runInstaller } from "../../src/cli/package-install.js";
+import { waitFor } from "../helpers.js";
 
 /** Whether the process runs (a killed one its new parent has not reaped yet counts as gone). */
 function alive(pid: number): boolean {

@@ -3,7 +3,7 @@
 // the callers (seen: 26 Python starts during 3 s of Bash calls, half the server's CPU).
 
 import { afterEach, describe, expect, it } from "vitest";
-import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
+import { createTestEngine, waitFor, type TestEngine } from "../helpers.js";
 
 let fx: TestEngine | undefined;
 afterEach(async () => {

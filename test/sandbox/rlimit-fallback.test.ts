@@ -1,7 +1,7 @@
 // Hosts without usable cgroups: the same attacks are held back by rlimits alone.
 
 import { expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 // Without cgroups, RLIMIT_NPROC counts every process of the host user that sandboxes run as
 // (when tests run as root). A uid of its own keeps other test files' sandboxes out of the count.

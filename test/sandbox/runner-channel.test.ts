@@ -2,7 +2,7 @@
 // own messages, and a message that belongs to the other channel cannot wreck a session.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

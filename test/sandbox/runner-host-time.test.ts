@@ -2,9 +2,9 @@
 // is slowed down by the time the host spends on them, so other callers' work keeps running.
 
 import { describe, expect, it } from "vitest";
-import type { Sandbox } from "../src/sandbox/index.js";
-import type { UpstreamCallReply } from "../src/sandbox/upstream-calls.js";
-import { useRawRuntime } from "./fixtures/runtime.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import type { UpstreamCallReply } from "../../src/sandbox/upstream-calls.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 
 const raw = useRawRuntime("host-time");
 

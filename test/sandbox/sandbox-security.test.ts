@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestEngine, hostProcessesMatching, type TestEngine } from "./helpers.js";
+import { createTestEngine, hostProcessesMatching, type TestEngine } from "../helpers.js";
 
 let t: TestEngine;
 const secretValue = `s3cr3t-${process.pid}-${Date.now()}`;

@@ -1,7 +1,7 @@
 // Session bookkeeping that needs its own engine: the maximum count, idle expiry, cancellation.
 
 import { afterEach, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
 
 let t: TestEngine | undefined;
 afterEach(async () => {

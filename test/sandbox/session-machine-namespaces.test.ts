@@ -4,9 +4,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { SessionMachine, startSandbox } from "../src/sandbox/index.js";
-import { descendantPids, useTestEngine, waitFor } from "./helpers.js";
-import { useRawRuntime } from "./fixtures/runtime.js";
+import { SessionMachine, startSandbox } from "../../src/sandbox/index.js";
+import { descendantPids, useTestEngine, waitFor } from "../helpers.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 
 const canJoin = process.getuid?.() === 0 && existsSync("/usr/bin/nsenter") && existsSync("/usr/bin/setpriv");
 /** Root may choose the next pid (as checkpoint/restore tools do): the pid-reuse window made real. */

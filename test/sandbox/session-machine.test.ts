@@ -3,7 +3,7 @@
 
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { hostProcessesMatching, useTestEngine, waitFor } from "./helpers.js";
+import { hostProcessesMatching, useTestEngine, waitFor } from "../helpers.js";
 
 /** Runners join a session's machine where sandgate runs as root with nsenter and setpriv (machinesSupported). */
 const canJoin = process.getuid?.() === 0 && existsSync("/usr/bin/nsenter") && existsSync("/usr/bin/setpriv");

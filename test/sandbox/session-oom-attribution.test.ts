@@ -3,8 +3,8 @@
 
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { detectCgroups } from "../src/sandbox/index.js";
-import { useTestEngine } from "./helpers.js";
+import { detectCgroups } from "../../src/sandbox/index.js";
+import { useTestEngine } from "../helpers.js";
 
 const canJoin = process.getuid?.() === 0 && existsSync("/usr/bin/nsenter") && existsSync("/usr/bin/setpriv");
 const hasMemoryCgroup = detectCgroups().controllers.includes("memory");

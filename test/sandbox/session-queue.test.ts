@@ -2,7 +2,7 @@
 // call, a file operation) does not expire under it, however short the idle TTL.
 
 import { afterEach, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
 
 let t: TestEngine | undefined;
 afterEach(async () => {

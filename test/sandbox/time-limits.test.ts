@@ -2,9 +2,9 @@
 // SANDGATE_DEFAULT_TIMEOUT the time of a call that names none (default 30 s, never above the maximum).
 
 import { describe, expect, it } from "vitest";
-import { defaultTimeoutS, loadConfig } from "../src/config/index.js";
-import { isSandgateError } from "../src/errors/index.js";
-import { useTestEngine } from "./helpers.js";
+import { defaultTimeoutS, loadConfig } from "../../src/config/index.js";
+import { isSandgateError } from "../../src/errors/index.js";
+import { useTestEngine } from "../helpers.js";
 
 describe("time limit settings", () => {
   it("default to 30 s per call and 300 s at most", () => {

@@ -4,12 +4,12 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { prepareJavaScript } from "../src/languages/js-transform.js";
-import type { RunnerKind } from "../src/sandbox/runtime.js";
-import type { RunOutcome, RunRequest, Sandbox, UpstreamCall, UpstreamCallReply } from "../src/sandbox/sandbox.js";
-import { transpileTypeScript } from "../src/languages/ts-transpile.js";
-import { sleep } from "./helpers.js";
-import { useRawRuntime } from "./fixtures/runtime.js";
+import { prepareJavaScript } from "../../src/languages/js-transform.js";
+import type { RunnerKind } from "../../src/sandbox/runtime.js";
+import type { RunOutcome, RunRequest, Sandbox, UpstreamCall, UpstreamCallReply } from "../../src/sandbox/sandbox.js";
+import { transpileTypeScript } from "../../src/languages/ts-transpile.js";
+import { sleep } from "../helpers.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 
 let toolsDir: string;
 

@@ -6,9 +6,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandgateError } from "../src/errors/index.js";
-import type { Sandbox } from "../src/sandbox/index.js";
-import { useRawRuntime } from "./fixtures/runtime.js";
+import { SandgateError } from "../../src/errors/index.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 
 const raw = useRawRuntime("fifos-disk-full");
 let channels: string;

@@ -2,8 +2,8 @@
 // the next call from that sandbox still reaches the host whole and gets its reply.
 
 import { describe, expect, it } from "vitest";
-import type { UpstreamCall, UpstreamCallReply } from "../src/sandbox/sandbox.js";
-import { useRawRuntime } from "./fixtures/runtime.js";
+import type { UpstreamCall, UpstreamCallReply } from "../../src/sandbox/sandbox.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 
 const raw = useRawRuntime("tool-pipe-partial");
 

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
+import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
 
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
 let dir: string;

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
 
 let t: TestEngine | undefined;
 afterEach(async () => {

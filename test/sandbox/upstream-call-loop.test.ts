@@ -6,11 +6,11 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodeMode } from "../src/codemode/index.js";
-import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Governance } from "../src/governance/index.js";
-import { openAuditLog, type AuditLog } from "../src/store/index.js";
+import { CodeMode } from "../../src/codemode/index.js";
+import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Governance } from "../../src/governance/index.js";
+import { openAuditLog, type AuditLog } from "../../src/store/index.js";
 
 const EVERYTHING = join(process.cwd(), "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const CALLS = 150;

@@ -2,11 +2,11 @@
 // line. The call fails naming the server and the cap, memory stays bounded, the rest keeps working.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandgateError } from "../src/errors/index.js";
-import { UpstreamManager } from "../src/upstream/index.js";
-import { sampleRssGrowth } from "./fixtures/samplers.js";
-import { recordingLogger, rejection, text, waitFor } from "./fixtures/upstream/helpers.js";
-import { startFloodServer, type FloodServer } from "./fixtures/upstream/flood-server.js";
+import { SandgateError } from "../../src/errors/index.js";
+import { UpstreamManager } from "../../src/upstream/index.js";
+import { sampleRssGrowth } from "../fixtures/samplers.js";
+import { recordingLogger, rejection, text, waitFor } from "../fixtures/upstream/helpers.js";
+import { startFloodServer, type FloodServer } from "../fixtures/upstream/flood-server.js";
 
 /** Growth of this process's RSS that a bounded reader stays far below (the floods are 200 MB or endless). */
 const RSS_BOUND = 160 * 1024 * 1024;

@@ -7,13 +7,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { UpstreamManager, type UpstreamManagerOptions } from "../src/upstream/index.js";
-import { startCodeModeStack } from "./fixtures/code-mode-stack.js";
-import { descendantPids, rejection, text, waitFor } from "./fixtures/upstream/helpers.js";
+import { UpstreamManager, type UpstreamManagerOptions } from "../../src/upstream/index.js";
+import { startCodeModeStack } from "../fixtures/code-mode-stack.js";
+import { descendantPids, rejection, text, waitFor } from "../fixtures/upstream/helpers.js";
 
 const NODE = process.execPath;
-const CRASHING = fileURLToPath(new URL("./fixtures/upstream/crash-after-ready.mjs", import.meta.url));
-const EVERYTHING = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+const CRASHING = fileURLToPath(new URL("../fixtures/upstream/crash-after-ready.mjs", import.meta.url));
+const EVERYTHING = fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
 const base: Omit<UpstreamManagerOptions, "servers"> = { connectTimeoutMs: 15_000, defaultCallTimeoutMs: 10_000, maxRestarts: 0 };
 
 /** A server that exits with an error on its first `failures` starts (counted in `counter`), then is server-everything. */

@@ -7,14 +7,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, upstreamServerSchema } from "../src/config/index.js";
-import { CodeMode } from "../src/codemode/index.js";
-import { UpstreamManager } from "../src/upstream/index.js";
-import { sampleRssGrowth } from "./fixtures/samplers.js";
-import { text, waitFor } from "./fixtures/upstream/helpers.js";
-import { startToolListServer, type ToolListServer } from "./fixtures/upstream/tool-list-server.js";
+import { loadConfig, upstreamServerSchema } from "../../src/config/index.js";
+import { CodeMode } from "../../src/codemode/index.js";
+import { UpstreamManager } from "../../src/upstream/index.js";
+import { sampleRssGrowth } from "../fixtures/samplers.js";
+import { text, waitFor } from "../fixtures/upstream/helpers.js";
+import { startToolListServer, type ToolListServer } from "../fixtures/upstream/tool-list-server.js";
 
-const STORM = fileURLToPath(new URL("./fixtures/upstream/list-changed-storm.mjs", import.meta.url));
+const STORM = fileURLToPath(new URL("../fixtures/upstream/list-changed-storm.mjs", import.meta.url));
 /** RSS growth a bounded listing stays far below (the endless pages would grow it by gigabytes). */
 const RSS_BOUND = 300 * 1024 * 1024;
 const MiB = 1024 * 1024;

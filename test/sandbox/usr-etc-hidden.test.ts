@@ -3,7 +3,7 @@
 
 import { existsSync, readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 const hostHas = existsSync("/usr/etc") && readdirSync("/usr/etc").length > 0;

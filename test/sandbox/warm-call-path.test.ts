@@ -5,12 +5,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { tokenizerLoaded } from "../src/execution/tokens.js";
-import { Governance, type GovernanceEvent } from "../src/governance/index.js";
-import type { PoolKindState } from "../src/sandbox/index.js";
-import { waitFor } from "./helpers.js";
+import { loadConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { tokenizerLoaded } from "../../src/execution/tokens.js";
+import { Governance, type GovernanceEvent } from "../../src/governance/index.js";
+import type { PoolKindState } from "../../src/sandbox/index.js";
+import { waitFor } from "../helpers.js";
 
 const open: Array<{ engine: Engine; dir: string }> = [];
 afterEach(async () => {

@@ -6,11 +6,11 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symli
 import { randomBytes } from "node:crypto";
 import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ErrorCode } from "../src/errors/index.js";
-import { listWorkspaceFiles, readWorkspaceFile, resolveWorkspacePath, workspaceUsage, writeWorkspaceFile } from "../src/execution/workspace-files.js";
-import type { WorkspaceFileLimits, WorkspaceTarget } from "../src/execution/workspace-files.js";
-import { FsHelper } from "../src/sandbox/index.js";
-import { hostProcessesMatching, useTestEngine } from "./helpers.js";
+import type { ErrorCode } from "../../src/errors/index.js";
+import { listWorkspaceFiles, readWorkspaceFile, resolveWorkspacePath, workspaceUsage, writeWorkspaceFile } from "../../src/execution/workspace-files.js";
+import type { WorkspaceFileLimits, WorkspaceTarget } from "../../src/execution/workspace-files.js";
+import { FsHelper } from "../../src/sandbox/index.js";
+import { hostProcessesMatching, useTestEngine } from "../helpers.js";
 
 const MB = 1024 * 1024;
 const limits: WorkspaceFileLimits = { maxFileBytes: MB, workspaceBytes: 8 * MB, workspaceInodes: 1000 };

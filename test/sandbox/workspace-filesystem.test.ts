@@ -5,8 +5,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { createTestEngine, type TestEngine } from "./helpers.js";
-import { LOCAL_OWNER } from "../src/execution/sessions.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
+import { LOCAL_OWNER } from "../../src/execution/sessions.js";
 
 const asRoot = process.getuid?.() === 0 && existsSync("/dev/loop-control");
 const MB = 1048576;

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { Analyzer, CATEGORIES, SEVERITIES, type Analysis, type Severity } from "../src/governance/index.js";
-import { benignAlgorithms } from "./fixtures/analysis/javascript/benign-algorithms.js";
-import { benignApps } from "./fixtures/analysis/javascript/benign-apps.js";
-import { benignData } from "./fixtures/analysis/javascript/benign-data.js";
-import { maliciousCases } from "./fixtures/analysis/javascript/malicious.js";
+import { Analyzer, CATEGORIES, SEVERITIES, type Analysis, type Severity } from "../../src/governance/index.js";
+import { benignAlgorithms } from "../fixtures/analysis/javascript/benign-algorithms.js";
+import { benignApps } from "../fixtures/analysis/javascript/benign-apps.js";
+import { benignData } from "../fixtures/analysis/javascript/benign-data.js";
+import { maliciousCases } from "../fixtures/analysis/javascript/malicious.js";
 
 const analyzer = new Analyzer();
 beforeAll(() => analyzer.ready());

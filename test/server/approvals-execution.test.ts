@@ -2,8 +2,8 @@
 // through the real server on port 0: it runs when approved and is refused with APPROVAL_DENIED when not.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApprovalEvent } from "../src/governance/index.js";
-import { runCode, startApprovalStack, type ApprovalStack } from "./fixtures/approval-stack.js";
+import type { ApprovalEvent } from "../../src/governance/index.js";
+import { runCode, startApprovalStack, type ApprovalStack } from "../fixtures/approval-stack.js";
 
 let stack: ApprovalStack;
 

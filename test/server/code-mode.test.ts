@@ -8,12 +8,12 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandgateConfig } from "../src/config/index.js";
-import { CodeMode } from "../src/codemode/index.js";
-import type { RunningServer } from "../src/server/index.js";
-import { freePort, isAlive, waitFor } from "./fixtures/upstream/helpers.js";
-import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
-import { callTool, toolText, type ToolResult } from "./fixtures/mcp-client.js";
+import type { SandgateConfig } from "../../src/config/index.js";
+import { CodeMode } from "../../src/codemode/index.js";
+import type { RunningServer } from "../../src/server/index.js";
+import { freePort, isAlive, waitFor } from "../fixtures/upstream/helpers.js";
+import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
+import { callTool, toolText, type ToolResult } from "../fixtures/mcp-client.js";
 
 const NODE = process.execPath;
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");

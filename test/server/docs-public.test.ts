@@ -3,7 +3,7 @@
 // example, and OAuth probes get 404 by any method rather than a 401 that starts an OAuth flow.
 
 import { describe, expect, it } from "vitest";
-import { rawRequest, useTestServer } from "./server-helpers.js";
+import { rawRequest, useTestServer } from "../server-helpers.js";
 
 const KEY = "docs-key-0123456789abcdef";
 const keyed = useTestServer({ pool: { python: 0, javascript: 0, bash: 0 }, server: { apiKeys: { admin: KEY } } });

@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from "vitest";
 import { request as httpRequest } from "node:http";
-import { useTestServer } from "./server-helpers.js";
+import { useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ pool: { python: 0, javascript: 0, bash: 1 } });
 

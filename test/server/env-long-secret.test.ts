@@ -3,8 +3,8 @@
 // and the server keeps answering (a mask built as one regular expression was too large for it).
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
-import { withServer } from "./server-helpers.js";
+import { useTestEngine } from "../helpers.js";
+import { withServer } from "../server-helpers.js";
 
 const fx = useTestEngine({}, { python: 1, javascript: 0, bash: 0 });
 

@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
+import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { startHttpServer, type RunningServer } from "../../src/server/index.js";
+import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
 
 const SECRET = "ghp_Zq8xW3vN5mK2pL9rT4yUa1b2c3d4e5f6";
 const PLAIN_VALUE = "plain-value-7731";

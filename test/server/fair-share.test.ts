@@ -2,9 +2,9 @@
 // real sandboxes: no caller holds every sandbox or every session slot, idle ones give way.
 
 import { afterEach, describe, expect, it } from "vitest";
-import type { WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, sleep, waitFor, type TestEngine } from "./helpers.js";
-import { bearer, expectError, withServer as withTestServer, type Api, type Reply } from "./server-helpers.js";
+import type { WireExecutionResult } from "../../src/server/wire.js";
+import { createTestEngine, sleep, waitFor, type TestEngine } from "../helpers.js";
+import { bearer, expectError, withServer as withTestServer, type Api, type Reply } from "../server-helpers.js";
 
 const KEYS = { alice: "alice-key-0123456789", bob: "bob-key-0123456789ab", carol: "carol-key-0123456789" };
 type Who = keyof typeof KEYS;

@@ -4,8 +4,8 @@
 
 import { randomBytes } from "node:crypto";
 import { expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
-import { withServer } from "./server-helpers.js";
+import { useTestEngine } from "../helpers.js";
+import { withServer } from "../server-helpers.js";
 
 const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

@@ -5,8 +5,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, existsSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { hostProcessesMatching, waitFor } from "./helpers.js";
-import { expectError, useTestServer, type Api, type RestFixture } from "./server-helpers.js";
+import { hostProcessesMatching, waitFor } from "../helpers.js";
+import { expectError, useTestServer, type Api, type RestFixture } from "../server-helpers.js";
 
 const MIB = 1024 * 1024;
 const sha = (data: Uint8Array): string => createHash("sha256").update(data).digest("hex");

@@ -3,13 +3,13 @@
 
 import { totalmem } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { resolveLimits } from "../src/sandbox/index.js";
-import { describeResult } from "../src/server/result-text.js";
-import type { WireExecutionResult } from "../src/server/wire.js";
-import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
-import { withServer } from "./server-helpers.js";
+import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
+import { resolveLimits } from "../../src/sandbox/index.js";
+import { describeResult } from "../../src/server/result-text.js";
+import type { WireExecutionResult } from "../../src/server/wire.js";
+import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
+import { withServer } from "../server-helpers.js";
 
 const GIB = 1024 ** 3;
 

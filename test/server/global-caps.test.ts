@@ -3,11 +3,11 @@
 
 import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import type { ExecutionResult } from "../src/execution/index.js";
-import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
-import { samplePeak } from "./fixtures/samplers.js";
-import { jsonApi, startTestServer } from "./server-helpers.js";
+import { loadConfig } from "../../src/config/index.js";
+import type { ExecutionResult } from "../../src/execution/index.js";
+import { createTestEngine, descendantPids, waitFor, type TestEngine } from "../helpers.js";
+import { samplePeak } from "../fixtures/samplers.js";
+import { jsonApi, startTestServer } from "../server-helpers.js";
 
 /**
  * bubblewrap processes this test process started: one per live sandbox (a session's file helper is

@@ -4,9 +4,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { prepareCode } from "../src/languages/index.js";
-import type { RunOutcome, UpstreamCallHandler } from "../src/sandbox/sandbox.js";
-import { useRawRuntime } from "./fixtures/runtime.js";
+import { prepareCode } from "../../src/languages/index.js";
+import type { RunOutcome, UpstreamCallHandler } from "../../src/sandbox/sandbox.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 
 let volumeDir: string;
 const raw = useRawRuntime("host-details", (dir) => {

@@ -4,10 +4,10 @@
 
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import type { ServerConfig } from "../src/config/index.js";
-import { useTestEngine, waitFor } from "./helpers.js";
-import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
-import { bearer, expectError, withServer as withTestServer } from "./server-helpers.js";
+import type { ServerConfig } from "../../src/config/index.js";
+import { useTestEngine, waitFor } from "../helpers.js";
+import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
+import { bearer, expectError, withServer as withTestServer } from "../server-helpers.js";
 
 const fx = useTestEngine({}, { python: 1, javascript: 0, bash: 1 });
 

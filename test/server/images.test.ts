@@ -4,10 +4,10 @@
 
 import { inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ExecutionResult } from "../src/execution/index.js";
-import { createTestEngine, useTestEngine, type TestEngine } from "./helpers.js";
-import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { withServer } from "./server-helpers.js";
+import type { ExecutionResult } from "../../src/execution/index.js";
+import { createTestEngine, useTestEngine, type TestEngine } from "../helpers.js";
+import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { withServer } from "../server-helpers.js";
 
 /** A 3 x 2 red PNG. */
 const TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP8zwAFTDAGAwATKQED8NgHhAAAAABJRU5ErkJggg==";

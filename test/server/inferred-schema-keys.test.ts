@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
-import { callTool } from "./fixtures/mcp-client.js";
+import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
+import { callTool } from "../fixtures/mcp-client.js";
 
-const SERVER = fileURLToPath(new URL("./fixtures/upstream/changing-tools.mjs", import.meta.url));
+const SERVER = fileURLToPath(new URL("../fixtures/upstream/changing-tools.mjs", import.meta.url));
 
 let dir: string;
 let stack: CodeModeStack;

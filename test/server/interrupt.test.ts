@@ -2,9 +2,9 @@
 // state; code that will not stop is killed, and the first result the caller sees afterwards says so.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine, withSession } from "./helpers.js";
-import { withServer } from "./server-helpers.js";
-import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
+import { useTestEngine, withSession } from "../helpers.js";
+import { withServer } from "../server-helpers.js";
+import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

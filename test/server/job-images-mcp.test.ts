@@ -3,8 +3,8 @@
 // server and the SDK client, and leave the base64 out of structuredContent.
 
 import { describe, expect, it } from "vitest";
-import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { useTestServer } from "./server-helpers.js";
+import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ pool: { python: 1, javascript: 0, bash: 0 } });
 

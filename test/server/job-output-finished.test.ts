@@ -4,7 +4,7 @@
 // and its result still carries the full output's pointer.
 
 import { describe, expect, it } from "vitest";
-import { useTestServer } from "./server-helpers.js";
+import { useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ env: { MAX_OUTPUT_SIZE: "1000" }, pool: { python: 1, javascript: 0, bash: 0 } });
 

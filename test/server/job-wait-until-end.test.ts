@@ -3,8 +3,8 @@
 
 import { afterAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { useTestServer } from "./server-helpers.js";
+import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ env: { MAX_EXECUTION_TIME: "30" }, pool: { python: 1, javascript: 0, bash: 0 } });
 

@@ -4,9 +4,9 @@
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
-import { bearer, expectError, startTestServer, useTestServer } from "./server-helpers.js";
-import { createTestEngine, hostProcessesMatching, waitFor } from "./helpers.js";
+import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
+import { bearer, expectError, startTestServer, useTestServer } from "../server-helpers.js";
+import { createTestEngine, hostProcessesMatching, waitFor } from "../helpers.js";
 
 const ALICE = "alice-key-0123456789abcdef";
 const BOB = "bob-key-0123456789abcdef00";

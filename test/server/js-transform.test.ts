@@ -2,8 +2,8 @@
 // stripping, evaluated with node:vm the way the runner evaluates them (no sandbox needed).
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
-import { prepareJavaScript } from "../src/languages/js-transform.js";
-import { transpileTypeScript, TypeScriptSyntaxError } from "../src/languages/ts-transpile.js";
+import { prepareJavaScript } from "../../src/languages/js-transform.js";
+import { transpileTypeScript, TypeScriptSyntaxError } from "../../src/languages/ts-transpile.js";
 
 /** Modules the fake loader knows, as the runner's __sandgateImport would return them. */
 const MODULES: Record<string, Record<string, unknown>> = {

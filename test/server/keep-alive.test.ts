@@ -3,7 +3,7 @@
 
 import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { useTestServer } from "./server-helpers.js";
+import { useTestServer } from "../server-helpers.js";
 
 const server = useTestServer({ pool: { python: 0, javascript: 0, bash: 0 } });
 

@@ -2,12 +2,12 @@
 // tools of its scopes, every refusal says which scope is missing, and refusals become events.
 
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import type { GovernanceEvent } from "../src/governance/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import { useTestEngine } from "./helpers.js";
-import { connectMcp } from "./fixtures/mcp-client.js";
-import { bearer, expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
+import { loadConfig } from "../../src/config/index.js";
+import type { GovernanceEvent } from "../../src/governance/index.js";
+import { startHttpServer, type RunningServer } from "../../src/server/index.js";
+import { useTestEngine } from "../helpers.js";
+import { connectMcp } from "../fixtures/mcp-client.js";
+import { bearer, expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
 
 const RUNNER = "runner-key-0123456789";
 const AUDITOR = "auditor-key-012345678";

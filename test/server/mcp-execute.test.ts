@@ -6,9 +6,9 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES } from "../src/errors/index.js";
-import { connectMcp } from "./fixtures/mcp-client.js";
-import { bearer, rawRequest, useTestServer } from "./server-helpers.js";
+import { ERROR_CODES } from "../../src/errors/index.js";
+import { connectMcp } from "../fixtures/mcp-client.js";
+import { bearer, rawRequest, useTestServer } from "../server-helpers.js";
 
 const KEY = "mcp-execute-key-0123456789";
 

@@ -5,10 +5,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { createMcpServer, type RunningServer } from "../src/server/index.js";
-import { serverContext, startTestServer } from "./server-helpers.js";
-import { createTestEngine, descendantPids, waitFor, type TestEngine } from "./helpers.js";
-import { callTool as call, connectMcp, toolText as text } from "./fixtures/mcp-client.js";
+import { createMcpServer, type RunningServer } from "../../src/server/index.js";
+import { serverContext, startTestServer } from "../server-helpers.js";
+import { createTestEngine, descendantPids, waitFor, type TestEngine } from "../helpers.js";
+import { callTool as call, connectMcp, toolText as text } from "../fixtures/mcp-client.js";
 
 let harness: TestEngine;
 let server: RunningServer;

@@ -5,13 +5,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, type AnomaliesConfig, type SandgateConfig, type ServerConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Governance, type GovernanceEvent } from "../src/governance/index.js";
-import { observeServer, startHttpServer, type RunningServer } from "../src/server/index.js";
-import { openAuditLog } from "../src/store/index.js";
-import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { bearer, expectError, jsonApi, rawRequest, serverContext, type Api } from "./server-helpers.js";
+import { loadConfig, type AnomaliesConfig, type SandgateConfig, type ServerConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Governance, type GovernanceEvent } from "../../src/governance/index.js";
+import { observeServer, startHttpServer, type RunningServer } from "../../src/server/index.js";
+import { openAuditLog } from "../../src/store/index.js";
+import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { bearer, expectError, jsonApi, rawRequest, serverContext, type Api } from "../server-helpers.js";
 
 interface Sample {
   name: string;

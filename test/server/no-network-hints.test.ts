@@ -2,7 +2,7 @@
 // pip and imports already are, in every language; a refused connection on loopback is not.
 
 import { describe, expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 const t = useTestEngine({}, { python: 1, javascript: 1, bash: 1 });
 

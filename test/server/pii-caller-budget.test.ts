@@ -2,7 +2,7 @@
 // upstream: one key filling its vaults leaves the server-wide room to the others.
 
 import { describe, expect, it } from "vitest";
-import { usePiiStack } from "./fixtures/pii-stack.js";
+import { usePiiStack } from "../fixtures/pii-stack.js";
 
 const FLOODER = "flooder-key-0123456789abcdef";
 const OTHER = "other-key-0123456789abcdef0";

@@ -3,8 +3,8 @@
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callTool, connectMcp } from "./fixtures/mcp-client.js";
-import { echo, usePiiStack } from "./fixtures/pii-stack.js";
+import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { echo, usePiiStack } from "../fixtures/pii-stack.js";
 
 const stack = usePiiStack({ name: "pii-enc", maxExecutionS: 20 });
 let client: Client;

@@ -2,9 +2,9 @@
 // one vault per request, the config's kinds and patterns, and refusals that name what is wrong.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
-import { bearer, expectError, jsonApi, serverContext, type Api } from "./server-helpers.js";
+import { startHttpServer, type RunningServer } from "../../src/server/index.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
+import { bearer, expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
 
 interface Tokenized {
   text: string;

@@ -2,9 +2,9 @@
 // it runs in slices that take turns, so other clients are answered while it goes on.
 
 import { beforeAll, describe, expect, it } from "vitest";
-import { warmTokenizer } from "../src/execution/index.js";
-import { ScanTurns } from "../src/pii/index.js";
-import { echo, usePiiStack } from "./fixtures/pii-stack.js";
+import { warmTokenizer } from "../../src/execution/index.js";
+import { ScanTurns } from "../../src/pii/index.js";
+import { echo, usePiiStack } from "../fixtures/pii-stack.js";
 
 const stack = usePiiStack({ name: "pii-turns", maxExecutionS: 60 });
 

@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
-import { callTool } from "./fixtures/mcp-client.js";
-import { waitFor } from "./helpers.js";
+import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
+import { callTool } from "../fixtures/mcp-client.js";
+import { waitFor } from "../helpers.js";
 
-const SERVER = fileURLToPath(new URL("./fixtures/upstream/changing-tools.mjs", import.meta.url));
+const SERVER = fileURLToPath(new URL("../fixtures/upstream/changing-tools.mjs", import.meta.url));
 
 let dir: string;
 let stack: CodeModeStack;
@@ -111,7 +111,7 @@ describe("a server that joins after a Python session started", () => {
   it("is importable in that session once it is ready, and `servers` lists it", async () => {
     const lateDir = mkdtempSync(join(tmpdir(), "sandgate-py-late-"));
     chmodSync(lateDir, 0o755);
-    const EVERYTHING = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+    const EVERYTHING = fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
     // Fails its first start, then is server-everything: it joins when sandgate retries it.
     const script = 'n=$(cat "$1" 2>/dev/null || echo 0); echo $((n+1)) > "$1"; [ "$n" -lt 1 ] && exit 3; exec "$2" "$3" stdio';
     const late = await startCodeModeStack(lateDir, {

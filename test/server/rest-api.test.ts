@@ -5,8 +5,8 @@
 import { existsSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import type { WireExecutionResult } from "../src/server/wire.js";
-import { expectError, useRestServer, parseSse, type ErrorBody, type JsonRpcReply, type Reply } from "./server-helpers.js";
+import type { WireExecutionResult } from "../../src/server/wire.js";
+import { expectError, useRestServer, parseSse, type ErrorBody, type JsonRpcReply, type Reply } from "../server-helpers.js";
 
 const MAX_CODE_BYTES = 4096;
 const MAX_BODY_BYTES = 64 * 1024;

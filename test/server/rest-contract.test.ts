@@ -4,13 +4,13 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { ClientLimiter } from "../src/server/client-limiter.js";
-import { restRoutes, type RestRoute } from "../src/server/http/rest-routes.js";
-import type { RunningServer } from "../src/server/index.js";
-import { createTools } from "../src/server/tools.js";
-import { errorBodySchema, type WireExecutionResult } from "../src/server/wire.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
-import { expectError, jsonApi, parseSse, serverContext, startTestServer, type Api, type Reply } from "./server-helpers.js";
+import { ClientLimiter } from "../../src/server/client-limiter.js";
+import { restRoutes, type RestRoute } from "../../src/server/http/rest-routes.js";
+import type { RunningServer } from "../../src/server/index.js";
+import { createTools } from "../../src/server/tools.js";
+import { errorBodySchema, type WireExecutionResult } from "../../src/server/wire.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
+import { expectError, jsonApi, parseSse, serverContext, startTestServer, type Api, type Reply } from "../server-helpers.js";
 
 let fx: TestEngine;
 let server: RunningServer;

@@ -2,9 +2,9 @@
 // success (output, value, one status line), each fact once on failure, still saying what to do.
 
 import { describe, expect, it } from "vitest";
-import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
-import { useTestEngine } from "./helpers.js";
-import { withServer } from "./server-helpers.js";
+import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
+import { useTestEngine } from "../helpers.js";
+import { withServer } from "../server-helpers.js";
 
 const fx = useTestEngine({}, { python: 1, javascript: 0, bash: 1 });
 

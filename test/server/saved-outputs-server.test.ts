@@ -2,9 +2,9 @@
 // by REST path and MCP resource (stateless and session calls alike); another caller cannot.
 
 import { describe, expect, it } from "vitest";
-import type { WireExecutionResult } from "../src/server/wire.js";
-import { connectMcp } from "./fixtures/mcp-client.js";
-import { bearer, expectError, useTestServer } from "./server-helpers.js";
+import type { WireExecutionResult } from "../../src/server/wire.js";
+import { connectMcp } from "../fixtures/mcp-client.js";
+import { bearer, expectError, useTestServer } from "../server-helpers.js";
 
 const ALICE = "alice-key-0123456789";
 const BOB = "bob-key-0123456789ab";

@@ -2,8 +2,8 @@
 // malformed input is refused with FORBIDDEN and recorded as an auth failure, never answered as INVALID_INPUT.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT, startApprovalStack, type ApprovalStack } from "./fixtures/approval-stack.js";
-import { bearer, expectError } from "./server-helpers.js";
+import { AGENT, startApprovalStack, type ApprovalStack } from "../fixtures/approval-stack.js";
+import { bearer, expectError } from "../server-helpers.js";
 
 let stack: ApprovalStack;
 beforeAll(async () => {

@@ -5,8 +5,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCodeModeStack, type CodeModeStack } from "./fixtures/code-mode-stack.js";
-import { callTool, toolText } from "./fixtures/mcp-client.js";
+import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
+import { callTool, toolText } from "../fixtures/mcp-client.js";
 
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
 

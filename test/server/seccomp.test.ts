@@ -12,7 +12,7 @@ import {
   SECCOMP_DENIED_SYSCALLS,
   buildSeccompProgram,
   isSeccompArchSupported,
-} from "../src/sandbox/seccomp.js";
+} from "../../src/sandbox/seccomp.js";
 
 const AUDIT_ARCH_X86_64 = 0xc000003e;
 const AUDIT_ARCH_AARCH64 = 0xc00000b7;

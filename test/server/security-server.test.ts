@@ -5,13 +5,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { Governance } from "../src/governance/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import { callTool, connectMcp, toolText } from "./fixtures/mcp-client.js";
-import { jsonApi, serverContext, type Api } from "./server-helpers.js";
-import { REVERSE_SHELL, UNPICKLE } from "./fixtures/risky-code.js";
+import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { Governance } from "../../src/governance/index.js";
+import { startHttpServer, type RunningServer } from "../../src/server/index.js";
+import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
+import { jsonApi, serverContext, type Api } from "../server-helpers.js";
+import { REVERSE_SHELL, UNPICKLE } from "../fixtures/risky-code.js";
 
 interface Served {
   engine: Engine;

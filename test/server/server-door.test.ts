@@ -6,13 +6,13 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
-import { startHttpServer, type RunningServer } from "../src/server/index.js";
-import type { Logger } from "../src/util/logger.js";
-import { createTestEngine, waitFor, type TestEngine } from "./helpers.js";
-import { connectMcp } from "./fixtures/mcp-client.js";
-import { jsonApi, parseSse, serverContext, startTestServer } from "./server-helpers.js";
+import { loadConfig } from "../../src/config/index.js";
+import { Engine } from "../../src/execution/index.js";
+import { startHttpServer, type RunningServer } from "../../src/server/index.js";
+import type { Logger } from "../../src/util/logger.js";
+import { createTestEngine, waitFor, type TestEngine } from "../helpers.js";
+import { connectMcp } from "../fixtures/mcp-client.js";
+import { jsonApi, parseSse, serverContext, startTestServer } from "../server-helpers.js";
 
 interface RawExchange {
   text: string;

@@ -4,9 +4,9 @@
 
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { isSandgateError } from "../src/errors/index.js";
-import { bearer, expectError, useTestServer } from "./server-helpers.js";
-import { useTestEngine } from "./helpers.js";
+import { isSandgateError } from "../../src/errors/index.js";
+import { bearer, expectError, useTestServer } from "../server-helpers.js";
+import { useTestEngine } from "../helpers.js";
 
 /** Generous: the machine is shared; before the fix each of these waited out the job's 30 s. */
 const AT_ONCE_MS = 8000;

@@ -2,7 +2,7 @@
 // runs can tell "my variables are gone because the run was killed" from "the shell was exited".
 
 import { describe, expect, it } from "vitest";
-import { useTestServer } from "./server-helpers.js";
+import { useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ env: { MAX_MEMORY_MB: "128" }, pool: { python: 0, javascript: 0, bash: 0 } });
 

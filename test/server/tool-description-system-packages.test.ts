@@ -4,10 +4,10 @@
 // lists them as the Python entry's system_modules.
 
 import { describe, expect, it } from "vitest";
-import { PYTHON_MODULES_OF_NOTE } from "../src/languages/index.js";
-import { connectMcp } from "./fixtures/mcp-client.js";
-import { useTestEngine } from "./helpers.js";
-import { withServer } from "./server-helpers.js";
+import { PYTHON_MODULES_OF_NOTE } from "../../src/languages/index.js";
+import { connectMcp } from "../fixtures/mcp-client.js";
+import { useTestEngine } from "../helpers.js";
+import { withServer } from "../server-helpers.js";
 
 const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

@@ -6,12 +6,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { RunOutcome, RunRequest, Sandbox, UpstreamCall, UpstreamCallReply } from "../src/sandbox/sandbox.js";
-import { prepareJavaScript } from "../src/languages/js-transform.js";
-import { useRawRuntime } from "./fixtures/runtime.js";
-import { startCodeModeStack } from "./fixtures/code-mode-stack.js";
-import { callTool } from "./fixtures/mcp-client.js";
-import { waitFor } from "./helpers.js";
+import type { RunOutcome, RunRequest, Sandbox, UpstreamCall, UpstreamCallReply } from "../../src/sandbox/sandbox.js";
+import { prepareJavaScript } from "../../src/languages/js-transform.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
+import { startCodeModeStack } from "../fixtures/code-mode-stack.js";
+import { callTool } from "../fixtures/mcp-client.js";
+import { waitFor } from "../helpers.js";
 
 const raw = useRawRuntime("tool-fifos");
 
@@ -118,7 +118,7 @@ describe("sandgate-tool from a Python program through the whole server", () => {
   it("reaches the real upstream server and counts as one of the execution's tool calls", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-fifo-stack-"));
     chmodSync(dir, 0o755);
-    const everything = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+    const everything = fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
     const stack = await startCodeModeStack(dir, {
       servers: { everything: { command: process.execPath, args: [everything, "stdio"] } },
       pool: { python: 0, javascript: 0, bash: 0 },

@@ -4,8 +4,8 @@
 import { connect, type Socket } from "node:net";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { descendantPids, waitFor } from "./helpers.js";
-import { useTestServer } from "./server-helpers.js";
+import { descendantPids, waitFor } from "../helpers.js";
+import { useTestServer } from "../server-helpers.js";
 
 // bodyTimeoutS 1: a transfer must move 16 KiB within every 3 s, and waits at most 6 s for a place.
 // Five API keys, five callers: without keys every loopback client is one caller, capped at its own 4 places.

@@ -3,9 +3,9 @@
 
 import { request as httpRequest } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createTestEngine, descendantPids, waitFor } from "./helpers.js";
-import { SandgateError } from "../src/errors/index.js";
-import { useTestServer } from "./server-helpers.js";
+import { createTestEngine, descendantPids, waitFor } from "../helpers.js";
+import { SandgateError } from "../../src/errors/index.js";
+import { useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ pool: { python: 0, javascript: 0, bash: 1 }, env: { SANDGATE_MAX_WORKSPACE_MB: "1024", SANDGATE_MAX_FILE_MB: "512" } });
 

@@ -3,7 +3,7 @@
 // instead of writing a file called "dir".
 
 import { afterEach, describe, expect, it } from "vitest";
-import { expectError, useTestServer } from "./server-helpers.js";
+import { expectError, useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ pool: { python: 1, javascript: 0, bash: 0 } });
 const opened: string[] = [];

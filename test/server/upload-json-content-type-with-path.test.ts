@@ -4,8 +4,8 @@
 // (a real server on port 0, real sandboxes).
 
 import { expect, it } from "vitest";
-import { useTestEngine } from "./helpers.js";
-import { expectError, withServer } from "./server-helpers.js";
+import { useTestEngine } from "../helpers.js";
+import { expectError, withServer } from "../server-helpers.js";
 
 const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

@@ -3,7 +3,7 @@
 // name instead of the part being refused as an unknown form field.
 
 import { afterEach, describe, expect, it } from "vitest";
-import { useTestServer } from "./server-helpers.js";
+import { useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ pool: { python: 0, javascript: 0, bash: 1 } });
 const opened: string[] = [];

@@ -2,9 +2,9 @@
 // packages cannot be installed, how to run long work and how to keep a process across calls.
 
 import { expect, it } from "vitest";
-import { connectMcp } from "./fixtures/mcp-client.js";
-import { useTestEngine } from "./helpers.js";
-import { withServer } from "./server-helpers.js";
+import { connectMcp } from "../fixtures/mcp-client.js";
+import { useTestEngine } from "../helpers.js";
+import { withServer } from "../server-helpers.js";
 
 const fx = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 

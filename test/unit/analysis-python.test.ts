@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Analyzer, SEVERITIES, type Analysis, type Severity } from "../src/governance/index.js";
-import { BENIGN } from "./fixtures/analysis/python/benign.js";
-import { MALICIOUS } from "./fixtures/analysis/python/malicious.js";
+import { Analyzer, SEVERITIES, type Analysis, type Severity } from "../../src/governance/index.js";
+import { BENIGN } from "../fixtures/analysis/python/benign.js";
+import { MALICIOUS } from "../fixtures/analysis/python/malicious.js";
 
 const analyzer = new Analyzer();
 const py = (code: string): Promise<Analysis> => analyzer.analyze("python", code);

@@ -2,8 +2,8 @@
 // threshold is crossed, alerts once per cooldown, throttles when asked, and forgets old clients.
 
 import { describe, expect, it } from "vitest";
-import { defaultConfig, type AnomaliesConfig } from "../src/config/index.js";
-import { AnomalyDetector, GovernanceEvents, type AnomalyEvent, type GovernanceEvent, type NewGovernanceEvent } from "../src/governance/index.js";
+import { defaultConfig, type AnomaliesConfig } from "../../src/config/index.js";
+import { AnomalyDetector, GovernanceEvents, type AnomalyEvent, type GovernanceEvent, type NewGovernanceEvent } from "../../src/governance/index.js";
 
 const DEFAULTS: AnomaliesConfig = defaultConfig().anomalies;
 

@@ -6,12 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Catalog, inferSchema } from "../src/catalog/index.js";
-import { camelCase, pyModuleName, snakeCase } from "../src/catalog/index.js";
-import { summarize } from "../src/catalog/summary.js";
-import { SandgateError } from "../src/errors/index.js";
+import { Catalog, inferSchema } from "../../src/catalog/index.js";
+import { camelCase, pyModuleName, snakeCase } from "../../src/catalog/index.js";
+import { summarize } from "../../src/catalog/summary.js";
+import { SandgateError } from "../../src/errors/index.js";
 
-const FIXTURES = join(import.meta.dirname, "fixtures", "catalog");
+const FIXTURES = join(import.meta.dirname, "..", "fixtures", "catalog");
 const SERVERS = ["everything", "filesystem", "memory", "github"] as const;
 
 function fixture(server: string): Tool[] {

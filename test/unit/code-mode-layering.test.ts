@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
-const SRC = join(import.meta.dirname, "..", "src");
+const SRC = join(import.meta.dirname, "..", "..", "src");
 
 /** Every module specifier a folder's TypeScript files import, with the file that imports it. */
 function importsOf(folder: string): Array<{ file: string; from: string }> {

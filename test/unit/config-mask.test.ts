@@ -2,7 +2,7 @@
 // just as important, is left readable (ports, paths, package names, counts).
 
 import { describe, expect, it } from "vitest";
-import { loadConfig, maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamServerSchema } from "../src/config/index.js";
+import { loadConfig, maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamServerSchema } from "../../src/config/index.js";
 
 const M = "********";
 

@@ -1,7 +1,7 @@
 // The one table that maps SandgateError codes to JSON-RPC codes and HTTP statuses.
 
 import { describe, expect, it } from "vitest";
-import { codeOfJsonRpc, ERROR_CODES, httpStatusOf, isToolResultCode, jsonRpcCodeOf, SandgateError } from "../src/errors/index.js";
+import { codeOfJsonRpc, ERROR_CODES, httpStatusOf, isToolResultCode, jsonRpcCodeOf, SandgateError } from "../../src/errors/index.js";
 
 describe("error table", () => {
   it("maps client mistakes to 4xx and invalid-params, host trouble to 5xx", () => {

@@ -2,7 +2,7 @@
 // hand-written frame of millions of brackets costs the server milliseconds, not its event loop.
 
 import { describe, expect, it } from "vitest";
-import { cutTooDeep, MAX_FRAME_DEPTH } from "../src/sandbox/frame-depth.js";
+import { cutTooDeep, MAX_FRAME_DEPTH } from "../../src/sandbox/frame-depth.js";
 
 const deep = (n: number, inner = "1"): string => "[".repeat(n) + inner + "]".repeat(n);
 const cut = (text: string, max?: number): string => cutTooDeep(Buffer.from(text), max).toString("utf8");

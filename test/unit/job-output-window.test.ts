@@ -3,7 +3,7 @@
 // exactly the last keepChars of them (checked against the whole text kept aside).
 
 import { describe, expect, it } from "vitest";
-import { JobOutput } from "../src/execution/job-output.js";
+import { JobOutput } from "../../src/execution/job-output.js";
 
 const WINDOW = 40;
 

@@ -2,7 +2,7 @@
 // can be configured, and their scopes are what keyScopes lists for them, or every scope.
 
 import { describe, expect, it } from "vitest";
-import { SCOPES, loadConfig, scopesOfKey } from "../src/config/index.js";
+import { SCOPES, loadConfig, scopesOfKey } from "../../src/config/index.js";
 
 describe("API key names", () => {
   it("a key named constructor is accepted and has every scope unless keyScopes lists it; toString gets only its listed scope", () => {

@@ -3,8 +3,8 @@
 
 import { describe, expect, it } from "vitest";
 import { Registry } from "prom-client";
-import type { GovernanceEvent } from "../src/governance/index.js";
-import { MetricSink } from "../src/server/metric-sink.js";
+import type { GovernanceEvent } from "../../src/governance/index.js";
+import { MetricSink } from "../../src/server/metric-sink.js";
 
 const base = { time: 0, client: "key:someone", sessionId: "s-123" };
 

@@ -2,8 +2,8 @@
 // across chunks, secrets inside each other, and masks that must not be masked again.
 
 import { describe, expect, it } from "vitest";
-import { OutputMask } from "../src/sandbox/index.js";
-import { callRunEnv, checkEnv, SessionEnv } from "../src/execution/env-vars.js";
+import { OutputMask } from "../../src/sandbox/index.js";
+import { callRunEnv, checkEnv, SessionEnv } from "../../src/execution/env-vars.js";
 
 const mask = OutputMask.of([
   { name: "API_KEY", value: "abcd1234efgh" },

@@ -5,9 +5,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { syncPackages } from "../src/cli/package-sync.js";
-import { packagesRoot } from "../src/sandbox/package-sets.js";
+import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
+import { syncPackages } from "../../src/cli/package-sync.js";
+import { packagesRoot } from "../../src/sandbox/package-sets.js";
 
 const quiet = { progress: () => {} };
 

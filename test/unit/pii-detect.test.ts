@@ -2,9 +2,9 @@ import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { compilePatterns, detectPii } from "../src/pii/index.js";
-import { DEFAULT_PII_TYPES, PII_TYPES } from "../src/pii/types.js";
-import { isSandgateError } from "../src/errors/index.js";
+import { compilePatterns, detectPii } from "../../src/pii/index.js";
+import { DEFAULT_PII_TYPES, PII_TYPES } from "../../src/pii/types.js";
+import { isSandgateError } from "../../src/errors/index.js";
 
 /** Each value appears in a sentence of its own; the detector must find exactly it. */
 const LABELLED: Record<string, { values: string[]; around: (value: string) => string }> = {
@@ -263,7 +263,7 @@ describe("PII custom patterns", () => {
 });
 
 describe("PII detection on machine data", () => {
-  const dir = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "pii");
+  const dir = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "pii");
   const files = readdirSync(dir).sort();
 
   it("has a corpus of lockfiles, logs, CSV, JSON and identifiers to check", () => {

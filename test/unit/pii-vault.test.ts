@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PII_TYPES, PII_TYPES, PiiVault } from "../src/pii/index.js";
+import { DEFAULT_PII_TYPES, PII_TYPES, PiiVault } from "../../src/pii/index.js";
 
 const ALL = { types: PII_TYPES };
 
@@ -15,7 +15,7 @@ describe("PII vault round trip", () => {
     "a literal token already in the text": "Template: [EMAIL_1] and [PHONE_1] stay literal; the real one is real@example.com, +1 415 555 2671.",
     "the same value twice": "a@example.com, then a@example.com again, then b@example.com",
     "lone surrogates": "\ud800 x@example.com \udc00",
-    "machine data": readFileSync(join(dirname(fileURLToPath(import.meta.url)), "fixtures", "pii", "package-lock.json"), "utf8"),
+    "machine data": readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "pii", "package-lock.json"), "utf8"),
   };
 
   for (const [what, text] of Object.entries(texts)) {

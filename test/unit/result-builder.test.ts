@@ -5,11 +5,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { RunOutcome } from "../src/sandbox/index.js";
-import { parseSavedOutputUri, SavedOutputs, savedOutputRestPath } from "../src/execution/saved-outputs.js";
-import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type BuildResultOptions, type SaveOutput } from "../src/execution/result-builder.js";
-import { shapeText } from "../src/execution/shaping.js";
-import { countTokens } from "../src/execution/tokens.js";
+import type { RunOutcome } from "../../src/sandbox/index.js";
+import { parseSavedOutputUri, SavedOutputs, savedOutputRestPath } from "../../src/execution/saved-outputs.js";
+import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type BuildResultOptions, type SaveOutput } from "../../src/execution/result-builder.js";
+import { shapeText } from "../../src/execution/shaping.js";
+import { countTokens } from "../../src/execution/tokens.js";
 
 const OWNER = "tester";
 let dir: string;

@@ -3,8 +3,8 @@
 
 import { describe, expect, it } from "vitest";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
-import { shapeText, shapeValue } from "../src/execution/shaping.js";
-import { countJsonTokens, countTokens } from "../src/execution/tokens.js";
+import { shapeText, shapeValue } from "../../src/execution/shaping.js";
+import { countJsonTokens, countTokens } from "../../src/execution/tokens.js";
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Slots } from "../src/sandbox/slots.js";
+import { Slots } from "../../src/sandbox/slots.js";
 
 describe("file helper slots", () => {
   it("never let a newcomer slip in while a freed place passes to the caller already waiting", async () => {

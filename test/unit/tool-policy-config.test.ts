@@ -2,8 +2,8 @@
 // with a message naming the variable or field when malformed, and decided most-specific-first.
 
 import { describe, expect, it } from "vitest";
-import { configSchema, loadConfig } from "../src/config/index.js";
-import { toolPolicyFor } from "../src/governance/index.js";
+import { configSchema, loadConfig } from "../../src/config/index.js";
+import { toolPolicyFor } from "../../src/governance/index.js";
 
 describe("tool policy settings", () => {
   it("reads rules and the default from the environment", () => {

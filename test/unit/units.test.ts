@@ -5,12 +5,12 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/index.js";
-import { shapeOutput } from "../src/execution/index.js";
-import { SavedOutputs } from "../src/execution/saved-outputs.js";
-import { resolveLimits } from "../src/sandbox/index.js";
-import { MarkerStream } from "../src/sandbox/marker-stream.js";
-import { encodeFrame, FrameDecoder, FrameProtocolError } from "../src/sandbox/protocol.js";
+import { loadConfig } from "../../src/config/index.js";
+import { shapeOutput } from "../../src/execution/index.js";
+import { SavedOutputs } from "../../src/execution/saved-outputs.js";
+import { resolveLimits } from "../../src/sandbox/index.js";
+import { MarkerStream } from "../../src/sandbox/marker-stream.js";
+import { encodeFrame, FrameDecoder, FrameProtocolError } from "../../src/sandbox/protocol.js";
 
 function frame(obj: unknown): Buffer {
   const body = Buffer.from(JSON.stringify(obj));

@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Catalog } from "../src/catalog/index.js";
-import { oldPythonPrelude } from "./fixtures/upstream/old-python.js";
+import { Catalog } from "../../src/catalog/index.js";
+import { oldPythonPrelude } from "../fixtures/upstream/old-python.js";
 
-const ROOT = join(import.meta.dirname, "..");
-const FIXTURES = join(import.meta.dirname, "fixtures", "catalog");
+const ROOT = join(import.meta.dirname, "..", "..");
+const FIXTURES = join(import.meta.dirname, "..", "fixtures", "catalog");
 const SERVERS = ["everything", "filesystem", "memory", "github"] as const;
 
 function fixture(server: string): Tool[] {
