@@ -13,6 +13,7 @@ import { Engine } from "../../src/execution/index.js";
 import { Governance } from "../../src/governance/index.js";
 import { openAuditLog, type AuditLog } from "../../src/store/index.js";
 import { runCli } from "../fixtures/cli.js";
+import { built } from "../fixtures/build.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -190,7 +191,7 @@ describe("the audit file on disk", () => {
     const dir = tempDir();
     const path = join(dir, "shared", "audit.db");
     // The built writer (dist), opened in a child traced for the system calls that create files.
-    const script = `const { AuditLog } = await import(${JSON.stringify(join(import.meta.dirname, "..", "..", "dist", "store", "audit-log.js"))}); await new AuditLog({ path: ${JSON.stringify(path)}, queueMax: 10, writeTimeoutMs: 1000, retentionDays: 1, maxMb: 10 }).close();`;
+    const script = `const { AuditLog } = await import(${JSON.stringify(built("store/audit-log.js"))}); await new AuditLog({ path: ${JSON.stringify(path)}, queueMax: 10, writeTimeoutMs: 1000, retentionDays: 1, maxMb: 10 }).close();`;
     const traced = spawnSync("/usr/bin/strace", ["-f", "-e", "trace=openat", process.execPath, "--input-type=module", "-e", script], { encoding: "utf8" });
     const creates = traced.stderr.split("\n").filter((line) => line.includes(`"${path}"`) && line.includes("O_CREAT"));
     expect(creates.length, traced.stderr.slice(-2000)).toBeGreaterThan(0);

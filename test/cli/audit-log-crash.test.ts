@@ -5,9 +5,11 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, expect, it } from "vitest";
 import { GovernanceEvents } from "../../src/governance/index.js";
 import { AuditLog } from "../../src/store/index.js";
+import { built } from "../fixtures/build.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-audit-crash-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -15,7 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 it("keeps every row written before the process was killed, and the chain goes on after restart", async () => {
   const path = join(dir, "audit", "audit.db");
   const script = `
-    import { AuditLog } from ${JSON.stringify(new URL("../../dist/store/index.js", import.meta.url).href)};
+    import { AuditLog } from ${JSON.stringify(pathToFileURL(built("store/index.js")).href)};
     const log = new AuditLog({ path: ${JSON.stringify(path)}, queueMax: 10000, writeTimeoutMs: 10000, retentionDays: 90, maxMb: 1024 });
     const event = (i) => ({ kind: "anomaly", time: Date.now(), client: "key:crash", rule: "burst", detail: "n" + i });
     for (let i = 0; i < 300; i++) log.record(event(i));

@@ -4,12 +4,12 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
+import { built } from "../fixtures/build.js";
 
-const ROOT = resolve(import.meta.dirname, "..", "..");
-const CLI = join(ROOT, "dist/cli/main.js");
+const CLI = built("cli/main.js");
 
 let dir: string;
 let work: string;
@@ -32,7 +32,7 @@ function timeLimitIn(cwd: string, argv: string[], env: Record<string, string> = 
 }
 
 const library = (cwd: string, env?: Record<string, string>): Promise<number> =>
-  timeLimitIn(cwd, ["--input-type=module", "-e", `const { loadConfig } = await import(${JSON.stringify(join(ROOT, "dist/index.js"))}); console.log(JSON.stringify(loadConfig()));`], env);
+  timeLimitIn(cwd, ["--input-type=module", "-e", `const { loadConfig } = await import(${JSON.stringify(built("index.js"))}); console.log(JSON.stringify(loadConfig()));`], env);
 const command = (cwd: string, args: string[] = [], env?: Record<string, string>): Promise<number> =>
   timeLimitIn(cwd, [CLI, "config", "--print", ...args], env);
 

@@ -9,9 +9,10 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import { startServe, type ServeProcess } from "../fixtures/cli.js";
+import { built } from "../fixtures/build.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
-const CLI = join(ROOT, "dist/cli/main.js");
+const CLI = built("cli/main.js");
 const MEMORY_SERVER = join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 /** The address the README's examples use; the test's server listens on a free port instead. */
 const README_ADDRESS = /\b(localhost|127\.0\.0\.1):7860\b/g;

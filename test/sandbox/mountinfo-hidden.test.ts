@@ -11,6 +11,7 @@ import { loadConfig, upstreamServerSchema } from "../../src/config/index.js";
 import { Engine } from "../../src/execution/index.js";
 import { createTestEngine, useTestEngine } from "../helpers.js";
 import { startToyServer } from "../fixtures/upstream/toy-server.js";
+import { built } from "../fixtures/build.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
 const asRoot = process.getuid?.() === 0;
@@ -87,7 +88,7 @@ describe.runIf(asRoot)("a sandbox's mount table", () => {
 
   it("unmounts at the next start what a sandgate process that was killed left mounted", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-killed-"));
-    const script = `import("${resolve("dist/sandbox/index.js")}").then((m) => { m.prepareRuntime({ sandboxDir: ${JSON.stringify(dir)}, useCgroups: false }); console.log(process.pid); process.kill(process.pid, "SIGKILL"); })`;
+    const script = `import("${built("sandbox/index.js")}").then((m) => { m.prepareRuntime({ sandboxDir: ${JSON.stringify(dir)}, useCgroups: false }); console.log(process.pid); process.kill(process.pid, "SIGKILL"); })`;
     let pid = "";
     try {
       execFileSync(process.execPath, ["-e", script], { encoding: "utf8" });
