@@ -1,5 +1,5 @@
 // Writes the README's settings table from the setting() declarations in src/config/schema.ts,
-// between its marker comments; test/settings-declared.test.ts fails when the two differ.
+// between its marker comments; test/cli/settings-declared.test.ts fails when the two differ.
 //
 // Usage: node scripts/settings-table.mjs [--check]
 //   --check  write nothing; exit 1 when README.md's table is not the generated one

@@ -1,5 +1,5 @@
 // The library surface: everything `import { ... } from "sandgate"` offers, named one by one.
-// The rest of src/ is internal and may change; test/public-api.test.ts guards this list.
+// The rest of src/ is internal and may change; test/e2e/public-api.test.ts guards this list.
 
 // Configuration: the defaults, then the config file (the one named, else $SANDGATE_CONFIG, else
 // ./sandgate.json), then the environment: the same steps as the `sandgate` command.

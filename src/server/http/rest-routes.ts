@@ -120,7 +120,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
   /**
    * Runs a tool with arguments the route's schemas already parsed (they are the tool's own input
    * schemas, so nothing is parsed twice). The tool's output schema is the route's response schema
-   * `_output`, which types the reply; test/rest-contract.test.ts checks that they agree.
+   * `_output`, which types the reply; test/server/rest-contract.test.ts checks that they agree.
    */
   const run = async <S extends z.ZodType>(_output: S, tool: string, args: Record<string, unknown>, owner: string, signal?: AbortSignal): Promise<z.input<S>> => {
     const context: ToolCallContext = signal ? { signal, owner } : { owner };
