@@ -523,8 +523,114 @@ def delete_tree(_request):
             os.close(fd)
     send({"ok": True, "removed": removed})
 
+SOURCE = "/source"
+COPY_CHUNK = 1 << 20
 
-OPS = {"read": read, "write": write, "list": listing, "usage": usage, "delete": delete_tree, "upload": upload, "download": download}
+
+def copy_file(name, src_fd, dst_fd, st):
+    """One regular file's bytes, mode and times; a file the sandbox user cannot read is skipped."""
+    try:
+        rfd = os.open(name, READ_FLAGS, dir_fd=src_fd)
+    except PermissionError:
+        return False
+    try:
+        try:
+            wfd = os.open(name, WRITE_FLAGS | os.O_EXCL, 0o600, dir_fd=dst_fd)
+        except FileExistsError:
+            return False
+        try:
+            while True:
+                chunk = os.read(rfd, COPY_CHUNK)
+                if not chunk:
+                    break
+                write_all(wfd, chunk)
+            os.fchmod(wfd, stat.S_IMODE(st.st_mode))
+            os.utime(wfd, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(wfd)
+    finally:
+        os.close(rfd)
+    return True
+
+
+def copy_from(request):
+    """Copies the tree at SOURCE (read-only, another session's workspace) into ROOT, links as links.
+
+    Regular files, directories, symbolic links (never followed) and FIFOs (made, never opened) are
+    copied; sockets and anything the sandbox user cannot read are skipped and counted. Stops with
+    `over` past the byte or inode limit, `too_deep` past MAX_WALK_DEPTH levels.
+    """
+    byte_limit = int(request["workspaceBytes"])
+    inode_limit = int(request["workspaceInodes"])
+    files = dirs = links = fifos = skipped = 0
+    total = 0
+    stack = [(os.open(SOURCE, DIR_FLAGS), open_root(), None)]
+    pending = [None]
+    try:
+        while stack:
+            src_fd, dst_fd, _ = stack[-1]
+            if pending[-1] is None:
+                pending[-1] = iter(sorted(os.fsencode(n) for n in os.listdir(src_fd)))
+            name = next(pending[-1], None)
+            if name is None:
+                s_fd, d_fd, dir_st = stack.pop()
+                pending.pop()
+                try:
+                    # Its contents are written: a read-only directory gets its mode only now.
+                    if dir_st is not None:
+                        os.fchmod(d_fd, stat.S_IMODE(dir_st.st_mode))
+                        os.utime(d_fd, ns=(dir_st.st_atime_ns, dir_st.st_mtime_ns))
+                finally:
+                    os.close(d_fd)
+                    os.close(s_fd)
+                continue
+            try:
+                st = os.lstat(name, dir_fd=src_fd)
+            except FileNotFoundError:
+                continue
+            mode = st.st_mode
+            if stat.S_ISREG(mode):
+                total += st.st_size
+            if total > byte_limit or files + dirs + links + fifos + 1 > inode_limit:
+                raise Refused("over", bytes=total, inodes=files + dirs + links + fifos + 1)
+            if stat.S_ISDIR(mode):
+                if len(stack) >= MAX_WALK_DEPTH:
+                    raise Refused("too_deep")
+                try:
+                    child_src = os.open(name, DIR_FLAGS, dir_fd=src_fd)
+                except PermissionError:
+                    skipped += 1
+                    continue
+                try:
+                    os.mkdir(name, 0o700, dir_fd=dst_fd)
+                except FileExistsError:
+                    os.close(child_src)
+                    skipped += 1
+                    continue
+                stack.append((child_src, os.open(name, DIR_FLAGS, dir_fd=dst_fd), st))
+                pending.append(None)
+                dirs += 1
+            elif stat.S_ISREG(mode):
+                if copy_file(name, src_fd, dst_fd, st):
+                    files += 1
+                else:
+                    skipped += 1
+            elif stat.S_ISLNK(mode):
+                os.symlink(os.readlink(name, dir_fd=src_fd), name, dir_fd=dst_fd)
+                links += 1
+            elif stat.S_ISFIFO(mode):
+                os.mkfifo(name, stat.S_IMODE(mode), dir_fd=dst_fd)
+                fifos += 1
+            else:
+                skipped += 1
+    finally:
+        for src_fd, dst_fd, _ in stack:
+            os.close(src_fd)
+            os.close(dst_fd)
+    send({"ok": True, "files": files, "directories": dirs, "links": links, "fifos": fifos, "skipped": skipped, "bytes": total})
+
+
+OPS = {"read": read, "write": write, "list": listing, "usage": usage, "delete": delete_tree, "upload": upload, "download": download, "copy_from": copy_from}
 # Streamed operations: the helper does this one and leaves (its stdin is the upload's frames).
 ONE_SHOT = ("upload", "download")
 

@@ -12,6 +12,7 @@ import type { Session } from "./session.js";
 import type { OutputGuard } from "./upstream-call-scope.js";
 import { LOCAL_OWNER, type SessionManager } from "./sessions.js";
 import {
+  copyWorkspace,
   listWorkspaceFiles,
   readWorkspaceFile,
   workspaceUsage,
@@ -19,6 +20,7 @@ import {
   type FileEncoding,
   type WorkspaceEntry,
   type WorkspaceFileLimits,
+  type WorkspaceCopy,
   type WorkspaceTarget,
 } from "./workspace-files.js";
 import { downloadWorkspaceFile, uploadWorkspaceFile, type DownloadedFile, type UploadedFile } from "./workspace-transfer.js";
@@ -150,6 +152,21 @@ export class EngineFiles {
         return guardedFile(file, this.guardFor?.(session.owner, session.id));
       },
       (file) => file.size,
+    );
+  }
+
+  /**
+   * Copies `source`'s workspace into `target`'s (a fresh, empty one) as the sandbox user: what is
+   * there at the moment, while calls of `source` may go on. Recorded as a `fork` of `source`.
+   */
+  async copyInto(source: Session, target: Session): Promise<WorkspaceCopy> {
+    return this.audited(
+      "fork",
+      source.owner,
+      source.id,
+      `/workspace -> session ${target.id}`,
+      () => source.alongside(() => target.alongside(() => copyWorkspace({ runtime: this.runtime, dir: target.workspaceDir }, source.workspaceDir, this.limits))),
+      (copy) => copy.bytes,
     );
   }
 

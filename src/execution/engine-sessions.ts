@@ -1,9 +1,12 @@
 // engine.sessions: starting, finding, listing and stopping sessions for their owner; a caller
 // sees another owner's session only through a server-minted id it holds, and a closing engine starts none.
 
-import { LOCAL_OWNER, type SessionInfo, type SessionManager } from "./sessions.js";
+import { SandgateError } from "../errors/index.js";
 import type { WorkspaceFilesystems } from "../sandbox/index.js";
+import type { EngineFiles } from "./engine-files.js";
 import { checkEnv } from "./env-vars.js";
+import { LOCAL_OWNER, type SessionInfo, type SessionManager } from "./sessions.js";
+import type { WorkspaceCopy } from "./workspace-files.js";
 
 export interface SessionOptions {
   /** The session's environment variables, set in every call (replacing any set before, for a live session). */
@@ -18,6 +21,17 @@ export interface EnsuredSession {
   endedBefore?: string;
 }
 
+export interface ForkOptions {
+  /** The new session's id; a minted one when omitted. A live session of the caller's with this id is refused. */
+  id?: string;
+}
+
+export interface ForkedSession {
+  info: SessionInfo;
+  /** What the copy of the workspace moved. */
+  copied: WorkspaceCopy;
+}
+
 /** Sessions of every owner; `owner` defaults to LOCAL_OWNER for library callers. */
 export class EngineSessions {
   /** @internal Built by the Engine; `assertOpen` throws SHUTTING_DOWN once it closes. */
@@ -25,6 +39,7 @@ export class EngineSessions {
     /** @internal The manager itself, for tests and diagnostics that look at one session's host state. */
     readonly manager: SessionManager,
     private readonly assertOpen: () => void,
+    private readonly files: EngineFiles,
   ) {}
 
   /** Starts a session of `owner` (or returns its live one with this id). */
@@ -46,6 +61,29 @@ export class EngineSessions {
     if (env) session.env.set(env);
     const info = this.manager.info(session);
     return { info, created, ...(endedBefore !== undefined ? { endedBefore } : {}) };
+  }
+
+  /**
+   * A new session of `owner` holding a copy of its session `sourceId`'s workspace and variables.
+   * Interpreter state (variables, imports) is not copied: the new session's runners start fresh.
+   * When the copy fails the new session is stopped, so nothing half-made is left.
+   */
+  async fork(sourceId: string, owner: string = LOCAL_OWNER, options: ForkOptions = {}): Promise<ForkedSession> {
+    this.assertOpen();
+    const source = this.manager.get(owner, sourceId);
+    if (options.id !== undefined && this.manager.has(owner, options.id)) {
+      throw new SandgateError("INVALID_INPUT", `a live session named ${JSON.stringify(options.id)} exists; fork into a new id, or stop that session first`, { data: { field: "new_session_id" } });
+    }
+    const target = this.manager.open(owner, options.id);
+    try {
+      await target.ready;
+      const copied = await this.files.copyInto(source, target);
+      target.env.set(source.env.vars);
+      return { info: this.manager.info(target), copied };
+    } catch (error) {
+      await this.manager.stop(owner, target.id, `its fork from session ${sourceId} failed`).catch(() => undefined);
+      throw error;
+    }
   }
 
   /** `owner`'s live session `id`: SESSION_EXPIRED when it ended, SESSION_NOT_FOUND when it never existed or is another owner's by an id that owner named. */

@@ -151,12 +151,12 @@ export class Engine {
       },
       log,
     });
-    this.sessions = new EngineSessions(this.sessionManager, () => this.assertOpen());
     this.files = new EngineFiles(runtime, this.sessionManager, {
       maxFileBytes: this.defaultLimits.fileSizeBytes,
       workspaceBytes: this.defaultLimits.workspaceBytes,
       workspaceInodes: config.limits.maxWorkspaceInodes,
     }, governance?.events, tools?.guardFor ? (owner, id) => tools.guardFor?.(owner, id) : undefined);
+    this.sessions = new EngineSessions(this.sessionManager, () => this.assertOpen(), this.files);
     this.jobs = new EngineJobs(
       {
         validate: (request) => {

@@ -241,3 +241,41 @@ export async function emptyWorkspace(target: WorkspaceTarget, signal?: AbortSign
   if (!reply.header.ok) throw new SandgateError("SANDBOX_FAILED", `the workspace file helper could not empty the workspace: ${detail(reply.header)}`);
   return Number(reply.header.removed);
 }
+
+/** What a copy of one workspace into another (a session's fork) moved. */
+export interface WorkspaceCopy {
+  files: number;
+  directories: number;
+  links: number;
+  fifos: number;
+  /** Sockets, and files or directories the sandbox user cannot read: not copied. */
+  skipped: number;
+  bytes: number;
+}
+
+/**
+ * Copies the workspace at `sourceDir` into `target` (an empty one) as the sandbox user, with the
+ * source read-only and links copied as links; the copy may hold no more than `limits` allow.
+ */
+export async function copyWorkspace(target: Omit<WorkspaceTarget, "helper">, sourceDir: string, limits: Pick<WorkspaceFileLimits, "workspaceBytes" | "workspaceInodes">): Promise<WorkspaceCopy> {
+  const request = { op: "copy_from", workspaceBytes: limits.workspaceBytes, workspaceInodes: limits.workspaceInodes };
+  const reply = await runFsHelper(target.runtime, target.dir, request, { timeoutMs: WALK_TIMEOUT_MS, source: sourceDir });
+  const { header } = reply;
+  if (header.ok) {
+    const count = (name: string): number => (typeof header[name] === "number" ? header[name] : 0);
+    return { files: count("files"), directories: count("directories"), links: count("links"), fifos: count("fifos"), skipped: count("skipped"), bytes: count("bytes") };
+  }
+  const limitsText = `${mb(limits.workspaceBytes)} and ${limits.workspaceInodes} files and directories`;
+  switch (header.error) {
+    case "over":
+    case "workspace_full":
+      throw new SandgateError("WORKSPACE_FULL", `the session's workspace holds more than a new session may (${limitsText}); delete files in it, then fork again`, {
+        data: { limit: limits.workspaceBytes, inodes: limits.workspaceInodes },
+      });
+    case "too_deep":
+      throw new SandgateError("WORKSPACE_FULL", "the session's workspace nests directories too deep to copy; flatten it, then fork again");
+    case undefined:
+    default:
+      throw new SandgateError("SANDBOX_FAILED", `the workspace file helper could not copy the workspace: ${detail(header)}`);
+  }
+}

@@ -67,7 +67,7 @@ export interface ToolCallEvent extends EventBase {
 
 export interface FileEvent extends EventBase {
   kind: "file";
-  operation: "read" | "write" | "list" | "delete" | "upload" | "download";
+  operation: "read" | "write" | "list" | "delete" | "upload" | "download" | "fork";
   /** The workspace path as the caller named it. */
   path: string;
   bytes?: number;

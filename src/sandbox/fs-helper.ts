@@ -43,14 +43,16 @@ const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(p
 
 /**
  * The helper's command line. `proc`: a /proc of its own PID namespace, for an upload to link its
- * unnamed file (O_TMPFILE) into the workspace through /proc/self/fd.
+ * unnamed file (O_TMPFILE) into the workspace through /proc/self/fd. `source`: another workspace,
+ * read-only at /source, for a copy into this one (a session's fork).
  */
-export function helperArgv(runtime: SandboxRuntime, workspaceDir: string, seccompFd: number | undefined, proc = false): string[] {
+export function helperArgv(runtime: SandboxRuntime, workspaceDir: string, seccompFd: number | undefined, proc = false, source?: string): string[] {
   const argv = [...(SETPRIV ? [SETPRIV, "--pdeathsig", "KILL", "--"] : []), runtime.bwrapPath, ...isolationArguments()];
   if (proc) argv.push("--proc", "/proc");
   argv.push("--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache");
   for (const path of runtime.readOnlyPaths) argv.push("--ro-bind", path, path);
   argv.push("--ro-bind", runtime.runnersDir, "/sandgate/runners", "--bind", workspaceDir, "/workspace");
+  if (source !== undefined) argv.push("--ro-bind", source, "/source");
   argv.push("--remount-ro", "/", "--chdir", "/", "--clearenv", "--setenv", "LANG", "C.UTF-8");
   if (seccompFd !== undefined) argv.push("--seccomp", String(seccompFd));
   // The runners' copy is compiled as a whole: when the Python runner's entry is bytecode, so is the helper.
@@ -91,11 +93,12 @@ export class FsHelper {
   /** Settles when the latest process and its pipes are gone. */
   private gone: Promise<void> = Promise.resolve();
 
-  /** `idleMs`: the process leaves after this long without a request (0: after each request). */
+  /** `idleMs`: the process leaves after this long without a request (0: after each request); `source`: see helperArgv. */
   constructor(
     private readonly runtime: SandboxRuntime,
     private readonly workspaceDir: string,
     private readonly idleMs = 0,
+    private readonly source?: string,
   ) {}
 
   /** Runs one operation; see runFsHelper. */
@@ -149,7 +152,7 @@ export class FsHelper {
 
   private start(): ChildProcess {
     const seccomp = this.runtime.seccompFile ? { file: this.runtime.seccompFile, fd: 3 } : undefined;
-    const argv = helperArgv(this.runtime, this.workspaceDir, seccomp?.fd);
+    const argv = helperArgv(this.runtime, this.workspaceDir, seccomp?.fd, false, this.source);
     const child = spawnBwrap({ argv, stdio: ["pipe", "pipe", "pipe"], seccomp, hostUser: this.runtime.hostUser });
     this.child = child;
     this.gone = new Promise((resolve) => child.once("close", () => resolve()));
@@ -255,8 +258,8 @@ export class FsHelper {
  * its reply: a header (`ok`, or `error` with the helper's reason) and the raw bytes after it.
  * Rejects with SANDBOX_FAILED when the helper times out, breaks down or answers too much.
  */
-export async function runFsHelper(runtime: SandboxRuntime, workspaceDir: string, request: Record<string, unknown>, options: FsHelperOptions = {}): Promise<FsHelperReply> {
-  const helper = new FsHelper(runtime, workspaceDir);
+export async function runFsHelper(runtime: SandboxRuntime, workspaceDir: string, request: Record<string, unknown>, options: FsHelperOptions & { source?: string } = {}): Promise<FsHelperReply> {
+  const helper = new FsHelper(runtime, workspaceDir, 0, options.source);
   try {
     return await helper.run(request, options);
   } finally {

@@ -18,6 +18,8 @@ import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply }
 export type { ToolCallContext, ToolDefinition, ToolReply };
 import { describeResult, renderResultText } from "./result-text.js";
 import { fileReadReply } from "./file-read-reply.js";
+import { operationTools } from "./operation-tools.js";
+import { operations } from "./operations.js";
 import { retryAfterOf } from "./retry-after.js";
 import { toJsonSchema } from "./json-schema.js";
 import {
@@ -325,7 +327,20 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     },
   });
 
-  return [executeCode, executeCommand, ...createCodeModeTools(ctx), ...createJobTools(ctx), ...createSecurityTools(ctx), getSessions, stopSession, fileRead, fileWrite, fileList, getVolumePath];
+  return [
+    executeCode,
+    executeCommand,
+    ...createCodeModeTools(ctx),
+    ...createJobTools(ctx),
+    ...createSecurityTools(ctx),
+    getSessions,
+    stopSession,
+    ...operationTools(operations.list(), ctx),
+    fileRead,
+    fileWrite,
+    fileList,
+    getVolumePath,
+  ];
 }
 
 const listed = new WeakMap<ToolDefinition, Tool>();

@@ -4,10 +4,12 @@
 import { z } from "zod";
 import { FLAVOR_NAMES } from "../config/index.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/index.js";
-import type { ExecutionResult, SessionInfo } from "../execution/index.js";
+import type { ExecutionResult } from "../execution/index.js";
 import { LANGUAGE_NAMES_AND_ALIASES } from "../languages/index.js";
 import { IMAGE_MIME_TYPES } from "../sandbox/index.js";
 import { securitySummarySchema, toWireSecurity } from "./security-wire.js";
+
+export { getSessionsInput, getSessionsOutput, sessionSchema, stopSessionInput, stopSessionOutput, toWireSession } from "../features/sessions/wire.js";
 
 const sessionId = z
   .string()
@@ -120,26 +122,6 @@ export const executionResultSchema = z.object({
 });
 export type WireExecutionResult = z.infer<typeof executionResultSchema>;
 
-export const sessionSchema = z.object({
-  session_id: z.string(),
-  owner: z.string().describe('The caller the session belongs to: "key:<name>", or "local" on a server without API keys'),
-  shared: z
-    .boolean()
-    .describe("The server minted this id (POST /sessions without session_id): any caller holding it may use the session. Ids a caller names are that caller's alone"),
-  created_at: z.string(),
-  last_used_at: z.string(),
-  expires_at: z.string().describe("When the session ends unless used again"),
-  calls: z.number().int(),
-  languages: z.array(z.string()).describe("Runners started in this session"),
-  busy: z.boolean(),
-  env_names: z.array(z.string()).describe("Names of the session's environment variables (their values are never shown)"),
-});
-
-export const getSessionsInput = z.object({ session_id: z.string().min(1).max(128).optional() }).strict();
-export const getSessionsOutput = z.object({ sessions: z.array(sessionSchema) });
-export const stopSessionInput = z.object({ session_id: z.string().min(1) }).strict();
-export const stopSessionOutput = z.object({ session_id: z.string(), stopped: z.boolean() });
-
 const encoding = z.enum(["utf8", "base64"]);
 const workspacePath = z.string().describe("Relative to /workspace");
 
@@ -225,17 +207,3 @@ export function toWireResult(result: ExecutionResult): WireExecutionResult {
   };
 }
 
-export function toWireSession(info: SessionInfo): z.infer<typeof sessionSchema> {
-  return {
-    session_id: info.id,
-    owner: info.owner,
-    shared: info.shared,
-    created_at: info.createdAt,
-    last_used_at: info.lastUsedAt,
-    expires_at: info.expiresAt,
-    calls: info.calls,
-    languages: info.runners,
-    busy: info.busy,
-    env_names: info.envNames,
-  };
-}

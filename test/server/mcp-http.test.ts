@@ -36,7 +36,7 @@ describe("MCP over Streamable HTTP", () => {
     const client = await connect();
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(["analyze_code", "execute_code", "execute_command", "file_list", "file_read", "file_write", "get_job", "get_sessions", "get_volume_path", "list_servers", "search_tools", "stop_job", "stop_session"]);
+    expect(names).toEqual(["analyze_code", "execute_code", "execute_command", "file_list", "file_read", "file_write", "fork_session", "get_job", "get_sessions", "get_volume_path", "list_servers", "search_tools", "stop_job", "stop_session"]);
     for (const tool of tools) {
       expect(tool.description?.length, tool.name).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe("object");

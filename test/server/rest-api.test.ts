@@ -477,7 +477,7 @@ describe("MCP conveniences", () => {
   it("GET /mcp/tools lists every tool with input and output schemas", async () => {
     const { status, body } = await api<{ tools: { name: string; description: string; inputSchema: { type: string; required?: string[] }; outputSchema: { type: string } }[] }>("/mcp/tools");
     expect(status).toBe(200);
-    expect(body.tools.map((t) => t.name)).toEqual(["execute_code", "execute_command", "search_tools", "list_servers", "get_job", "stop_job", "analyze_code", "get_sessions", "stop_session", "file_read", "file_write", "file_list", "get_volume_path"]);
+    expect(body.tools.map((t) => t.name)).toEqual(["execute_code", "execute_command", "search_tools", "list_servers", "get_job", "stop_job", "analyze_code", "get_sessions", "stop_session", "fork_session", "file_read", "file_write", "file_list", "get_volume_path"]);
     for (const tool of body.tools) {
       expect(tool.inputSchema.type, tool.name).toBe("object");
       expect(tool.outputSchema.type, tool.name).toBe("object");

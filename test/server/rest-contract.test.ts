@@ -154,6 +154,10 @@ describe("every REST route answers what its schemas declare", () => {
     expectError(await call("get", "/sessions/:session_id/files/content", "/sessions/contract/files/content?path=none.txt"), 404, "FILE_NOT_FOUND");
     expectError(await call("get", "/sessions/:session_id/files", "/sessions/contract/files?path=../.."), 400, "PATH_INVALID");
     expectError(await call("get", "/sessions/:session_id", "/sessions/no-such-session"), 404, "SESSION_NOT_FOUND");
+    const forked = await call<{ session_id: string }>("post", "/sessions/:session_id/fork", "/sessions/contract/fork", { json: { new_session_id: "contract-fork" } });
+    expect(forked.status).toBe(201);
+    expectError(await call("post", "/sessions/:session_id/fork", "/sessions/no-such-session/fork", { json: {} }), 404, "SESSION_NOT_FOUND");
+    await call("delete", "/sessions/:session_id", "/sessions/contract-fork");
     await call("delete", "/sessions/:session_id", "/sessions/contract");
     expectError(await call("get", "/sessions/:session_id", "/sessions/contract"), 410, "SESSION_EXPIRED");
   });

@@ -33,6 +33,8 @@ import {
   toWireSession,
 } from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
+import { operationRoutes } from "./operation-routes.js";
+import { operations } from "../operations.js";
 import { jobRoutes } from "./job-routes.js";
 import { auditRoutes } from "./audit-routes.js";
 import { approvalRoutes } from "./approval-routes.js";
@@ -337,6 +339,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: stopSessionOutput,
       handle: ({ params, owner }) => run(stopSessionOutput, "stop_session", { session_id: params.session_id }, owner),
     }),
+    ...operationRoutes(operations.list(), ctx),
     defineRoute({
       method: "get",
       path: "/sessions/:session_id/files",

@@ -1,0 +1,68 @@
+// An operation declared once: its id, the scope a caller needs, what it does (effects), one input
+// and one output schema, a run function, and how it appears on each surface. The MCP tools, the
+// REST routes and the OpenAPI document are derived from the declaration; every surface key is
+// required, and a surface an operation does not appear on says so with null, so adding an
+// operation without deciding its place on a surface does not compile.
+
+import type { z } from "zod";
+import type { Scope } from "../config/index.js";
+
+/**
+ * What an operation does, in the terms clients and policies care about: MCP's tool hints
+ * (read-only, destructive, open world) and the REST concurrency cap are derived from these.
+ */
+export type Effect = "read" | "write" | "delete" | "runs-code" | "network";
+
+/** Who calls, and how to stop: what an operation's run gets besides its input. */
+export interface OperationCall {
+  /** The verified caller identity; sessions and files are looked up among its own. */
+  owner: string;
+  /** Aborted when the caller goes away. */
+  signal?: AbortSignal;
+}
+
+export interface McpSurface<O> {
+  /** The tool's name (snake_case, as MCP clients show it). */
+  tool: string;
+  title: string;
+  /** What the model reads to decide when to call it. */
+  description: string;
+  /** The text content of a result, for clients that do not read structured content. */
+  text(output: O): string;
+}
+
+export interface RestSurface {
+  method: "get" | "post" | "put" | "delete";
+  /** A Hono path; each `:name` is the input field of that name, the rest of the input is the body (or the query of a GET). */
+  path: string;
+  /** The OpenAPI tag that groups it. */
+  tag: string;
+  status?: 200 | 201;
+}
+
+export interface Surfaces<O> {
+  mcp: McpSurface<O> | null;
+  rest: RestSurface | null;
+}
+
+export interface Operation<Host, I extends z.AnyZodObject, O extends z.AnyZodObject> {
+  /** `feature.verb`, unique in the registry. */
+  id: string;
+  /** One line: what it does (the REST summary; the MCP title when the surface has none). */
+  summary: string;
+  scope: Scope;
+  effects: readonly Effect[];
+  input: I;
+  output: O;
+  /** Does the work; `input` was parsed with `input` at the edge, exactly once. */
+  run(host: Host, input: z.infer<I>, call: OperationCall): Promise<z.input<O>>;
+  surfaces: Surfaces<z.infer<O>>;
+}
+
+/** Any operation that runs on `Host` (or on less than it). */
+export type AnyOperation<Host> = Operation<Host, z.AnyZodObject, z.AnyZodObject>;
+
+/** Declares an operation; the types of `run` and of the surfaces' renderers follow from the schemas. */
+export function defineOperation<Host, I extends z.AnyZodObject, O extends z.AnyZodObject>(operation: Operation<Host, I, O>): Operation<Host, I, O> {
+  return operation;
+}

@@ -1,0 +1,58 @@
+// REST routes derived from declared operations: the method, path and tag from the operation's REST
+// surface; the path's `:names` are input fields, the rest of the input is the JSON body (the query
+// of a GET). Each field is parsed once, by the operation's own schema; the handler is the
+// operation's run, with no MCP tool in between.
+
+import type { z } from "zod";
+import { SandgateError } from "../../errors/index.js";
+import type { AnyOperation } from "../../operations/index.js";
+import { defineRoute, type RestRoute } from "./define-route.js";
+
+function pathFields(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] ?? "");
+}
+
+/** The path parameters parsed by the operation's schema for those fields: INVALID_INPUT naming the field. */
+function parseParams(schema: z.AnyZodObject, params: Record<string, string>): Record<string, unknown> {
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.join(".") ?? "";
+  throw new SandgateError("INVALID_INPUT", `path parameter ${field}: ${issue?.message ?? "invalid"}`, { data: { field, location: "path parameter" } });
+}
+
+/** The routes of the operations that appear on REST, bound to `host`. */
+export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[], host: Host): RestRoute[] {
+  const routes: RestRoute[] = [];
+  for (const operation of operations) {
+    const rest = operation.surfaces.rest;
+    if (!rest) continue;
+    const fields = pathFields(rest.path);
+    const shape = operation.input.shape as Record<string, z.ZodTypeAny>;
+    for (const field of fields) if (!(field in shape)) throw new Error(`operation ${operation.id}: path parameter :${field} is not an input field`);
+    const inPath = Object.fromEntries(fields.map((field) => [field, true as const]));
+    const params = operation.input.pick(inPath);
+    const rest_ = operation.input.omit(inPath);
+    const hasRest = Object.keys(rest_.shape as object).length > 0;
+    const part = rest.method === "get" ? { query: rest_ } : hasRest ? { body: rest_ } : {};
+    routes.push(
+      defineRoute({
+        method: rest.method,
+        path: rest.path,
+        scope: operation.scope,
+        tag: rest.tag,
+        summary: operation.summary,
+        ...(operation.surfaces.mcp ? { description: operation.surfaces.mcp.description } : {}),
+        ...part,
+        response: operation.output,
+        successStatus: rest.status ?? 200,
+        runsCode: operation.effects.includes("runs-code"),
+        handle: async ({ params: raw, body, query, owner, signal }) => {
+          const input = { ...parseParams(params, raw), ...(rest.method === "get" ? query : body) };
+          return operation.output.parse(await operation.run(host, input, { owner, signal }));
+        },
+      }),
+    );
+  }
+  return routes;
+}

@@ -1,0 +1,44 @@
+// MCP tools derived from declared operations: the tool's name, title, description and text come
+// from the operation's MCP surface, its schemas and scope from the operation, and its hints from
+// the operation's effects.
+
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { LOCAL_OWNER } from "../execution/index.js";
+import type { AnyOperation, Effect } from "../operations/index.js";
+import { defineTool, type ToolDefinition } from "./tool-definition.js";
+
+/** MCP's tool hints, as the effects say: read-only when it only reads, destructive when it deletes. */
+export function annotationsOf(title: string, effects: readonly Effect[]): ToolAnnotations {
+  const readOnly = effects.every((effect) => effect === "read");
+  return {
+    title,
+    readOnlyHint: readOnly,
+    ...(readOnly ? {} : { destructiveHint: effects.includes("delete"), idempotentHint: false }),
+    openWorldHint: effects.includes("network"),
+  };
+}
+
+/** The tools of the operations that appear on MCP, bound to `host`. */
+export function operationTools<Host>(operations: readonly AnyOperation<Host>[], host: Host): ToolDefinition[] {
+  const tools: ToolDefinition[] = [];
+  for (const operation of operations) {
+    const mcp = operation.surfaces.mcp;
+    if (!mcp) continue;
+    tools.push(
+      defineTool({
+        name: mcp.tool,
+        scope: operation.scope,
+        title: mcp.title,
+        description: mcp.description,
+        input: operation.input,
+        output: operation.output,
+        annotations: annotationsOf(mcp.title, operation.effects),
+        async run(args, call) {
+          const output = operation.output.parse(await operation.run(host, args, { owner: call.owner ?? LOCAL_OWNER, ...(call.signal ? { signal: call.signal } : {}) }));
+          return { structured: output, text: mcp.text(output) };
+        },
+      }),
+    );
+  }
+  return tools;
+}
