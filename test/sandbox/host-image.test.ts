@@ -1,5 +1,6 @@
 // The host image inside real sandboxes: what a program finds under /usr works (alternatives,
-// shared libraries, CA certificates, zones, fonts, /usr/local), and nothing secret or writable comes with it.
+// shared libraries, CA certificates, zones, fonts, /usr/local), and nothing secret or writable comes
+// with it (/usr/local/etc and /usr/etc, where an npmrc or pip.conf may hold tokens, are empty).
 
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -93,6 +94,15 @@ json.dumps({"bin": ls("/usr/local/bin"), "etc": ls("/usr/local/etc"), "write": w
     expect(seen.path.indexOf("/usr/local/bin")).toBeLessThan(seen.path.indexOf("/usr/bin"));
     expect(seen.write).not.toBe("WROTE");
     if (existsSync("/usr/local/etc")) expect(seen.etc).toEqual([]);
+  });
+
+  // /usr/etc holds npm's global npmrc when Node's prefix is /usr, which may hold registry tokens.
+  it.runIf(existsSync("/usr/etc") && readdirSync("/usr/etc").length > 0)("sees the host's /usr/etc as an empty read-only directory while the rest of /usr stays visible", async () => {
+    const result = await t.engine.executeCommand({
+      command: "ls -A /usr/etc | wc -l; touch /usr/etc/x 2>/dev/null && echo writable || echo read-only; ls /usr/bin/env >/dev/null && echo usr-visible",
+      timeoutS: 15,
+    });
+    expect(result.stdout.trim().split("\n")).toEqual(["0", "read-only", "usr-visible"]);
   });
 });
 
