@@ -1,5 +1,6 @@
 // The host image inside real sandboxes: what a program finds under /usr works (alternatives,
-// shared libraries, CA certificates, zones, fonts, /usr/local), and nothing secret or writable comes with it.
+// shared libraries, CA certificates, zones, fonts, /usr/local), and nothing secret or writable comes
+// with it (/usr/local/etc and /usr/etc, where an npmrc or pip.conf may hold tokens, are empty).
 
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -40,6 +41,55 @@ function hostPythonImports(modules: string): boolean {
   }
 }
 
+/** What Python inside a sandbox sees of /usr/local: listings (or the error's name), whether a write got through, its PATH. */
+interface UsrLocalSeen {
+  bin: string[] | string;
+  etc: string[] | string;
+  write: string;
+  path: string[];
+}
+
+async function usrLocal(): Promise<UsrLocalSeen> {
+  const r = await py(`
+import os, json
+def ls(p):
+    try: return sorted(os.listdir(p))
+    except OSError as e: return type(e).__name__
+try:
+    open("/usr/local/bin/pwned", "w"); w = "WROTE"
+except OSError as e:
+    w = type(e).__name__
+json.dumps({"bin": ls("/usr/local/bin"), "etc": ls("/usr/local/etc"), "write": w, "path": os.environ["PATH"].split(":")})
+`);
+  expect(r.status, r.stderr).toBe("ok");
+  return JSON.parse(String(r.value)) as UsrLocalSeen;
+}
+
+function hostLocaltimeIsLink(): boolean {
+  try {
+    return lstatSync("/etc/localtime").isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** The time zone as Python inside a sandbox knows it: by name, by the /etc/localtime link (or the error's name), from /etc/timezone. */
+async function timeZone(): Promise<{ tzname: string; link: string; name: string | null; paris: string }> {
+  const r = await py(`
+import os, time, zoneinfo
+def read(p):
+    try: return open(p).read().strip()
+    except OSError: return None
+def link(p):
+    try: return os.readlink(p)
+    except OSError as e: return type(e).__name__
+[time.tzname[0], link("/etc/localtime"), read("/etc/timezone"), str(zoneinfo.ZoneInfo("Europe/Paris"))]
+`);
+  expect(r.status, r.stderr).toBe("ok");
+  const [tzname, link, name, paris] = r.value as [string, string, string | null, string];
+  return { tzname, link, name, paris };
+}
+
 describe("programs under /usr", () => {
   it("runs awk and which, which resolve through /etc/alternatives", async () => {
     const r = await bash("awk 'BEGIN { print 6 * 7 }'; which sh; readlink /usr/bin/awk");
@@ -73,26 +123,30 @@ describe("programs under /usr", () => {
     expect(r.stdout).toContain(readFileSync("/etc/ld.so.conf", "utf8").trim());
   });
 
-  it("sees /usr/local read-only, with its configuration directory hidden", async () => {
-    const hostBin = existsSync("/usr/local/bin") ? readdirSync("/usr/local/bin").sort() : [];
-    const r = await py(`
-import os, json
-def ls(p):
-    try: return sorted(os.listdir(p))
-    except OSError as e: return type(e).__name__
-try:
-    open("/usr/local/bin/pwned", "w"); w = "WROTE"
-except OSError as e:
-    w = type(e).__name__
-json.dumps({"bin": ls("/usr/local/bin"), "etc": ls("/usr/local/etc"), "write": w, "path": os.environ["PATH"].split(":")})
-`);
-    const seen = JSON.parse(String(r.value)) as { bin: string[] | string; etc: string[] | string; write: string; path: string[] };
-    if (existsSync("/usr/local/bin")) expect(seen.bin).toEqual(hostBin);
-    // Found before /usr/bin, as on the host.
+  it("sees /usr/local read-only, found before /usr/bin on PATH as on the host", async () => {
+    const seen = await usrLocal();
     expect(seen.path.indexOf("/usr/local/bin")).toBeGreaterThanOrEqual(0);
     expect(seen.path.indexOf("/usr/local/bin")).toBeLessThan(seen.path.indexOf("/usr/bin"));
     expect(seen.write).not.toBe("WROTE");
-    if (existsSync("/usr/local/etc")) expect(seen.etc).toEqual([]);
+  });
+
+  it.runIf(existsSync("/usr/local/bin"))("sees the programs of the host's /usr/local/bin", async () => {
+    const hostBin = readdirSync("/usr/local/bin").sort();
+    expect((await usrLocal()).bin).toEqual(hostBin);
+  });
+
+  // An npmrc or pip.conf there may hold registry tokens.
+  it.runIf(existsSync("/usr/local/etc"))("sees the host's /usr/local/etc as an empty directory", async () => {
+    expect((await usrLocal()).etc).toEqual([]);
+  });
+
+  // /usr/etc holds npm's global npmrc when Node's prefix is /usr, which may hold registry tokens.
+  it.runIf(existsSync("/usr/etc") && readdirSync("/usr/etc").length > 0)("sees the host's /usr/etc as an empty read-only directory while the rest of /usr stays visible", async () => {
+    const result = await t.engine.executeCommand({
+      command: "ls -A /usr/etc | wc -l; touch /usr/etc/x 2>/dev/null && echo writable || echo read-only; ls /usr/bin/env >/dev/null && echo usr-visible",
+      timeoutS: 15,
+    });
+    expect(result.stdout.trim().split("\n")).toEqual(["0", "read-only", "usr-visible"]);
   });
 });
 
@@ -124,23 +178,18 @@ ssl.create_default_context().cert_store_stats()["x509_ca"]
     expect(r.value).toBeGreaterThan(0);
   });
 
-  it("knows the host's time zone, by link and by name", async () => {
-    const r = await py(`
-import os, time, zoneinfo
-def read(p):
-    try: return open(p).read().strip()
-    except OSError: return None
-def link(p):
-    try: return os.readlink(p)
-    except OSError as e: return type(e).__name__
-[time.tzname[0], link("/etc/localtime"), read("/etc/timezone"), str(zoneinfo.ZoneInfo("Europe/Paris"))]
-`);
-    expect(r.status).toBe("ok");
-    const [tzname, link, name, paris] = r.value as string[];
-    expect(tzname).toBe(execFileSync("/usr/bin/python3", ["-c", "import time; print(time.tzname[0])"], { encoding: "utf8" }).trim());
-    if (lstatSync("/etc/localtime").isSymbolicLink()) expect(link).toBe(readlinkSync("/etc/localtime"));
-    if (existsSync("/etc/timezone")) expect(name).toBe(readFileSync("/etc/timezone", "utf8").trim());
-    expect(paris).toBe("Europe/Paris");
+  it("knows the host's time zone and the zone database", async () => {
+    const zone = await timeZone();
+    expect(zone.tzname).toBe(execFileSync("/usr/bin/python3", ["-c", "import time; print(time.tzname[0])"], { encoding: "utf8" }).trim());
+    expect(zone.paris).toBe("Europe/Paris");
+  });
+
+  it.runIf(hostLocaltimeIsLink())("finds /etc/localtime linked to the host's zone file", async () => {
+    expect((await timeZone()).link).toBe(readlinkSync("/etc/localtime"));
+  });
+
+  it.runIf(existsSync("/etc/timezone"))("reads the host's time zone name from /etc/timezone", async () => {
+    expect((await timeZone()).name).toBe(readFileSync("/etc/timezone", "utf8").trim());
   });
 
   it("has the host's locale aliases, fonts configuration and MIME types", async () => {

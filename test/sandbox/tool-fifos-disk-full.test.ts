@@ -13,17 +13,6 @@ import { useRawRuntime } from "../fixtures/runtime.js";
 const raw = useRawRuntime("fifos-disk-full");
 let channels: string;
 
-beforeAll(() => {
-  // A file system of its own with few inodes, where the FIFO pairs are made.
-  channels = join(raw.runtime.etcDir, "..", "channels");
-  mkdirSync(channels, { recursive: true });
-  execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m,nr_inodes=200,mode=0711", "tmpfs", channels]);
-});
-
-afterAll(() => {
-  if (channels) execFileSync("umount", ["-l", channels]);
-});
-
 /** Creates files until the file system has no inode left; returns the directory holding them. */
 function fill(): string {
   const filler = join(channels, "filler");
@@ -52,7 +41,19 @@ async function pairs(): Promise<string[]> {
 const hasPipes = async (sandbox: Sandbox): Promise<string> =>
   (await sandbox.run({ code: "test -p /sandgate/channel/tool-requests && echo pipes", filename: "main.sh", timeoutMs: 10_000, outputCapBytes: 1 << 16 })).stdout.toString();
 
-describe("tool FIFOs when the disk of SANDBOX_DIR is full", () => {
+// Mounting the small file system that stands for the full disk needs root.
+describe.runIf(process.getuid?.() === 0)("tool FIFOs when the disk of SANDBOX_DIR is full", () => {
+  beforeAll(() => {
+    // A file system of its own with few inodes, where the FIFO pairs are made.
+    channels = join(raw.runtime.etcDir, "..", "channels");
+    mkdirSync(channels, { recursive: true });
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m,nr_inodes=200,mode=0711", "tmpfs", channels]);
+  });
+
+  afterAll(() => {
+    if (channels) execFileSync("umount", ["-l", channels]);
+  });
+
   it("start on the pairs made ahead, refuse the next start with advice, and are made ahead again once there is room", async () => {
     const first = await raw.start("bash");
     await first.dispose();

@@ -1,5 +1,6 @@
-// A new user's code-mode job over real upstream servers (issue 13): what the agent sees of
-// personal data printed the ordinary ways (a Python list, an ellipsis), and the way back.
+// A new user's code-mode job over real upstream servers: what the agent sees of personal data
+// printed the ordinary ways (a Python list, an ellipsis) and the way back, what it is told of a
+// configured server that is down, and `sandgate pii` on a live stream.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -30,7 +31,7 @@ async function run(language: string, code: string, sessionId: string): Promise<W
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "sandgate-newuser13-"));
+  dir = mkdtempSync(join(tmpdir(), "sandgate-new-user-code-mode-"));
   stack = await startCodeModeStack(dir, {
     servers: {
       memory: { command: process.execPath, args: [join(PKG, "server-memory/dist/index.js")], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
@@ -38,7 +39,7 @@ beforeAll(async () => {
       broken: { command: process.execPath, args: ["-e", "process.stderr.write('not yet'); process.exit(3)"] },
     },
     pool: { python: 1, javascript: 0, bash: 0 },
-    name: "newuser13-test",
+    name: "new-user-code-mode-test",
   });
 }, 60_000);
 
@@ -100,7 +101,7 @@ describe("search_tools in the codemode profile", () => {
   it("points at list_servers() in code, since the profile does not list the list_servers tool, and names a down server as down", async () => {
     const { engine, codeMode, config } = stack!;
     const server = await startHttpServer(serverContext(engine, config, { toolProfile: "codemode" }, codeMode));
-    const { client } = await connectMcp(server.url, { name: "newuser13-codemode" });
+    const { client } = await connectMcp(server.url, { name: "new-user-codemode-profile" });
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(["execute_code", "search_tools"]);
