@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { Engine } from "../src/execution/index.js";
+import { Engine, type EngineOptions } from "../src/execution/index.js";
 import { descendantsOf } from "../src/upstream/process-tree.js";
 
 export interface TestEngine {
@@ -16,10 +16,10 @@ export interface TestEngine {
   close: () => Promise<void>;
 }
 
-export function createTestEngine(env: Record<string, string> = {}, pool = { python: 1, javascript: 1, bash: 1 }): TestEngine {
+export function createTestEngine(env: Record<string, string> = {}, pool = { python: 1, javascript: 1, bash: 1 }, options: Omit<EngineOptions, "pool"> = {}): TestEngine {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-test-"));
   const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env });
-  const engine = Engine.create(config, { pool });
+  const engine = Engine.create(config, { ...options, pool });
   return {
     engine,
     config,

@@ -73,6 +73,8 @@ export interface EngineOptions {
   tools?: ToolProvider;
   /** Static analysis, policy, approvals and the audit; without it code runs unjudged and unrecorded (library use, tests). */
   governance?: Governance;
+  /** Overrides INTERRUPT_GRACE_MS (tests that prove a stubborn runner is killed, in less time). */
+  interruptGraceMs?: number;
 }
 
 export class Engine {
@@ -104,6 +106,7 @@ export class Engine {
     private readonly tools: ToolProvider | undefined,
     /** Static analysis, policy, approvals and the audit, when the engine was built with them. */
     readonly governance: Governance | undefined,
+    private readonly interruptGraceMs: number,
   ) {
     this.defaultLimits = resolveLimits(config);
     this.gate = ExecutionGate.of(governance);
@@ -201,7 +204,7 @@ export class Engine {
       ...(bwrap ? { bwrap } : {}),
       interpreters,
     });
-    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.governance);
+    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.governance, options.interruptGraceMs ?? INTERRUPT_GRACE_MS);
     engine.pool.fill();
     // The tokenizer's tables take a few hundred ms to parse, which the first call paid (the warm
     // pool's p95 in `npm run bench`); here they load while the spares just spawned start up beside it.
@@ -529,7 +532,7 @@ export class Engine {
     // secret the session was given. A restarted sandbox gets them too: the runner sets them per call.
     runRequest = { ...runRequest, ...sessionRunEnv(session.env, request.env, request.sessionEnv) };
     // A timeout or cancel interrupts the code first, so the session's state survives it.
-    runRequest = { ...runRequest, interruptGraceMs: INTERRUPT_GRACE_MS };
+    runRequest = { ...runRequest, interruptGraceMs: this.interruptGraceMs };
     session.beginCall();
     try {
       // A resident sandbox that died while idle took the session's state with it, unseen so far.

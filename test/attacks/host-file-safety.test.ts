@@ -164,7 +164,7 @@ describe("deleting workspaces and the inode quota", () => {
   let t: TestEngine;
   let shm: string;
   beforeAll(() => {
-    // On tmpfs: a loaded disk takes minutes to create and delete 150,000 directories.
+    // On tmpfs: a loaded disk takes minutes to create and delete 100,000 entries.
     shm = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "sandgate-test-"));
     // Plain-directory workspaces: the file helper deletes these trees (a workspace filesystem of its own is just unmounted).
     t = createTestEngine(
@@ -257,16 +257,17 @@ describe("deleting workspaces and the inode quota", () => {
     }
   });
 
-  it("reports 150,000 empty directories as over the workspace limit of a plain-directory workspace, naming both limits", async () => {
-    // A workspace with its own filesystem refuses the 50,001st inode itself (test/workspace-filesystem.test.ts).
-    const small = createTestEngine({ SANDBOX_DIR: join(shm, "small"), MAX_EXECUTION_TIME: "120", SANDGATE_WORKSPACE_FS: "directory" }, { python: 0, javascript: 0, bash: 0 });
+  it("reports 15,000 empty directories as over the workspace limit of a plain-directory workspace, naming both limits", async () => {
+    // A workspace with its own filesystem refuses the 5,001st inode itself (test/workspace-filesystem.test.ts).
+    // The limit is a tenth of the default 50,000, so the code creates three times the limit in a tenth of the time.
+    const small = createTestEngine({ SANDBOX_DIR: join(shm, "small"), MAX_EXECUTION_TIME: "120", SANDGATE_WORKSPACE_FS: "directory", SANDGATE_MAX_WORKSPACE_INODES: "5000" }, { python: 0, javascript: 0, bash: 0 });
     try {
       const s = small.engine.sessions.create();
-      const code = "import os\nfor i in range(150000):\n    os.mkdir(f'/workspace/d{i}')";
+      const code = "import os\nfor i in range(15000):\n    os.mkdir(f'/workspace/d{i}')";
       const r = await small.engine.execute({ code, language: "python", sessionId: s.id });
       expect(r.status).toBe("error");
       expect(r.error?.type).toBe("WorkspaceLimit");
-      expect(r.error?.message).toMatch(/more than 50000 files and directories; its limits are 256 MB and 50000 files and directories/);
+      expect(r.error?.message).toMatch(/more than 5000 files and directories; its limits are 256 MB and 5000 files and directories/);
       await small.engine.sessions.stop(s.id);
       await small.engine.sessions.manager.reaper.settled();
       expect(readdirSync(small.engine.runtime.workspacesDir).filter((n) => !n.startsWith("."))).toEqual([]);

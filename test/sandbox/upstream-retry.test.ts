@@ -74,7 +74,8 @@ describe("a failed upstream server", () => {
 
   it("that keeps failing is retried again and again, never waiting longer than the cap, until close()", async () => {
     const counter = join(dir, "starts");
-    const manager = new UpstreamManager({ ...base, retryBaseMs: 100, retryMaxMs: 400, servers: { broken: flaky(counter, 1_000_000) } });
+    const cap = 200;
+    const manager = new UpstreamManager({ ...base, retryBaseMs: 50, retryMaxMs: cap, servers: { broken: flaky(counter, 1_000_000) } });
     try {
       await manager.start();
       const waits: number[] = [];
@@ -90,13 +91,14 @@ describe("a failed upstream server", () => {
           return waits.length >= 6;
         }, 20_000),
       ).toBe(true);
-      expect(Math.max(...waits)).toBeLessThanOrEqual(400);
+      expect(Math.max(...waits)).toBeLessThanOrEqual(cap);
       expect(manager.serverStatus("broken")!.error).toMatch(/retry \d+ failed: /);
     } finally {
       await manager.close();
     }
     const starts = readFileSync(counter, "utf8");
-    await new Promise((r) => setTimeout(r, 900));
+    // Over twice the longest wait: a retry still planned would have started by now.
+    await new Promise((r) => setTimeout(r, 2 * cap + 100));
     expect(readFileSync(counter, "utf8")).toBe(starts);
     expect(manager.serverStatus("broken")!.nextRetryAt).toBeUndefined();
     expect(await waitFor(() => descendantPids().length === 0, 5000)).toBe(true);
@@ -104,7 +106,8 @@ describe("a failed upstream server", () => {
 
   it("that comes back on every retry only to crash again waits longer each time, not the first wait forever", async () => {
     const counter = join(dir, "starts");
-    const manager = new UpstreamManager({ ...base, retryBaseMs: 100, retryMaxMs: 60_000, servers: { crashing: { command: NODE, args: [CRASHING, counter], env: {} } } });
+    const first = 50;
+    const manager = new UpstreamManager({ ...base, retryBaseMs: first, retryMaxMs: 60_000, servers: { crashing: { command: NODE, args: [CRASHING, counter], env: {} } } });
     const readied: number[] = [];
     manager.onToolsChanged((_server, tools) => {
       if (tools.length > 0) readied.push(tools.length);
@@ -126,8 +129,8 @@ describe("a failed upstream server", () => {
       // Each retry found the server ready before it crashed again.
       expect(readied.length).toBeGreaterThanOrEqual(5);
       expect(manager.serverStatus("crashing")!.error).toContain("gave up after 0 restarts");
-      // 100 ms doubling (±20%): the fifth wait is about 1.6 s, far over the first wait's 120 ms at most.
-      expect(waits[4]).toBeGreaterThan(4 * 120);
+      // 50 ms doubling (±20%): the fifth wait is about 0.8 s, far over the first wait's 60 ms at most.
+      expect(waits[4]).toBeGreaterThan(4 * first * 1.2);
     } finally {
       await manager.close();
     }

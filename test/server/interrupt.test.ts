@@ -7,6 +7,8 @@ import { withServer } from "../server-helpers.js";
 import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
 
 const t = useTestEngine({}, { python: 0, javascript: 0, bash: 0 });
+/** For code that ignores the interrupt and is killed: the grace it is given is waited out, so it is short here (2 s by default). */
+const stubborn = useTestEngine({}, { python: 0, javascript: 0, bash: 0 }, { interruptGraceMs: 700 });
 
 /** Python code whose value lists the live (not zombie) `sleep` processes in the sandbox. */
 const LIVE_SLEEPS = "import os\n[n for n in os.listdir('/proc') if n.isdigit() and open(f'/proc/{n}/stat').read().split(') ')[0].endswith('(sleep') and open(f'/proc/{n}/stat').read().split(') ')[1][0] not in 'ZX']";
@@ -45,14 +47,14 @@ describe("a Python session", () => {
   });
 
   it("is killed when its code swallows the interrupt, and that result says state_reset", async () => {
-    await withSession(t.engine, async (sessionId) => {
-      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+    await withSession(stubborn.engine, async (sessionId) => {
+      await stubborn.engine.execute({ language: "python", sessionId, code: "x = 41" });
       const code = "import time\nwhile True:\n    try:\n        time.sleep(100)\n    except KeyboardInterrupt:\n        pass";
-      const stubborn = await t.engine.execute({ language: "python", sessionId, timeoutS: 1, code });
-      expect(stubborn.status).toBe("timeout");
-      expect(stubborn.stateReset).toBe(true);
-      expect(stubborn.error?.message).toMatch(/did not stop within 2 s of an interrupt/);
-      const after = await t.engine.execute({ language: "python", sessionId, code: "'x' in globals()" });
+      const swallowed = await stubborn.engine.execute({ language: "python", sessionId, timeoutS: 1, code });
+      expect(swallowed.status).toBe("timeout");
+      expect(swallowed.stateReset).toBe(true);
+      expect(swallowed.error?.message).toMatch(/did not stop within 0\.7 s of an interrupt/);
+      const after = await stubborn.engine.execute({ language: "python", sessionId, code: "'x' in globals()" });
       expect(after.value).toBe(false);
     });
   });
@@ -77,20 +79,20 @@ describe("a Python session", () => {
   });
 
   it("says state_reset on the next call after a cancelled call had to be killed", async () => {
-    await withSession(t.engine, async (sessionId) => {
-      await t.engine.execute({ language: "python", sessionId, code: "x = 41" });
+    await withSession(stubborn.engine, async (sessionId) => {
+      await stubborn.engine.execute({ language: "python", sessionId, code: "x = 41" });
       const controller = new AbortController();
-      await t.engine.execute({
+      await stubborn.engine.execute({
         language: "python",
         sessionId,
         code: "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('begun', flush=True)\nwhile True: pass",
         signal: controller.signal,
         onOutput: () => controller.abort(),
       });
-      const next = await t.engine.execute({ language: "python", sessionId, code: "'x' in globals()" });
+      const next = await stubborn.engine.execute({ language: "python", sessionId, code: "'x' in globals()" });
       expect(next.value).toBe(false);
       expect(next.stateReset).toBe(true);
-      const later = await t.engine.execute({ language: "python", sessionId, code: "1" });
+      const later = await stubborn.engine.execute({ language: "python", sessionId, code: "1" });
       expect(later.stateReset).toBeUndefined();
     });
   });
@@ -145,12 +147,12 @@ describe("a JavaScript session", () => {
   }
 
   it("is killed when a busy loop runs after an await, and that result says state_reset", async () => {
-    await withSession(t.engine, async (sessionId) => {
-      await t.engine.execute({ language: "javascript", sessionId, code: "globalThis.x = 41" });
-      const stuck = await t.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code: "await 0;\nfor (;;) {}" });
+    await withSession(stubborn.engine, async (sessionId) => {
+      await stubborn.engine.execute({ language: "javascript", sessionId, code: "globalThis.x = 41" });
+      const stuck = await stubborn.engine.execute({ language: "javascript", sessionId, timeoutS: 1, code: "await 0;\nfor (;;) {}" });
       expect(stuck.status).toBe("timeout");
       expect(stuck.stateReset).toBe(true);
-      const after = await t.engine.execute({ language: "javascript", sessionId, code: "typeof x" });
+      const after = await stubborn.engine.execute({ language: "javascript", sessionId, code: "typeof x" });
       expect(after.value).toBe("undefined");
     });
   });
@@ -165,7 +167,7 @@ describe("a stateless call", () => {
 
 describe("over REST", () => {
   it("a call cancelled by closing its request, whose code had to be killed, makes the next call say state_reset", async () => {
-    await withServer(t, {}, async (server, api) => {
+    await withServer(stubborn, {}, async (server, api) => {
       const sessionId = "rest-cancel";
       expect((await api<{ status: string }>("/execute", { json: { language: "python", session_id: sessionId, code: "x = 41" } })).body.status).toBe("ok");
       const controller = new AbortController();
@@ -195,7 +197,7 @@ describe("over REST", () => {
 
 describe("over MCP", () => {
   it("the agent reads whether a stopped call kept the session's state, and where the code was", async () => {
-    await withServer(t, {}, async (server) => {
+    await withServer(stubborn, {}, async (server) => {
       const { client } = await connectMcp(server.url);
       try {
         await callTool(client, "execute_code", { language: "python", session_id: "told", code: "x = 41" });

@@ -8,8 +8,8 @@ import { useTestServer } from "../server-helpers.js";
 
 const f = useTestServer({ env: { MAX_EXECUTION_TIME: "30" }, pool: { python: 1, javascript: 0, bash: 0 } });
 
-// Prints a line every 0.3 s for about 2.4 s.
-const CHATTY = "import time\nfor i in range(8):\n    print(i, flush=True)\n    time.sleep(0.3)\nprint('end')";
+// Prints a line every 0.15 s for about 1.2 s: long enough that the first line comes well before the end.
+const CHATTY = "import time\nfor i in range(8):\n    print(i, flush=True)\n    time.sleep(0.15)\nprint('end')";
 
 interface WireJob {
   job_id: string;
