@@ -21,6 +21,19 @@ export default tseslint.config(
       "no-console": "error",
     },
   },
+  // Imports run one way: the core knows no feature and no surface; a feature knows no surface.
+  {
+    files: ["src/{errors,config,languages,sandbox,execution,operations,store,util}/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["**/features/**", "**/server/**", "**/cli/**"], message: "the core imports no feature (src/features) and no surface (src/server, src/cli)" }] }],
+    },
+  },
+  {
+    files: ["src/features/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["**/server/**", "**/cli/**"], message: "a feature imports no surface (src/server, src/cli): surfaces derive from its operations" }] }],
+    },
+  },
   {
     files: ["src/cli/**/*.ts", "test/**/*.ts"],
     rules: { "no-console": "off" },

@@ -539,11 +539,14 @@ def copy_file(name, src_fd, dst_fd, st):
         except FileExistsError:
             return False
         try:
-            while True:
-                chunk = os.read(rfd, COPY_CHUNK)
+            # At most the size lstat saw: a file the source's code keeps appending to cannot make the copy endless.
+            left = st.st_size
+            while left > 0:
+                chunk = os.read(rfd, min(COPY_CHUNK, left))
                 if not chunk:
                     break
                 write_all(wfd, chunk)
+                left -= len(chunk)
             os.fchmod(wfd, stat.S_IMODE(st.st_mode))
             os.utime(wfd, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
