@@ -7,6 +7,7 @@ import { Analyzer, decide } from "../governance/index.js";
 import { describeLanguages, languageForFile, resolveLanguage } from "../languages/index.js";
 import { toWireAnalysis } from "../server/index.js";
 import { readCode } from "./code-input.js";
+import type { CliIo } from "./io.js";
 import { printable } from "./printable.js";
 
 export interface AnalyzeArgs {
@@ -19,8 +20,8 @@ export interface AnalyzeArgs {
 /** Exit status when the policy would not simply let the code run (block or approve). */
 export const EXIT_HELD = 3;
 
-export async function runAnalyze(args: AnalyzeArgs, config: SandgateConfig): Promise<number> {
-  const code = await readCode(args);
+export async function runAnalyze(args: AnalyzeArgs, config: SandgateConfig, io: CliIo): Promise<number> {
+  const code = await readCode(args, io);
   // As `sandgate exec` and the server: nothing to analyse is a mistake, not code that is safe to run.
   if (code.trim() === "") throw new SandgateError("CODE_EMPTY", `${args.file !== undefined ? `${args.file} holds no code` : "code is empty"}; give the program to analyse`);
   const named = args.language ?? (args.file !== undefined ? languageForFile(args.file) : undefined);
@@ -34,7 +35,7 @@ export async function runAnalyze(args: AnalyzeArgs, config: SandgateConfig): Pro
   const action = config.security.enabled ? decide(analysis, config.security).action : undefined;
   const wire = toWireAnalysis(analysis, action);
   if (args.json) {
-    process.stdout.write(`${JSON.stringify(wire, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(wire, null, 2)}\n`);
   } else {
     const lines = [
       `level: ${wire.level}`,
@@ -43,7 +44,7 @@ export async function runAnalyze(args: AnalyzeArgs, config: SandgateConfig): Pro
       // Messages quote the analysed code, which may carry terminal escapes meant for whoever reads this.
       ...wire.findings.map((f) => `${f.line}:${f.column} ${f.severity} ${f.rule_id} ${printable(f.message)}`),
     ];
-    process.stdout.write(`${lines.join("\n")}\n`);
+    io.stdout.write(`${lines.join("\n")}\n`);
   }
   return action === "block" || action === "approve" ? EXIT_HELD : 0;
 }

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { once } from "node:events";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
+import type { CliIo } from "./io.js";
 import { printable } from "./printable.js";
 import {
   AUDIT_PAGE_MAX,
@@ -97,20 +98,20 @@ function tableLine(row: AuditRecord): string {
 }
 
 /** Writes a line, waiting for stdout to drain when it is full (export of a large log stays small). */
-async function writeLine(text: string): Promise<void> {
-  if (!process.stdout.write(`${text}\n`)) await once(process.stdout, "drain");
+async function writeLine(io: CliIo, text: string): Promise<void> {
+  if (!io.stdout.write(`${text}\n`)) await once(io.stdout, "drain");
 }
 
-function openLog(config: SandgateConfig): AuditDatabase | undefined {
+function openLog(config: SandgateConfig, io: CliIo): AuditDatabase | undefined {
   const path = auditPathOf(config);
   if (!existsSync(path)) {
-    process.stderr.write(`sandgate: no audit log at ${path}; \`sandgate serve\` creates it (audit.enabled, audit.path)\n`);
+    io.stderr.write(`sandgate: no audit log at ${path}; \`sandgate serve\` creates it (audit.enabled, audit.path)\n`);
     return undefined;
   }
   return openAuditReader(path);
 }
 
-export async function runAudit(options: AuditOptions, config: SandgateConfig): Promise<number> {
+export async function runAudit(options: AuditOptions, config: SandgateConfig, io: CliIo): Promise<number> {
   const action = options.action ?? "query";
   if (!["query", "verify", "export"].includes(action)) throw new SandgateError("INVALID_INPUT", `sandgate audit ${action}: use sandgate audit [filters], audit verify or audit export`);
   const filter = filterOf(options);
@@ -121,35 +122,35 @@ export async function runAudit(options: AuditOptions, config: SandgateConfig): P
   const limit = whole(options.limit, "limit", AUDIT_PAGE_MAX);
   const cursor = whole(options.cursor, "cursor");
   if (limit === 0) throw new SandgateError("INVALID_INPUT", `--limit 0 is not a whole number from 1 to ${AUDIT_PAGE_MAX}`);
-  const db = openLog(config);
+  const db = openLog(config, io);
   if (!db) return 1;
   try {
     if (action === "verify") {
       const result = verifyAudit(db);
-      if (options.json) await writeLine(JSON.stringify(result.ok ? result : { ok: false, rows: result.rows, bad_id: result.badId, reason: result.reason }));
+      if (options.json) await writeLine(io, JSON.stringify(result.ok ? result : { ok: false, rows: result.rows, bad_id: result.badId, reason: result.reason }));
       else if (result.ok) {
-        await writeLine(`${result.rows} rows verified`);
+        await writeLine(io, `${result.rows} rows verified`);
         const r = result.retention;
         if (r !== undefined) {
           const early = r.early > 0 ? `, ${r.early} of them early, for size (audit.maxMb)` : "";
-          await writeLine(`retention: ${r.events} retention rows record ${r.deleted} rows deleted${early}; the last, row ${r.last.id} at ${r.last.time}, deleted rows ${r.last.from_id} to ${r.last.to_id} for ${r.last.reason}`);
+          await writeLine(io, `retention: ${r.events} retention rows record ${r.deleted} rows deleted${early}; the last, row ${r.last.id} at ${r.last.time}, deleted rows ${r.last.from_id} to ${r.last.to_id} for ${r.last.reason}`);
         }
       }
-      else process.stderr.write(`sandgate: the audit log was tampered with: ${result.reason} (first bad row ${result.badId}; ${result.rows} rows before it verified)\n`);
+      else io.stderr.write(`sandgate: the audit log was tampered with: ${result.reason} (first bad row ${result.badId}; ${result.rows} rows before it verified)\n`);
       return result.ok ? 0 : 1;
     }
     if (action === "export") {
-      for (const row of exportAudit(db, filter)) await writeLine(JSON.stringify(row));
+      for (const row of exportAudit(db, filter)) await writeLine(io, JSON.stringify(row));
       return 0;
     }
     const page = queryAudit(db, { ...filter, ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) });
-    if (options.json) await writeLine(JSON.stringify(page, null, 2));
-    else if (options.jsonl) for (const row of page.rows) await writeLine(JSON.stringify(row));
+    if (options.json) await writeLine(io, JSON.stringify(page, null, 2));
+    else if (options.jsonl) for (const row of page.rows) await writeLine(io, JSON.stringify(row));
     else {
-      if (page.rows.length === 0) process.stderr.write("no audit rows match\n");
-      else await writeLine(TABLE_HEADER);
-      for (const row of page.rows) await writeLine(tableLine(row));
-      if (page.next_cursor !== null) process.stderr.write(`more rows: add --cursor ${page.next_cursor}\n`);
+      if (page.rows.length === 0) io.stderr.write("no audit rows match\n");
+      else await writeLine(io, TABLE_HEADER);
+      for (const row of page.rows) await writeLine(io, tableLine(row));
+      if (page.next_cursor !== null) io.stderr.write(`more rows: add --cursor ${page.next_cursor}\n`);
     }
     return 0;
   } finally {

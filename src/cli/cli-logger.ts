@@ -1,6 +1,7 @@
 // The logger of one-shot CLI commands (doctor, tools): what the library logs reaches the admin's
 // terminal as one readable line ("sandgate: warn: ..."), not the JSON lines `serve` writes for machines.
 
+import type { Writable } from "node:stream";
 import { pino } from "pino";
 import type { Logger } from "../util/logger.js";
 
@@ -27,8 +28,8 @@ export function readableLine(json: string): string {
   return `sandgate: ${level}: ${text}`;
 }
 
-/** Warnings and errors (or `level`, when lower) as readable lines on stderr. */
-export function createCliLogger(level = "info"): Logger {
+/** Warnings and errors (or `level`, when lower) as readable lines on `stderr` (the command's). */
+export function createCliLogger(stderr: Writable, level = "info"): Logger {
   const shown = level === "debug" || level === "trace" ? level : "warn";
-  return pino({ level: shown }, { write: (line: string) => void process.stderr.write(`${readableLine(line)}\n`) });
+  return pino({ level: shown }, { write: (line: string) => void stderr.write(`${readableLine(line)}\n`) });
 }

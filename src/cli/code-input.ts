@@ -3,17 +3,18 @@
 
 import { readFileSync } from "node:fs";
 import { SandgateError } from "../errors/index.js";
+import { inCwd, type CliIo } from "./io.js";
 
-async function readStdin(): Promise<string> {
+async function readStdin(stdin: CliIo["stdin"]): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** The code of `-f FILE`. */
-export function readCodeFile(file: string): string {
+/** The code of `-f FILE` (from the command's working directory when relative). */
+export function readCodeFile(file: string, io: Pick<CliIo, "cwd">): string {
   try {
-    return readFileSync(file, "utf8");
+    return readFileSync(inCwd(io, file), "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (code ?? String(error));
@@ -22,9 +23,9 @@ export function readCodeFile(file: string): string {
 }
 
 /** The code from -f FILE, the CODE argument, or stdin when it is not a terminal. */
-export async function readCode(args: { file?: string | undefined; code?: string | undefined }): Promise<string> {
-  if (args.file !== undefined) return readCodeFile(args.file);
+export async function readCode(args: { file?: string | undefined; code?: string | undefined }, io: CliIo): Promise<string> {
+  if (args.file !== undefined) return readCodeFile(args.file, io);
   if (args.code !== undefined) return args.code;
-  if (!process.stdin.isTTY) return readStdin();
+  if (!io.stdin.isTTY) return readStdin(io.stdin);
   throw new SandgateError("CODE_EMPTY", "no code given: pass it as an argument, with -f FILE, or on standard input");
 }

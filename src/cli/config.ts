@@ -2,14 +2,15 @@
 // sandgate.json (for editors: put its path in the file's "$schema").
 
 import { configJsonSchema, maskSecrets, type SandgateConfig } from "../config/index.js";
+import type { CliIo } from "./io.js";
 
-export function runConfig(mode: "print" | "schema", config: SandgateConfig | undefined, source: string | undefined): number {
+export function runConfig(mode: "print" | "schema", config: SandgateConfig | undefined, source: string | undefined, io: CliIo): number {
   if (mode === "schema") {
-    process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
     return 0;
   }
   if (!config) return 2;
-  process.stderr.write(`# effective configuration: defaults${source ? `, then ${source}` : ""}, then the environment\n`);
-  process.stdout.write(`${JSON.stringify(maskSecrets(config), null, 2)}\n`);
+  io.stderr.write(`# effective configuration: defaults${source ? `, then ${source}` : ""}, then the environment\n`);
+  io.stdout.write(`${JSON.stringify(maskSecrets(config), null, 2)}\n`);
   return 0;
 }

@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { allApiKeys, isLoopbackHost, type SandgateConfig } from "../config/index.js";
 import { isSandgateError } from "../errors/index.js";
 import { createCliLogger } from "./cli-logger.js";
+import type { CliIo } from "./io.js";
 import { Engine } from "../execution/index.js";
 import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS } from "../languages/index.js";
 import { findBwrap, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
@@ -56,8 +57,8 @@ function version(path: string, flag = "--version"): string {
   }
 }
 
-/** The checks; `out.capabilities` receives what code can use when a sandbox could be started. */
-export async function runDoctorChecks(config: SandgateConfig, out: { capabilities?: Capabilities } = {}): Promise<Check[]> {
+/** The checks; `out.capabilities` receives what code can use when a sandbox could be started. What the library logs goes to `io.stderr`. */
+export async function runDoctorChecks(config: SandgateConfig, io: CliIo, out: { capabilities?: Capabilities } = {}): Promise<Check[]> {
   const checks: Check[] = [];
   const bwrap = findBwrap(config.paths.bwrap);
   checks.push({
@@ -73,7 +74,7 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
   if (!bwrap) return checks;
   let engine: Engine;
   try {
-    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log: createCliLogger(config.logLevel) });
+    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, log: createCliLogger(io.stderr, config.logLevel) });
   } catch (error) {
     checks.push({ name: "sandbox runtime", ok: false, required: true, detail: isSandgateError(error) ? error.message : String(error) });
     return checks;
@@ -172,7 +173,7 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
     await engine.close();
   }
   if (Object.keys(config.mcpServers).length > 0) {
-    await withCodeMode(config, async (codeMode) => {
+    await withCodeMode(config, io, async (codeMode) => {
       for (const s of codeMode.status()) {
         checks.push({
           name: `upstream ${s.name}`,
@@ -186,17 +187,17 @@ export async function runDoctorChecks(config: SandgateConfig, out: { capabilitie
   return checks;
 }
 
-export async function runDoctor(config: SandgateConfig, json: boolean): Promise<number> {
+export async function runDoctor(config: SandgateConfig, json: boolean, io: CliIo): Promise<number> {
   const out: { capabilities?: Capabilities } = {};
-  const checks = await runDoctorChecks(config, out);
+  const checks = await runDoctorChecks(config, io, out);
   const isolated = checks.every((c) => c.ok || !c.required);
   if (json) {
-    process.stdout.write(`${JSON.stringify({ isolated, checks, ...out }, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ isolated, checks, ...out }, null, 2)}\n`);
   } else {
     const width = Math.max(...checks.map((c) => c.name.length)) + 1;
-    for (const c of checks) process.stdout.write(`${c.ok ? "✓" : c.required ? "✗" : "!"} ${c.name.padEnd(width)} ${c.detail}\n`);
-    if (out.capabilities) process.stdout.write(`\n${formatCapabilities(out.capabilities).join("\n")}\n`);
-    process.stdout.write(isolated ? "\nCode can be isolated on this host.\n" : "\nCode CANNOT be isolated on this host; sandgate will refuse to run it. Fix the ✗ lines above.\n");
+    for (const c of checks) io.stdout.write(`${c.ok ? "✓" : c.required ? "✗" : "!"} ${c.name.padEnd(width)} ${c.detail}\n`);
+    if (out.capabilities) io.stdout.write(`\n${formatCapabilities(out.capabilities).join("\n")}\n`);
+    io.stdout.write(isolated ? "\nCode can be isolated on this host.\n" : "\nCode CANNOT be isolated on this host; sandgate will refuse to run it. Fix the ✗ lines above.\n");
   }
   return isolated ? 0 : 1;
 }

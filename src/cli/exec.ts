@@ -1,7 +1,7 @@
 // `sandgate exec`: runs one snippet in a fresh sandbox, streams its output, and exits with a
 // code that mirrors the result (the program's own exit code, 124 on timeout, 137 when killed).
 
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
 import { describeLanguages, languageForFile, RUNNER_KINDS, type RunnerKind } from "../languages/index.js";
@@ -12,6 +12,7 @@ import { Governance, refusingBroker } from "../governance/index.js";
 import { securityLine, toWireResult } from "../server/index.js";
 import { readCode } from "./code-input.js";
 import { prepareImagesDir, saveImages } from "./exec-images.js";
+import { inCwd, type CliIo } from "./io.js";
 
 export interface ExecArgs {
   language?: string;
@@ -56,26 +57,26 @@ function parseEnv(pairs: string[] | undefined): Record<string, string> | undefin
 }
 
 /** Saves the images to `dir` when given, and says on stderr what came back (and what was dropped). */
-function reportImages(result: ExecutionResult, dir: string | undefined): void {
+function reportImages(result: ExecutionResult, dir: string | undefined, io: CliIo): void {
   const images = result.images ?? [];
   if (images.length > 0) {
     let files: string[] = [];
     try {
-      if (dir !== undefined) files = saveImages(images, dir);
+      if (dir !== undefined) files = saveImages(images, inCwd(io, dir)).map((file) => join(dir, basename(file)));
     } catch (error) {
       // The run's output and status still come out; only the files are missing (a full disk, the directory removed).
-      process.stderr.write(`sandgate: could not save the images in ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`);
+      io.stderr.write(`sandgate: could not save the images in ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`);
     }
     images.forEach((image, i) => {
       const size = Math.ceil(Buffer.byteLength(image.dataBase64, "base64") / 1024);
-      process.stderr.write(`sandgate: image ${i + 1}: ${image.mime}, ${size} KiB${files[i] ? `, saved as ${files[i]}` : " (pass --images DIR to save it)"}\n`);
+      io.stderr.write(`sandgate: image ${i + 1}: ${image.mime}, ${size} KiB${files[i] ? `, saved as ${files[i]}` : " (pass --images DIR to save it)"}\n`);
     });
   }
-  if (result.imagesNote) process.stderr.write(`sandgate: ${result.imagesNote}\n`);
+  if (result.imagesNote) io.stderr.write(`sandgate: ${result.imagesNote}\n`);
 }
 
-export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<number> {
-  const code = await readCode(args);
+export async function runExec(args: ExecArgs, config: SandgateConfig, io: CliIo): Promise<number> {
+  const code = await readCode(args, io);
   // An unknown --language is refused by the engine, naming the languages and their aliases.
   const language = args.language ?? (args.file !== undefined ? languageForFile(args.file) : undefined);
   if (!language) {
@@ -85,7 +86,7 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
     );
   }
 
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, io.stderr);
   // Upstream servers are connected only when configured: plain runs pay nothing for code mode.
   // Analysis and the code policy apply here as on the server: a blocked snippet does not run. Nobody
   // can approve at a terminal, so what needs approval (code, or a tool call under toolPolicy) is refused
@@ -99,14 +100,12 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
     ...(governance ? { governance } : {}),
   });
   const closeAll = (): Promise<unknown> => Promise.all([engine.close(), codeMode?.close(), governance?.analyzer.close()]);
-  const stop = (): void => void closeAll().finally(() => process.exit(130));
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  const withdraw = io.onInterrupt?.(closeAll);
   try {
     const timeoutS = parsePositive("timeout", args.timeout);
     const memoryMb = parsePositive("memory", args.memory);
     const env = parseEnv(args.env);
-    if (args.images !== undefined) prepareImagesDir(args.images);
+    if (args.images !== undefined) prepareImagesDir(inCwd(io, args.images));
     await codeMode?.start();
     const result = await engine.execute({
       code,
@@ -115,28 +114,28 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
       ...(memoryMb !== undefined ? { memoryMb } : {}),
       ...(env ? { env } : {}),
       ...(args.flavor !== undefined ? { flavor: args.flavor as "small" } : {}),
-      ...(args.json ? {} : { onOutput: (stream, text) => void (stream === "stdout" ? process.stdout : process.stderr).write(text) }),
+      ...(args.json ? {} : { onOutput: (stream, text) => void (stream === "stdout" ? io.stdout : io.stderr).write(text) }),
     });
-    reportImages(result, args.images);
+    reportImages(result, args.images, io);
     const wire = toWireResult(result);
     if (!args.json) {
       const security = securityLine(wire.security);
-      if (security) process.stderr.write(`sandgate: ${security.slice(1, -1)}\n`);
+      if (security) io.stderr.write(`sandgate: ${security.slice(1, -1)}\n`);
     }
     if (args.json) {
       // The same snake_case object the REST API and the MCP tools return.
-      process.stdout.write(`${JSON.stringify(wire, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify(wire, null, 2)}\n`);
     } else {
-      if (result.value !== undefined) process.stdout.write(`${typeof result.value === "string" ? result.value : JSON.stringify(result.value)}\n`);
+      if (result.value !== undefined) io.stdout.write(`${typeof result.value === "string" ? result.value : JSON.stringify(result.value)}\n`);
       // A shell's non-zero status is already told by the exit code; anything else gets its traceback.
-      if (result.error && result.error.type !== "ExitStatus") process.stderr.write(`${result.error.traceback || `${result.error.type}: ${result.error.message}`}\n`);
+      if (result.error && result.error.type !== "ExitStatus") io.stderr.write(`${result.error.traceback || `${result.error.type}: ${result.error.message}`}\n`);
       if (result.fullOutput) {
         // The person at this terminal owns SANDBOX_DIR: name the files too, not only the server's resource URIs.
         const files = Object.values(result.fullOutput).map((uri) => {
           const saved = parseSavedOutputUri(uri);
           return saved ? `${uri} (${join(engine.runtime.outputsDir, saved.id, saved.stream)})` : uri;
         });
-        process.stderr.write(`sandgate: full output kept as ${files.join(" and ")}\n`);
+        io.stderr.write(`sandgate: full output kept as ${files.join(" and ")}\n`);
       }
     }
     return EXIT_FOR_STATUS[result.status] ?? (result.exitCode && result.exitCode > 0 ? result.exitCode : 1);
@@ -144,8 +143,7 @@ export async function runExec(args: ExecArgs, config: SandgateConfig): Promise<n
     // Scrubbed while the engine's host paths are still known; an unexpected failure is logged in full.
     throw publicError(error, log);
   } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
+    withdraw?.();
     await closeAll();
   }
 }

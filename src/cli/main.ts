@@ -1,177 +1,9 @@
 #!/usr/bin/env node
-// The `sandgate` command: parses argv and dispatches to exec and doctor. Errors become one
-// clear line on stderr and a non-zero exit, never a stack trace.
+// The `sandgate` binary: runs `main` (run.ts) against this process's streams, environment and
+// working directory, and sets the exit status; a reader that goes away early (`| head`) is no error.
 
-import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { loadConfig, locateConfigFile, TOOL_PROFILES, type SandgateConfig } from "../config/index.js";
-import { isSandgateError, SandgateError } from "../errors/index.js";
-import { runAnalyze } from "./analyze.js";
-import { runAudit } from "./audit.js";
-import { runConfig } from "./config.js";
-import { runDoctor } from "./doctor.js";
-import { runExec } from "./exec.js";
-import { commandHelp, HELP } from "./help.js";
-import { runPackages } from "./packages.js";
-import { runPii } from "./pii.js";
-import { runServe, runStdio } from "./serve.js";
-import { runTools } from "./tools.js";
-
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  return pkg.version;
-}
-
-/** Pulls --config FILE out of argv; locateConfigFile falls back to SANDGATE_CONFIG, then ./sandgate.json. */
-function takeConfigFlag(argv: string[]): { configPath: string | undefined; args: string[] } {
-  const args: string[] = [];
-  let configPath: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    if (arg === "--config") {
-      configPath = argv[++i];
-      if (configPath === undefined) throw new SandgateError("CONFIG_INVALID", "--config needs a file name");
-    } else if (arg.startsWith("--config=")) configPath = arg.slice("--config=".length);
-    else args.push(arg);
-  }
-  return { configPath: locateConfigFile(configPath === undefined ? {} : { configPath }), args };
-}
-
-/** The config with --tools PROFILE over server.toolProfile (SANDGATE_TOOLS). */
-function withToolProfile(config: SandgateConfig, tools: string | undefined): SandgateConfig {
-  if (tools === undefined) return config;
-  const profile = TOOL_PROFILES.find((p) => p === tools);
-  if (profile === undefined) throw new SandgateError("CONFIG_INVALID", `--tools ${tools} is not a tool profile; use ${TOOL_PROFILES.join(" or ")}`);
-  return { ...config, server: { ...config.server, toolProfile: profile } };
-}
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
-    process.stdout.write(HELP);
-    return command === undefined ? 2 : 0;
-  }
-  if (command === "--version" || command === "version") {
-    process.stdout.write(`${packageVersion()}\n`);
-    return 0;
-  }
-  // `sandgate exec --help`, `sandgate packages sync -h`: the usage, not an unknown-option error.
-  // Only before a `--`, so code passed after it may say --help.
-  const beforeDashes = rest.indexOf("--") === -1 ? rest : rest.slice(0, rest.indexOf("--"));
-  if (beforeDashes.includes("--help") || beforeDashes.includes("-h")) {
-    process.stdout.write(commandHelp(command) ?? HELP);
-    return 0;
-  }
-  const { configPath, args } = takeConfigFlag(rest);
-  const config = (): SandgateConfig => loadConfig(process.env, configPath === undefined ? {} : { configPath });
-  switch (command) {
-    case "serve": {
-      const { values } = parseArgs({ args, options: { host: { type: "string" }, port: { type: "string" }, tools: { type: "string" } } });
-      const base = withToolProfile(config(), values.tools);
-      const port = values.port === undefined ? base.server.port : Number(values.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SandgateError("CONFIG_INVALID", `--port ${values.port ?? ""} is not a port number (0-65535)`);
-      return runServe({ ...base, server: { ...base.server, port, ...(values.host ? { host: values.host } : {}) } }, packageVersion());
-    }
-    case "stdio": {
-      const { values } = parseArgs({ args, options: { tools: { type: "string" } } });
-      return runStdio(withToolProfile(config(), values.tools), packageVersion());
-    }
-    case "config": {
-      const { values } = parseArgs({ args, options: { print: { type: "boolean" }, schema: { type: "boolean" } } });
-      return runConfig(values.schema ? "schema" : "print", values.schema ? undefined : config(), configPath);
-    }
-    case "exec": {
-      const { values, positionals } = parseArgs({
-        args,
-        allowPositionals: true,
-        options: {
-          language: { type: "string", short: "l" },
-          file: { type: "string", short: "f" },
-          timeout: { type: "string", short: "t" },
-          memory: { type: "string", short: "m" },
-          flavor: { type: "string" },
-          env: { type: "string", short: "e", multiple: true },
-          json: { type: "boolean" },
-          images: { type: "string" },
-        },
-      });
-      return runExec({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config());
-    }
-    case "analyze": {
-      const { values, positionals } = parseArgs({
-        args,
-        allowPositionals: true,
-        options: { language: { type: "string", short: "l" }, file: { type: "string", short: "f" }, json: { type: "boolean" } },
-      });
-      return runAnalyze({ ...values, ...(positionals.length > 0 ? { code: positionals.join(" ") } : {}) }, config());
-    }
-    case "audit": {
-      const { values, positionals } = parseArgs({
-        args,
-        allowPositionals: true,
-        options: {
-          since: { type: "string" },
-          until: { type: "string" },
-          session: { type: "string" },
-          client: { type: "string" },
-          status: { type: "string" },
-          language: { type: "string" },
-          tool: { type: "string" },
-          kind: { type: "string" },
-          "min-risk": { type: "string" },
-          limit: { type: "string" },
-          cursor: { type: "string" },
-          json: { type: "boolean" },
-          jsonl: { type: "boolean" },
-        },
-      });
-      const { "min-risk": minRisk, ...rest } = values;
-      if (positionals.length > 1) throw new SandgateError("INVALID_INPUT", `sandgate audit takes one action (verify or export), not ${positionals.join(" ")}`);
-      return runAudit({ ...rest, ...(minRisk !== undefined ? { minRisk } : {}), ...(positionals[0] !== undefined ? { action: positionals[0] } : {}) }, config());
-    }
-    case "doctor": {
-      const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
-      return runDoctor(config(), values.json ?? false);
-    }
-    case "packages": {
-      const { values, positionals } = parseArgs({
-        args,
-        allowPositionals: true,
-        options: { json: { type: "boolean" }, apt: { type: "boolean" }, "find-links": { type: "string", multiple: true }, "no-index": { type: "boolean" } },
-      });
-      return runPackages(
-        { action: positionals[0], extra: positionals.slice(1), json: values.json ?? false, apt: values.apt ?? false, findLinks: values["find-links"] ?? [], noIndex: values["no-index"] ?? false },
-        config(),
-      );
-    }
-    case "pii": {
-      const { values } = parseArgs({ args, options: { json: { type: "boolean" }, types: { type: "string" } } });
-      return runPii(values, config());
-    }
-    case "tools": {
-      const { values } = parseArgs({
-        args,
-        options: {
-          search: { type: "string", short: "s" },
-          detail: { type: "string" },
-          limit: { type: "string" },
-          server: { type: "string" },
-          show: { type: "string" },
-          tree: { type: "boolean" },
-          json: { type: "boolean" },
-        },
-      });
-      return runTools(values, config());
-    }
-    default:
-      process.stderr.write(`sandgate: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
-      return 2;
-  }
-}
-
-function isParseArgsError(error: unknown): error is TypeError {
-  return error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");
-}
+import type { CliIo } from "./io.js";
+import { main } from "./run.js";
 
 // `sandgate doctor | head`: a reader that goes away early is not an error worth a stack trace.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -179,21 +11,29 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+const io: CliIo = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+  cwd: process.cwd(),
+  // An interrupted `exec` stops its sandbox, then the process ends with 130.
+  onInterrupt: (cleanup) => {
+    const stop = (): void => void cleanup().finally(() => process.exit(130));
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    return () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+    };
+  },
+};
+
 // The command's own promise keeps the process alive: a step that holds no handle of its own (wasm
 // compilation, an unref'd analysis worker ending) must not let Node exit 0 before the command is done.
 const running = setInterval(() => undefined, 1 << 30);
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    clearInterval(running);
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    clearInterval(running);
-    if (isSandgateError(error)) process.stderr.write(`sandgate: ${error.message} [${error.code}]\n`);
-    else if (isParseArgsError(error)) process.stderr.write(`sandgate: ${error.message} (see sandgate --help)\n`);
-    else process.stderr.write(`sandgate: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    // An unknown or malformed option is bad input like any other (2), not a failure of sandgate (70).
-    process.exitCode = isSandgateError(error) || isParseArgsError(error) ? 2 : 70;
-  },
-);
+void main(process.argv.slice(2), io).then((code) => {
+  clearInterval(running);
+  process.exitCode = code;
+});

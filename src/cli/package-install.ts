@@ -16,10 +16,10 @@ export interface RunResult {
 // Proxies and certificates an admin may need for the registry; nothing else of the host's environment.
 const PASSED_ENV = /^(PATH|HOME|LANG|LC_ALL|TMPDIR|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|REQUESTS_CA_BUNDLE|npm_config_registry|NPM_CONFIG_REGISTRY)$/;
 
-/** The environment every installer runs with. */
-export function installerEnv(extra: Record<string, string> = {}): Record<string, string> {
+/** The environment every installer runs with: the allowlisted variables of `host` (this process's unless given), then `extra`. */
+export function installerEnv(extra: Record<string, string> = {}, host: Record<string, string | undefined> = process.env): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && PASSED_ENV.test(key)) env[key] = value;
+  for (const [key, value] of Object.entries(host)) if (value !== undefined && PASSED_ENV.test(key)) env[key] = value;
   env.PATH ??= "/usr/bin:/bin";
   return { ...env, ...extra };
 }

@@ -30,6 +30,8 @@ export interface SyncOptions {
   /** pip uses no package index, only findLinks. */
   noIndex?: boolean;
   progress: Progress;
+  /** The environment installers take PATH, HOME and proxies from (the command's); this process's unless given. */
+  env?: Record<string, string | undefined>;
 }
 
 export type SyncStatus = "installed" | "up-to-date" | "none" | "failed";
@@ -209,7 +211,7 @@ function aptName(spec: string): string {
 }
 
 async function buildPython(staging: string, specs: readonly string[], interpreter: { path: string; version: string }, options: SyncOptions): Promise<Built> {
-  const venv = await runInstaller([interpreter.path, "-m", "venv", "--system-site-packages", "--without-pip", staging], { timeoutMs: PROBE_TIMEOUT_MS, progress: options.progress });
+  const venv = await runInstaller([interpreter.path, "-m", "venv", "--system-site-packages", "--without-pip", staging], { env: installerEnv({}, options.env), timeoutMs: PROBE_TIMEOUT_MS, progress: options.progress });
   if (venv.code !== 0) {
     return { packages: [], failures: [{ spec: specs.join(", "), reason: `could not create a venv with ${interpreter.path}: ${failureReason(venv)} (on Debian/Ubuntu: apt-get install python3-venv)` }] };
   }
@@ -223,7 +225,7 @@ async function buildPython(staging: string, specs: readonly string[], interprete
       return { packages: [], failures: missing.map((p) => ({ spec: p.spec, reason: "--apt needs root on a Debian/Ubuntu host (apt-get)" })) };
     }
     const names = missing.map((p) => aptName(p.spec));
-    const aptEnv = installerEnv({ DEBIAN_FRONTEND: "noninteractive" });
+    const aptEnv = installerEnv({ DEBIAN_FRONTEND: "noninteractive" }, options.env);
     options.progress("python: apt-get update");
     await runInstaller(["apt-get", "update", "-qq"], { env: aptEnv, timeoutMs: INSTALL_TIMEOUT_MS, progress: options.progress });
     options.progress(`python: apt-get install ${names.join(" ")}`);
@@ -242,6 +244,7 @@ async function buildPython(staging: string, specs: readonly string[], interprete
     options.progress(`python: pip install ${missing.map((p) => p.spec).join(" ")}`);
     // The system's pip, installing into the venv (pip --python runs itself with the venv's interpreter).
     const pip = await runInstaller([interpreter.path, "-m", "pip", "--python", python, "install", ...pipArgs, ...missing.map((p) => p.spec)], {
+      env: installerEnv({}, options.env),
       timeoutMs: INSTALL_TIMEOUT_MS,
       progress: options.progress,
     });
@@ -300,7 +303,8 @@ function npmFor(node: string): string {
 async function buildNode(staging: string, specs: readonly string[], interpreter: { path: string; version: string }, options: SyncOptions): Promise<Built> {
   mkdirSync(staging, { recursive: true });
   writeFileSync(join(staging, "package.json"), `${JSON.stringify({ name: "sandgate-packages", private: true, description: "The admin's package set, built by sandgate packages sync" }, null, 2)}\n`);
-  const env = installerEnv({ PATH: `${dirname(interpreter.path)}:${process.env.PATH ?? "/usr/bin:/bin"}` });
+  const host = options.env ?? process.env;
+  const env = installerEnv({ PATH: `${dirname(interpreter.path)}:${host.PATH ?? "/usr/bin:/bin"}` }, host);
   const npm = await runInstaller(
     [npmFor(interpreter.path), "install", "--prefix", staging, "--no-audit", "--no-fund", "--ignore-scripts", "--omit=dev", "--no-update-notifier", "--fetch-retries=1", "--", ...specs],
     { env, cwd: staging, timeoutMs: INSTALL_TIMEOUT_MS, progress: options.progress },

@@ -5,6 +5,7 @@ import { statSync } from "node:fs";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { PACKAGE_LANGUAGES, readActiveManifest, type PackageLanguage } from "../sandbox/package-sets.js";
+import { inCwd, type CliIo } from "./io.js";
 import { packageSetState, syncPackages, type SyncOptions } from "./package-sync.js";
 
 export interface PackagesCommand {
@@ -27,34 +28,36 @@ function isDirectory(path: string): boolean {
 
 const SETTING: Record<PackageLanguage, string> = { python: "python.packages", node: "node.packages" };
 
-export async function runPackages(command: PackagesCommand, config: SandgateConfig): Promise<number> {
+export async function runPackages(command: PackagesCommand, config: SandgateConfig, io: CliIo): Promise<number> {
   if (command.extra !== undefined && command.extra.length > 0) {
     throw new SandgateError("INVALID_INPUT", `sandgate packages ${command.action ?? ""} takes no ${JSON.stringify(command.extra[0])}: the packages come from python.packages and node.packages in the config`);
   }
-  if (command.action === "sync") return sync(command, config);
+  if (command.action === "sync") return sync(command, config, io);
   if (command.action === "list") {
     const syncOnly = command.apt ? "--apt" : command.findLinks.length > 0 ? "--find-links" : command.noIndex ? "--no-index" : undefined;
     if (syncOnly !== undefined) throw new SandgateError("INVALID_INPUT", `${syncOnly} is for \`sandgate packages sync\`, not list`);
-    return list(command, config);
+    return list(command, config, io);
   }
   throw new SandgateError("INVALID_INPUT", `sandgate packages needs \`sync\` or \`list\`${command.action === undefined ? "" : `, not ${JSON.stringify(command.action)}`}`);
 }
 
-async function sync(command: PackagesCommand, config: SandgateConfig): Promise<number> {
+async function sync(command: PackagesCommand, config: SandgateConfig, io: CliIo): Promise<number> {
   // pip only warns about a missing --find-links directory and then fails on every package.
+  const isUrl = (dir: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(dir);
   for (const dir of command.findLinks) {
-    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(dir) && !isDirectory(dir)) throw new SandgateError("INVALID_INPUT", `--find-links ${dir}: no such directory (give a directory of wheel files)`);
+    if (!isUrl(dir) && !isDirectory(inCwd(io, dir))) throw new SandgateError("INVALID_INPUT", `--find-links ${dir}: no such directory (give a directory of wheel files)`);
   }
   const options: SyncOptions = {
     apt: command.apt,
-    findLinks: command.findLinks,
+    findLinks: command.findLinks.map((dir) => (isUrl(dir) ? dir : inCwd(io, dir))),
+    env: io.env,
     noIndex: command.noIndex,
-    progress: (line) => process.stderr.write(`${line}\n`),
+    progress: (line) => io.stderr.write(`${line}\n`),
   };
   const outcomes = await syncPackages(config, options);
   const failed = outcomes.some((o) => o.status === "failed");
   if (command.json) {
-    process.stdout.write(`${JSON.stringify({ ok: !failed, languages: outcomes }, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ ok: !failed, languages: outcomes }, null, 2)}\n`);
     return failed ? 1 : 0;
   }
   const lines: string[] = [];
@@ -75,7 +78,7 @@ async function sync(command: PackagesCommand, config: SandgateConfig): Promise<n
         break;
     }
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
+  io.stdout.write(`${lines.join("\n")}\n`);
   return failed ? 1 : 0;
 }
 
@@ -106,7 +109,7 @@ export function packageSetModules(config: SandgateConfig): Record<PackageLanguag
   return modules;
 }
 
-async function list(command: PackagesCommand, config: SandgateConfig): Promise<number> {
+async function list(command: PackagesCommand, config: SandgateConfig, io: CliIo): Promise<number> {
   const states = await Promise.all(PACKAGE_LANGUAGES.map(async (language) => ({ language, ...(await packageSetState(config, language)) })));
   if (command.json) {
     const out = Object.fromEntries(
@@ -122,7 +125,7 @@ async function list(command: PackagesCommand, config: SandgateConfig): Promise<n
         },
       ]),
     );
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
   }
   const lines: string[] = [];
@@ -136,6 +139,6 @@ async function list(command: PackagesCommand, config: SandgateConfig): Promise<n
     const width = Math.max(...s.manifest.packages.map((p) => p.name.length), 4);
     for (const p of s.manifest.packages) lines.push(`  ${p.name.padEnd(width)}  ${(p.version ?? "?").padEnd(12)}  ${p.source}`);
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
+  io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }

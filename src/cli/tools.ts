@@ -9,6 +9,7 @@ import { SandgateError } from "../errors/index.js";
 import { CodeMode, unavailableServer } from "../codemode/index.js";
 import { toolPolicyFor } from "../governance/index.js";
 import { createCliLogger } from "./cli-logger.js";
+import type { CliIo } from "./io.js";
 
 export interface ToolsCommandOptions {
   search?: string;
@@ -49,9 +50,9 @@ function policyOf(config: SandgateConfig, codeMode: CodeMode, id: string): { pol
 const noteOf = (marked: { policy?: "deny" | "approve" }): string => (marked.policy ? POLICY_NOTE[marked.policy] : "");
 
 /** Runs `fn` with every upstream server connected (in a private tree directory), then disconnects. */
-export async function withCodeMode<T>(config: SandgateConfig, fn: (codeMode: CodeMode) => Promise<T>): Promise<T> {
+export async function withCodeMode<T>(config: SandgateConfig, io: CliIo, fn: (codeMode: CodeMode) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-tools-"));
-  const codeMode = new CodeMode(config, { log: createCliLogger(config.logLevel), toolsDir: dir });
+  const codeMode = new CodeMode(config, { log: createCliLogger(io.stderr, config.logLevel), toolsDir: dir });
   try {
     await codeMode.start();
     return await fn(codeMode);
@@ -61,16 +62,16 @@ export async function withCodeMode<T>(config: SandgateConfig, fn: (codeMode: Cod
   }
 }
 
-export async function runTools(options: ToolsCommandOptions, config: SandgateConfig): Promise<number> {
+export async function runTools(options: ToolsCommandOptions, config: SandgateConfig, io: CliIo): Promise<number> {
   const detail = parseDetail(options.detail);
   const limit = parseLimit(options.limit);
   if (Object.keys(config.mcpServers).length === 0) {
-    process.stderr.write("sandgate: no upstream MCP servers are configured; add them under mcpServers in sandgate.json (the format desktop MCP clients use)\n");
+    io.stderr.write("sandgate: no upstream MCP servers are configured; add them under mcpServers in sandgate.json (the format desktop MCP clients use)\n");
     return 1;
   }
-  return withCodeMode(config, async (codeMode) => {
+  return withCodeMode(config, io, async (codeMode) => {
     const { catalog } = codeMode;
-    const out = (text: string): void => void process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+    const out = (text: string): void => void io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
     if (options.show !== undefined) {
       const text = catalog.readTreeFile(options.show.replace(/^\/?sandgate\/tools\//, "").replace(/^\//, ""));
       if (text === undefined) throw new SandgateError("NOT_FOUND", `no file ${options.show} in the tool tree; \`sandgate tools --tree\` lists them`);

@@ -13,7 +13,10 @@ type Env = Record<string, string | undefined>;
 export interface LoadConfigOptions {
   /** A sandgate.json to read; else SANDGATE_CONFIG names one, else ./sandgate.json when it exists. */
   configPath?: string;
-  /** The directory whose sandgate.json applies when no file is named; the working directory by default. */
+  /**
+   * The directory whose sandgate.json applies when no file is named, and that a relative file name is
+   * read from (messages keep the name as given); the working directory by default.
+   */
   cwd?: string;
 }
 
@@ -23,7 +26,7 @@ export interface LoadConfigOptions {
  */
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): SandgateConfig {
   const path = locateConfigFile({ ...options, env });
-  const base = path === undefined ? defaultConfig() : readConfigFile(path, defaultConfig());
+  const base = path === undefined ? defaultConfig() : readConfigFile(path, defaultConfig(), options.cwd);
   const source = path === undefined ? "environment" : `environment over ${path}`;
   try {
     return validateConfig(applyEnv(base, env), source);

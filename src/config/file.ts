@@ -2,6 +2,7 @@
 // name the file and the key. loadConfig (env.ts) applies the environment on top.
 
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { SandgateError } from "../errors/index.js";
 import type { SandgateConfig } from "./schema.js";
 import { validateConfig } from "./validate.js";
@@ -20,11 +21,11 @@ function merge(base: unknown, over: unknown): unknown {
   return out;
 }
 
-/** Reads `path` and returns `defaults` with the file's settings merged in, validated. */
-export function readConfigFile(path: string, defaults: SandgateConfig): SandgateConfig {
+/** Reads `path` (from `cwd` when relative) and returns `defaults` with the file's settings merged in, validated. */
+export function readConfigFile(path: string, defaults: SandgateConfig, cwd?: string): SandgateConfig {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readFileSync(cwd === undefined ? path : resolve(cwd, path), "utf8");
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message;
     throw new SandgateError("CONFIG_INVALID", `cannot read config file ${path}: ${reason}`, { data: { source: path }, cause: error });

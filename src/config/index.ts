@@ -5,7 +5,7 @@ export { defaultConfig, declaredSettings, envSettings, CONFIG_FILE_VARIABLE } fr
 export type { DeclaredSetting, EnvSetting } from "./settings.js";
 export { configJsonSchema } from "./json-schema.js";
 export { settingsTable } from "./settings-table.js";
-export { locateConfigFile } from "./locate.js";
+export { CONFIG_FILE_NAME, locateConfigFile } from "./locate.js";
 export type { ConfigLocation } from "./locate.js";
 export { validateConfig } from "./validate.js";
 export { envSecretValues, maskSecrets, maskText, maskUrl, secretList, serverSecretValues, upstreamSecretValues, SECRET_MASK } from "./mask.js";

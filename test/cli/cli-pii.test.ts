@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI, runCli, type CliResult } from "../fixtures/cli.js";
+import { cliPath, runCli, type CliResult } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-cli-pii-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,7 +17,7 @@ function sandgate(args: string[], input: string): Promise<CliResult> {
 /** Feeds `lines` batches of `line` to `sandgate ...args` and resolves with its exit code, stdout size and a digest of it. */
 function streamed(args: string[], line: string, lines: number): Promise<{ code: number | null; bytes: number; stderr: string; head: string; distinct: Set<string> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cliPath(), ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });
     let bytes = 0;
     let head = "";
     let stderr = "";

@@ -6,7 +6,7 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "../fixtures/cli.js";
+import { runBinary, runCli } from "../fixtures/cli.js";
 
 let dir: string;
 beforeEach(() => {
@@ -26,7 +26,8 @@ describe("sandgate exec", () => {
     const alive = (pid: number): boolean => existsSync(`/proc/${pid}`);
     const before = new Set(views());
     for (let i = 0; i < 3; i++) {
-      const r = await runCli(["exec", "--language", "bash", "test -p /sandgate/channel/tool-requests && echo has-fifos"], { env: { SANDBOX_DIR: dir } });
+      // The binary: the FIFOs made ahead are removed when the process exits.
+      const r = await runBinary(["exec", "--language", "bash", "test -p /sandgate/channel/tool-requests && echo has-fifos"], { env: { SANDBOX_DIR: dir } });
       expect(r.stdout, r.stderr).toBe("has-fifos\n");
       if (channels) expect(readdirSync(channels)).toEqual([]);
       else {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { detectPii } from "../../src/pii/index.js";
 import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
-import { CLI, runCli } from "../fixtures/cli.js";
+import { cliPath, runCli } from "../fixtures/cli.js";
 import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
 import { serverContext } from "../server-helpers.js";
 import { startHttpServer } from "../../src/server/index.js";
@@ -140,7 +140,7 @@ describe("content code passes on", () => {
 
 describe("sandgate pii on a live stream (dist/: npm run build first)", () => {
   it("prints each line's tokens while standard input is still open, as tail -f | sandgate pii needs", async () => {
-    const child = spawn(process.execPath, [CLI, "pii"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cliPath(), "pii"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });
     try {
       let out = "";
       const firstLine = new Promise<string>((resolve, reject) => {
@@ -162,7 +162,7 @@ describe("sandgate pii on a live stream (dist/: npm run build first)", () => {
   });
 
   it("passes a Latin-1 file through byte for byte but for the values it replaces", async () => {
-    const child = spawn(process.execPath, [CLI, "pii"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cliPath(), "pii"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_DIR: dir }, stdio: ["pipe", "pipe", "pipe"] });
     try {
       const chunks: Buffer[] = [];
       child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
