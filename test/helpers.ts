@@ -6,26 +6,59 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { loadConfig, type SandgateConfig } from "../src/config/index.js";
-import { Engine, type EngineOptions } from "../src/execution/index.js";
+import { createApp, type App, type AppOptions } from "../src/app/index.js";
+import type { Engine } from "../src/execution/index.js";
+import { silentLogger } from "../src/util/logger.js";
 import { descendantsOf } from "../src/upstream/process-tree.js";
+
+/**
+ * What tests build on createApp by default: silent, version "test", and a bare engine (ungoverned,
+ * no upstream servers, no audit, no observers) unless a test asks for more.
+ */
+export const TEST_APP_OPTIONS: AppOptions = { log: silentLogger, version: "test", governed: false, upstream: false, audit: false, observe: false };
+
+/** The app each test engine belongs to: what serverContext builds a server's context from. */
+const appOfEngine = new WeakMap<Engine, App>();
+
+/** createApp with the test defaults under `options`; close it (it is not started: start() it for upstream servers and observers). */
+export function createTestApp(config: SandgateConfig, options: AppOptions = {}): App {
+  const app = createApp(config, { ...TEST_APP_OPTIONS, ...options });
+  appOfEngine.set(app.engine, app);
+  return app;
+}
+
+/** The app `engine` was made in by createTestApp; undefined for an engine made by hand. */
+export function appOf(engine: Engine): App | undefined {
+  return appOfEngine.get(engine);
+}
 
 export interface TestEngine {
   engine: Engine;
   config: SandgateConfig;
   dir: string;
+  /** The app the engine belongs to. */
+  app: App;
   close: () => Promise<void>;
 }
 
-export function createTestEngine(env: Record<string, string> = {}, pool = { python: 1, javascript: 1, bash: 1 }, options: Omit<EngineOptions, "pool"> = {}): TestEngine {
+/** A throwaway SANDBOX_DIR with `env` over a 20 s time limit, and an app over it (bare unless `options` say otherwise). */
+export function createTestEngine(env: Record<string, string> = {}, pool = { python: 1, javascript: 1, bash: 1 }, options: AppOptions = {}): TestEngine {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-test-"));
   const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env });
-  const engine = Engine.create(config, { ...options, pool });
+  let app: App;
+  try {
+    app = createTestApp(config, { pool, ...options });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
-    engine,
+    engine: app.engine,
     config,
     dir,
+    app,
     close: async () => {
-      await engine.close();
+      await app.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -57,6 +90,9 @@ export function useTestEngine(...args: Parameters<typeof createTestEngine>): Tes
     },
     get dir() {
       return ready().dir;
+    },
+    get app() {
+      return ready().app;
     },
     close: () => ready().close(),
   };

@@ -5,19 +5,42 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, expect } from "vitest";
 import { request as httpRequest } from "node:http";
 import type { SandgateConfig, ServerConfig } from "../src/config/index.js";
+import type { App } from "../src/app/index.js";
 import { CodeMode } from "../src/codemode/index.js";
 import { Governance } from "../src/governance/index.js";
 import type { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer, type ServerContext } from "../src/server/index.js";
 import { openAuditLog, type AuditLog } from "../src/store/index.js";
 import { silentLogger } from "../src/util/logger.js";
-import { createTestEngine, type TestEngine } from "./helpers.js";
+import { appOf, createTestEngine, type TestEngine } from "./helpers.js";
 
-/** The context a test server runs with: the engine's config with `server` overrides and port 0. */
-export function serverContext(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}, codeMode?: CodeMode): ServerContext {
+/** The context a server over `app` runs with: its parts, its config with `overrides` over `server`, port 0. */
+export function appContext(app: App, overrides: Partial<ServerConfig> = {}, config: SandgateConfig = app.config): ServerContext {
+  const { engine, codeMode, governance, metrics, anomalies, audit, log, version, startedAt } = app;
   return {
     engine,
-    // Without upstream servers a CodeMode holds an empty catalog and starts nothing.
+    codeMode,
+    config: { ...config, server: { ...config.server, port: 0, ...overrides } },
+    governance,
+    ...(metrics ? { metrics } : {}),
+    ...(anomalies ? { anomalies } : {}),
+    ...(audit ? { audit } : {}),
+    log,
+    version,
+    startedAt,
+  };
+}
+
+/**
+ * The context a test server runs with over a test engine's app (createTestEngine, createTestApp):
+ * `config` (the engine's, or one derived from it) with `server` overrides and port 0.
+ */
+export function serverContext(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}, codeMode?: CodeMode): ServerContext {
+  const app = appOf(engine);
+  if (app) return { ...appContext(app, overrides, config), ...(codeMode ? { codeMode } : {}) };
+  // An engine a test assembled by hand (still to move onto createTestApp): the parts it lacks, apart.
+  return {
+    engine,
     codeMode: codeMode ?? new CodeMode({ ...config, mcpServers: {} }),
     config: { ...config, server: { ...config.server, port: 0, ...overrides } },
     governance: engine.governance ?? new Governance({ config }),

@@ -5,14 +5,14 @@ import { basename, join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
 import { describeLanguages, languageForFile, RUNNER_KINDS, type RunnerKind } from "../languages/index.js";
-import { createLogger } from "../util/logger.js";
-import { CodeMode } from "../codemode/index.js";
-import { Engine, parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
-import { Governance, refusingBroker } from "../governance/index.js";
+import { createApp } from "../app/index.js";
+import { parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
+import { refusingBroker } from "../governance/index.js";
 import { securityLine, toWireResult } from "../server/index.js";
 import { readCode } from "./code-input.js";
 import { prepareImagesDir, saveImages } from "./exec-images.js";
 import { inCwd, type CliIo } from "./io.js";
+import { createLogger } from "../util/logger.js";
 
 export interface ExecArgs {
   language?: string;
@@ -86,27 +86,29 @@ export async function runExec(args: ExecArgs, config: SandgateConfig, io: CliIo)
     );
   }
 
-  const log = createLogger(config.logLevel, io.stderr);
   // Upstream servers are connected only when configured: plain runs pay nothing for code mode.
   // Analysis and the code policy apply here as on the server: a blocked snippet does not run. Nobody
   // can approve at a terminal, so what needs approval (code, or a tool call under toolPolicy) is refused
-  // at once (APPROVAL_DENIED, ToolDenied); events go nowhere.
-  const governance = config.security.enabled ? new Governance({ config, approvals: refusingBroker("nobody can approve at a terminal (sandgate exec); run it through sandgate serve") }) : undefined;
-  const codeMode = Object.keys(config.mcpServers).length > 0 ? new CodeMode(config, { log, ...(governance ? { governance } : {}) }) : undefined;
-  const engine = Engine.create(config, {
+  // at once (APPROVAL_DENIED, ToolDenied); events go nowhere (no audit log, no observers).
+  const app = createApp(config, {
     pool: Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, 0])) as Record<RunnerKind, number>,
-    log,
-    ...(codeMode ? { tools: codeMode } : {}),
-    ...(governance ? { governance } : {}),
+    log: createLogger(config.logLevel, io.stderr),
+    approvals: refusingBroker("nobody can approve at a terminal (sandgate exec); run it through sandgate serve"),
+    governed: config.security.enabled,
+    upstream: Object.keys(config.mcpServers).length > 0,
+    audit: false,
+    warmAnalyzer: false,
+    observe: false,
   });
-  const closeAll = (): Promise<unknown> => Promise.all([engine.close(), codeMode?.close(), governance?.analyzer.close()]);
+  const { engine, log } = app;
+  const closeAll = (): Promise<unknown> => app.close();
   const withdraw = io.onInterrupt?.(closeAll);
   try {
     const timeoutS = parsePositive("timeout", args.timeout);
     const memoryMb = parsePositive("memory", args.memory);
     const env = parseEnv(args.env);
     if (args.images !== undefined) prepareImagesDir(inCwd(io, args.images));
-    await codeMode?.start();
+    await app.start();
     const result = await engine.execute({
       code,
       language,

@@ -7,14 +7,14 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodeMode } from "../../src/codemode/index.js";
+import type { App } from "../../src/app/index.js";
 import { PiiBoundary } from "../../src/codemode/pii-boundary.js";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
 import { compilePatterns } from "../../src/pii/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
-import { serverContext } from "../server-helpers.js";
+import { createTestApp } from "../helpers.js";
+import { appContext } from "../server-helpers.js";
 
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
 const EVERYTHING = join(PKG, "server-everything/dist/index.js");
@@ -28,8 +28,7 @@ interface WireResult {
 
 let dir: string;
 let config: SandgateConfig;
-let codeMode: CodeMode;
-let engine: Engine;
+let app: App | undefined;
 let server: RunningServer;
 let client: Client;
 
@@ -49,18 +48,16 @@ beforeAll(async () => {
     // An admin's pattern that backtracks exponentially on Z and a run of x without a Y.
     pii: { ...base.pii, types: [...base.pii.types, "slow"], patterns: [{ name: "slow", regex: "Z(x|x)*Y" }], tools: { plain: { enabled: false } } },
   };
-  codeMode = new CodeMode(config, {});
-  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode });
-  await codeMode.start();
-  server = await startHttpServer(serverContext(engine, config, {}, codeMode));
+  app = createTestApp(config, { pool: { python: 1, javascript: 0, bash: 0 }, upstream: true });
+  await app.start();
+  server = await startHttpServer(appContext(app));
   ({ client } = await connectMcp(server.url, { name: "pii-attack-test" }));
 }, 60_000);
 
 afterAll(async () => {
   await client?.close();
   await server?.close();
-  await engine?.close();
-  await codeMode?.close();
+  await app?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

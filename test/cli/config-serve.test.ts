@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import { startTestServer } from "../server-helpers.js";
-import { Engine } from "../../src/execution/index.js";
-import { descendantPids, waitFor } from "../helpers.js";
+import { startHttpServer } from "../../src/server/index.js";
+import { appContext } from "../server-helpers.js";
+import { createTestApp, descendantPids, waitFor } from "../helpers.js";
 import { runCli, startServe, type CliResult } from "../fixtures/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-config-"));
@@ -109,8 +109,8 @@ describe("volumes", () => {
         { name: "scratch", hostPath: scratch, readOnly: false },
       ],
     };
-    const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
-    const server = await startTestServer(engine, config);
+    const app = createTestApp(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+    const server = await startHttpServer(appContext(app));
     try {
       const run = async (command: string): Promise<{ status: string; stdout: string; stderr: string }> => {
         const response = await fetch(`${server.url}/execute`, { method: "POST", body: JSON.stringify({ code: command, language: "bash" }) });
@@ -129,7 +129,7 @@ describe("volumes", () => {
       expect(JSON.stringify(listed)).not.toContain(dir); // host paths stay on the host
     } finally {
       await server.close();
-      await engine.close();
+      await app.close();
     }
   });
 });

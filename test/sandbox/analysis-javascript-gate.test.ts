@@ -1,29 +1,20 @@
 // The JavaScript/TypeScript rules in front of real sandboxes: a governed engine refuses a Node reverse shell
 // before any of it runs, warns on a shell command built from input, and lets a plain TypeScript program through.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/index.js";
 import { isSandgateError } from "../../src/errors/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance } from "../../src/governance/index.js";
+import type { Engine } from "../../src/execution/index.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
 
-const open: Array<{ engine: Engine; dir: string }> = [];
+const open: TestEngine[] = [];
 afterEach(async () => {
-  for (const { engine, dir } of open.splice(0)) {
-    await engine.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const fx of open.splice(0)) await fx.close();
 });
 
 function governed(): Engine {
-  const dir = mkdtempSync(join(tmpdir(), "sandgate-js-gate-"));
-  const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-  open.push({ engine, dir });
-  return engine;
+  const fx = createTestEngine({}, { python: 0, javascript: 0, bash: 0 }, { governed: true });
+  open.push(fx);
+  return fx.engine;
 }
 
 const NODE_REVERSE_SHELL = [

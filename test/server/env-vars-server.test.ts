@@ -8,16 +8,17 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
+import type { App } from "../../src/app/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { callTool, connectMcp } from "../fixtures/mcp-client.js";
-import { expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
+import { createTestApp } from "../helpers.js";
+import { appContext, expectError, jsonApi, type Api } from "../server-helpers.js";
 
 const SECRET = "ghp_Zq8xW3vN5mK2pL9rT4yUa1b2c3d4e5f6";
 const PLAIN_VALUE = "plain-value-7731";
 
 let dir: string;
-let engine: Engine;
+let app: App;
 let config: SandgateConfig;
 let server: RunningServer;
 let api: Api;
@@ -34,13 +35,13 @@ beforeAll(async () => {
     },
   });
   const log = pino({ level: "debug" }, sink);
-  engine = Engine.create(config, { log, pool: { python: 1, javascript: 0, bash: 1 } });
-  server = await startHttpServer({ ...serverContext(engine, config), log });
+  app = createTestApp(config, { log, pool: { python: 1, javascript: 0, bash: 1 } });
+  server = await startHttpServer(appContext(app));
   api = jsonApi(() => server.url);
 });
 afterAll(async () => {
   await server.close();
-  await engine.close();
+  await app.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -7,16 +7,15 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodeMode } from "../../src/codemode/index.js";
+import type { App } from "../../src/app/index.js";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance } from "../../src/governance/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { MetricSink } from "../../src/server/metric-sink.js";
 import { Registry } from "prom-client";
 import type { AuditLog } from "../../src/store/index.js";
 import { callTool, connectMcp, toolText, type ToolResult } from "../fixtures/mcp-client.js";
-import { attachAudit, jsonApi, parseSse, serverContext } from "../server-helpers.js";
+import { createTestApp } from "../helpers.js";
+import { appContext, jsonApi, parseSse } from "../server-helpers.js";
 
 const NODE = process.execPath;
 const PKG = join(process.cwd(), "node_modules/@modelcontextprotocol");
@@ -33,8 +32,7 @@ interface WireResult {
 
 let dir: string;
 let config: SandgateConfig;
-let codeMode: CodeMode;
-let engine: Engine;
+let app: App | undefined;
 let server: RunningServer;
 let client: Client;
 let audit: AuditLog;
@@ -76,23 +74,19 @@ beforeAll(async () => {
       tools: { quiet: { enabled: false }, "tickets.echo": { types: ["ticket"] } },
     },
   };
-  const governance = new Governance({ config });
-  governance.events.subscribe(new MetricSink(registry, new Set(Object.keys(servers))));
-  codeMode = new CodeMode(config, { governance });
-  engine = Engine.create(config, { pool: { python: 1, javascript: 1, bash: 1 }, tools: codeMode, governance });
-  await codeMode.start();
-  const ctx = serverContext(engine, config, {}, codeMode);
-  audit = attachAudit(ctx, dir);
-  server = await startHttpServer(ctx);
+  app = createTestApp(config, { pool: { python: 1, javascript: 1, bash: 1 }, governed: true, upstream: true, audit: true });
+  app.governance.events.subscribe(new MetricSink(registry, new Set(Object.keys(servers))));
+  if (!app.audit) throw new Error("the app keeps no audit log");
+  audit = app.audit;
+  await app.start();
+  server = await startHttpServer(appContext(app));
   ({ client } = await connectMcp(server.url, { name: "pii-boundary-test" }));
 }, 60_000);
 
 afterAll(async () => {
   await client?.close();
   await server?.close();
-  await engine?.close();
-  await codeMode?.close();
-  await audit?.close();
+  await app?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

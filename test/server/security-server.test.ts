@@ -6,14 +6,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance } from "../../src/governance/index.js";
+import type { App } from "../../src/app/index.js";
+import type { Engine } from "../../src/execution/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
-import { jsonApi, serverContext, type Api } from "../server-helpers.js";
+import { createTestApp } from "../helpers.js";
+import { appContext, jsonApi, type Api } from "../server-helpers.js";
 import { REVERSE_SHELL, UNPICKLE } from "../fixtures/risky-code.js";
 
 interface Served {
+  app: App;
   engine: Engine;
   server: RunningServer;
   api: Api;
@@ -24,16 +26,16 @@ interface Served {
 async function serve(env: Record<string, string>): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-security-"));
   const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env });
-  const governance = new Governance({ config });
-  const engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance });
-  const server = await startHttpServer(serverContext(engine, config));
-  return { engine, server, config, dir, api: jsonApi(() => server.url) };
+  const app = createTestApp(config, { pool: { python: 1, javascript: 0, bash: 0 }, governed: true });
+  await app.start();
+  const server = await startHttpServer(appContext(app));
+  return { app, engine: app.engine, server, config, dir, api: jsonApi(() => server.url) };
 }
 
 async function stop(served: Served | undefined): Promise<void> {
   if (!served) return;
   await served.server.close();
-  await served.engine.close();
+  await served.app.close();
   rmSync(served.dir, { recursive: true, force: true });
 }
 
