@@ -32,9 +32,9 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
     for (const field of fields) if (!(field in shape)) throw new Error(`operation ${operation.id}: path parameter :${field} is not an input field`);
     const inPath = Object.fromEntries(fields.map((field) => [field, true as const]));
     const params = operation.input.pick(inPath);
-    const rest_ = operation.input.omit(inPath);
-    const hasRest = Object.keys(rest_.shape as object).length > 0;
-    const part = rest.method === "get" ? { query: rest_ } : hasRest ? { body: rest_ } : {};
+    const remaining = operation.input.omit(inPath);
+    const hasBody = Object.keys(remaining.shape as object).length > 0;
+    const part = rest.method === "get" ? { query: remaining } : hasBody ? { body: remaining } : {};
     routes.push(
       defineRoute({
         method: rest.method,
