@@ -95,6 +95,8 @@ export class Engine {
   private readonly defaultLimits: ResolvedLimits;
   private readonly retiring = new Set<Promise<void>>();
   private closing = false;
+  /** Calls of execute() under way (settling, never rejecting). */
+  private readonly calls = new Set<Promise<void>>();
   /** Analysis, policy and the execution record, when governance is on. */
   private readonly gate: ExecutionGate | undefined;
 
@@ -258,7 +260,12 @@ export class Engine {
 
   /** Runs code. Rejects only for bad input or a sandbox that cannot start; code failures are results. */
   async execute(request: ExecuteRequest): Promise<ExecutionResult> {
-    return this.run(request, false);
+    const running = this.run(request, false);
+    // close() waits for calls under way to finish, so their last events (a killed run) are recorded before the audit log closes.
+    const settled = running.then(() => undefined, () => undefined);
+    this.calls.add(settled);
+    void settled.then(() => this.calls.delete(settled));
+    return running;
   }
 
   /**
@@ -660,6 +667,8 @@ export class Engine {
     for (const sandbox of this.room.busySandboxes) sandbox.terminate("killed");
     await Promise.all([this.pool.close(), this.sessionManager.close(), this.files.close()]);
     await jobsStopped;
+    // Their sandboxes are gone: what is left of each call is recording its result (bounded: a call stuck elsewhere does not hold up the stop).
+    await Promise.race([Promise.all([...this.calls]), new Promise((resolve) => setTimeout(resolve, CALLS_SETTLE_MS).unref())]);
     while (this.retiring.size > 0) await Promise.all([...this.retiring]);
     await this.outputs.close();
     await removeIdleCgroups();
@@ -667,6 +676,9 @@ export class Engine {
     this.runtime.view.close();
   }
 }
+
+/** The longest close() waits for calls under way to record their end once their sandboxes are gone. */
+const CALLS_SETTLE_MS = 5000;
 
 /** The gate's answer on a stateless call, judged while its sandbox is fetched: `pass` throws a refusal, else the code may run. */
 interface Permit {
