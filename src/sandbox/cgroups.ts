@@ -144,6 +144,8 @@ export function detectCgroups(): CgroupSupport {
 }
 
 let counter = 0;
+/** Tells this module's cgroups from those of another copy loaded in the same process (a test runner reloads modules per file). */
+const instanceTag = Math.random().toString(36).slice(2, 8);
 const MAX_IDLE_CGROUPS = 16;
 const idleCgroups = new Map<CgroupSupport, SandboxCgroup[]>();
 
@@ -167,7 +169,7 @@ export class SandboxCgroup {
   ) {}
 
   private limitsKey = "";
-  /** The open OOM counter file (see oomKills); closed when the cgroup is removed. */
+  /** The open OOM counter file (see oomKills); closed when the cgroup goes idle or is removed. */
   private oomFd: number | undefined;
 
   static create(support: CgroupSupport, limits: CgroupLimits): SandboxCgroup | undefined {
@@ -177,7 +179,7 @@ export class SandboxCgroup {
       reused.applyLimits(limits);
       return reused;
     }
-    const name = `sg-${process.pid}-${++counter}`;
+    const name = `sg-${process.pid}-${instanceTag}-${++counter}`;
     const dirs: Record<string, string> = {};
     const cgroup = new SandboxCgroup(support, dirs);
     try {
@@ -352,8 +354,12 @@ export class SandboxCgroup {
     }
     const idle = idleCgroups.get(this.support) ?? [];
     idleCgroups.set(this.support, idle);
-    if (this.empty() && idle.length < MAX_IDLE_CGROUPS) idle.push(this);
-    else await this.destroy();
+    if (this.empty() && idle.length < MAX_IDLE_CGROUPS) {
+      // An idle cgroup holds no fd: what is open is bounded by the sandboxes alive, and nothing
+      // a late reader opens outlives the next user's release (one open per sandbox, not per call).
+      this.closeOomFd();
+      idle.push(this);
+    } else await this.destroy();
   }
 
   private empty(): boolean {
