@@ -6,6 +6,8 @@
 
 import type { z } from "zod";
 import type { Scope } from "../config/index.js";
+import type { Approver } from "../governance/index.js";
+import type { OutputStream } from "../sandbox/index.js";
 
 /**
  * What an operation does, in the terms clients and policies care about: MCP's tool hints
@@ -19,16 +21,36 @@ export interface OperationCall {
   owner: string;
   /** Aborted when the caller goes away. */
   signal?: AbortSignal;
+  /** Receives output while code runs (MCP logging and progress, REST server-sent events). */
+  onOutput?: (stream: OutputStream, text: string) => void;
+  /** Asks the calling client when a run or one of its tool calls needs approval (MCP elicitation); absent: the approvals queue. */
+  approver?: Approver;
+  /** Receives "waiting for approval ..." while the call waits for a person. */
+  onWaiting?: (message: string) => void;
 }
 
-export interface McpSurface<O> {
+/** What an MCP result carries besides its text, when the output alone does not say it. */
+export interface McpExtras {
+  /** Images sent as image content after the text (the structured result then leaves out its `images`). */
+  images?: Array<{ mimeType: string; data: string }>;
+  /** Embedded resources (a binary file's blob) sent after the text. */
+  resources?: Array<{ uri: string; mimeType: string; blob: string }>;
+  /** The result is a failure the model should notice (MCP's isError); the call itself worked. */
+  isError?: boolean;
+  /** The structured content MCP sends instead of the output (when content already carries part of it). */
+  structured?: Record<string, unknown>;
+}
+
+export interface McpSurface<I, O> {
   /** The tool's name (snake_case, as MCP clients show it). */
   tool: string;
   title: string;
   /** What the model reads to decide when to call it. */
   description: string;
   /** The text content of a result, for clients that do not read structured content. */
-  text(output: O): string;
+  text(output: O, input: I): string;
+  /** Images, resources or an error flag the result carries on MCP besides its text. */
+  extras?(output: O, input: I): McpExtras;
 }
 
 export interface RestSurface {
@@ -40,8 +62,8 @@ export interface RestSurface {
   status?: 200 | 201;
 }
 
-export interface Surfaces<O> {
-  mcp: McpSurface<O> | null;
+export interface Surfaces<I, O> {
+  mcp: McpSurface<I, O> | null;
   rest: RestSurface | null;
 }
 
@@ -52,11 +74,13 @@ export interface Operation<Host, I extends z.AnyZodObject, O extends z.AnyZodObj
   summary: string;
   scope: Scope;
   effects: readonly Effect[];
+  /** Calling it twice with the same input leaves things as once (MCP's idempotentHint); false when omitted. */
+  idempotent?: boolean;
   input: I;
   output: O;
   /** Does the work; `input` was parsed with `input` at the edge, exactly once. */
   run(host: Host, input: z.infer<I>, call: OperationCall): Promise<z.input<O>>;
-  surfaces: Surfaces<z.infer<O>>;
+  surfaces: Surfaces<z.infer<I>, z.infer<O>>;
 }
 
 /** Any operation that runs on `Host` (or on less than it). */

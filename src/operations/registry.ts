@@ -33,4 +33,11 @@ export class OperationRegistry<Host> {
   get(id: string): AnyOperation<Host> | undefined {
     return this.byId.get(id);
   }
+
+  /** The operation with this id, for a surface's own route that calls it (a raw upload, a stream); an id not declared is a programming error. */
+  require(id: string): AnyOperation<Host> {
+    const operation = this.byId.get(id);
+    if (!operation) throw new Error(`no operation ${id} is declared`);
+    return operation;
+  }
 }

@@ -8,12 +8,12 @@ import type { AnyOperation, Effect } from "../operations/index.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
 /** MCP's tool hints, as the effects say: read-only when it only reads, destructive when it deletes. */
-export function annotationsOf(title: string, effects: readonly Effect[]): ToolAnnotations {
+export function annotationsOf(title: string, effects: readonly Effect[], idempotent = false): ToolAnnotations {
   const readOnly = effects.every((effect) => effect === "read");
   return {
     title,
     readOnlyHint: readOnly,
-    ...(readOnly ? {} : { destructiveHint: effects.includes("delete"), idempotentHint: false }),
+    ...(readOnly ? {} : { destructiveHint: effects.includes("delete"), idempotentHint: idempotent }),
     openWorldHint: effects.includes("network"),
   };
 }
@@ -32,10 +32,12 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
         description: mcp.description,
         input: operation.input,
         output: operation.output,
-        annotations: annotationsOf(mcp.title, operation.effects),
+        annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
         async run(args, call) {
-          const output = operation.output.parse(await operation.run(host, args, { owner: call.owner ?? LOCAL_OWNER, ...(call.signal ? { signal: call.signal } : {}) }));
-          return { structured: output, text: mcp.text(output) };
+          const { owner, ...rest } = call;
+          const output = operation.output.parse(await operation.run(host, args, { owner: owner ?? LOCAL_OWNER, ...rest }));
+          const { structured, ...extras } = mcp.extras?.(output, args) ?? {};
+          return { structured: structured ?? output, text: mcp.text(output, args), ...extras };
         },
       }),
     );
