@@ -11,7 +11,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
-import { Engine } from "../dist/execution/index.js";
+import { createApp } from "../dist/app/index.js";
+import { silentLogger } from "../dist/util/logger.js";
 import { buildSandboxArgv } from "../dist/sandbox/bwrap-args.js";
 import { auditBench } from "./audit.mjs";
 import { codeModeBench } from "./code-mode.mjs";
@@ -112,8 +113,12 @@ function comm(pid) {
 async function engineBench() {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-"));
   const config = loadConfig({ ...process.env, SANDBOX_DIR: dir });
-  const pooled = Engine.create(config); // the default pool sizes (SANDGATE_POOL)
-  const cold = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+  // Bare engines, as the library's own callers make them: ungoverned, no upstream servers, no audit, no observers.
+  const bare = { log: silentLogger, version: "bench", governed: false, upstream: false, audit: false, observe: false };
+  const pooledApp = createApp(config, bare); // the default pool sizes (SANDGATE_POOL)
+  const coldApp = createApp(config, { ...bare, pool: { python: 0, javascript: 0, bash: 0 } });
+  const pooled = pooledApp.engine;
+  const cold = coldApp.engine;
   const rows = [];
   const bareWs = join(dir, "bare-ws");
   (await import("node:fs")).mkdirSync(bareWs);
@@ -207,8 +212,8 @@ async function engineBench() {
     lines.push(`Idle Python session: runner ${(runnerRss / 1024).toFixed(1)} MB resident; with its two bwrap processes ${(sandboxProcs.reduce((a, p) => a + rssKb(p), 0) / 1024).toFixed(1)} MB.`);
     process.stdout.write(`${lines.join("\n")}\n`);
   } finally {
-    await pooled.close();
-    await cold.close();
+    await pooledApp.close();
+    await coldApp.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -8,8 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { loadConfig } from "../dist/config/index.js";
-import { CodeMode } from "../dist/codemode/index.js";
-import { Engine } from "../dist/execution/index.js";
+import { createApp } from "../dist/app/index.js";
 import { startHttpServer } from "../dist/server/index.js";
 import { silentLogger } from "../dist/util/logger.js";
 import { descendants } from "./proc.mjs";
@@ -123,11 +122,10 @@ export async function serverBench({ quick = false, poolPython = POOL_PYTHON } = 
   const before = hostCounts();
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-server-"));
   const config = loadConfig({ ...process.env, SANDBOX_DIR: dir, SANDGATE_MAX_CONCURRENT: "64" });
-  const engine = Engine.create(config, { pool: { python: poolPython, javascript: 0, bash: 0 } });
-  // No upstream servers: an empty catalog, nothing started.
-  const codeMode = new CodeMode({ ...config, mcpServers: {} });
-  const ctx = { engine, codeMode, config, log: silentLogger, version: "bench", startedAt: Date.now() };
-  const server = await startHttpServer({ ...ctx, config: { ...config, server: { ...config.server, port: 0 } } });
+  // Ungoverned, no upstream servers (an empty catalog, nothing started), no audit and no observers.
+  const app = createApp(config, { log: silentLogger, version: "bench", pool: { python: poolPython, javascript: 0, bash: 0 }, governed: false, upstream: false, audit: false, observe: false });
+  const { engine, codeMode, governance } = app;
+  const server = await startHttpServer({ engine, codeMode, governance, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "bench", startedAt: app.startedAt });
   const clients = [];
   let during;
   let health;
@@ -181,8 +179,7 @@ export async function serverBench({ quick = false, poolPython = POOL_PYTHON } = 
   } finally {
     for (const c of clients) await disconnect(c).catch(() => undefined);
     await server.close();
-    await engine.close();
-    await codeMode.close();
+    await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
 

@@ -6,12 +6,9 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { request as httpRequest } from "node:http";
 import type { SandgateConfig, ServerConfig } from "../src/config/index.js";
 import type { App } from "../src/app/index.js";
-import { CodeMode } from "../src/codemode/index.js";
-import { Governance } from "../src/governance/index.js";
+import type { CodeMode } from "../src/codemode/index.js";
 import type { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer, type ServerContext } from "../src/server/index.js";
-import { openAuditLog, type AuditLog } from "../src/store/index.js";
-import { silentLogger } from "../src/util/logger.js";
 import { appOf, createTestEngine, type TestEngine } from "./helpers.js";
 
 /** The context a server over `app` runs with: its parts, its config with `overrides` over `server`, port 0. */
@@ -37,28 +34,8 @@ export function appContext(app: App, overrides: Partial<ServerConfig> = {}, conf
  */
 export function serverContext(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}, codeMode?: CodeMode): ServerContext {
   const app = appOf(engine);
-  if (app) return { ...appContext(app, overrides, config), ...(codeMode ? { codeMode } : {}) };
-  // An engine a test assembled by hand (still to move onto createTestApp): the parts it lacks, apart.
-  return {
-    engine,
-    codeMode: codeMode ?? new CodeMode({ ...config, mcpServers: {} }),
-    config: { ...config, server: { ...config.server, port: 0, ...overrides } },
-    governance: engine.governance ?? new Governance({ config }),
-    log: silentLogger,
-    version: "test",
-    startedAt: Date.now(),
-  };
-}
-
-/**
- * An audit log at `dir`/audit/audit.db (the test's temp dir) that records `ctx`'s governance events,
- * set as ctx.audit for GET /audit; close it (it flushes) after the server and engine.
- */
-export function attachAudit(ctx: ServerContext, dir: string): AuditLog {
-  const audit = openAuditLog({ ...ctx.config, sandboxDir: dir, audit: { ...ctx.config.audit, path: undefined } });
-  ctx.governance.events.subscribe(audit);
-  ctx.audit = audit;
-  return audit;
+  if (!app) throw new Error("serverContext needs an engine made by createTestApp or createTestEngine: every system under test is assembled as production assembles it");
+  return { ...appContext(app, overrides, config), ...(codeMode ? { codeMode } : {}) };
 }
 
 export function startTestServer(engine: Engine, config: SandgateConfig, overrides: Partial<ServerConfig> = {}): Promise<RunningServer> {

@@ -7,9 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance } from "../../src/governance/index.js";
 import { observeServer, startHttpServer } from "../../src/server/index.js";
+import { createTestApp } from "../helpers.js";
 import { bearer, jsonApi, serverContext } from "../server-helpers.js";
 
 const KEY = "runner-key-0123456789";
@@ -31,8 +30,8 @@ describe("anomaly throttling under a flood of new identities", () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-anomaly-flood-"));
     const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
     const config = { ...base, anomalies: { ...base.anomalies, burstExecutions: 1, burstWindowS: 600, throttleS: 600, maxClients: 16 } };
-    const engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-    const observed = observeServer(serverContext(engine, config, { apiKeys: { runner: KEY } }));
+    const app = createTestApp(config, { pool: { python: 1, javascript: 0, bash: 0 }, governed: true });
+    const observed = observeServer(serverContext(app.engine, config, { apiKeys: { runner: KEY } }));
     const server = await startHttpServer(observed.ctx);
     try {
       const api = jsonApi(() => server.url);
@@ -45,7 +44,7 @@ describe("anomaly throttling under a flood of new identities", () => {
     } finally {
       await server.close();
       observed.stop();
-      await engine.close();
+      await app.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -7,11 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { CodeMode } from "../../src/codemode/index.js";
 import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance } from "../../src/governance/index.js";
+import type { Engine } from "../../src/execution/index.js";
 import { openAuditLog, type AuditLog } from "../../src/store/index.js";
+import { createTestApp } from "../helpers.js";
 import { runCli } from "../fixtures/cli.js";
 import { built } from "../fixtures/build.js";
 
@@ -30,16 +29,10 @@ function tempDir(): string {
 async function auditedEngine(dir: string, limits: Partial<SandgateConfig["audit"]> = {}): Promise<{ engine: Engine; audit: AuditLog }> {
   const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
   const config = { ...base, mcpServers: {}, audit: { ...base.audit, ...limits } };
-  const governance = new Governance({ config });
-  const audit = openAuditLog(config);
-  governance.events.subscribe(audit);
-  const codeMode = new CodeMode(config, { governance });
-  await codeMode.start();
-  const engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, tools: codeMode, governance });
-  cleanups.push(() => audit.close());
-  cleanups.push(() => codeMode.close());
-  cleanups.push(() => engine.close());
-  return { engine, audit };
+  const app = createTestApp(config, { pool: { python: 1, javascript: 0, bash: 0 }, governed: true, upstream: true, audit: true, warmAnalyzer: false });
+  cleanups.push(async () => void (await app.close()));
+  await app.start();
+  return { engine: app.engine, audit: app.audit! };
 }
 
 describe("the audit chain against values sandboxed code chooses", () => {

@@ -7,11 +7,11 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance, type AuthFailureEvent } from "../../src/governance/index.js";
+import type { AuthFailureEvent } from "../../src/governance/index.js";
 import { startHttpServer } from "../../src/server/index.js";
 import { auditPathOf, type AuditLog } from "../../src/store/index.js";
-import { attachAudit, bearer, jsonApi, serverContext, type Api } from "../server-helpers.js";
+import { createTestApp } from "../helpers.js";
+import { bearer, jsonApi, serverContext, type Api } from "../server-helpers.js";
 
 const KEY = "runner-key-0123456789";
 
@@ -35,9 +35,9 @@ async function withLockedAudit(
   const dir = mkdtempSync(join(tmpdir(), options.prefix));
   const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
   const config = { ...base, audit: { ...base.audit, queueMax: options.queueMax, writeTimeoutS: options.writeTimeoutS } };
-  const engine = Engine.create(config, { pool: options.pool ?? { python: 0, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-  const ctx = serverContext(engine, config, options.apiKeys ? { apiKeys: options.apiKeys } : {});
-  const audit = attachAudit(ctx, dir);
+  const app = createTestApp(config, { pool: options.pool ?? { python: 0, javascript: 0, bash: 0 }, governed: true, audit: true });
+  const ctx = serverContext(app.engine, config, options.apiKeys ? { apiKeys: options.apiKeys } : {});
+  const audit = app.audit!;
   const server = await startHttpServer(ctx);
   let closing: Promise<void> | undefined;
   const stopServer = (): Promise<void> => (closing ??= server.close());
@@ -48,8 +48,7 @@ async function withLockedAudit(
     if (locker.inTransaction) locker.exec("ROLLBACK");
     locker.close();
     await stopServer();
-    await engine.close();
-    await audit.close();
+    await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

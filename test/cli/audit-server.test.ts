@@ -7,13 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { App } from "../../src/app/index.js";
 import { loadConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance } from "../../src/governance/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { auditPathOf, type AuditLog, type AuditPage } from "../../src/store/index.js";
 import { runCli, startServe } from "../fixtures/cli.js";
-import { attachAudit, bearer, expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
+import { createTestApp } from "../helpers.js";
+import { bearer, expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
 
 const RUNNER = "runner-key-0123456789";
 const AUDITOR = "auditor-key-012345678";
@@ -22,7 +22,7 @@ const SCOPES = { runner: ["execute" as const, "files" as const, "sessions" as co
 
 describe("GET /audit through a real server", () => {
   let dir: string;
-  let engine: Engine;
+  let app: App;
   let audit: AuditLog;
   let server: RunningServer;
   let api: Api;
@@ -30,16 +30,14 @@ describe("GET /audit through a real server", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "sandgate-audit-server-"));
     const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-    engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-    const ctx = serverContext(engine, config, { apiKeys: KEYS, keyScopes: SCOPES });
-    audit = attachAudit(ctx, dir);
-    server = await startHttpServer(ctx);
+    app = createTestApp(config, { pool: { python: 1, javascript: 0, bash: 0 }, governed: true, audit: true });
+    audit = app.audit!;
+    server = await startHttpServer(serverContext(app.engine, config, { apiKeys: KEYS, keyScopes: SCOPES }));
     api = jsonApi(() => server.url);
   });
   afterAll(async () => {
     await server?.close();
-    await engine?.close();
-    await audit?.close();
+    await app?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -150,10 +148,9 @@ describe("a stuck audit log", () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-audit-stuck-"));
     const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
     const config = { ...base, audit: { ...base.audit, queueMax: 1, writeTimeoutS: 0.5 } };
-    const engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-    const ctx = serverContext(engine, config);
-    const audit = attachAudit(ctx, dir);
-    const server = await startHttpServer(ctx);
+    const app = createTestApp(config, { pool: { python: 1, javascript: 0, bash: 0 }, governed: true, audit: true });
+    const audit = app.audit!;
+    const server = await startHttpServer(serverContext(app.engine, config));
     const locker = new Database(auditPathOf({ sandboxDir: dir, audit: {} }));
     try {
       const api = jsonApi(() => server.url);
@@ -175,8 +172,7 @@ describe("a stuck audit log", () => {
       if (locker.inTransaction) locker.exec("ROLLBACK");
       locker.close();
       await server.close();
-      await engine.close();
-      await audit.close();
+      await app.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

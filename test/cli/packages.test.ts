@@ -7,11 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
+import type { App } from "../../src/app/index.js";
+import type { Engine } from "../../src/execution/index.js";
 import { packageSetState, syncPackages } from "../../src/cli/package-sync.js";
 import { connectMcp } from "../fixtures/mcp-client.js";
 import { runCli } from "../fixtures/cli.js";
-import { useTestEngine } from "../helpers.js";
+import { createTestApp, useTestEngine } from "../helpers.js";
 import { withServer } from "../server-helpers.js";
 
 /** A wheel of a tiny pure-Python package, built here: pip installs it with --find-links, no index needed. */
@@ -37,6 +38,7 @@ describe("package sets in sandboxes", () => {
   let dir: string;
   let wheels: string;
   let config: SandgateConfig;
+  let app: App;
   let engine: Engine;
 
   beforeAll(async () => {
@@ -51,11 +53,12 @@ describe("package sets in sandboxes", () => {
       ["python", "installed", []],
       ["node", "installed", []],
     ]);
-    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+    app = createTestApp(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+    engine = app.engine;
   }, 240_000);
 
   afterAll(async () => {
-    await engine?.close();
+    await app?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -7,34 +7,32 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance } from "../../src/governance/index.js";
+import type { App } from "../../src/app/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import type { AuditLog } from "../../src/store/index.js";
 import { runCli, type CliResult } from "../fixtures/cli.js";
 import { callTool, connectMcp } from "../fixtures/mcp-client.js";
-import { attachAudit, expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
+import { createTestApp } from "../helpers.js";
+import { expectError, jsonApi, serverContext, type Api } from "../server-helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sandgate-new-user-"));
-let engine: Engine | undefined;
+let app: App | undefined;
 let server: RunningServer | undefined;
 let audit: AuditLog | undefined;
 let api: Api;
 
 beforeAll(async () => {
   const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-  const ctx = serverContext(engine, config);
-  audit = attachAudit(ctx, dir);
-  server = await startHttpServer(ctx);
+  app = createTestApp(config, { pool: { python: 1, javascript: 0, bash: 0 }, governed: true, audit: true });
+  audit = app.audit;
+  server = await startHttpServer(serverContext(app.engine, config));
   const url = server.url;
   api = jsonApi(() => url);
 });
 
 afterAll(async () => {
   await server?.close();
-  await engine?.close();
-  await audit?.close();
+  await app?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -153,10 +151,9 @@ describe("OAuth discovery probes of MCP clients (mcp-remote) on a server with AP
   it("get 404 at once and are neither auth failures in the audit nor an anomaly", async () => {
     const keyed = mkdtempSync(join(tmpdir(), "sandgate-new-user-keys-"));
     const config = loadConfig({ SANDBOX_DIR: keyed, SANDGATE_API_KEYS: "agent:agent-key-0123456789abcdef" });
-    const keyedEngine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-    const ctx = serverContext(keyedEngine, config);
-    const keyedAudit = attachAudit(ctx, keyed);
-    const keyedServer = await startHttpServer(ctx);
+    const keyedApp = createTestApp(config, { pool: { python: 0, javascript: 0, bash: 0 }, governed: true, audit: true });
+    const keyedAudit = keyedApp.audit!;
+    const keyedServer = await startHttpServer(serverContext(keyedApp.engine, config));
     try {
       const call = jsonApi(() => keyedServer.url);
       const probes = [
@@ -176,8 +173,7 @@ describe("OAuth discovery probes of MCP clients (mcp-remote) on a server with AP
       expect(rows.filter((row) => row.kind === "auth_failure")).toHaveLength(1);
     } finally {
       await keyedServer.close();
-      await keyedEngine.close();
-      await keyedAudit.close();
+      await keyedApp.close();
       rmSync(keyed, { recursive: true, force: true });
     }
   });
@@ -229,8 +225,8 @@ describe("an execution waiting for approval under the strict level", () => {
   it("GET /approvals shows its findings as the rest of the API does, and the denial's data too", async () => {
     const strict = mkdtempSync(join(tmpdir(), "sandgate-new-user-strict-"));
     const config = loadConfig({ SANDBOX_DIR: strict, MAX_EXECUTION_TIME: "20", SANDGATE_SECURITY_LEVEL: "strict" });
-    const strictEngine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-    const strictServer = await startHttpServer(serverContext(strictEngine, config));
+    const strictApp = createTestApp(config, { pool: { python: 0, javascript: 0, bash: 0 }, governed: true });
+    const strictServer = await startHttpServer(serverContext(strictApp.engine, config));
     try {
       const call = jsonApi(() => strictServer.url);
       const running = call("/execute", { json: { language: "python", code: "import subprocess\nsubprocess.run(['curl', '--version'])" } });
@@ -248,7 +244,7 @@ describe("an execution waiting for approval under the strict level", () => {
       expect(denied.data).toMatchObject({ findings: [expect.objectContaining({ rule_id: "py.process-exec.process-literal" })], execution_id: expect.any(String) });
     } finally {
       await strictServer.close();
-      await strictEngine.close();
+      await strictApp.close();
       rmSync(strict, { recursive: true, force: true });
     }
   });

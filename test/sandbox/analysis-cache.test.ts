@@ -2,33 +2,25 @@
 // from the first time, which is the same answer; other code (one byte, another caller) is analysed anew;
 // blocked code stays blocked and never runs; the policy of the moment decides every call.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
+import type { SandgateConfig } from "../../src/config/index.js";
 import { isSandgateError } from "../../src/errors/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Analyzer, Governance, type ExecutionEvent, type GovernanceEvent } from "../../src/governance/index.js";
+import type { Engine } from "../../src/execution/index.js";
+import { Analyzer, type ExecutionEvent, type GovernanceEvent } from "../../src/governance/index.js";
 import { AnalysisCache } from "../../src/governance/analysis/analysis-cache.js";
+import { createTestEngine, type TestEngine } from "../helpers.js";
 
-const open: Array<{ engine: Engine; dir: string }> = [];
+const open: TestEngine[] = [];
 afterEach(async () => {
-  for (const { engine, dir } of open.splice(0)) {
-    await engine.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const fx of open.splice(0)) await fx.close();
 });
 
 function governed(pool = 0): { engine: Engine; config: SandgateConfig; events: GovernanceEvent[] } {
-  const dir = mkdtempSync(join(tmpdir(), "sandgate-analysis-cache-"));
-  const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-  const governance = new Governance({ config });
+  const fx = createTestEngine({}, { python: 0, javascript: 0, bash: pool }, { governed: true });
+  open.push(fx);
   const events: GovernanceEvent[] = [];
-  governance.events.subscribe({ record: (event) => void events.push(event) });
-  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: pool }, governance });
-  open.push({ engine, dir });
-  return { engine, config, events };
+  fx.app.governance.events.subscribe({ record: (event) => void events.push(event) });
+  return { engine: fx.engine, config: fx.config, events };
 }
 
 async function refusal(run: Promise<unknown>): Promise<string | undefined> {

@@ -5,11 +5,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { App } from "../../src/app/index.js";
 import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
 import { isSandgateError } from "../../src/errors/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance, type ApprovalBroker, type GovernanceEvent } from "../../src/governance/index.js";
+import type { Engine } from "../../src/execution/index.js";
+import type { ApprovalBroker, Governance, GovernanceEvent } from "../../src/governance/index.js";
 import { REVERSE_SHELL, UNPICKLE } from "../fixtures/risky-code.js";
+import { createTestApp } from "../helpers.js";
 
 interface Fixture {
   engine: Engine;
@@ -17,10 +19,10 @@ interface Fixture {
   events: GovernanceEvent[];
 }
 
-const open: Array<{ engine: Engine; dir: string }> = [];
+const open: Array<{ app: App; dir: string }> = [];
 afterEach(async () => {
-  for (const { engine, dir } of open.splice(0)) {
-    await engine.close();
+  for (const { app, dir } of open.splice(0)) {
+    await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -29,12 +31,11 @@ function governed(env: Record<string, string> = {}, approvals?: ApprovalBroker, 
   const dir = mkdtempSync(join(tmpdir(), "sandgate-gate-"));
   const loaded = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20", ...env });
   const config = { ...loaded, security: { ...loaded.security, ...security } };
-  const governance = new Governance({ config, ...(approvals ? { approvals } : {}) });
+  const app = createTestApp(config, { pool: { python: 0, javascript: 0, bash: 0 }, governed: true, ...(approvals ? { approvals } : {}) });
+  open.push({ app, dir });
   const events: GovernanceEvent[] = [];
-  governance.events.subscribe({ record: (event) => void events.push(event) });
-  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, governance });
-  open.push({ engine, dir });
-  return { engine, config, events };
+  app.governance.events.subscribe({ record: (event) => void events.push(event) });
+  return { engine: app.engine, config, events };
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<{ code: string; message: string; data: Record<string, unknown> }> {

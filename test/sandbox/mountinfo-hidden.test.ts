@@ -6,10 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CodeMode } from "../../src/codemode/index.js";
 import { loadConfig, upstreamServerSchema } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { createTestEngine, useTestEngine } from "../helpers.js";
+import { createTestApp, createTestEngine, useTestEngine } from "../helpers.js";
 import { startToyServer } from "../fixtures/upstream/toy-server.js";
 import { built } from "../fixtures/build.js";
 
@@ -39,10 +37,10 @@ describe.runIf(asRoot)("a sandbox's mount table", () => {
     const dir = mkdtempSync(join(tmpdir(), "sandgate-tools-view-"));
     const toy = await startToyServer();
     const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-    const codeMode = new CodeMode({ ...config, mcpServers: { toy: upstreamServerSchema.parse({ url: toy.url }) } });
-    const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, tools: codeMode });
+    const app = createTestApp({ ...config, mcpServers: { toy: upstreamServerSchema.parse({ url: toy.url }) } }, { pool: { python: 0, javascript: 0, bash: 0 }, upstream: true });
+    const { engine, codeMode } = app;
     try {
-      await codeMode.start();
+      await app.start();
       await codeMode.catalog.settled();
       const session = engine.sessions.create("tools-view");
       const result = await engine.executeCommand({ command: "cat /proc/self/mountinfo; echo ===; ls /sandgate/tools/python/servers", sessionId: session.id, timeoutS: 15 });
@@ -55,8 +53,7 @@ describe.runIf(asRoot)("a sandbox's mount table", () => {
         expect(table?.includes(hostPath), `mountinfo shows ${hostPath}`).toBe(false);
       }
     } finally {
-      await engine.close();
-      await codeMode.close();
+      await app.close();
       await toy.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -6,47 +6,30 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodeMode } from "../../src/codemode/index.js";
-import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance } from "../../src/governance/index.js";
-import { openAuditLog, type AuditLog } from "../../src/store/index.js";
+import type { App } from "../../src/app/index.js";
+import { loadConfig, upstreamServerSchema } from "../../src/config/index.js";
+import type { AuditLog } from "../../src/store/index.js";
+import { createTestApp } from "../helpers.js";
 
 const EVERYTHING = join(process.cwd(), "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const CALLS = 150;
 
 let dir: string;
-let config: SandgateConfig;
-let governance: Governance;
+let app: App;
 let audit: AuditLog;
-let codeMode: CodeMode;
-let engine: Engine;
-let closed = false;
-
-async function closeAll(): Promise<void> {
-  if (closed) return;
-  closed = true;
-  await engine?.close();
-  await codeMode?.close();
-  await governance?.analyzer.close();
-  await audit?.close();
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "sandgate-call-loop-"));
   chmodSync(dir, 0o755);
   const base = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "60", SANDGATE_MAX_TOOL_CALLS: "1000" });
-  config = { ...base, mcpServers: { everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }) } };
-  governance = new Governance({ config });
-  audit = openAuditLog(config);
-  governance.events.subscribe(audit);
-  codeMode = new CodeMode(config, { governance });
-  engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, tools: codeMode, governance });
-  await codeMode.start();
+  const config = { ...base, mcpServers: { everything: upstreamServerSchema.parse({ command: process.execPath, args: [EVERYTHING, "stdio"] }) } };
+  app = createTestApp(config, { pool: { python: 0, javascript: 0, bash: 0 }, governed: true, upstream: true, audit: true, warmAnalyzer: false });
+  audit = app.audit!;
+  await app.start();
 }, 60_000);
 
 afterAll(async () => {
-  await closeAll();
+  await app?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -67,8 +50,8 @@ const LOOPS: Record<string, string> = {
 describe(`${CALLS} sequential upstream calls from one program`, () => {
   for (const language of ["python", "javascript"]) {
     it(`in ${language}: each gets its own result, in order, and each is audited`, async () => {
-      const sessionId = engine.sessions.create().id;
-      const result = await engine.execute({ language, sessionId, code: LOOPS[language]! });
+      const sessionId = app.engine.sessions.create().id;
+      const result = await app.engine.execute({ language, sessionId, code: LOOPS[language]! });
       expect(result.status, `${result.stderr} ${JSON.stringify(result.error)}`).toBe("ok");
       expect(result.stdout.trim().split("\n")).toEqual(Array.from({ length: CALLS }, (_, i) => `Echo: m${i}`));
       expect(result.toolCalls).toHaveLength(CALLS);
@@ -83,9 +66,9 @@ describe(`${CALLS} sequential upstream calls from one program`, () => {
   it("shows the inferred output schema's count in the wrappers, and keeps it on disk once closed", async () => {
     // 300 responses: the first 20 merged, then every hundredth (the 100th, 200th and 300th).
     // The wrappers as sandboxes see them (as root they live in a tmpfs view of their own, gone at close).
-    const wrapper = await engine.execute({ language: "bash", code: "cat /sandgate/tools/python/servers/everything/__init__.py" });
+    const wrapper = await app.engine.execute({ language: "bash", code: "cat /sandgate/tools/python/servers/everything/__init__.py" });
     expect(wrapper.stdout).toContain("inferred from 23 responses");
-    await closeAll();
+    await app.close();
     const saved = JSON.parse(readFileSync(join(dir, "inferred-output-schemas.json"), "utf8")) as Record<string, { "x-inferred-from"?: number }>;
     expect(saved["everything.echo"]?.["x-inferred-from"]).toBe(23);
   }, 30_000);

@@ -1,31 +1,24 @@
 // What a call on a warm spare does not pay for: the spawn of the spare that replaces it (it waits
 // until the call has its answer) and the tokenizer's load (done when the engine is created).
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
+import type { Engine } from "../../src/execution/index.js";
 import { tokenizerLoaded } from "../../src/execution/tokens.js";
-import { Governance, type GovernanceEvent } from "../../src/governance/index.js";
+import type { GovernanceEvent } from "../../src/governance/index.js";
 import type { PoolKindState } from "../../src/sandbox/index.js";
-import { waitFor } from "../helpers.js";
+import { createTestEngine, waitFor, type TestEngine } from "../helpers.js";
 
-const open: Array<{ engine: Engine; dir: string }> = [];
+const open: TestEngine[] = [];
 afterEach(async () => {
-  for (const { engine, dir } of open.splice(0)) {
-    await engine.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const fx of open.splice(0)) await fx.close();
 });
 
-function engineWith(governance?: (config: ReturnType<typeof loadConfig>) => Governance): Engine {
-  const dir = mkdtempSync(join(tmpdir(), "sandgate-warm-path-"));
-  const config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-  const engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, ...(governance ? { governance: governance(config) } : {}) });
-  open.push({ engine, dir });
-  return engine;
+/** An engine with one warm Python spare; governed (its events go to `record`) when `record` is given. */
+function engineWith(record?: (event: GovernanceEvent) => Promise<void>): Engine {
+  const fx = createTestEngine({}, { python: 1, javascript: 0, bash: 0 }, { governed: record !== undefined });
+  open.push(fx);
+  if (record) fx.app.governance.events.subscribe({ record });
+  return fx.engine;
 }
 
 const poolFull = (engine: Engine): boolean => engine.poolState().python.ready === 1 && engine.poolState().python.starting === 0;
@@ -40,17 +33,11 @@ describe("the path of a call on a warm spare", () => {
 
   it("the spare that replaces a used one starts only once the call has its answer, not while its run is recorded", async () => {
     let seenWhileRecording: PoolKindState | undefined;
-    const engine = engineWith((config) => {
-      const governance = new Governance({ config });
-      governance.events.subscribe({
-        // The execution's record is awaited by the call: hold it long enough for anything scheduled to start.
-        record: async (event: GovernanceEvent) => {
-          if (event.kind !== "execution") return;
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          seenWhileRecording = { ...engine.poolState().python };
-        },
-      });
-      return governance;
+    // The execution's record is awaited by the call: hold it long enough for anything scheduled to start.
+    const engine = engineWith(async (event) => {
+      if (event.kind !== "execution") return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      seenWhileRecording = { ...engine.poolState().python };
     });
     expect(await waitFor(() => poolFull(engine), 30_000)).toBe(true);
     const startedBefore = engine.poolState().python.started;

@@ -1,16 +1,13 @@
 // GET /metrics on a real server on port 0 over a real engine with governance: counts of real runs
 // scraped and parsed, the audit scope at the door, and anomaly alerts and throttling end to end.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, type AnomaliesConfig, type SandgateConfig, type ServerConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
-import { Governance, type GovernanceEvent } from "../../src/governance/index.js";
+import { describe, expect, it } from "vitest";
+import type { AnomaliesConfig, ServerConfig } from "../../src/config/index.js";
+import type { GovernanceEvent } from "../../src/governance/index.js";
 import { observeServer, startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { openAuditLog } from "../../src/store/index.js";
 import { callTool, connectMcp } from "../fixtures/mcp-client.js";
+import { useTestEngine } from "../helpers.js";
 import { bearer, expectError, jsonApi, rawRequest, serverContext, type Api } from "../server-helpers.js";
 
 interface Sample {
@@ -40,20 +37,7 @@ function valueOf(samples: Sample[], name: string, labels: Record<string, string>
   return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 }
 
-let dir: string;
-let config: SandgateConfig;
-let engine: Engine;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "sandgate-metrics-"));
-  config = loadConfig({ SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "20" });
-  engine = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance: new Governance({ config }) });
-});
-
-afterAll(async () => {
-  await engine.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const fx = useTestEngine({}, { python: 1, javascript: 0, bash: 0 }, { governed: true });
 
 interface Served {
   server: RunningServer;
@@ -67,7 +51,7 @@ async function withObservedServer(
   overrides: { server?: Partial<ServerConfig>; anomalies?: Partial<AnomaliesConfig>; metricsEnabled?: boolean; audit?: boolean },
   fn: (served: Served) => Promise<void>,
 ): Promise<void> {
-  const base = serverContext(engine, config, overrides.server ?? {});
+  const base = serverContext(fx.engine, fx.config, overrides.server ?? {});
   const ctx = {
     ...base,
     config: {
@@ -118,7 +102,7 @@ describe("GET /metrics", () => {
       expect(valueOf(samples, "sandgate_sessions_active")).toBe(0);
       expect(valueOf(samples, "sandgate_jobs_running")).toBe(0);
       expect(valueOf(samples, "sandgate_mcp_sessions")).toBe(0);
-      expect(valueOf(samples, "sandgate_sandboxes_max")).toBe(config.limits.maxSandboxes);
+      expect(valueOf(samples, "sandgate_sandboxes_max")).toBe(fx.config.limits.maxSandboxes);
       // Process metrics come from our own registry, under our prefix.
       expect(valueOf(samples, "sandgate_process_cpu_user_seconds_total")).toBeGreaterThan(0);
       // No label anywhere carries a client or session identity.

@@ -7,10 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import { Engine } from "../../src/execution/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import type { Logger } from "../../src/util/logger.js";
-import { createTestEngine, waitFor, type TestEngine } from "../helpers.js";
+import { createTestApp, createTestEngine, waitFor, type TestEngine } from "../helpers.js";
 import { connectMcp } from "../fixtures/mcp-client.js";
 import { jsonApi, parseSse, serverContext, startTestServer } from "../server-helpers.js";
 
@@ -171,8 +170,8 @@ describe("no host details in errors", () => {
     const volume = mkdtempSync(join(tmpdir(), "sandgate-volume-"));
     chmodSync(volume, 0o755);
     const config = { ...loadConfig({ SANDBOX_DIR: dir }), volumes: [{ name: "data", hostPath: volume, readOnly: true }] };
-    const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
-    const running = await startTestServer(engine, config);
+    const app = createTestApp(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+    const running = await startTestServer(app.engine, config);
     try {
       // Gone after start-up: bubblewrap's complaint names the host directory.
       rmSync(volume, { recursive: true, force: true });
@@ -182,7 +181,7 @@ describe("no host details in errors", () => {
       expect(reply.body.error.message).not.toContain(volume);
     } finally {
       await running.close();
-      await engine.close();
+      await app.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
