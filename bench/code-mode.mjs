@@ -8,9 +8,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { loadConfig, upstreamServerSchema } from "../dist/config/index.js";
-import { CodeMode } from "../dist/codemode/index.js";
-import { Engine, countTokens } from "../dist/execution/index.js";
-import { Governance } from "../dist/governance/index.js";
+import { createApp } from "../dist/app/index.js";
+import { countTokens } from "../dist/execution/index.js";
 import { startHttpServer } from "../dist/server/index.js";
 import { silentLogger } from "../dist/util/logger.js";
 import { descendants } from "./proc.mjs";
@@ -46,15 +45,16 @@ function codeModeConfig(dir, servers) {
   return { ...base, mcpServers: Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, upstreamServerSchema.parse(s)])) };
 }
 
-async function startCodeMode(config) {
-  const codeMode = new CodeMode(config);
-  await codeMode.start();
-  const down = codeMode.status().filter((s) => s.state !== "ready");
+/** An ungoverned app with these upstream servers connected (no warm pool, audit or observers); throws when one is not ready. */
+async function startApp(config) {
+  const app = createApp(config, { log: silentLogger, version: "bench", pool: NO_POOL, governed: false, audit: false, observe: false });
+  await app.start();
+  const down = app.codeMode.status().filter((s) => s.state !== "ready");
   if (down.length > 0) {
-    await codeMode.close();
+    await app.close();
     throw new Error(`upstream not ready: ${down.map((s) => `${s.name} ${s.state} ${s.error ?? ""}`).join("; ")}`);
   }
-  return codeMode;
+  return app;
 }
 
 const textOf = (result) => (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
@@ -174,16 +174,15 @@ async function overheadBench({ quick }) {
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-codemode-"));
   chmodSync(dir, 0o755);
   const echoServer = stdioServer("everything", ["stdio"]);
-  let codeMode;
-  let engine;
+  let app;
   let direct;
   let directTransport;
   const runs = { direct: [], python: [], javascript: [] };
   const load = loadavg()[0];
   try {
     const config = codeModeConfig(dir, { everything: echoServer });
-    codeMode = await startCodeMode(config);
-    engine = Engine.create(config, { pool: NO_POOL, tools: codeMode });
+    app = await startApp(config);
+    const { engine, codeMode } = app;
     ({ client: direct, transport: directTransport } = await connectStdio(echoServer, { withTransport: true }));
     const sessions = { python: engine.sessions.create().id, javascript: engine.sessions.create().id };
     const upstreamPid = codeMode.status()[0].pid;
@@ -205,8 +204,7 @@ async function overheadBench({ quick }) {
     }
   } finally {
     await direct?.close();
-    await engine?.close();
-    await codeMode?.close();
+    await app?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 
@@ -458,9 +456,7 @@ async function tokenBench() {
     github: stdioServer("github"), // tools/list only: none of its tools is called, so no token
   });
   const truth = worstThree(countErrors(readdirSync(logsDir).map((f) => readFileSync(join(logsDir, f), "utf8")).join("\n")));
-  let codeMode;
-  let engine;
-  let governance;
+  let app;
   let server;
   try {
     const direct = await directAgent(servers(join(dir, "memory-direct.jsonl")), logsDir);
@@ -470,11 +466,9 @@ async function tokenBench() {
     const config = codeModeConfig(join(dir, "sandbox"), servers(memoryFile));
     mkdirSync(config.sandboxDir);
     chmodSync(config.sandboxDir, 0o755);
-    codeMode = await startCodeMode(config);
-    engine = Engine.create(config, { pool: NO_POOL, tools: codeMode });
-    // The server needs the engine's governance (analysis, policy, events) since issue 12.
-    governance = engine.governance ?? new Governance({ config });
-    server = await startHttpServer({ engine, codeMode, governance, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "bench", startedAt: Date.now() });
+    app = await startApp(config);
+    const { engine, codeMode, governance } = app;
+    server = await startHttpServer({ engine, codeMode, governance, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "bench", startedAt: app.startedAt });
     const cm = await codeModeAgent(server.url, logsDir);
     process.stderr.write("bench: code mode tokens, code-mode agent done\n");
 
@@ -542,9 +536,7 @@ async function tokenBench() {
     return lines.join("\n");
   } finally {
     await server?.close();
-    await engine?.close();
-    await codeMode?.close();
-    await governance?.analyzer.close();
+    await app?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

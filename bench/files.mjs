@@ -12,8 +12,7 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { loadConfig } from "../dist/config/index.js";
-import { CodeMode } from "../dist/codemode/index.js";
-import { Engine } from "../dist/execution/index.js";
+import { createApp } from "../dist/app/index.js";
 import { startHttpServer } from "../dist/server/index.js";
 import { silentLogger } from "../dist/util/logger.js";
 import { fmt } from "./stats.mjs";
@@ -90,10 +89,11 @@ export async function filesBench({ quick = false } = {}) {
   const sha = createHash("sha256").update(payload).digest("hex");
   writeFileSync(file, payload);
   const config = loadConfig({ SANDBOX_DIR: join(dir, "sandbox") });
-  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+  const app = createApp(config, { log: silentLogger, version: "bench", pool: { python: 0, javascript: 0, bash: 0 }, governed: false, upstream: false, audit: false, observe: false });
   const server = await startHttpServer({
-    engine,
-    codeMode: new CodeMode({ ...config, mcpServers: {} }),
+    engine: app.engine,
+    codeMode: app.codeMode,
+    governance: app.governance,
     config: { ...config, server: { ...config.server, port: 0 } },
     log: silentLogger,
     version: "bench",
@@ -126,7 +126,7 @@ export async function filesBench({ quick = false } = {}) {
     rows.push(`| download (GET, streamed) | ${fmt(median(down))} | ${fmt(Math.min(...down))} | ${fmt(downHeld.buffersMb)} | ${fmt(downHeld.rssMb)} |`);
   } finally {
     await server.close();
-    await engine.close();
+    await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return [

@@ -6,8 +6,9 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
-import { Engine } from "../dist/execution/index.js";
+import { createApp } from "../dist/app/index.js";
 import { Governance } from "../dist/governance/index.js";
+import { silentLogger } from "../dist/util/logger.js";
 import { fmt, pct, sleep } from "./stats.mjs";
 
 /** One benign unit of agent-like code per language; copies with renamed identifiers make programs of any size. */
@@ -97,23 +98,18 @@ async function analysisCost(governance, quick) {
   ].join("\n");
 }
 
-/** The audit log serve would open: SQLite under the bench's SANDBOX_DIR. */
-async function auditSink(config) {
-  const { openAuditLog } = await import("../dist/store/index.js");
-  return openAuditLog(config);
-}
-
 async function gateCost(quick) {
   const n = quick ? 60 : 300;
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-governance-"));
   chmodSync(dir, 0o755);
   const config = loadConfig({ SANDBOX_DIR: dir });
-  const governance = new Governance({ config });
-  await governance.analyzer.ready();
-  const audit = await auditSink(config);
-  governance.events.subscribe(audit);
-  const on = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 }, governance });
-  const off = Engine.create(config, { pool: { python: 1, javascript: 0, bash: 0 } });
+  const common = { log: silentLogger, version: "bench", pool: { python: 1, javascript: 0, bash: 0 }, upstream: false, observe: false };
+  // On: governed with the SQLite audit log under the bench's SANDBOX_DIR, as serve runs it (start() loads the analyzer). Off: a bare engine.
+  const onApp = createApp(config, { ...common, governed: true, audit: true });
+  const offApp = createApp(config, { ...common, governed: false, audit: false });
+  await onApp.start();
+  const on = onApp.engine;
+  const off = offApp.engine;
   const lines = [];
   const sessions = { on: on.sessions.create().id, off: off.sessions.create().id };
   try {
@@ -144,8 +140,7 @@ async function gateCost(quick) {
       lines.push(`| ${label} (${pairs} pairs) | ${fmt(p50off)} | ${fmt(p50on)} | ${(p50on / p50off).toFixed(3)} | ${fmt(pct(times.off, 90))} | ${fmt(pct(times.on, 90))} |`);
     }
   } finally {
-    await Promise.all([on.close(), off.close()]);
-    await audit.close();
+    await Promise.all([onApp.close(), offApp.close()]);
     rmSync(dir, { recursive: true, force: true });
   }
   return [

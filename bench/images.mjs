@@ -6,7 +6,8 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
-import { Engine } from "../dist/execution/index.js";
+import { createApp } from "../dist/app/index.js";
+import { silentLogger } from "../dist/util/logger.js";
 import { fmt, pct } from "./stats.mjs";
 
 /** A 3 x 2 red PNG (79 bytes). */
@@ -37,7 +38,8 @@ export async function imagesBench({ quick = false } = {}) {
   const n = quick ? 60 : 300;
   const dir = mkdtempSync(join(tmpdir(), "sandgate-bench-images-"));
   chmodSync(dir, 0o755);
-  const engine = Engine.create(loadConfig({ SANDBOX_DIR: dir }), { pool: { python: 0, javascript: 0, bash: 0 } });
+  const app = createApp(loadConfig({ SANDBOX_DIR: dir }), { log: silentLogger, version: "bench", pool: { python: 0, javascript: 0, bash: 0 }, governed: false, upstream: false, audit: false, observe: false });
+  const engine = app.engine;
   const rows = [];
   try {
     for (const [language, c] of Object.entries(CASES)) {
@@ -59,7 +61,7 @@ export async function imagesBench({ quick = false } = {}) {
       rows.push(`| ${language} | ${fmt(p50[0])} / ${fmt(p90[0])} | ${fmt(p50[1])} / ${fmt(p90[1])} | ${fmt(p50[1] - p50[0])} / ${fmt(p90[1] - p90[0])} |`);
     }
   } finally {
-    await engine.close();
+    await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return [

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { syncPackages } from "../dist/cli/package-sync.js";
 import { loadConfig } from "../dist/config/index.js";
-import { Engine } from "../dist/execution/index.js";
+import { createApp } from "../dist/app/index.js";
+import { silentLogger } from "../dist/util/logger.js";
 import { fmt, pct } from "./stats.mjs";
 
 const IMPORT = "import numpy, pandas\nlen(pandas.DataFrame({'a': numpy.arange(3)}))";
@@ -27,7 +28,8 @@ export async function packagesBench({ quick = false } = {}) {
   const config = loadConfig({ SANDBOX_DIR: dir, SANDGATE_PYTHON_PACKAGES: "numpy,pandas" });
   const synced = await syncPackages(config, { progress: () => {} });
   if (synced.some((o) => o.status === "failed")) throw new Error(`packages bench: sync failed: ${JSON.stringify(synced)}`);
-  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 } });
+  const app = createApp(config, { log: silentLogger, version: "bench", pool: { python: 0, javascript: 0, bash: 0 }, governed: false, upstream: false, audit: false, observe: false });
+  const engine = app.engine;
   const first = [];
   const second = [];
   const trivial = [];
@@ -41,7 +43,7 @@ export async function packagesBench({ quick = false } = {}) {
       await engine.sessions.stop(session.id);
     }
   } finally {
-    await engine.close();
+    await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
   const p50 = (xs) => pct(xs, 50);

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
+// It assembles the parts by hand rather than with createApp: it also measures builds of older commits, made before createApp existed.
 const DIST = resolve(process.argv[2] ?? new URL("../dist", import.meta.url).pathname);
 const ROUNDS = Number(process.argv[3] ?? 5);
 const { loadConfig, upstreamServerSchema } = await import(`${DIST}/config/index.js`);

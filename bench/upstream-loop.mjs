@@ -58,6 +58,7 @@ const LOOP = {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const best = (xs) => Math.min(...xs);
 
+// It assembles the parts by hand rather than with createApp: it also measures builds of older commits, made before createApp existed.
 /** One worktree's dist: direct client and sandgate (governance and audit on, as `sandgate serve` runs) in alternating rounds. */
 async function measure(root) {
   const dist = (p) => import(pathToFileURL(join(root, "dist", p)).href);

@@ -7,9 +7,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { loadConfig, upstreamServerSchema } from "../../dist/config/index.js";
-import { CodeMode } from "../../dist/codemode/index.js";
-import { Governance } from "../../dist/governance/index.js";
-import { Engine } from "../../dist/execution/index.js";
+import { createApp } from "../../dist/app/index.js";
 import { startHttpServer } from "../../dist/server/index.js";
 import { silentLogger } from "../../dist/util/logger.js";
 import { CALLS, ECHO_SERVER, ROOT, expectTwo, lastJson, memoryAttempt, pythonProbe } from "./common.mjs";
@@ -38,27 +36,24 @@ export async function startSandgate() {
   chmodSync(dir, 0o755);
   const base = loadConfig({ ...process.env, SANDBOX_DIR: dir, MAX_EXECUTION_TIME: "120" });
   const config = { ...base, mcpServers: { everything: upstreamServerSchema.parse(ECHO_SERVER) } };
-  const codeMode = new CodeMode(config);
-  let engine;
-  let governance;
+  // Ungoverned, as the library's callers run it; no audit, no observers.
+  const app = createApp(config, { log: silentLogger, version: "bench", pool: { python: 0, javascript: 0, bash: 0 }, governed: false, audit: false, observe: false });
+  const { engine, codeMode, governance } = app;
   let server;
   let client;
   const close = async () => {
     // Every step runs even when one before it failed: what is left running would outlive the bench.
-    const steps = [() => client?.close(), () => server?.close(), () => engine?.close(), () => governance?.analyzer.close(), () => codeMode.close()];
+    const steps = [() => client?.close(), () => server?.close(), () => app.close()];
     const errors = [];
     for (const step of steps) await Promise.resolve().then(step).catch((e) => errors.push(e));
     rmSync(dir, { recursive: true, force: true });
     if (errors.length > 0) throw errors[0];
   };
   try {
-    await codeMode.start();
+    await app.start();
     const down = codeMode.status().filter((s) => s.state !== "ready");
     if (down.length > 0) throw new Error(`upstream not ready: ${JSON.stringify(down)}`);
-    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, tools: codeMode });
-    // The server needs the engine's governance (analysis, policy, events) since issue 12.
-    governance = engine.governance ?? new Governance({ config });
-    server = await startHttpServer({ engine, codeMode, governance, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "bench", startedAt: Date.now() });
+    server = await startHttpServer({ engine, codeMode, governance, config: { ...config, server: { ...config.server, port: 0 } }, log: silentLogger, version: "bench", startedAt: app.startedAt });
     client = new Client({ name: "bench-peers", version: "bench" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
   } catch (e) {
