@@ -1,8 +1,8 @@
-// The files feature: a session's /workspace files on the wire, how a read file is answered, media types, and the operations declared on them.
+// The files feature: a session's /workspace files on the wire, their media types (which REST's
+// downloads send too), and the operations declared on them.
 export { isPassiveType, mimeTypeOf } from "./mime.js";
 export { listFiles } from "./list.js";
 export { readFile } from "./read.js";
-export { fileReadReply, MAX_BLOB_BYTES, MAX_IMAGE_BYTES, type FileReadOutput, type FileReadReply } from "./read-reply.js";
 export { listVolumes } from "./volumes.js";
 export { fileListInput, fileListOutput, fileReadInput, fileReadOutput, fileWriteInput, fileWriteOutput, getVolumePathInput, getVolumePathOutput } from "./wire.js";
 export { writeFile } from "./write.js";
