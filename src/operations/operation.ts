@@ -47,10 +47,14 @@ export interface McpSurface<I, O> {
   title: string;
   /** What the model reads to decide when to call it. */
   description: string;
-  /** The text content of a result, for clients that do not read structured content. */
-  text(output: O, input: I): string;
+  /**
+   * The text content of a result, for clients that do not read structured content. `returned` is
+   * the object run returned, before the output schema kept only its fields: what MCP shows and the
+   * output leaves out (a note for the agent, a read image's bytes) is found from it, e.g. in a WeakMap.
+   */
+  text(output: O, input: I, returned: object): string;
   /** Images, resources or an error flag the result carries on MCP besides its text. */
-  extras?(output: O, input: I): McpExtras;
+  extras?(output: O, input: I, returned: object): McpExtras;
 }
 
 export interface RestSurface {
@@ -60,6 +64,10 @@ export interface RestSurface {
   /** The OpenAPI tag that groups it. */
   tag: string;
   status?: 200 | 201;
+  /** The route's OpenAPI description; omitted: the MCP surface's description; null: none. */
+  description?: string | null;
+  /** Input fields this route does not take (optional ones, left to their defaults), e.g. a filter only MCP offers. */
+  omits?: readonly string[];
 }
 
 export interface Surfaces<I, O> {

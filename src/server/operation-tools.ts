@@ -35,9 +35,10 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
         annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
         async run(args, call) {
           const { owner, ...rest } = call;
-          const output = operation.output.parse(await operation.run(host, args, { owner: owner ?? LOCAL_OWNER, ...rest }));
-          const { structured, ...extras } = mcp.extras?.(output, args) ?? {};
-          return { structured: structured ?? output, text: mcp.text(output, args), ...extras };
+          const returned = await operation.run(host, args, { owner: owner ?? LOCAL_OWNER, ...rest });
+          const output = operation.output.parse(returned);
+          const { structured, ...extras } = mcp.extras?.(output, args, returned) ?? {};
+          return { structured: structured ?? output, text: mcp.text(output, args, returned), ...extras };
         },
       }),
     );

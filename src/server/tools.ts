@@ -6,6 +6,7 @@ import { z } from "zod";
 import { LOCAL_OWNER, unknownLanguageError, type ExecuteRequest, type ExecutionResult, type CommandRequest, type JobRequest } from "../execution/index.js";
 import { languageTitles, systemPythonModules, upstreamCallExamples } from "../languages/index.js";
 import { defaultTimeoutS } from "../config/index.js";
+import { sessionOnDemand } from "../features/sessions/index.js";
 import { describeFlavors, describePackageSets, installedPackageNames } from "../sandbox/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
@@ -17,7 +18,6 @@ import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply }
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
 import { describeResult, renderResultText } from "./result-text.js";
-import { fileReadReply } from "./file-read-reply.js";
 import { operationTools } from "./operation-tools.js";
 import { operations } from "./operations.js";
 import { retryAfterOf } from "./retry-after.js";
@@ -26,24 +26,9 @@ import {
   executeCodeInput,
   executeCommandInput,
   executionResultSchema,
-  fileListInput,
-  fileListOutput,
-  fileReadInput,
-  fileReadOutput,
-  fileWriteInput,
-  fileWriteOutput,
-  getSessionsInput,
-  getSessionsOutput,
-  getVolumePathInput,
-  getVolumePathOutput,
-  stopSessionInput,
-  stopSessionOutput,
   toWireResult,
-  toWireSession,
   type WireExecutionResult,
 } from "./wire.js";
-
-const json = (value: unknown): string => JSON.stringify(value, null, 2);
 
 /**
  * execute_command's outputSchema: execute_code's result, whose full schema that tool lists already
@@ -97,7 +82,7 @@ async function runExecution(
   run: (common: Pick<ExecuteRequest, "sessionId" | "signal" | "onOutput" | "owner" | "approver" | "onWaiting">) => Promise<ExecutionResult>,
 ): Promise<{ structured: WireExecutionResult; text: string; isError: boolean; images?: ToolReply["images"] }> {
   const owner = ownerOf(call);
-  const session = sessionFor(ctx, sessionId, owner);
+  const session = sessionOnDemand(ctx.engine.sessions, sessionId, owner);
   const result = await run({
     owner,
     ...(session.sessionId ? { sessionId: session.sessionId } : {}),
@@ -117,23 +102,8 @@ const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
 
 /** Starts a call as a background job (background: true), in the caller's session when it names one. */
 function runInBackground(ctx: ServerContext, sessionId: string | undefined, call: ToolCallContext, request: JobRequest): Promise<{ structured: WireExecutionResult; text: string }> {
-  const session = sessionFor(ctx, sessionId, ownerOf(call));
+  const session = sessionOnDemand(ctx.engine.sessions, sessionId, ownerOf(call));
   return startJob(ctx, { ...request, ...(session.sessionId ? { sessionId: session.sessionId } : {}) }, call, session.note);
-}
-
-/**
- * Starts (or reuses) the caller's session with this id; a note tells the agent when an earlier
- * one had ended. Ids a caller names are its own: another caller's session with the same id is
- * never touched, and its existence never shown; a server-minted id reaches its session for whoever holds it.
- */
-function sessionFor(ctx: ServerContext, sessionId: string | undefined, owner: string): { sessionId?: string; note?: string; created?: boolean } {
-  if (sessionId === undefined) return {};
-  const opened = ctx.engine.sessions.ensure(sessionId, owner);
-  return {
-    sessionId,
-    created: opened.created,
-    ...(opened.endedBefore ? { note: `session ${sessionId} had ended (${opened.endedBefore}); a new, empty one was started with the same id` } : {}),
-  };
 }
 
 /**
@@ -218,128 +188,13 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
         : runExecution(ctx, args.session_id, call, (common) => engine.executeCommand({ ...commandRequest(args), ...common })),
   });
 
-  const getSessions = defineTool({
-    name: "get_sessions",
-    scope: "sessions",
-    title: "List sessions",
-    description: "List your live sessions (created, last used, expiry, calls, languages), or describe one.",
-    input: getSessionsInput,
-    output: getSessionsOutput,
-    annotations: { title: "List sessions", readOnlyHint: true, openWorldHint: false },
-    async run(args, call) {
-      const owner = ownerOf(call);
-      const sessions = (args.session_id === undefined ? engine.sessions.list(owner) : [engine.sessions.get(args.session_id, owner)]).map(toWireSession);
-      const text = sessions.length === 0 ? "No live sessions. Pass a new session_id to execute_code to start one." : json({ sessions });
-      return { structured: { sessions }, text };
-    },
-  });
-
-  const stopSession = defineTool({
-    name: "stop_session",
-    scope: "sessions",
-    title: "Stop a session",
-    description: "Stop a session when done: its sandboxes and /workspace files are deleted.",
-    input: stopSessionInput,
-    output: stopSessionOutput,
-    annotations: { title: "Stop a session", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    async run(args, call) {
-      await engine.sessions.stop(args.session_id, ownerOf(call));
-      return { structured: { session_id: args.session_id, stopped: true }, text: `Session ${args.session_id} stopped; its workspace was deleted.` };
-    },
-  });
-
-  const fileRead = defineTool({
-    name: "file_read",
-    scope: "files",
-    title: "Read a workspace file",
-    description: "Read a file of a session's /workspace: text as text, an image as image content, other binary as a blob resource (over 1 MiB: a REST download link).",
-    input: fileReadInput,
-    output: fileReadOutput,
-    annotations: { title: "Read a workspace file", readOnlyHint: true, openWorldHint: false },
-    async run(args, call) {
-      // A read never starts a session: an id with none is SESSION_NOT_FOUND (or SESSION_EXPIRED).
-      const owner = ownerOf(call);
-      if (args.encoding === "base64") {
-        const file = await engine.files.read(args.session_id, args.path, "base64", owner);
-        return { structured: file, text: file.content };
-      }
-      // Text comes back as text; an image as image content; another binary file as a blob resource, or a pointer when large.
-      return fileReadReply(await engine.files.read(args.session_id, args.path, "base64", owner), args.session_id);
-    },
-  });
-
-  const fileWrite = defineTool({
-    name: "file_write",
-    scope: "files",
-    title: "Write a workspace file",
-    description: "Create or replace a file in a session's /workspace (parents created).",
-    input: fileWriteInput,
-    output: fileWriteOutput,
-    annotations: { title: "Write a workspace file", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    async run(args, call) {
-      const owner = ownerOf(call);
-      const { note } = sessionFor(ctx, args.session_id, owner);
-      const written = await engine.files.write(args.session_id, args.path, args.content, args.encoding ?? "utf8", owner);
-      return { structured: written, text: `${note ? `Note: ${note}.\n` : ""}Wrote ${written.size} bytes to ${written.path}.` };
-    },
-  });
-
-  const fileList = defineTool({
-    name: "file_list",
-    scope: "files",
-    title: "List workspace files",
-    description: "List a directory of a session's /workspace (not recursive).",
-    input: fileListInput,
-    output: fileListOutput,
-    annotations: { title: "List workspace files", readOnlyHint: true, openWorldHint: false },
-    async run(args, call) {
-      const owner = ownerOf(call);
-      const listing = await engine.files.list(args.session_id, args.path, owner);
-      const structured = {
-        path: listing.path,
-        truncated: listing.truncated,
-        entries: listing.entries.map(({ modifiedAt, ...entry }) => ({ ...entry, modified_at: modifiedAt })),
-      };
-      const lines = structured.entries.map((e) => `${e.type === "directory" ? "d" : e.type === "symlink" ? "l" : e.type === "file" ? "-" : "?"} ${String(e.size).padStart(10)} ${e.name}`);
-      const listed = lines.length === 0 ? `${listing.path} is empty.` : `${listing.path}:\n${lines.join("\n")}${listing.truncated ? "\n(listing cut)" : ""}`;
-      return { structured, text: listed };
-    },
-  });
-
-  const getVolumePath = defineTool({
-    name: "get_volume_path",
-    scope: "files",
-    title: "Show mounted volumes",
-    description: "List the host directories mounted into every sandbox (under /mnt) and the workspace path.",
-    input: getVolumePathInput,
-    output: getVolumePathOutput,
-    annotations: { title: "Show mounted volumes", readOnlyHint: true, openWorldHint: false },
-    async run() {
-      const volumes = config.volumes.map((v) => ({
-        name: v.name,
-        path: `/mnt/${v.name}`,
-        read_only: v.readOnly,
-        ...(v.description ? { description: v.description } : {}),
-      }));
-      const structured = { volumes, workspace: "/workspace" };
-      const text = volumes.length === 0 ? "No volumes are configured. Code can read and write /workspace (and /tmp)." : json(structured);
-      return { structured, text };
-    },
-  });
-
   return [
     executeCode,
     executeCommand,
     ...createCodeModeTools(ctx),
     ...createJobTools(ctx),
     ...createSecurityTools(ctx),
-    getSessions,
-    stopSession,
     ...operationTools(operations.list(), ctx),
-    fileRead,
-    fileWrite,
-    fileList,
-    getVolumePath,
   ];
 }
 

@@ -10,6 +10,7 @@ import { IMAGE_MIME_TYPES } from "../sandbox/index.js";
 import { securitySummarySchema, toWireSecurity } from "./security-wire.js";
 
 export { getSessionsInput, getSessionsOutput, sessionSchema, stopSessionInput, stopSessionOutput, toWireSession } from "../features/sessions/wire.js";
+export { fileListInput, fileListOutput, fileReadInput, fileReadOutput, fileWriteInput, fileWriteOutput, getVolumePathInput, getVolumePathOutput } from "../features/files/wire.js";
 
 const sessionId = z
   .string()
@@ -121,49 +122,6 @@ export const executionResultSchema = z.object({
   execution_id: z.string().optional().describe("Id in the audit trail"),
 });
 export type WireExecutionResult = z.infer<typeof executionResultSchema>;
-
-const encoding = z.enum(["utf8", "base64"]);
-const workspacePath = z.string().describe("Relative to /workspace");
-
-export const fileReadInput = z.object({ path: workspacePath, session_id: z.string().min(1), encoding: encoding.optional() }).strict();
-export const fileReadOutput = z.object({
-  path: z.string(),
-  content: z.string(),
-  encoding,
-  size: z.number().int(),
-  note: z.string().optional().describe("For a binary file read without encoding: how it was sent (a blob resource, or a pointer to the REST download when large)"),
-});
-export const fileWriteInput = z
-  .object({ path: workspacePath, content: z.string(), session_id: z.string().min(1), encoding: encoding.optional() })
-  .strict();
-export const fileWriteOutput = z.object({ path: z.string(), size: z.number().int(), created: z.boolean() });
-export const fileListInput = z.object({ path: workspacePath.optional().describe("Default /workspace"), session_id: z.string().min(1) }).strict();
-export const fileListOutput = z.object({
-  path: z.string(),
-  entries: z.array(
-    z.object({
-      name: z.string(),
-      path: z.string(),
-      type: z.enum(["file", "directory", "symlink", "other"]),
-      size: z.number().int(),
-      modified_at: z.string(),
-    }),
-  ),
-  truncated: z.boolean(),
-});
-
-export const getVolumePathInput = z.object({}).strict();
-export const getVolumePathOutput = z.object({
-  volumes: z.array(
-    z.object({
-      name: z.string(),
-      path: z.string().describe("Where sandboxed code finds it"),
-      read_only: z.boolean(),
-      description: z.string().optional(),
-    }),
-  ),
-  workspace: z.string().describe("The writable working directory of every sandbox"),
-});
 
 const ERROR_CODE_NAMES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 

@@ -99,6 +99,19 @@ describe("MCP over Streamable HTTP", () => {
     await call(client, "stop_session", { session_id: id });
   });
 
+  it("tells the agent when file_write started a new session because the earlier one of that id had ended", async () => {
+    const client = await connect();
+    const id = "mcp-write-reborn";
+    await call(client, "file_write", { session_id: id, path: "a.txt", content: "one" });
+    await call(client, "stop_session", { session_id: id });
+    const written = await call(client, "file_write", { session_id: id, path: "b.txt", content: "two" });
+    expect(text(written)).toBe(`Note: session ${id} had ended (stopped); a new, empty one was started with the same id.\nWrote 3 bytes to /workspace/b.txt.`);
+    expect(written.structuredContent).toEqual({ path: "/workspace/b.txt", size: 3, created: true });
+    // A write into a live session carries no note.
+    expect(text(await call(client, "file_write", { session_id: id, path: "b.txt", content: "three" }))).toBe("Wrote 5 bytes to /workspace/b.txt.");
+    await call(client, "stop_session", { session_id: id });
+  });
+
   it("reports a failing program as an error result that says what happened and what to try", async () => {
     const client = await connect();
     const failing = await call(client, "execute_code", { code: "def f():\n    return 1 / 0\nf()", language: "python" });

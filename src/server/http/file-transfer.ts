@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { SandgateError } from "../../errors/index.js";
 import type { UploadedFile } from "../../execution/index.js";
 import type { ServerContext } from "../context.js";
-import { isPassiveType, mimeTypeOf } from "../mime.js";
+import { isPassiveType, mimeTypeOf } from "../../features/files/index.js";
 import { boundaryOf, formParts } from "./multipart.js";
 
 /** The whole transfer's deadline; a sender silent for server.bodyTimeoutS is cut off sooner. */

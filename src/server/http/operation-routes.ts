@@ -30,9 +30,13 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
     const fields = pathFields(rest.path);
     const shape = operation.input.shape as Record<string, z.ZodTypeAny>;
     for (const field of fields) if (!(field in shape)) throw new Error(`operation ${operation.id}: path parameter :${field} is not an input field`);
+    for (const field of rest.omits ?? []) {
+      if (!(field in shape) || !shape[field]?.isOptional()) throw new Error(`operation ${operation.id}: REST leaves out ${field}, which is not an optional input field`);
+    }
     const inPath = Object.fromEntries(fields.map((field) => [field, true as const]));
     const params = operation.input.pick(inPath);
-    const remaining = operation.input.omit(inPath);
+    const remaining = operation.input.omit({ ...inPath, ...Object.fromEntries((rest.omits ?? []).map((field) => [field, true as const])) });
+    const description = rest.description === undefined ? operation.surfaces.mcp?.description : rest.description;
     const hasBody = Object.keys(remaining.shape as object).length > 0;
     const part = rest.method === "get" ? { query: remaining } : hasBody ? { body: remaining } : {};
     routes.push(
@@ -42,7 +46,7 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
         scope: operation.scope,
         tag: rest.tag,
         summary: operation.summary,
-        ...(operation.surfaces.mcp ? { description: operation.surfaces.mcp.description } : {}),
+        ...(description ? { description } : {}),
         ...part,
         response: operation.output,
         successStatus: rest.status ?? 200,

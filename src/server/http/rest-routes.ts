@@ -20,17 +20,10 @@ import { profileTools } from "../tool-profile.js";
 import {
   executeCodeInput,
   executionResultSchema,
-  fileListInput,
-  fileListOutput,
   fileReadInput,
   fileReadOutput,
   fileWriteInput,
   fileWriteOutput,
-  getSessionsOutput,
-  getVolumePathOutput,
-  sessionSchema,
-  stopSessionOutput,
-  toWireSession,
 } from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { operationRoutes } from "./operation-routes.js";
@@ -127,6 +120,15 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
   const run = async <S extends z.ZodType>(_output: S, tool: string, args: Record<string, unknown>, owner: string, signal?: AbortSignal): Promise<z.input<S>> => {
     const context: ToolCallContext = signal ? { signal, owner } : { owner };
     return (await findTool(tools, tool).run(args, context)).structured;
+  };
+  /**
+   * A declared operation's output, for a raw route's JSON form: the input was parsed by the route's
+   * schemas (the operation's own, less the path), and the operation's output schema is the route's
+   * response schema `_output`, which types the reply.
+   */
+  const callOperation = async <S extends z.ZodType>(_output: S, id: string, input: Record<string, unknown>, owner: string): Promise<z.input<S>> => {
+    const operation = operations.require(id);
+    return operation.output.parse(await operation.run(ctx, input, { owner }));
   };
   let languages: z.infer<typeof languagesResponse> | undefined;
 
@@ -292,64 +294,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
           }, { owner })
         ).structured as z.input<typeof searchToolsOutput>,
     }),
-    defineRoute({
-      method: "get",
-      path: "/sessions",
-      scope: "sessions",
-      tag: "sessions",
-      summary: "List your live sessions (each caller sees only its own)",
-      response: getSessionsOutput,
-      handle: ({ owner }) => run(getSessionsOutput, "get_sessions", {}, owner),
-    }),
-    defineRoute({
-      method: "post",
-      path: "/sessions",
-      scope: "sessions",
-      tag: "sessions",
-      summary: "Start a session (or return the live one with this id)",
-      body: z.object({
-        session_id: z.string().min(1).max(128).optional().describe("Id to use; a random one when omitted"),
-        env: z
-          .record(z.string())
-          .optional()
-          .describe("Environment variables of every call in the session (replacing any set before, for a live session); values of secret-looking names are masked in results"),
-      }),
-      response: sessionSchema,
-      successStatus: 201,
-      handle: async ({ body, owner }) => {
-        const options = body.env === undefined ? {} : { env: body.env };
-        return toWireSession(body.session_id === undefined ? engine.sessions.create(undefined, owner, options) : engine.sessions.ensure(body.session_id, owner, options).info);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/sessions/:session_id",
-      scope: "sessions",
-      tag: "sessions",
-      summary: "Describe one session",
-      response: sessionSchema,
-      handle: async ({ params, owner }) => toWireSession(engine.sessions.get(params.session_id, owner)),
-    }),
-    defineRoute({
-      method: "delete",
-      path: "/sessions/:session_id",
-      scope: "sessions",
-      tag: "sessions",
-      summary: "Stop a session and delete its workspace",
-      response: stopSessionOutput,
-      handle: ({ params, owner }) => run(stopSessionOutput, "stop_session", { session_id: params.session_id }, owner),
-    }),
     ...operationRoutes(operations.list(), ctx),
-    defineRoute({
-      method: "get",
-      path: "/sessions/:session_id/files",
-      scope: "files",
-      tag: "files",
-      summary: "List a directory of the session's workspace",
-      query: fileListInput.omit({ session_id: true }),
-      response: fileListOutput,
-      handle: ({ params, query, owner }) => run(fileListOutput, "file_list", { ...query, session_id: params.session_id }, owner),
-    }),
     defineRoute({
       method: "get",
       path: "/sessions/:session_id/files/content",
@@ -364,7 +309,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: fileReadOutput,
       rawResponse: { contentType: "application/octet-stream", description: "the file's bytes (the Content-Type header names the guessed type)" },
       handle: async ({ params, query, owner, c }) => {
-        if (wantsJson(c, query.encoding)) return run(fileReadOutput, "file_read", { ...query, session_id: params.session_id }, owner);
+        if (wantsJson(c, query.encoding)) return callOperation(fileReadOutput, "files.read", { ...query, session_id: params.session_id }, owner);
         // A download never starts a session: an id with none is SESSION_NOT_FOUND (or SESSION_EXPIRED).
         engine.sessions.get(params.session_id, owner);
         return downloadFile(c, ctx, params.session_id, query.path, owner);
@@ -400,7 +345,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
             { data: { field: "path", location: "query parameter" } },
           );
         }
-        return run(fileWriteOutput, "file_write", { ...body, session_id: params.session_id }, owner);
+        return callOperation(fileWriteOutput, "files.write", { ...body, session_id: params.session_id }, owner);
       },
     }),
     defineRoute({
@@ -443,15 +388,6 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         const data = await engine.readSavedOutput(params.id, stream, owner);
         return c.body(new Uint8Array(data), 200, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" });
       },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/volumes",
-      scope: "files",
-      tag: "files",
-      summary: "Volumes the admin mounted into every sandbox",
-      response: getVolumePathOutput,
-      handle: ({ owner }) => run(getVolumePathOutput, "get_volume_path", {}, owner),
     }),
     defineRoute({
       method: "get",
