@@ -2,6 +2,10 @@
 // the REST routes and OpenAPI are derived from this list (server/operation-tools.ts,
 // server/http/operation-routes.ts); a feature joins by adding its operations here.
 
+import { auditOperations } from "./audit/index.js";
+import { governanceOperations } from "./governance/index.js";
 import { sessionOperations } from "./sessions/index.js";
 
-export const OPERATIONS = [...sessionOperations] as const;
+export { auditOperations, governanceOperations, sessionOperations };
+
+export const OPERATIONS = [...governanceOperations, ...auditOperations, ...sessionOperations] as const;

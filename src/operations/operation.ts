@@ -60,6 +60,12 @@ export interface RestSurface {
   /** The OpenAPI tag that groups it. */
   tag: string;
   status?: 200 | 201;
+  /** The route's longer description; the MCP description when omitted, none when null. */
+  description?: string | null;
+  /** "tool": the body is parsed as the MCP tool parses its arguments, so both surfaces refuse the same input with the same error. */
+  body?: "tool";
+  /** Counted against the caller's concurrency cap like a run (work that costs like one); operations with the "runs-code" effect are. */
+  countsAsRun?: boolean;
 }
 
 export interface Surfaces<I, O> {

@@ -3,7 +3,7 @@
 
 import type { SandgateConfig } from "../config/index.js";
 import type { WireExecutionResult } from "./wire.js";
-import { securityLine } from "./security-wire.js";
+import { securityLine } from "../features/governance/index.js";
 import { effectiveFlavors } from "../sandbox/index.js";
 
 /**

@@ -12,14 +12,13 @@ import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
 import { createJobTools, startJob } from "./job-tools.js";
-import { createSecurityTools } from "./security-tools.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
 import { describeResult, renderResultText } from "./result-text.js";
 import { fileReadReply } from "./file-read-reply.js";
 import { operationTools } from "./operation-tools.js";
-import { operations } from "./operations.js";
+import { governanceOperations, sessionOperations } from "../features/index.js";
 import { retryAfterOf } from "./retry-after.js";
 import { toJsonSchema } from "./json-schema.js";
 import {
@@ -332,10 +331,11 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     executeCommand,
     ...createCodeModeTools(ctx),
     ...createJobTools(ctx),
-    ...createSecurityTools(ctx),
+    // Until the sessions tools are operations too, each group of operations keeps its hand-written tools' place.
+    ...operationTools(governanceOperations, ctx),
     getSessions,
     stopSession,
-    ...operationTools(operations.list(), ctx),
+    ...operationTools(sessionOperations, ctx),
     fileRead,
     fileWrite,
     fileList,
@@ -362,7 +362,7 @@ export function toMcpTool(tool: ToolDefinition): Tool {
 }
 
 /** Parses arguments against the tool's schema; the error names the field and what was wrong. */
-export function parseToolArguments(tool: ToolDefinition, args: unknown): Record<string, unknown> {
+export function parseToolArguments(tool: Pick<ToolDefinition, "name" | "input">, args: unknown): Record<string, unknown> {
   const parsed = tool.input.safeParse(args ?? {});
   if (parsed.success) return parsed.data;
   // A language that is not one of the enum's names and aliases is refused as the engine refuses it.

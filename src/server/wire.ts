@@ -7,7 +7,7 @@ import { ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { ExecutionResult } from "../execution/index.js";
 import { LANGUAGE_NAMES_AND_ALIASES } from "../languages/index.js";
 import { IMAGE_MIME_TYPES } from "../sandbox/index.js";
-import { securitySummarySchema, toWireSecurity } from "./security-wire.js";
+import { securitySummarySchema, toWireSecurity } from "../features/governance/index.js";
 
 export { getSessionsInput, getSessionsOutput, sessionSchema, stopSessionInput, stopSessionOutput, toWireSession } from "../features/sessions/wire.js";
 
