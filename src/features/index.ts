@@ -4,8 +4,10 @@
 
 import { auditOperations } from "./audit/index.js";
 import { governanceOperations } from "./governance/index.js";
+import { jobOperations } from "./jobs/index.js";
 import { sessionOperations } from "./sessions/index.js";
 
-export { auditOperations, governanceOperations, sessionOperations };
+export { auditOperations, governanceOperations, jobOperations, sessionOperations };
+export { startJob } from "./jobs/index.js";
 
-export const OPERATIONS = [...governanceOperations, ...auditOperations, ...sessionOperations] as const;
+export const OPERATIONS = [...jobOperations, ...governanceOperations, ...auditOperations, ...sessionOperations] as const;

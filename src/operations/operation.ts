@@ -41,14 +41,16 @@ export interface McpExtras {
   structured?: Record<string, unknown>;
 }
 
-export interface McpSurface<I, O> {
+export interface McpSurface<Host, I, O> {
   /** The tool's name (snake_case, as MCP clients show it). */
   tool: string;
   title: string;
   /** What the model reads to decide when to call it. */
   description: string;
-  /** The text content of a result, for clients that do not read structured content. */
-  text(output: O, input: I): string;
+  /** The outputSchema tools/list shows, when it is shorter than the output's (a part other tools' schemas give already). */
+  outputSchema?: z.AnyZodObject;
+  /** The text content of a result, for clients that do not read structured content; `host` for advice that depends on the server's settings. */
+  text(output: O, input: I, host: Host): string;
   /** Images, resources or an error flag the result carries on MCP besides its text. */
   extras?(output: O, input: I): McpExtras;
 }
@@ -68,8 +70,8 @@ export interface RestSurface {
   countsAsRun?: boolean;
 }
 
-export interface Surfaces<I, O> {
-  mcp: McpSurface<I, O> | null;
+export interface Surfaces<Host, I, O> {
+  mcp: McpSurface<Host, I, O> | null;
   rest: RestSurface | null;
 }
 
@@ -86,7 +88,7 @@ export interface Operation<Host, I extends z.AnyZodObject, O extends z.AnyZodObj
   output: O;
   /** Does the work; `input` was parsed with `input` at the edge, exactly once. */
   run(host: Host, input: z.infer<I>, call: OperationCall): Promise<z.input<O>>;
-  surfaces: Surfaces<z.infer<I>, z.infer<O>>;
+  surfaces: Surfaces<Host, z.infer<I>, z.infer<O>>;
 }
 
 /** Any operation that runs on `Host` (or on less than it). */

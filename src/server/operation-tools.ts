@@ -34,13 +34,13 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
         title: mcp.title,
         description: mcp.description,
         input: operation.input,
-        output: operation.output,
+        output: mcp.outputSchema ?? operation.output,
         annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
         async run(args, call) {
           const { owner, ...rest } = call;
           const output = operation.output.parse(await operation.run(host, args, { owner: owner ?? LOCAL_OWNER, ...rest }));
           const { structured, ...extras } = mcp.extras?.(output, args) ?? {};
-          return { structured: structured ?? output, text: mcp.text(output, args), ...extras };
+          return { structured: structured ?? output, text: mcp.text(output, args, host), ...extras };
         },
       }),
     );

@@ -11,14 +11,13 @@ import { isSandgateError, isToolResultCode, publicError, SandgateError } from ".
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
-import { createJobTools, startJob } from "./job-tools.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
-import { describeResult, renderResultText } from "./result-text.js";
+import { describeResult, renderResultText } from "../features/execute/index.js";
 import { fileReadReply } from "./file-read-reply.js";
 import { operationTools } from "./operation-tools.js";
-import { governanceOperations, sessionOperations } from "../features/index.js";
+import { governanceOperations, jobOperations, sessionOperations, startJob } from "../features/index.js";
 import { retryAfterOf } from "./retry-after.js";
 import { toJsonSchema } from "./json-schema.js";
 import {
@@ -117,7 +116,7 @@ const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
 /** Starts a call as a background job (background: true), in the caller's session when it names one. */
 function runInBackground(ctx: ServerContext, sessionId: string | undefined, call: ToolCallContext, request: JobRequest): Promise<{ structured: WireExecutionResult; text: string }> {
   const session = sessionFor(ctx, sessionId, ownerOf(call));
-  return startJob(ctx, { ...request, ...(session.sessionId ? { sessionId: session.sessionId } : {}) }, call, session.note);
+  return startJob(ctx, { ...request, ...(session.sessionId ? { sessionId: session.sessionId } : {}) }, call.owner ?? LOCAL_OWNER, session.note);
 }
 
 /**
@@ -330,9 +329,8 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     executeCode,
     executeCommand,
     ...createCodeModeTools(ctx),
-    ...createJobTools(ctx),
     // Until the sessions tools are operations too, each group of operations keeps its hand-written tools' place.
-    ...operationTools(governanceOperations, ctx),
+    ...operationTools<ServerContext>([...jobOperations, ...governanceOperations], ctx),
     getSessions,
     stopSession,
     ...operationTools(sessionOperations, ctx),

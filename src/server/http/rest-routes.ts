@@ -34,7 +34,7 @@ import {
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { operationRoutes } from "./operation-routes.js";
 import { operations } from "../operations.js";
-import { jobRoutes } from "./job-routes.js";
+import { jobOutputRoute } from "./job-routes.js";
 import { metricsRoutes } from "./metrics-route.js";
 import { piiRoutes } from "./pii-routes.js";
 import { downloadFile, isRawUpload, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
@@ -241,7 +241,9 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         return run(executionResultSchema, "execute_code", body, owner, signal);
       },
     }),
-    ...jobRoutes(ctx),
+    ...derived("jobs.list", "jobs.read", "jobs.stop"),
+    // Raw: it streams the job's output as it comes.
+    jobOutputRoute(ctx),
     ...derived("audit.query", "audit.verify"),
     ...derived("approvals.list", "approvals.get", "approvals.decide"),
     ...metricsRoutes(ctx),
