@@ -5,9 +5,10 @@
 import { auditOperations } from "./audit/index.js";
 import { governanceOperations } from "./governance/index.js";
 import { jobOperations } from "./jobs/index.js";
+import { piiOperations } from "./pii/index.js";
 import { sessionOperations } from "./sessions/index.js";
 
-export { auditOperations, governanceOperations, jobOperations, sessionOperations };
+export { auditOperations, governanceOperations, jobOperations, piiOperations, sessionOperations };
 export { startJob } from "./jobs/index.js";
 
-export const OPERATIONS = [...jobOperations, ...governanceOperations, ...auditOperations, ...sessionOperations] as const;
+export const OPERATIONS = [...jobOperations, ...governanceOperations, ...auditOperations, ...piiOperations, ...sessionOperations] as const;
