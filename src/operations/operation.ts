@@ -41,20 +41,23 @@ export interface McpExtras {
   structured?: Record<string, unknown>;
 }
 
-export interface McpSurface<I, O> {
+export interface McpSurface<Host, I, O> {
   /** The tool's name (snake_case, as MCP clients show it). */
   tool: string;
   title: string;
   /** What the model reads to decide when to call it. */
   description: string;
+  /** The outputSchema tools/list shows, when it is shorter than the output's (a part other tools' schemas give already). */
+  outputSchema?: z.AnyZodObject;
   /**
-   * The text content of a result, for clients that do not read structured content. `returned` is
-   * the object run returned, before the output schema kept only its fields: what MCP shows and the
-   * output leaves out (a note for the agent, a read image's bytes) is found from it, e.g. in a WeakMap.
+   * The text content of a result, for clients that do not read structured content. `host` for advice
+   * that depends on the server's settings; `returned` is the object run returned, before the output
+   * schema kept only its fields: what MCP shows and the output leaves out (a note for the agent, a read
+   * image's bytes) is found from it, e.g. in a WeakMap.
    */
-  text(output: O, input: I, returned: object): string;
+  text(output: O, input: I, host: Host, returned: object): string;
   /** Images, resources or an error flag the result carries on MCP besides its text. */
-  extras?(output: O, input: I, returned: object): McpExtras;
+  extras?(output: O, input: I, host: Host, returned: object): McpExtras;
 }
 
 export interface RestSurface {
@@ -64,14 +67,18 @@ export interface RestSurface {
   /** The OpenAPI tag that groups it. */
   tag: string;
   status?: 200 | 201;
-  /** The route's OpenAPI description; omitted: the MCP surface's description; null: none. */
+  /** The route's longer description; the MCP description when omitted, none when null. */
   description?: string | null;
+  /** "tool": the body is parsed as the MCP tool parses its arguments, so both surfaces refuse the same input with the same error. */
+  body?: "tool";
+  /** Counted against the caller's concurrency cap like a run (work that costs like one); operations with the "runs-code" effect are. */
+  countsAsRun?: boolean;
   /** Input fields this route does not take (optional ones, left to their defaults), e.g. a filter only MCP offers. */
   omits?: readonly string[];
 }
 
-export interface Surfaces<I, O> {
-  mcp: McpSurface<I, O> | null;
+export interface Surfaces<Host, I, O> {
+  mcp: McpSurface<Host, I, O> | null;
   rest: RestSurface | null;
 }
 
@@ -88,7 +95,7 @@ export interface Operation<Host, I extends z.AnyZodObject, O extends z.AnyZodObj
   output: O;
   /** Does the work; `input` was parsed with `input` at the edge, exactly once. */
   run(host: Host, input: z.infer<I>, call: OperationCall): Promise<z.input<O>>;
-  surfaces: Surfaces<z.infer<I>, z.infer<O>>;
+  surfaces: Surfaces<Host, z.infer<I>, z.infer<O>>;
 }
 
 /** Any operation that runs on `Host` (or on less than it). */

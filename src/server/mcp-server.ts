@@ -22,7 +22,7 @@ import type { ClientLimiter } from "./client-limiter.js";
 import type { ServerContext } from "./context.js";
 import { elicitationApprover } from "./elicitation-approver.js";
 import { OutputForwarder } from "./output-forwarder.js";
-import { POLICY_URI, securityPolicy } from "./policy.js";
+import { POLICY_URI, securityPolicy } from "../features/governance/index.js";
 import { wireErrorData } from "./retry-after.js";
 import { readTreeResource, TREE_PREFIX, TREE_TEMPLATE, treeResources } from "./tree-resources.js";
 import { OUTPUT_TEMPLATE, readOutputResource } from "./output-resources.js";

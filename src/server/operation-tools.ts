@@ -7,13 +7,16 @@ import { LOCAL_OWNER } from "../execution/index.js";
 import type { AnyOperation, Effect } from "../operations/index.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
-/** MCP's tool hints, as the effects say: read-only when it only reads, destructive when it deletes. */
+/**
+ * MCP's tool hints, as the effects say: read-only when it only reads, destructive when it deletes.
+ * A read-only operation says nothing of the other two unless declared idempotent, when it says both.
+ */
 export function annotationsOf(title: string, effects: readonly Effect[], idempotent = false): ToolAnnotations {
   const readOnly = effects.every((effect) => effect === "read");
   return {
     title,
     readOnlyHint: readOnly,
-    ...(readOnly ? {} : { destructiveHint: effects.includes("delete"), idempotentHint: idempotent }),
+    ...(readOnly && !idempotent ? {} : { destructiveHint: effects.includes("delete"), idempotentHint: idempotent }),
     openWorldHint: effects.includes("network"),
   };
 }
@@ -31,14 +34,14 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
         title: mcp.title,
         description: mcp.description,
         input: operation.input,
-        output: operation.output,
+        output: mcp.outputSchema ?? operation.output,
         annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
         async run(args, call) {
           const { owner, ...rest } = call;
           const returned = await operation.run(host, args, { owner: owner ?? LOCAL_OWNER, ...rest });
           const output = operation.output.parse(returned);
-          const { structured, ...extras } = mcp.extras?.(output, args, returned) ?? {};
-          return { structured: structured ?? output, text: mcp.text(output, args, returned), ...extras };
+          const { structured, ...extras } = mcp.extras?.(output, args, host, returned) ?? {};
+          return { structured: structured ?? output, text: mcp.text(output, args, host, returned), ...extras };
         },
       }),
     );

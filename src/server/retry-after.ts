@@ -2,7 +2,7 @@
 // their error data, which HTTP answers also send as a Retry-After header.
 
 import type { SandgateError } from "../errors/index.js";
-import { toWireGovernanceData } from "./security-wire.js";
+import { toWireGovernanceData } from "../features/governance/index.js";
 
 /**
  * The field of an error's data that says how long to wait, in seconds: the one name every refusal

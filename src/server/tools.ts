@@ -12,14 +12,13 @@ import { isSandgateError, isToolResultCode, publicError, SandgateError } from ".
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
 import { createCodeModeTools } from "./code-mode-tools.js";
-import { createJobTools, startJob } from "./job-tools.js";
-import { createSecurityTools } from "./security-tools.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
-import { describeResult, renderResultText } from "./result-text.js";
+import { describeResult, renderResultText } from "../features/execute/index.js";
 import { operationTools } from "./operation-tools.js";
 import { operations } from "./operations.js";
+import { startJob } from "../features/index.js";
 import { retryAfterOf } from "./retry-after.js";
 import { toJsonSchema } from "./json-schema.js";
 import {
@@ -103,7 +102,7 @@ const ownerOf = (call: ToolCallContext): string => call.owner ?? LOCAL_OWNER;
 /** Starts a call as a background job (background: true), in the caller's session when it names one. */
 function runInBackground(ctx: ServerContext, sessionId: string | undefined, call: ToolCallContext, request: JobRequest): Promise<{ structured: WireExecutionResult; text: string }> {
   const session = sessionOnDemand(ctx.engine.sessions, sessionId, ownerOf(call));
-  return startJob(ctx, { ...request, ...(session.sessionId ? { sessionId: session.sessionId } : {}) }, call, session.note);
+  return startJob(ctx, { ...request, ...(session.sessionId ? { sessionId: session.sessionId } : {}) }, call.owner ?? LOCAL_OWNER, session.note);
 }
 
 /**
@@ -192,8 +191,6 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
     executeCode,
     executeCommand,
     ...createCodeModeTools(ctx),
-    ...createJobTools(ctx),
-    ...createSecurityTools(ctx),
     ...operationTools(operations.list(), ctx),
   ];
 }
@@ -217,7 +214,7 @@ export function toMcpTool(tool: ToolDefinition): Tool {
 }
 
 /** Parses arguments against the tool's schema; the error names the field and what was wrong. */
-export function parseToolArguments(tool: ToolDefinition, args: unknown): Record<string, unknown> {
+export function parseToolArguments(tool: Pick<ToolDefinition, "name" | "input">, args: unknown): Record<string, unknown> {
   const parsed = tool.input.safeParse(args ?? {});
   if (parsed.success) return parsed.data;
   // A language that is not one of the enum's names and aliases is refused as the engine refuses it.

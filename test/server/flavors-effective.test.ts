@@ -5,7 +5,7 @@ import { totalmem } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
 import { resolveLimits } from "../../src/sandbox/index.js";
-import { describeResult } from "../../src/server/result-text.js";
+import { describeResult } from "../../src/features/execute/index.js";
 import type { WireExecutionResult } from "../../src/server/wire.js";
 import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
 import { createTestEngine, type TestEngine } from "../helpers.js";

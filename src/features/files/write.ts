@@ -28,7 +28,7 @@ export const writeFile = defineOperation({
       tool: "file_write",
       title: "Write a workspace file",
       description: "Create or replace a file in a session's /workspace (parents created).",
-      text: (out, _input, returned) => {
+      text: (out, _input, _host, returned) => {
         const note = notes.get(returned);
         return `${note ? `Note: ${note}.\n` : ""}Wrote ${out.size} bytes to ${out.path}.`;
       },

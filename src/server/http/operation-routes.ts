@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
 import type { AnyOperation } from "../../operations/index.js";
+import { parseToolArguments } from "../tools.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 
 function pathFields(path: string): string[] {
@@ -36,9 +37,13 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
     const inPath = Object.fromEntries(fields.map((field) => [field, true as const]));
     const params = operation.input.pick(inPath);
     const remaining = operation.input.omit({ ...inPath, ...Object.fromEntries((rest.omits ?? []).map((field) => [field, true as const])) });
-    const description = rest.description === undefined ? operation.surfaces.mcp?.description : rest.description;
     const hasBody = Object.keys(remaining.shape as object).length > 0;
     const part = rest.method === "get" ? { query: remaining } : hasBody ? { body: remaining } : {};
+    const mcp = operation.surfaces.mcp;
+    const description = rest.description === undefined ? mcp?.description : (rest.description ?? undefined);
+    if (rest.body === "tool" && (!mcp || fields.length > 0 || rest.method === "get")) {
+      throw new Error(`operation ${operation.id}: a body parsed as the tool's arguments needs an MCP tool and the whole input in the body`);
+    }
     routes.push(
       defineRoute({
         method: rest.method,
@@ -46,14 +51,19 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
         scope: operation.scope,
         tag: rest.tag,
         summary: operation.summary,
-        ...(description ? { description } : {}),
+        ...(description !== undefined ? { description } : {}),
         ...part,
+        ...(rest.body === "tool" && mcp ? { parseBody: (value: unknown) => parseToolArguments({ name: mcp.tool, input: operation.input }, value) } : {}),
         response: operation.output,
         successStatus: rest.status ?? 200,
-        runsCode: operation.effects.includes("runs-code"),
+        runsCode: operation.effects.includes("runs-code") || rest.countsAsRun === true,
         handle: async ({ params: raw, body, query, owner, signal }) => {
           const input = { ...parseParams(params, raw), ...(rest.method === "get" ? query : body) };
-          return operation.output.parse(await operation.run(host, input, { owner, signal }));
+          const output = await operation.run(host, input, { owner, signal });
+          // The response check: the answer is what run returned, as it ordered its fields, once it fits the output schema.
+          const checked = operation.output.safeParse(output);
+          if (!checked.success) throw new Error(`operation ${operation.id} answered outside its output schema: ${checked.error.message}`);
+          return output;
         },
       }),
     );

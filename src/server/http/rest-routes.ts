@@ -11,8 +11,8 @@ import { SandgateError } from "../../errors/index.js";
 import type { AdmissionState } from "../../execution/index.js";
 import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
-import { securityPolicy } from "../policy.js";
-import { analyzeCodeInput, analyzeCodeOutput } from "../security-wire.js";
+import { fileOperations, sessionOperations } from "../../features/index.js";
+import { securityPolicy } from "../../features/governance/index.js";
 import { isSavedStream } from "../output-resources.js";
 import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
 import { codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
@@ -28,9 +28,7 @@ import {
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { operationRoutes } from "./operation-routes.js";
 import { operations } from "../operations.js";
-import { jobRoutes } from "./job-routes.js";
-import { auditRoutes } from "./audit-routes.js";
-import { approvalRoutes } from "./approval-routes.js";
+import { jobOutputRoute } from "./job-routes.js";
 import { metricsRoutes } from "./metrics-route.js";
 import { piiRoutes } from "./pii-routes.js";
 import { downloadFile, isRawUpload, uploadMultipart, uploadRaw, wantsJson } from "./file-transfer.js";
@@ -130,6 +128,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     const operation = operations.require(id);
     return operation.output.parse(await operation.run(ctx, input, { owner }));
   };
+  /** The routes of these declared operations, in this order: each keeps the place its hand-written route had. */
+  const derived = (...ids: string[]): RestRoute[] => operationRoutes(ids.map((id) => operations.require(id)), ctx);
   let languages: z.infer<typeof languagesResponse> | undefined;
 
   return [
@@ -212,19 +212,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       response: z.record(z.unknown()),
       handle: async () => securityPolicy(ctx),
     }),
-    defineRoute({
-      method: "post",
-      path: "/security/analyze",
-      scope: "execute",
-      tag: "status",
-      summary: "Static analysis of code without running it: risk, level, the policy's action, findings and metrics",
-      body: analyzeCodeInput,
-      parseBody: (value) => parseToolArguments(findTool(tools, "analyze_code"), value) as z.infer<typeof analyzeCodeInput>,
-      response: analyzeCodeOutput,
-      // An analysis of up to a megabyte costs like a run: counted against the caller's concurrency cap, as analyze_code over MCP.
-      runsCode: true,
-      handle: ({ body, owner }) => run(analyzeCodeOutput, "analyze_code", body, owner),
-    }),
+    ...derived("governance.analyze"),
     defineRoute({
       method: "post",
       path: "/execute",
@@ -256,9 +244,11 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         return run(executionResultSchema, "execute_code", body, owner, signal);
       },
     }),
-    ...jobRoutes(ctx),
-    ...auditRoutes(ctx),
-    ...approvalRoutes(ctx),
+    ...derived("jobs.list", "jobs.read", "jobs.stop"),
+    // Raw: it streams the job's output as it comes.
+    jobOutputRoute(ctx),
+    ...derived("audit.query", "audit.verify"),
+    ...derived("approvals.list", "approvals.get", "approvals.decide"),
     ...metricsRoutes(ctx),
     ...piiRoutes(ctx),
     defineRoute({
@@ -294,7 +284,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
           }, { owner })
         ).structured as z.input<typeof searchToolsOutput>,
     }),
-    ...operationRoutes(operations.list(), ctx),
+    // The sessions and files operations, in their features' order.
+    ...derived(...[...sessionOperations, ...fileOperations].map((operation) => operation.id)),
     defineRoute({
       method: "get",
       path: "/sessions/:session_id/files/content",

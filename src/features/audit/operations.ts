@@ -1,11 +1,10 @@
-// The REST routes of the audit trail: GET /audit (filtered, paged rows, newest first) and
-// GET /audit/verify (the hash chain walked from its anchor). Both need the "audit" scope.
+// The audit trail's operations: audit.query (filtered, paged rows, newest first; REST GET /audit)
+// and audit.verify (the hash chain walked from its anchor; GET /audit/verify). Both need the "audit" scope.
 
 import { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
+import { defineOperation } from "../../operations/index.js";
 import { AUDIT_KINDS, AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, checkAuditFilter, parseTimeBound, type AuditPageRequest, type AuditStore } from "../../store/index.js";
-import type { ServerContext } from "../context.js";
-import { defineRoute, type RestRoute } from "./define-route.js";
 
 const whole = z.string().regex(/^\d+$/, "a whole number");
 
@@ -62,11 +61,15 @@ const verifyResult = z.object({
     .describe("The retention rows kept in the chain: each deletion of old rows appends one, naming the rows it deleted"),
 });
 
-function auditOf(ctx: ServerContext): AuditStore {
-  if (!ctx.audit) throw new SandgateError("AUDIT_UNAVAILABLE", "this server keeps no audit log (audit.enabled or security.enabled is false)");
-  return ctx.audit;
+/** What the audit operations read: the server's audit log, when it keeps one. */
+export interface AuditHost {
+  audit?: AuditStore | undefined;
 }
 
+function auditOf(host: AuditHost): AuditStore {
+  if (!host.audit) throw new SandgateError("AUDIT_UNAVAILABLE", "this server keeps no audit log (audit.enabled or security.enabled is false)");
+  return host.audit;
+}
 function pageRequest(query: z.infer<typeof auditQuery>): AuditPageRequest {
   const limit = query.limit === undefined ? undefined : Number(query.limit);
   if (limit !== undefined && (limit < 1 || limit > AUDIT_PAGE_MAX)) {
@@ -89,32 +92,36 @@ function pageRequest(query: z.infer<typeof auditQuery>): AuditPageRequest {
   };
 }
 
-export function auditRoutes(ctx: ServerContext): RestRoute[] {
-  return [
-    defineRoute({
-      method: "get",
-      path: "/audit",
-      scope: "audit",
-      tag: "audit",
-      summary: "Audit rows: executions (with their code), tool calls, file operations, approvals, refusals and anomalies, newest first",
-      description: "Filters combine with AND; page with ?cursor= set to the previous answer's next_cursor.",
-      query: auditQuery,
-      response: auditPage,
-      // An event is an interface without an index signature; the wire type says only that it is an object.
-      handle: async ({ query }) => (await auditOf(ctx).query(pageRequest(query))) as unknown as z.input<typeof auditPage>,
-    }),
-    defineRoute({
+export const queryAudit = defineOperation({
+  id: "audit.query",
+  summary: "Audit rows: executions (with their code), tool calls, file operations, approvals, refusals and anomalies, newest first",
+  scope: "audit",
+  effects: ["read"],
+  input: auditQuery,
+  output: auditPage,
+  // An event is an interface without an index signature; the wire type says only that it is an object.
+  run: async (host: AuditHost, input) => (await auditOf(host).query(pageRequest(input))) as unknown as z.input<typeof auditPage>,
+  surfaces: { mcp: null, rest: { method: "get", path: "/audit", tag: "audit", description: "Filters combine with AND; page with ?cursor= set to the previous answer's next_cursor." } },
+});
+
+export const verifyAudit = defineOperation({
+  id: "audit.verify",
+  summary: "Walk the audit log's hash chain: ok, or the first row that was edited, deleted or moved",
+  scope: "audit",
+  effects: ["read"],
+  input: z.object({}),
+  output: verifyResult,
+  async run(host: AuditHost) {
+    const result = await auditOf(host).verify();
+    return result.ok ? result : { ok: false, rows: result.rows, bad_id: result.badId, reason: result.reason };
+  },
+  surfaces: {
+    mcp: null,
+    rest: {
       method: "get",
       path: "/audit/verify",
-      scope: "audit",
       tag: "audit",
-      summary: "Walk the audit log's hash chain: ok, or the first row that was edited, deleted or moved",
       description: "Reads every row kept; on a large log this takes a while (sandgate audit verify does the same from the command line).",
-      response: verifyResult,
-      handle: async () => {
-        const result = await auditOf(ctx).verify();
-        return result.ok ? result : { ok: false, rows: result.rows, bad_id: result.badId, reason: result.reason };
-      },
-    }),
-  ];
-}
+    },
+  },
+});

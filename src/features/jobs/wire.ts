@@ -1,9 +1,9 @@
 // Background jobs on the wire: the get_job and stop_job arguments and the job objects that MCP,
-// REST and OpenAPI share, in snake_case like every other wire shape (wire.ts).
+// REST and OpenAPI share, in snake_case like every other wire shape.
 
 import { z } from "zod";
-import type { JobInfo, JobSnapshot } from "../execution/index.js";
-import { executionResultSchema, toWireResult } from "./wire.js";
+import type { JobInfo, JobSnapshot } from "../../execution/index.js";
+import { executionResultSchema, toWireResult } from "../execute/result-wire.js";
 
 /** Longest a get_job call waits for news, seconds. */
 export const MAX_JOB_WAIT_S = 30;

@@ -1,10 +1,10 @@
 // The text an agent reads for an execution result: the output first, then what went wrong
 // and what to try next. The structured result carries the same facts for programs.
 
-import type { SandgateConfig } from "../config/index.js";
-import type { WireExecutionResult } from "./wire.js";
-import { securityLine } from "./security-wire.js";
-import { effectiveFlavors } from "../sandbox/index.js";
+import type { SandgateConfig } from "../../config/index.js";
+import { effectiveFlavors } from "../../sandbox/index.js";
+import { securityLine } from "../governance/index.js";
+import type { WireExecutionResult } from "./result-wire.js";
 
 /**
  * What to do about how the run ended, in a sentence; empty when there is nothing to add to the

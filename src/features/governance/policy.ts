@@ -1,17 +1,21 @@
 // The effective security policy: limits, flavors and which protections are active on this
 // host. Served as the MCP resource sandgate://policy and at GET /security/policy.
 
-import { allApiKeys, defaultTimeoutS, LANGUAGES } from "../config/index.js";
-import { effectiveFlavors, SECCOMP_DENIED_SYSCALLS } from "../sandbox/index.js";
-import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames } from "../execution/index.js";
-import { describeToolPolicy } from "../governance/index.js";
-import type { ServerContext } from "./context.js";
-import { describeCodePolicy } from "../governance/index.js";
+import { allApiKeys, defaultTimeoutS, LANGUAGES, type SandgateConfig } from "../../config/index.js";
+import { effectiveFlavors, SECCOMP_DENIED_SYSCALLS } from "../../sandbox/index.js";
+import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames, type Engine } from "../../execution/index.js";
+import { describeCodePolicy, describeToolPolicy } from "../../governance/index.js";
+
+/** What the policy is read from: the config and the engine's view of this host. */
+export interface PolicyHost {
+  config: SandgateConfig;
+  engine: Engine;
+}
 
 export const POLICY_URI = "sandgate://security-policy";
 
 /** How the workspace limits are held: by a filesystem of their own (the kernel) or by checks after calls. */
-function workspaceQuota(ctx: ServerContext): Record<string, unknown> {
+function workspaceQuota(ctx: PolicyHost): Record<string, unknown> {
   const state = ctx.engine.sessions.filesystems.known;
   const { maxWorkspaceMb, maxWorkspaceInodes } = ctx.config.limits;
   const limits = { max_mb: maxWorkspaceMb, max_inodes: maxWorkspaceInodes };
@@ -22,7 +26,7 @@ function workspaceQuota(ctx: ServerContext): Record<string, unknown> {
 }
 
 /** Each flavor as a call gets it (capped by the limits), saying what the cap lowered. */
-function flavorsAsRun(ctx: ServerContext): Record<string, Record<string, unknown>> {
+function flavorsAsRun(ctx: PolicyHost): Record<string, Record<string, unknown>> {
   return Object.fromEntries(
     effectiveFlavors(ctx.config).map((f) => [
       f.name,
@@ -37,7 +41,7 @@ function flavorsAsRun(ctx: ServerContext): Record<string, Record<string, unknown
 }
 
 /** The code policy: the level, its table severity -> action, the overrides, and whether analysis is on at all. */
-function codePolicy(ctx: ServerContext): Record<string, unknown> {
+function codePolicy(ctx: PolicyHost): Record<string, unknown> {
   const { enabled, findingsShown } = ctx.config.security;
   const policy = describeCodePolicy(ctx.config.security);
   return {
@@ -53,7 +57,7 @@ function codePolicy(ctx: ServerContext): Record<string, unknown> {
   };
 }
 
-export function securityPolicy(ctx: ServerContext): Record<string, unknown> {
+export function securityPolicy(ctx: PolicyHost): Record<string, unknown> {
   const { config, engine } = ctx;
   const runtime = engine.runtime;
   const { limits } = config;
