@@ -45,8 +45,13 @@ export interface McpSurface<Host, I, O> {
   /** The tool's name (snake_case, as MCP clients show it). */
   tool: string;
   title: string;
-  /** What the model reads to decide when to call it. */
-  description: string;
+  /** What the model reads to decide when to call it; a function of the host when it names the server's settings. */
+  description: string | ((host: Host) => string);
+  /**
+   * Whether the codemode tool profile lists it too (server.toolProfile; the full profile lists every
+   * tool): as it is (true), or in a shorter form, with its own description and input fields left out.
+   */
+  codemode?: true | { description?: string | ((host: Host) => string); omit?: readonly string[] };
   /** The outputSchema tools/list shows, when it is shorter than the output's (a part other tools' schemas give already). */
   outputSchema?: z.AnyZodObject;
   /**

@@ -126,5 +126,7 @@ export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
     },
   });
 
+  // The codemode profile lists search_tools as it is.
+  searchTools.codemode = searchTools;
   return [searchTools, listServers];
 }

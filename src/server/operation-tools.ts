@@ -27,12 +27,11 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
   for (const operation of operations) {
     const mcp = operation.surfaces.mcp;
     if (!mcp) continue;
-    tools.push(
-      defineTool({
+    const tool = defineTool({
         name: mcp.tool,
         scope: operation.scope,
         title: mcp.title,
-        description: mcp.description,
+        description: describe(mcp.description, host),
         input: operation.input,
         output: mcp.outputSchema ?? operation.output,
         annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
@@ -43,8 +42,19 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
           const { structured, ...extras } = mcp.extras?.(output, args, host, returned) ?? {};
           return { structured: structured ?? output, text: mcp.text(output, args, host, returned), ...extras };
         },
-      }),
-    );
+      });
+    if (mcp.codemode === true) tool.codemode = tool;
+    else if (mcp.codemode) {
+      const { description, omit = [] } = mcp.codemode;
+      const input = omit.length === 0 ? operation.input : operation.input.omit(Object.fromEntries(omit.map((field) => [field, true as const])));
+      tool.codemode = { ...tool, description: describe(description ?? mcp.description, host), input };
+    }
+    tools.push(tool);
   }
   return tools;
+}
+
+/** A description as the model reads it: given, or made from the host's settings. */
+export function describe<Host>(description: string | ((host: Host) => string), host: Host): string {
+  return typeof description === "string" ? description : description(host);
 }

@@ -44,7 +44,7 @@ export interface ToolDefinition {
   output: z.AnyZodObject;
   annotations: ToolAnnotations;
   run(args: Record<string, unknown>, call: ToolCallContext): Promise<ToolReply>;
-  /** The tool as the codemode profile lists it (see tool-profile.ts), when that differs. */
+  /** The tool as the codemode profile lists it (see tool-profile.ts): itself, a shorter form, or absent when that profile leaves it out. */
   codemode?: ToolDefinition;
 }
 

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { parseToolArguments } from "../tools.js";
+import { describe } from "../operation-tools.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 
 function pathFields(path: string): string[] {
@@ -40,7 +41,7 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
     const hasBody = Object.keys(remaining.shape as object).length > 0;
     const part = rest.method === "get" ? { query: remaining } : hasBody ? { body: remaining } : {};
     const mcp = operation.surfaces.mcp;
-    const description = rest.description === undefined ? mcp?.description : (rest.description ?? undefined);
+    const description = rest.description === undefined ? (mcp ? describe(mcp.description, host) : undefined) : (rest.description ?? undefined);
     if (rest.body === "tool" && (!mcp || fields.length > 0 || rest.method === "get")) {
       throw new Error(`operation ${operation.id}: a body parsed as the tool's arguments needs an MCP tool and the whole input in the body`);
     }
