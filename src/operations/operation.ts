@@ -55,14 +55,14 @@ export interface McpSurface<Host, I, O> {
   /** The outputSchema tools/list shows, when it is shorter than the output's (a part other tools' schemas give already). */
   outputSchema?: z.AnyZodObject;
   /**
-   * The text content of a result, for clients that do not read structured content. `host` for advice
-   * that depends on the server's settings; `returned` is the object run returned, before the output
-   * schema kept only its fields: what MCP shows and the output leaves out (a note for the agent, a read
-   * image's bytes) is found from it, e.g. in a WeakMap.
+   * The text content of a result, for clients that do not read structured content; `host` for advice
+   * that depends on the server's settings. `output` is the very object run returned, so what MCP shows
+   * and the output has no field for (a note for the agent, a read image's bytes) can be kept beside it
+   * by run, e.g. in a WeakMap keyed by it.
    */
-  text(output: O, input: I, host: Host, returned: object): string;
+  text(output: O, input: I, host: Host): string;
   /** Images, resources or an error flag the result carries on MCP besides its text. */
-  extras?(output: O, input: I, host: Host, returned: object): McpExtras;
+  extras?(output: O, input: I, host: Host): McpExtras;
 }
 
 export interface RestSurface {
@@ -109,4 +109,20 @@ export type AnyOperation<Host> = Operation<Host, z.AnyZodObject, z.AnyZodObject>
 /** Declares an operation; the types of `run` and of the surfaces' renderers follow from the schemas. */
 export function defineOperation<Host, I extends z.AnyZodObject, O extends z.AnyZodObject>(operation: Operation<Host, I, O>): Operation<Host, I, O> {
   return operation;
+}
+
+/**
+ * Runs an operation for a surface: `input` was parsed at the edge, and the answer is what run returned
+ * (its fields in the order it wrote them) once it fits the output schema; outside it is a bug, thrown.
+ */
+export async function runOperation<Host, I extends z.AnyZodObject, O extends z.AnyZodObject>(
+  operation: Operation<Host, I, O>,
+  host: Host,
+  input: z.infer<I>,
+  call: OperationCall,
+): Promise<z.infer<O>> {
+  const returned = await operation.run(host, input, call);
+  const checked = operation.output.safeParse(returned);
+  if (!checked.success) throw new Error(`operation ${operation.id} answered outside its output schema: ${checked.error.message}`);
+  return returned;
 }

@@ -4,7 +4,7 @@
 
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { LOCAL_OWNER } from "../execution/index.js";
-import type { AnyOperation, Effect } from "../operations/index.js";
+import { runOperation, type AnyOperation, type Effect } from "../operations/index.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
 /**
@@ -37,10 +37,9 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
         annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
         async run(args, call) {
           const { owner, ...rest } = call;
-          const returned = await operation.run(host, args, { owner: owner ?? LOCAL_OWNER, ...rest });
-          const output = operation.output.parse(returned);
-          const { structured, ...extras } = mcp.extras?.(output, args, host, returned) ?? {};
-          return { structured: structured ?? output, text: mcp.text(output, args, host, returned), ...extras };
+          const output = await runOperation(operation, host, args, { owner: owner ?? LOCAL_OWNER, ...rest });
+          const { structured, ...extras } = mcp.extras?.(output, args, host) ?? {};
+          return { structured: structured ?? output, text: mcp.text(output, args, host), ...extras };
         },
       });
     if (mcp.codemode === true) tool.codemode = tool;

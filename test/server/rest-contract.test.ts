@@ -28,7 +28,7 @@ beforeAll(async () => {
     tools: createTools(ctx),
     limiter: new ClientLimiter(1),
     mcpSessionCount: () => 0,
-    streamTool: () => new Response(null),
+    streamOperation: () => new Response(null),
   });
 });
 afterAll(async () => {

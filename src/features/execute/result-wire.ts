@@ -65,7 +65,7 @@ export type WireExecutionResult = z.infer<typeof executionResultSchema>;
 /** Statuses for which the host stopped the run itself; a session's interpreter stopped so loses its state. */
 const STOPPED = new Set<ExecutionResult["status"]>(["timeout", "killed", "memory_limit", "output_limit"]);
 
-/** Why a result says state_reset, as far as the result shows it (a session that expired says so instead: runExecution). */
+/** Why a result says state_reset, as far as the result shows it (a session that expired says so instead: runInSession in operations.ts). */
 function stateResetReason(result: ExecutionResult): string {
   if (STOPPED.has(result.status)) return `the interpreter was killed in this call (${result.status}), so the session's variables and imports are gone; its files remain`;
   return "the interpreter of this language ended before or during this call (the code exited it, it crashed, or its idle sandbox was stopped to make room for other calls); variables and imports are gone, files remain";

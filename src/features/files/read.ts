@@ -31,7 +31,7 @@ export const readFile = defineOperation({
       title: "Read a workspace file",
       description: "Read a file of a session's /workspace: text as text, an image as image content, other binary as a blob resource (over 1 MiB: a REST download link).",
       text: (out) => out.note ?? out.content,
-      extras: (_out, _input, _host, returned) => mcpContent.get(returned) ?? {},
+      extras: (out) => mcpContent.get(out) ?? {},
     },
     rest: null,
   },

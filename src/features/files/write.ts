@@ -28,8 +28,8 @@ export const writeFile = defineOperation({
       tool: "file_write",
       title: "Write a workspace file",
       description: "Create or replace a file in a session's /workspace (parents created).",
-      text: (out, _input, _host, returned) => {
-        const note = notes.get(returned);
+      text: (out) => {
+        const note = notes.get(out);
         return `${note ? `Note: ${note}.\n` : ""}Wrote ${out.size} bytes to ${out.path}.`;
       },
     },

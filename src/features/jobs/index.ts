@@ -1,5 +1,5 @@
 // The jobs feature: calls run in the background, polled, listed and stopped by their caller.
-export { getJob, listJobs, readJob, renderJobText, startJob, stopJob, type JobsHost } from "./operations.js";
+export { getJob, listJobs, readJob, renderJobText, stopJob, type JobsHost } from "./operations.js";
 export { getJobInput, getJobToolOutput, JOB_WAIT_UNTIL, jobSchema, jobSnapshotSchema, jobSnapshotToolSchema, listJobsOutput, MAX_JOB_WAIT_S, stopJobInput, toWireJob, toWireJobSnapshot } from "./wire.js";
 
 import { getJob, listJobs, readJob, stopJob } from "./operations.js";

@@ -9,7 +9,9 @@ import { flushAuthFailures, missingScope, recordAuthFailure } from "../auth-even
 import { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { OutputForwarder } from "../output-forwarder.js";
-import { createTools, findTool, type ToolDefinition } from "../tools.js";
+import { runOperation } from "../../operations/index.js";
+import { operations } from "../operations.js";
+import { createTools, type ToolDefinition } from "../tools.js";
 import { bodyGuard } from "./body-guard.js";
 import { renderDocsPage } from "./docs-page.js";
 import { errorBody, errorResponse } from "./errors.js";
@@ -32,7 +34,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   ctx.metrics?.watchMcpSessions(() => mcp.count);
   const app = new Hono();
 
-  const streamTool = (c: Context, tool: string, args: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string): Response =>
+  const streamOperation = (c: Context, id: string, input: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string): Response =>
     streamSSE(c, async (stream) => {
       const controller = new AbortController();
       stream.onAbort(() => controller.abort());
@@ -40,12 +42,12 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         send: (name, text) => void stream.writeSSE({ event: name, data: JSON.stringify({ text }) }).catch(() => undefined),
       });
       try {
-        // The route parsed the arguments with the tool's own schema already.
+        // The route parsed the input with the operation's own schema already.
         // A wait for a person's approval is told as `approval` events, so the caller knows where to decide it.
         const onWaiting = (message: string): void => void stream.writeSSE({ event: "approval", data: JSON.stringify({ message }) }).catch(() => undefined);
-        const reply = await findTool(tools, tool).run(args, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push, owner, onWaiting });
+        const output = await runOperation(operations.require(id), ctx, input, { signal: AbortSignal.any([signal, controller.signal]), onOutput: forward.push, owner, onWaiting });
         forward.flush();
-        await stream.writeSSE({ event: "result", data: JSON.stringify(reply.structured) });
+        await stream.writeSSE({ event: "result", data: JSON.stringify(output) });
       } catch (error) {
         forward.flush();
         await stream.writeSSE({ event: "error", data: JSON.stringify(errorBody(publicError(error, log))) });
@@ -54,7 +56,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
       }
     });
 
-  const routes = restRoutes({ ctx, tools, limiter, mcpSessionCount: () => mcp.count, streamTool });
+  const routes = restRoutes({ ctx, tools, limiter, mcpSessionCount: () => mcp.count, streamOperation });
   const document = openApiDocument(routes, { version: ctx.version, secured: allApiKeys(config.server).length > 0 });
 
   // Routes that stream a raw body (file uploads) bound it themselves, against limits.maxUploadMb.

@@ -5,7 +5,7 @@
 
 import type { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
-import type { AnyOperation } from "../../operations/index.js";
+import { runOperation, type AnyOperation } from "../../operations/index.js";
 import { parseToolArguments } from "../tools.js";
 import { describe } from "../operation-tools.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
@@ -60,11 +60,8 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
         runsCode: operation.effects.includes("runs-code") || rest.countsAsRun === true,
         handle: async ({ params: raw, body, query, owner, signal }) => {
           const input = { ...parseParams(params, raw), ...(rest.method === "get" ? query : body) };
-          const output = await operation.run(host, input, { owner, signal });
           // The response check: the answer is what run returned, as it ordered its fields, once it fits the output schema.
-          const checked = operation.output.safeParse(output);
-          if (!checked.success) throw new Error(`operation ${operation.id} answered outside its output schema: ${checked.error.message}`);
-          return output;
+          return runOperation(operation, host, input, { owner, signal });
         },
       }),
     );

@@ -12,10 +12,12 @@ import type { AdmissionState } from "../../execution/index.js";
 import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { fileOperations, sessionOperations } from "../../features/index.js";
+import { codeRequest } from "../../features/execute/index.js";
+import { runOperation } from "../../operations/index.js";
 import { securityPolicy } from "../../features/governance/index.js";
 import { isSavedStream } from "../output-resources.js";
 import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
-import { codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
+import { findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
 import { profileTools } from "../tool-profile.js";
 import {
   executeCodeInput,
@@ -44,8 +46,8 @@ export interface RestDeps {
   /** The per-caller concurrency cap (MCP tools/call on /mcp/execute takes its slot per call). */
   limiter: ClientLimiter;
   mcpSessionCount: () => number;
-  /** Server-sent-events variant of a tool call (POST /execute?stream=1), with arguments the route parsed. */
-  streamTool: (c: Context, tool: string, args: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string) => Response;
+  /** Server-sent-events variant of an operation's call (POST /execute?stream=1), with input the route parsed. */
+  streamOperation: (c: Context, id: string, input: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string) => Response;
 }
 
 const rootResponse = z.object({ name: z.string(), version: z.string(), status: z.string(), mcp: z.string(), docs: z.string(), openapi: z.string() });
@@ -124,10 +126,8 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
    * schemas (the operation's own, less the path), and the operation's output schema is the route's
    * response schema `_output`, which types the reply.
    */
-  const callOperation = async <S extends z.ZodType>(_output: S, id: string, input: Record<string, unknown>, owner: string): Promise<z.input<S>> => {
-    const operation = operations.require(id);
-    return operation.output.parse(await operation.run(ctx, input, { owner }));
-  };
+  const callOperation = async <S extends z.ZodType>(_output: S, id: string, input: Record<string, unknown>, owner: string, signal?: AbortSignal): Promise<z.input<S>> =>
+    (await runOperation(operations.require(id), ctx, input, signal ? { owner, signal } : { owner }));
   /** The routes of these declared operations, in this order: each keeps the place its hand-written route had. */
   const derived = (...ids: string[]): RestRoute[] => operationRoutes(ids.map((id) => operations.require(id)), ctx);
   let languages: z.infer<typeof languagesResponse> | undefined;
@@ -234,14 +234,14 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
           if (query.stream === "1" || query.stream === "true") {
             throw new SandgateError("INVALID_INPUT", "stream and background do not go together; follow a job's output at GET /jobs/{job_id}/output/stdout", { data: { field: "stream" } });
           }
-          return c.json(await run(executionResultSchema, "execute_code", body, owner), 202);
+          return c.json(await callOperation(executionResultSchema, "execute.code", body, owner), 202);
         }
         if (query.stream === "1" || query.stream === "true") {
           // Everything that would refuse the request is checked before the 200 of a stream goes out.
           engine.validate(codeRequest(body));
-          return deps.streamTool(c, "execute_code", body, signal, keepSlot(), owner);
+          return deps.streamOperation(c, "execute.code", body, signal, keepSlot(), owner);
         }
-        return run(executionResultSchema, "execute_code", body, owner, signal);
+        return callOperation(executionResultSchema, "execute.code", body, owner, signal);
       },
     }),
     ...derived("jobs.list", "jobs.read", "jobs.stop"),
