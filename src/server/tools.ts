@@ -11,7 +11,7 @@ import { describeFlavors, describePackageSets, installedPackageNames } from "../
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
-import { createCodeModeTools } from "./code-mode-tools.js";
+import { createCodeModeTools } from "../features/codemode/operations.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
 
 export type { ToolCallContext, ToolDefinition, ToolReply };

@@ -14,7 +14,7 @@ import type { ServerContext } from "../context.js";
 import { fileOperations, sessionOperations } from "../../features/index.js";
 import { securityPolicy } from "../../features/governance/index.js";
 import { isSavedStream } from "../output-resources.js";
-import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
+import { listServersOutput, searchToolsOutput } from "../../features/codemode/operations.js";
 import { codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
 import { profileTools } from "../tool-profile.js";
 import {

@@ -2,12 +2,12 @@
 // catalog a little at a time, so an agent never carries every tool definition in its context.
 
 import { z } from "zod";
-import type { SearchHit } from "../catalog/index.js";
-import { listServers as discoverServers, searchArgsShape, searchTools as discoverTools } from "../codemode/index.js";
-import { upstreamCallExamples } from "../languages/index.js";
-import type { ServerContext } from "./context.js";
+import type { SearchHit } from "../../catalog/index.js";
+import { listServers as discoverServers, searchArgsShape, searchTools as discoverTools } from "../../codemode/index.js";
+import { upstreamCallExamples } from "../../languages/index.js";
+import type { ServerContext } from "../../server/context.js";
 import { compactSignatures } from "./signature-text.js";
-import { defineTool, type ToolDefinition } from "./tool-definition.js";
+import { defineTool, type ToolDefinition } from "../../server/tool-definition.js";
 
 const searchToolsInput = z
   .object({
