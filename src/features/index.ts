@@ -3,13 +3,14 @@
 // server/http/operation-routes.ts); a feature joins by adding its operations here.
 
 import { auditOperations } from "./audit/index.js";
+import { codemodeOperations } from "./codemode/index.js";
 import { fileOperations } from "./files/index.js";
 import { governanceOperations } from "./governance/index.js";
 import { jobOperations } from "./jobs/index.js";
 import { piiOperations } from "./pii/index.js";
 import { sessionOperations } from "./sessions/index.js";
 
-export { auditOperations, fileOperations, governanceOperations, jobOperations, piiOperations, sessionOperations };
+export { auditOperations, codemodeOperations, fileOperations, governanceOperations, jobOperations, piiOperations, sessionOperations };
 export { startJob } from "./jobs/index.js";
 
-export const OPERATIONS = [...jobOperations, ...governanceOperations, ...auditOperations, ...piiOperations, ...sessionOperations, ...fileOperations] as const;
+export const OPERATIONS = [...codemodeOperations, ...jobOperations, ...governanceOperations, ...auditOperations, ...piiOperations, ...sessionOperations, ...fileOperations] as const;

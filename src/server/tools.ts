@@ -11,7 +11,6 @@ import { describeFlavors, describePackageSets, installedPackageNames } from "../
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
-import { createCodeModeTools } from "../features/codemode/operations.js";
 import { defineTool, type ToolCallContext, type ToolDefinition, type ToolReply } from "./tool-definition.js";
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
@@ -190,7 +189,6 @@ export function createTools(ctx: ServerContext): ToolDefinition[] {
   return [
     executeCode,
     executeCommand,
-    ...createCodeModeTools(ctx),
     ...operationTools(operations.list(), ctx),
   ];
 }

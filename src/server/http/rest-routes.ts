@@ -14,8 +14,7 @@ import type { ServerContext } from "../context.js";
 import { fileOperations, sessionOperations } from "../../features/index.js";
 import { securityPolicy } from "../../features/governance/index.js";
 import { isSavedStream } from "../output-resources.js";
-import { listServersOutput, searchToolsOutput } from "../../features/codemode/operations.js";
-import { codeRequest, findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
+import { codeRequest, findTool, parseToolArguments, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
 import { profileTools } from "../tool-profile.js";
 import {
   executeCodeInput,
@@ -130,6 +129,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
   };
   /** The routes of these declared operations, in this order: each keeps the place its hand-written route had. */
   const derived = (...ids: string[]): RestRoute[] => operationRoutes(ids.map((id) => operations.require(id)), ctx);
+  const search = operations.require("codemode.search");
   let languages: z.infer<typeof languagesResponse> | undefined;
 
   return [
@@ -251,38 +251,30 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     ...derived("approvals.list", "approvals.get", "approvals.decide"),
     ...metricsRoutes(ctx),
     ...piiRoutes(ctx),
-    defineRoute({
-      method: "get",
-      path: "/servers",
-      scope: "execute",
-      tag: "code mode",
-      summary: "Upstream MCP servers: state, tool count, module names, why one is down",
-      response: listServersOutput,
-      handle: ({ owner }) => run(listServersOutput, "list_servers", {}, owner),
-    }),
+    ...derived("codemode.servers"),
+    // Raw: the query names the words q and gives the limit as a string; the operation's own schema then checks them, as the tool's.
     defineRoute({
       method: "get",
       path: "/tools/search",
-      scope: "execute",
+      scope: search.scope,
       tag: "code mode",
-      summary: "Ranked search over the upstream tools that code can call",
+      summary: search.summary,
       query: z.object({
         q: z.string().describe("Words describing the task"),
         detail: z.enum(["name", "summary", "full"]).optional(),
         limit: z.string().regex(/^\d+$/, "a whole number").optional().describe("1 to 50; default 5 at detail summary, else 10"),
         server: z.string().optional(),
       }),
-      response: searchToolsOutput,
-      // The query's strings become the tool's arguments, which the tool's own schema then checks (limit's range).
-      handle: async ({ query, owner }) =>
-        (
-          await runTool(tools, "search_tools", {
-            query: query.q,
-            ...(query.detail ? { detail: query.detail } : {}),
-            ...(query.limit ? { limit: Number(query.limit) } : {}),
-            ...(query.server ? { server: query.server } : {}),
-          }, { owner })
-        ).structured as z.input<typeof searchToolsOutput>,
+      response: search.output,
+      handle: async ({ query, owner }) => {
+        const input = parseToolArguments({ name: search.surfaces.mcp?.tool ?? search.id, input: search.input }, {
+          query: query.q,
+          ...(query.detail ? { detail: query.detail } : {}),
+          ...(query.limit ? { limit: Number(query.limit) } : {}),
+          ...(query.server ? { server: query.server } : {}),
+        });
+        return callOperation(search.output, search.id, input, owner);
+      },
     }),
     // The sessions and files operations, in their features' order.
     ...derived(...[...sessionOperations, ...fileOperations].map((operation) => operation.id)),
