@@ -1,5 +1,6 @@
 // Discovery of the upstream catalog: what search_tools and list_servers answer, as structured data.
-// The MCP tools (server/code-mode-tools.ts) and sandboxed code (searchTools, search_tools, sandgate-tool --search) share it.
+// The operations of features/codemode (MCP search_tools and list_servers, REST /tools/search and
+// /servers) and sandboxed code (searchTools, search_tools, sandgate-tool --search) share it.
 
 import { z } from "zod";
 import { SEARCH_LIMIT_MAX, signedHits, type Catalog, type SearchHit } from "../catalog/index.js";

@@ -3,6 +3,7 @@
 // server/http/operation-routes.ts); a feature joins by adding its operations here.
 
 import { auditOperations } from "./audit/index.js";
+import { codemodeOperations } from "./codemode/index.js";
 import { executeOperations } from "./execute/index.js";
 import { fileOperations } from "./files/index.js";
 import { governanceOperations } from "./governance/index.js";
@@ -10,7 +11,16 @@ import { jobOperations } from "./jobs/index.js";
 import { piiOperations } from "./pii/index.js";
 import { sessionOperations } from "./sessions/index.js";
 
-export { auditOperations, executeOperations, fileOperations, governanceOperations, jobOperations, piiOperations, sessionOperations };
+export { auditOperations, codemodeOperations, executeOperations, fileOperations, governanceOperations, jobOperations, piiOperations, sessionOperations };
 export { startJob } from "./execute/index.js";
 
-export const OPERATIONS = [...executeOperations, ...jobOperations, ...governanceOperations, ...auditOperations, ...piiOperations, ...sessionOperations, ...fileOperations] as const;
+export const OPERATIONS = [
+  ...executeOperations,
+  ...codemodeOperations,
+  ...jobOperations,
+  ...governanceOperations,
+  ...auditOperations,
+  ...piiOperations,
+  ...sessionOperations,
+  ...fileOperations,
+] as const;

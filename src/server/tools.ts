@@ -1,13 +1,11 @@
-// The tools sandgate offers: one table of definitions (schemas, descriptions, handlers) that
-// the MCP server, the REST conveniences and the OpenAPI document all read.
+// The tools sandgate offers over MCP, derived from the declared operations, and how a call of one is
+// parsed, found and answered (MCP content, or a SandgateError for a request that is itself wrong).
 
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { unknownLanguageError } from "../execution/index.js";
-import { executeOperations } from "../features/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
-import { createCodeModeTools } from "./code-mode-tools.js";
 import { operationTools } from "./operation-tools.js";
 import { operations } from "./operations.js";
 import { retryAfterOf } from "./retry-after.js";
@@ -16,10 +14,9 @@ import type { ToolCallContext, ToolDefinition, ToolReply } from "./tool-definiti
 
 export type { ToolCallContext, ToolDefinition, ToolReply };
 
-/** Every tool, in the order tools/list shows them: execute_code and execute_command, code mode's discovery, then the rest of the declared operations. */
+/** Every tool, in the order tools/list shows them: the declared operations that appear on MCP, in the features' order. */
 export function createTools(ctx: ServerContext): ToolDefinition[] {
-  const rest = operations.list().filter((operation) => !(executeOperations as readonly unknown[]).includes(operation));
-  return [...operationTools(executeOperations, ctx), ...createCodeModeTools(ctx), ...operationTools(rest, ctx)];
+  return operationTools(operations.list(), ctx);
 }
 
 const listed = new WeakMap<ToolDefinition, Tool>();

@@ -2,7 +2,7 @@
 // name, @default tags, one-line doc comments, and tools without an output schema.
 
 import { describe, expect, it } from "vitest";
-import { compactSignatures } from "../../src/server/signature-text.js";
+import { compactSignatures } from "../../src/features/codemode/signature-text.js";
 
 const screenshot = [
   "/** Input of `puppeteer.puppeteer_screenshot`. */",

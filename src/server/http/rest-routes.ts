@@ -16,8 +16,7 @@ import { codeRequest } from "../../features/execute/index.js";
 import { runOperation } from "../../operations/index.js";
 import { securityPolicy } from "../../features/governance/index.js";
 import { isSavedStream } from "../output-resources.js";
-import { listServersOutput, searchToolsOutput } from "../code-mode-tools.js";
-import { findTool, parseToolArguments, runTool, toMcpTool, type ToolCallContext, type ToolDefinition } from "../tools.js";
+import { findTool, parseToolArguments, toMcpTool, type ToolDefinition } from "../tools.js";
 import { profileTools } from "../tool-profile.js";
 import {
   executeCodeInput,
@@ -113,15 +112,6 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
   const { ctx, tools, limiter } = deps;
   const { engine, config } = ctx;
   /**
-   * Runs a tool with arguments the route's schemas already parsed (they are the tool's own input
-   * schemas, so nothing is parsed twice). The tool's output schema is the route's response schema
-   * `_output`, which types the reply; test/server/rest-contract.test.ts checks that they agree.
-   */
-  const run = async <S extends z.ZodType>(_output: S, tool: string, args: Record<string, unknown>, owner: string, signal?: AbortSignal): Promise<z.input<S>> => {
-    const context: ToolCallContext = signal ? { signal, owner } : { owner };
-    return (await findTool(tools, tool).run(args, context)).structured;
-  };
-  /**
    * A declared operation's output, for a raw route's JSON form: the input was parsed by the route's
    * schemas (the operation's own, less the path), and the operation's output schema is the route's
    * response schema `_output`, which types the reply.
@@ -130,6 +120,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     (await runOperation(operations.require(id), ctx, input, signal ? { owner, signal } : { owner }));
   /** The routes of these declared operations, in this order: each keeps the place its hand-written route had. */
   const derived = (...ids: string[]): RestRoute[] => operationRoutes(ids.map((id) => operations.require(id)), ctx);
+  const search = operations.require("codemode.search");
   let languages: z.infer<typeof languagesResponse> | undefined;
 
   return [
@@ -251,38 +242,30 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     ...derived("approvals.list", "approvals.get", "approvals.decide"),
     ...metricsRoutes(ctx),
     ...piiRoutes(ctx),
-    defineRoute({
-      method: "get",
-      path: "/servers",
-      scope: "execute",
-      tag: "code mode",
-      summary: "Upstream MCP servers: state, tool count, module names, why one is down",
-      response: listServersOutput,
-      handle: ({ owner }) => run(listServersOutput, "list_servers", {}, owner),
-    }),
+    ...derived("codemode.servers"),
+    // Raw: the query names the words q and gives the limit as a string; the operation's own schema then checks them, as the tool's.
     defineRoute({
       method: "get",
       path: "/tools/search",
-      scope: "execute",
+      scope: search.scope,
       tag: "code mode",
-      summary: "Ranked search over the upstream tools that code can call",
+      summary: search.summary,
       query: z.object({
         q: z.string().describe("Words describing the task"),
         detail: z.enum(["name", "summary", "full"]).optional(),
         limit: z.string().regex(/^\d+$/, "a whole number").optional().describe("1 to 50; default 5 at detail summary, else 10"),
         server: z.string().optional(),
       }),
-      response: searchToolsOutput,
-      // The query's strings become the tool's arguments, which the tool's own schema then checks (limit's range).
-      handle: async ({ query, owner }) =>
-        (
-          await runTool(tools, "search_tools", {
-            query: query.q,
-            ...(query.detail ? { detail: query.detail } : {}),
-            ...(query.limit ? { limit: Number(query.limit) } : {}),
-            ...(query.server ? { server: query.server } : {}),
-          }, { owner })
-        ).structured as z.input<typeof searchToolsOutput>,
+      response: search.output,
+      handle: async ({ query, owner }) => {
+        const input = parseToolArguments({ name: search.surfaces.mcp?.tool ?? search.id, input: search.input }, {
+          query: query.q,
+          ...(query.detail ? { detail: query.detail } : {}),
+          ...(query.limit ? { limit: Number(query.limit) } : {}),
+          ...(query.server ? { server: query.server } : {}),
+        });
+        return callOperation(search.output, search.id, input, owner);
+      },
     }),
     // The sessions and files operations, in their features' order.
     ...derived(...[...sessionOperations, ...fileOperations].map((operation) => operation.id)),

@@ -1,13 +1,19 @@
-// The discovery tools of code mode: search_tools and list_servers. They disclose the upstream
-// catalog a little at a time, so an agent never carries every tool definition in its context.
+// The discovery operations of code mode: search the upstream tools (search_tools) and list the
+// upstream servers (list_servers). They disclose the upstream catalog a little at a time, so an
+// agent never carries every tool definition in its context.
 
 import { z } from "zod";
-import type { SearchHit } from "../catalog/index.js";
-import { listServers as discoverServers, searchArgsShape, searchTools as discoverTools } from "../codemode/index.js";
-import { upstreamCallExamples } from "../languages/index.js";
-import type { ServerContext } from "./context.js";
+import { listServers as discoverServers, searchArgsShape, searchTools as discoverTools, type CodeMode } from "../../codemode/index.js";
+import type { SandgateConfig } from "../../config/index.js";
+import { upstreamCallExamples } from "../../languages/index.js";
+import { defineOperation } from "../../operations/index.js";
 import { compactSignatures } from "./signature-text.js";
-import { defineTool, type ToolDefinition } from "./tool-definition.js";
+
+/** What discovery runs on: code mode's catalog and servers, and the tool profile its advice names tools of. */
+export interface CodemodeHost {
+  codeMode: Pick<CodeMode, "discoverySource">;
+  config: { server: Pick<SandgateConfig["server"], "toolProfile"> };
+}
 
 const searchToolsInput = z
   .object({
@@ -31,10 +37,10 @@ const hitSchema = z.object({
     .optional()
     .describe("Set when the tool policy refuses calls to this tool (deny) or makes each wait for a person's approval (approve)"),
 });
-export const searchToolsOutput = z.object({ tools: z.array(hitSchema), total_tools: z.number().int() });
+const searchToolsOutput = z.object({ tools: z.array(hitSchema), total_tools: z.number().int() });
 
 const listServersInput = z.object({}).strict();
-export const listServersOutput = z.object({
+const listServersOutput = z.object({
   servers: z.array(
     z.object({
       name: z.string(),
@@ -57,7 +63,7 @@ const IN_CODE = `Import them from ${upstreamCallExamples()
 
 const POLICY_NOTE = { deny: " [denied by the tool policy]", approve: " [each call waits for a person's approval]" } as const;
 
-type Hit = SearchHit & { policy?: keyof typeof POLICY_NOTE };
+type Hit = z.infer<typeof hitSchema>;
 
 /** `server: a, b; other: c`: hits by name, grouped by server, best first. */
 function namesByServer(hits: Hit[]): string {
@@ -79,54 +85,55 @@ function renderHits(hits: Hit[], detail: string): string {
   return blocks.join("\n\n");
 }
 
-export function createCodeModeTools(ctx: ServerContext): ToolDefinition[] {
-  const { codeMode } = ctx;
-  // The codemode profile does not list the list_servers tool: point at what code calls instead.
-  const listServersHint = ctx.config.server.toolProfile === "full" ? "list_servers" : "list_servers() in execute_code";
+/** How advice names the server list: the tool in the full profile, which lists it; what code calls in the codemode profile, which does not. */
+const listServersHint = (host: CodemodeHost): string => (host.config.server.toolProfile === "full" ? "list_servers" : "list_servers() in execute_code");
 
-  const searchTools = defineTool({
-    name: "search_tools",
-    scope: "execute",
-    title: "Search upstream tools",
-    description:
-      "Find upstream MCP tools for execute_code's code, best first; detail \"full\" gives TypeScript and Python signatures. " + IN_CODE,
-    input: searchToolsInput,
-    output: searchToolsOutput,
-    annotations: { title: "Search upstream tools", readOnlyHint: true, openWorldHint: false },
-    async run(args) {
-      const detail = args.detail ?? "summary";
-      const { tools, total_tools: total } = discoverTools(codeMode.discoverySource(), args);
-      const text =
-        total === 0
-          ? `No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. ${listServersHint} shows their state.`
-          : tools.length === 0
-            ? `No tool matches "${args.query}" among ${total} tools. Try other words, or ${listServersHint}.`
-            : renderHits(tools, detail);
-      return { structured: { tools, total_tools: total }, text };
+export const searchTools = defineOperation({
+  id: "codemode.search",
+  summary: "Ranked search over the upstream tools that code can call",
+  scope: "execute",
+  effects: ["read"],
+  input: searchToolsInput,
+  output: searchToolsOutput,
+  run: async (host: CodemodeHost, input) => discoverTools(host.codeMode.discoverySource(), input),
+  surfaces: {
+    mcp: {
+      tool: "search_tools",
+      title: "Search upstream tools",
+      description: "Find upstream MCP tools for execute_code's code, best first; detail \"full\" gives TypeScript and Python signatures. " + IN_CODE,
+      codemode: true,
+      text: (out, input, host) =>
+        out.total_tools === 0
+          ? `No upstream tools are available: no MCP server is configured (mcpServers) or none is connected. ${listServersHint(host)} shows their state.`
+          : out.tools.length === 0
+            ? `No tool matches "${input.query}" among ${out.total_tools} tools. Try other words, or ${listServersHint(host)}.`
+            : renderHits(out.tools, input.detail ?? "summary"),
     },
-  });
+    // Raw (server/http/rest-routes.ts): GET /tools/search takes the words as ?q= and the limit as a string.
+    rest: null,
+  },
+});
 
-  const listServers = defineTool({
-    name: "list_servers",
-    scope: "execute",
-    title: "List upstream servers",
-    description: "List the upstream MCP servers code can call: state, tool count, modules to import.",
-    input: listServersInput,
-    output: listServersOutput,
-    annotations: { title: "List upstream servers", readOnlyHint: true, openWorldHint: false },
-    async run() {
-      const servers = discoverServers(codeMode.discoverySource());
-      const text =
+export const listServers = defineOperation({
+  id: "codemode.servers",
+  summary: "Upstream MCP servers: state, tool count, module names, why one is down",
+  scope: "execute",
+  effects: ["read"],
+  input: listServersInput,
+  output: listServersOutput,
+  run: async (host: CodemodeHost) => ({ servers: discoverServers(host.codeMode.discoverySource()) }),
+  surfaces: {
+    mcp: {
+      tool: "list_servers",
+      title: "List upstream servers",
+      description: "List the upstream MCP servers code can call: state, tool count, modules to import.",
+      text: ({ servers }) =>
         servers.length === 0
           ? "No upstream MCP servers are configured (mcpServers in sandgate.json)."
           : servers
               .map((s) => `${s.name}: ${s.state}, ${s.tool_count} tools${s.ts_module ? ` (${s.ts_module}, ${s.py_module})` : ""}${s.error ? ` — ${s.error}` : ""}`)
-              .join("\n");
-      return { structured: { servers }, text };
+              .join("\n"),
     },
-  });
-
-  // The codemode profile lists search_tools as it is.
-  searchTools.codemode = searchTools;
-  return [searchTools, listServers];
-}
+    rest: { method: "get", path: "/servers", tag: "code mode", description: null },
+  },
+});
