@@ -12,7 +12,6 @@ import { piiOperations } from "./pii/index.js";
 import { sessionOperations } from "./sessions/index.js";
 
 export { auditOperations, codemodeOperations, executeOperations, fileOperations, governanceOperations, jobOperations, piiOperations, sessionOperations };
-export { startJob } from "./execute/index.js";
 
 export const OPERATIONS = [
   ...executeOperations,

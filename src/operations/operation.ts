@@ -4,7 +4,7 @@
 // required, and a surface an operation does not appear on says so with null, so adding an
 // operation without deciding its place on a surface does not compile.
 
-import type { z } from "zod";
+import { z } from "zod";
 import type { Scope } from "../config/index.js";
 import type { Approver } from "../governance/index.js";
 import type { OutputStream } from "../sandbox/index.js";
@@ -112,8 +112,10 @@ export function defineOperation<Host, I extends z.AnyZodObject, O extends z.AnyZ
 }
 
 /**
- * Runs an operation for a surface: `input` was parsed at the edge, and the answer is what run returned
- * (its fields in the order it wrote them) once it fits the output schema; outside it is a bug, thrown.
+ * Runs an operation for a surface: `input` was parsed at the edge, and the answer is the very object
+ * run returned (its fields in the order it wrote them) once it fits the output schema; outside it is a
+ * bug, thrown. Surfaces rely on that identity: what run keeps beside its output for MCP alone (an
+ * image's bytes, a note) is found by the object itself.
  */
 export async function runOperation<Host, I extends z.AnyZodObject, O extends z.AnyZodObject>(
   operation: Operation<Host, I, O>,
@@ -125,4 +127,33 @@ export async function runOperation<Host, I extends z.AnyZodObject, O extends z.A
   const checked = operation.output.safeParse(returned);
   if (!checked.success) throw new Error(`operation ${operation.id} answered outside its output schema: ${checked.error.message}`);
   return returned;
+}
+
+/** A description as the model or the reader sees it: given, or made from the host's settings. */
+export function descriptionFor<Host>(description: string | ((host: Host) => string), host: Host): string {
+  return typeof description === "string" ? description : description(host);
+}
+
+/**
+ * The input schema less `fields`, for a surface that does not take them. Each must be an optional
+ * input field without a default, so that run sees it absent just as the full schema would leave it;
+ * anything else is a declaration error, thrown when the surfaces are built.
+ */
+export function inputWithout<Host>(operation: AnyOperation<Host>, fields: readonly string[], surface: string): z.AnyZodObject {
+  if (fields.length === 0) return operation.input;
+  const shape = operation.input.shape as Record<string, z.ZodTypeAny>;
+  for (const field of fields) {
+    const schema = shape[field];
+    if (!schema || !schema.isOptional() || hasDefault(schema)) {
+      throw new Error(`operation ${operation.id}: ${surface} leaves out ${field}, which is not an optional input field without a default`);
+    }
+  }
+  return operation.input.omit(Object.fromEntries(fields.map((field) => [field, true as const])));
+}
+
+/** Whether the field's schema fills in a value when it is absent (a default, under any optional or nullable). */
+function hasDefault(schema: z.ZodTypeAny): boolean {
+  if (schema instanceof z.ZodDefault) return true;
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return hasDefault(schema.unwrap() as z.ZodTypeAny);
+  return false;
 }

@@ -404,6 +404,15 @@ export async function removeIdleCgroups(): Promise<void> {
   await Promise.all(all.map((cgroup) => cgroup.destroy()));
 }
 
+/**
+ * The pid of the sandgate process that named a cgroup `name` (`sg-<pid>-<n>`, or `sg-<pid>-<tag>-<n>`
+ * since names carry their module's tag); undefined for a cgroup that is not sandgate's.
+ */
+export function ownerPidOfCgroup(name: string): number | undefined {
+  const match = /^sg-(\d+)-(?:[a-z0-9]+-)?\d+$/.exec(name);
+  return match ? Number(match[1]) : undefined;
+}
+
 /** Removes cgroups left behind by sandgate processes that no longer exist (a crash, a kill -9). */
 export function removeStaleCgroups(support: CgroupSupport): number {
   let removed = 0;
@@ -415,8 +424,8 @@ export function removeStaleCgroups(support: CgroupSupport): number {
       continue;
     }
     for (const entry of entries) {
-      const match = /^sg-(\d+)-\d+$/.exec(entry);
-      if (!match || existsSync(`/proc/${match[1]}`)) continue;
+      const owner = ownerPidOfCgroup(entry);
+      if (owner === undefined || existsSync(`/proc/${owner}`)) continue;
       const dir = join(parent, entry);
       for (const [file, value] of [["freezer.state", "THAWED"], ["cgroup.freeze", "0"]] as const) {
         try {

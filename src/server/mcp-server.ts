@@ -29,9 +29,10 @@ import { OUTPUT_TEMPLATE, readOutputResource } from "./output-resources.js";
 import { GUIDE_PROMPT, guideText } from "./prompts.js";
 import { callTool, createTools, toMcpTool, type ToolDefinition } from "./tools.js";
 import { profileTools } from "./tool-profile.js";
+import { operations } from "./operations.js";
 
-/** The tools that run code: refused while the anomaly rules throttle the caller. */
-const CODE_TOOLS = new Set(["execute_code", "execute_command"]);
+/** The tools that run code (their operations' effects say so): refused while the anomaly rules throttle the caller. */
+const CODE_TOOLS = new Set(operations.list().flatMap((operation) => (operation.effects.includes("runs-code") && operation.surfaces.mcp ? [operation.surfaces.mcp.tool] : [])));
 
 const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 

@@ -4,7 +4,7 @@
 
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { LOCAL_OWNER } from "../execution/index.js";
-import { runOperation, type AnyOperation, type Effect } from "../operations/index.js";
+import { descriptionFor, inputWithout, runOperation, type AnyOperation, type Effect } from "../operations/index.js";
 import { defineTool, type ToolDefinition } from "./tool-definition.js";
 
 /**
@@ -28,32 +28,26 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
     const mcp = operation.surfaces.mcp;
     if (!mcp) continue;
     const tool = defineTool({
-        name: mcp.tool,
-        scope: operation.scope,
-        title: mcp.title,
-        description: describe(mcp.description, host),
-        input: operation.input,
-        output: mcp.outputSchema ?? operation.output,
-        annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
-        async run(args, call) {
-          const { owner, ...rest } = call;
-          const output = await runOperation(operation, host, args, { owner: owner ?? LOCAL_OWNER, ...rest });
-          const { structured, ...extras } = mcp.extras?.(output, args, host) ?? {};
-          return { structured: structured ?? output, text: mcp.text(output, args, host), ...extras };
-        },
-      });
+      name: mcp.tool,
+      scope: operation.scope,
+      title: mcp.title,
+      description: descriptionFor(mcp.description, host),
+      input: operation.input,
+      output: mcp.outputSchema ?? operation.output,
+      annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
+      async run(args, call) {
+        const { owner, ...rest } = call;
+        const output = await runOperation(operation, host, args, { owner: owner ?? LOCAL_OWNER, ...rest });
+        const { structured, ...extras } = mcp.extras?.(output, args, host) ?? {};
+        return { structured: structured ?? output, text: mcp.text(output, args, host), ...extras };
+      },
+    });
     if (mcp.codemode === true) tool.codemode = tool;
     else if (mcp.codemode) {
       const { description, omit = [] } = mcp.codemode;
-      const input = omit.length === 0 ? operation.input : operation.input.omit(Object.fromEntries(omit.map((field) => [field, true as const])));
-      tool.codemode = { ...tool, description: describe(description ?? mcp.description, host), input };
+      tool.codemode = { ...tool, description: descriptionFor(description ?? mcp.description, host), input: inputWithout(operation, omit, "the codemode profile") };
     }
     tools.push(tool);
   }
   return tools;
-}
-
-/** A description as the model reads it: given, or made from the host's settings. */
-export function describe<Host>(description: string | ((host: Host) => string), host: Host): string {
-  return typeof description === "string" ? description : description(host);
 }

@@ -1,5 +1,5 @@
-// What a tool of sandgate's is: schemas, description, annotations and a handler; every table
-// of tools (execution, code mode) is built from these definitions.
+// What an MCP tool of sandgate's is: schemas, description, annotations and a handler, as
+// operation-tools.ts derives them from the declared operations.
 
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";

@@ -1,13 +1,11 @@
-// The shapes on the wire: tool arguments and results in snake_case, shared by the MCP tools,
-// the REST routes and the OpenAPI document, so the three can never disagree.
+// The error body every surface answers a refused request with (REST's JSON, OpenAPI's schema), and
+// the wire shapes of the features that the library surface (src/server/index.ts) re-exports.
 
 import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../errors/index.js";
 
-export { getSessionsInput, getSessionsOutput, sessionSchema, stopSessionInput, stopSessionOutput, toWireSession } from "../features/sessions/wire.js";
-export { fileListInput, fileListOutput, fileReadInput, fileReadOutput, fileWriteInput, fileWriteOutput, getVolumePathInput, getVolumePathOutput } from "../features/files/wire.js";
-export { executionResultSchema, toWireResult, type WireExecutionResult } from "../features/execute/result-wire.js";
-export { executeCodeInput, executeCommandInput } from "../features/execute/wire.js";
+export { toWireSession } from "../features/sessions/index.js";
+export { executionResultSchema, toWireResult, type WireExecutionResult } from "../features/execute/index.js";
 
 const ERROR_CODE_NAMES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 

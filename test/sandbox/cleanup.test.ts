@@ -1,8 +1,11 @@
 // Every process sandgate starts has an owner: after closing the engine, the host's process
 // and fd counts are back where they started, and no sandbox cgroup is left behind.
 
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { join } from "node:path";
 import { expect, it } from "vitest";
+import { detectCgroups } from "../../src/sandbox/index.js";
+import { removeStaleCgroups } from "../../src/sandbox/cgroups.js";
 import { createTestEngine, descendantPids, openFds, waitFor } from "../helpers.js";
 
 it("leaves no process, fd or cgroup behind after sessions, pool and stateless calls", async () => {
@@ -24,5 +27,22 @@ it("leaves no process, fd or cgroup behind after sessions, pool and stateless ca
   for (const parent of Object.values(cgroups.parents)) {
     if (!existsSync(parent)) continue;
     expect(readdirSync(parent).filter((d) => d.startsWith(`sg-${process.pid}-`))).toEqual([]);
+  }
+});
+
+it.runIf(detectCgroups().mode !== "none")("removes at start-up the cgroups a killed sandgate left, named either way, and none of a live one's", () => {
+  const support = detectCgroups();
+  // A pid no process has: past the kernel's pid limit.
+  const dead = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8")) + 1;
+  const names = [`sg-${dead}-7`, `sg-${dead}-k3x9q1-8`, `sg-${process.pid}-zz0test-9`];
+  const made: string[] = [];
+  for (const parent of Object.values(support.parents)) for (const name of names) made.push((mkdirSync(join(parent, name)), join(parent, name)));
+  try {
+    removeStaleCgroups(support);
+    const left = made.filter((dir) => existsSync(dir)).map((dir) => dir.slice(dir.lastIndexOf("/") + 1));
+    // The dead process's cgroups are gone, old and new names alike; this live process's stays.
+    expect(new Set(left)).toEqual(new Set([`sg-${process.pid}-zz0test-9`]));
+  } finally {
+    for (const dir of made) if (existsSync(dir)) rmdirSync(dir);
   }
 });

@@ -5,9 +5,9 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isSandgateError } from "../../src/errors/index.js";
-import { defineOperation, type AnyOperation } from "../../src/operations/index.js";
+import { defineOperation, runOperation, type AnyOperation } from "../../src/operations/index.js";
 import { operationRoutes } from "../../src/server/http/operation-routes.js";
-import { annotationsOf } from "../../src/server/operation-tools.js";
+import { annotationsOf, operationTools } from "../../src/server/operation-tools.js";
 
 const mcp = { tool: "count_it", title: "Count it", description: "What the model reads.", text: () => "" };
 
@@ -76,5 +76,44 @@ describe("a REST route from an operation", () => {
     const wrong = await post(countOperation({}, (n) => ({ n: String(n), twice: n })), { n: 2 });
     expect(wrong.status).toBe(400);
     expect(JSON.parse(wrong.text).message).toMatch(/^operation test\.count answered outside its output schema/);
+  });
+});
+
+describe("a surface that leaves input fields out", () => {
+  const withFields = (field: z.ZodTypeAny) =>
+    defineOperation({
+      id: "test.fields",
+      summary: "Fields",
+      scope: "execute",
+      effects: ["read"],
+      input: z.object({ q: z.string(), extra: field }).strict(),
+      output: z.object({ seen: z.string() }),
+      run: async (_host: object, input) => ({ seen: JSON.stringify(input) }),
+      surfaces: { mcp: { ...mcp, codemode: { omit: ["extra"] } }, rest: { method: "post", path: "/fields", tag: "test", omits: ["extra"] } },
+    });
+
+  it("takes an optional field without a default, and run sees it absent", async () => {
+    const operation = withFields(z.number().optional());
+    const [tool] = operationTools([operation], {});
+    expect(Object.keys((tool?.codemode?.input.shape ?? {}) as object)).toEqual(["q"]);
+    expect(await post({ ...operation, surfaces: { ...operation.surfaces, rest: { ...operation.surfaces.rest!, path: "/count" } } }, { q: "a" })).toMatchObject({ text: JSON.stringify({ seen: JSON.stringify({ q: "a" }) }) });
+  });
+
+  it("refuses, when the surfaces are built, to leave out a required field or one with a default (run would miss its value)", () => {
+    for (const field of [z.number(), z.number().default(3), z.number().default(3).optional()]) {
+      const operation = withFields(field);
+      expect(() => operationTools([operation], {})).toThrow(/codemode profile leaves out extra, which is not an optional input field without a default/);
+      expect(() => operationRoutes([operation], {})).toThrow(/REST leaves out extra, which is not an optional input field without a default/);
+    }
+  });
+});
+
+describe("runOperation", () => {
+  it("answers the very object run returned once it fits the output schema, and throws a bug for one that does not", async () => {
+    const returned = { twice: 4, n: 2, note: "kept beside it" };
+    const operation = countOperation({}, () => returned);
+    expect(await runOperation(operation, {}, { n: 2 }, { owner: "local" })).toBe(returned);
+    const broken = countOperation({}, () => ({ n: "two" }));
+    await expect(runOperation(broken, {}, { n: 2 }, { owner: "local" })).rejects.toThrow(/test.count answered outside its output schema/);
   });
 });

@@ -1,5 +1,5 @@
-// The background-job operations: starting a call as a job (execute_code/execute_command with
-// background: true), get_job to poll or list, stop_job, and REST's list and read; each caller sees only its own jobs.
+// The background-job operations: get_job to poll or list, stop_job, and REST's list and read; each
+// caller sees only its own jobs (a job is started by execute_code's background: true, in features/execute).
 
 import { z } from "zod";
 import type { SandgateConfig } from "../../config/index.js";

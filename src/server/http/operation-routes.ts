@@ -5,9 +5,8 @@
 
 import type { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
-import { runOperation, type AnyOperation } from "../../operations/index.js";
+import { descriptionFor, inputWithout, runOperation, type AnyOperation } from "../../operations/index.js";
 import { parseToolArguments } from "../tools.js";
-import { describe } from "../operation-tools.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 
 function pathFields(path: string): string[] {
@@ -32,17 +31,14 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
     const fields = pathFields(rest.path);
     const shape = operation.input.shape as Record<string, z.ZodTypeAny>;
     for (const field of fields) if (!(field in shape)) throw new Error(`operation ${operation.id}: path parameter :${field} is not an input field`);
-    for (const field of rest.omits ?? []) {
-      if (!(field in shape) || !shape[field]?.isOptional()) throw new Error(`operation ${operation.id}: REST leaves out ${field}, which is not an optional input field`);
-    }
     const inPath = Object.fromEntries(fields.map((field) => [field, true as const]));
     const params = operation.input.pick(inPath);
-    const remaining = operation.input.omit({ ...inPath, ...Object.fromEntries((rest.omits ?? []).map((field) => [field, true as const])) });
+    const remaining = inputWithout(operation, rest.omits ?? [], "REST").omit(inPath);
     const hasBody = Object.keys(remaining.shape as object).length > 0;
     const part = rest.method === "get" ? { query: remaining } : hasBody ? { body: remaining } : {};
     const mcp = operation.surfaces.mcp;
-    const description = rest.description === undefined ? (mcp ? describe(mcp.description, host) : undefined) : (rest.description ?? undefined);
-    if (rest.body === "tool" && (!mcp || fields.length > 0 || rest.method === "get")) {
+    const description = rest.description === undefined ? (mcp ? descriptionFor(mcp.description, host) : undefined) : (rest.description ?? undefined);
+    if (rest.body === "tool" && (!mcp || fields.length > 0 || rest.method === "get" || (rest.omits?.length ?? 0) > 0)) {
       throw new Error(`operation ${operation.id}: a body parsed as the tool's arguments needs an MCP tool and the whole input in the body`);
     }
     routes.push(

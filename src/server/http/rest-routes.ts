@@ -12,20 +12,13 @@ import type { AdmissionState } from "../../execution/index.js";
 import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { fileOperations, sessionOperations } from "../../features/index.js";
-import { codeRequest } from "../../features/execute/index.js";
+import { codeRequest, executeCode, executeCodeInput, executionResultSchema } from "../../features/execute/index.js";
+import { fileReadInput, fileReadOutput, fileWriteInput, fileWriteOutput } from "../../features/files/index.js";
 import { runOperation } from "../../operations/index.js";
 import { securityPolicy } from "../../features/governance/index.js";
 import { isSavedStream } from "../output-resources.js";
-import { findTool, parseToolArguments, toMcpTool, type ToolDefinition } from "../tools.js";
+import { parseToolArguments, toMcpTool, type ToolDefinition } from "../tools.js";
 import { profileTools } from "../tool-profile.js";
-import {
-  executeCodeInput,
-  executionResultSchema,
-  fileReadInput,
-  fileReadOutput,
-  fileWriteInput,
-  fileWriteOutput,
-} from "../wire.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { operationRoutes } from "./operation-routes.js";
 import { operations } from "../operations.js";
@@ -118,7 +111,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
    */
   const callOperation = async <S extends z.ZodType>(_output: S, id: string, input: Record<string, unknown>, owner: string, signal?: AbortSignal): Promise<z.input<S>> =>
     (await runOperation(operations.require(id), ctx, input, signal ? { owner, signal } : { owner }));
-  /** The routes of these declared operations, in this order: each keeps the place its hand-written route had. */
+  /** The routes of these declared operations, in this order (OpenAPI lists paths as the table does). */
   const derived = (...ids: string[]): RestRoute[] => operationRoutes(ids.map((id) => operations.require(id)), ctx);
   const search = operations.require("codemode.search");
   let languages: z.infer<typeof languagesResponse> | undefined;
@@ -215,7 +208,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         "With ?stream=1 the answer is a text/event-stream: `stdout` and `stderr` events ({text}) while the code runs, `approval` events ({message}) while it or one of its tool calls waits for a person's approval (GET /approvals), then one `result` event (or `error`). " +
         "With background: true the answer is 202 at once, a result with status running and job_id; follow the job under /jobs/{job_id}.",
       body: executeCodeInput,
-      parseBody: (value) => parseToolArguments(findTool(tools, "execute_code"), value) as z.infer<typeof executeCodeInput>,
+      parseBody: (value) => parseToolArguments({ name: "execute_code", input: executeCode.input }, value) as z.infer<typeof executeCodeInput>,
       query: z.object({ stream: z.enum(["0", "1", "true", "false"]).optional().describe("1 for server-sent events") }),
       response: executionResultSchema,
       runsCode: true,
