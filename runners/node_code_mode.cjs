@@ -1,5 +1,6 @@
-// Code mode for the Node runner (docs/runner-protocol.md): callMCPTool(), searchTools() and listServers()
-// over the frame pipes, ToolError, sandgate:servers/<server> modules from /sandgate/tools/manifest.json, and `servers`.
+// Code mode for the Node runner (docs/runner-protocol.md): callMCPTool() and the functions of sandgate's
+// operations (searchTools(), listServers(), ... generated in node_ops.cjs) over the frame pipes, ToolError,
+// sandgate:servers/<server> modules from /sandgate/tools/manifest.json, and `servers`.
 'use strict';
 
 const fs = require('fs');
@@ -63,21 +64,18 @@ function createCodeMode({ sendText, scriptOptions, safeString }) {
   }
 
   /**
-   * searchTools(query, { detail, limit, server }): the upstream tools that match `query`, best first,
-   * as the search_tools MCP tool finds them; rejects with a ToolError (kind InvalidArguments) for bad options.
+   * The one call of sandgate's operations (op: its id) the generated functions of node_ops.cjs send:
+   * `options` is what the caller passed as options (an object, or nothing), `fixed` the positional
+   * arguments; `label` names the call in a ToolError, `usage` in a TypeError.
    */
-  function searchTools(query, options) {
+  function callOperation(op, label, caller, usage, options, fixed) {
     if (options === undefined || options === null) options = {};
     else if (typeof options !== 'object' || isArray(options)) {
-      return NativePromise.reject(new TypeError('searchTools(query, options) needs options as an object like { detail: "full", limit: 3 }'));
+      return NativePromise.reject(new TypeError(`${usage} needs options as an object`));
     }
-    return send('search_tools', { type: 'discovery', op: 'search', args: { ...options, query } }, searchTools);
+    return send(label, { type: 'call', op, args: { ...options, ...fixed } }, caller);
   }
-
-  /** listServers(): the upstream servers with their state, tool count and module names. */
-  function listServers() {
-    return send('list_servers', { type: 'discovery', op: 'servers', args: {} }, listServers);
-  }
+  const operations = require('./node_ops.cjs')(callOperation);
 
   function settleToolCall(frame) {
     const callId = frame.callId;
@@ -270,8 +268,7 @@ function createCodeMode({ sendText, scriptOptions, safeString }) {
       globalThis.require = userRequire;
       defineGlobal('callMCPTool', callMCPTool);
       defineGlobal('ToolError', ToolError);
-      defineGlobal('searchTools', searchTools);
-      defineGlobal('listServers', listServers);
+      for (const name of objectKeys(operations)) defineGlobal(name, operations[name]);
       defineGlobal('servers', serversGlobal);
       defineGlobal('__sandgateImport', sandgateImport);
     },

@@ -1,12 +1,13 @@
-# The `sandgate` module of sandboxed Python code: call_mcp_tool(), search_tools(), list_servers(), ToolError, show(),
-# return_image() and return_content(). A call goes to the host as a frame on fd 4; its reply comes back on fd 3 (docs/runner-protocol.md).
+# The `sandgate` module of sandboxed Python code: call_mcp_tool(), ToolError, show(), return_image(),
+# return_content(), and the functions of sandgate's own operations (search_tools(), list_servers(), ...)
+# generated into sandgate_ops.py. A call goes to the host as a frame on fd 4; its reply comes back on fd 3 (docs/runner-protocol.md).
 
 import os
 import _thread
 
 import sandgate_frames as _frames
 
-__all__ = ["call_mcp_tool", "search_tools", "list_servers", "ToolError", "show", "return_image", "return_content"]
+__all__ = ["call_mcp_tool", "ToolError", "show", "return_image", "return_content"]
 
 
 class ToolError(Exception):
@@ -39,7 +40,7 @@ class _Channel:
         self.pid = os.getpid()
 
     async def call(self, tool, args, op=None):
-        """`op` ("search", "servers") makes it a discovery request; `tool` then only names it in errors."""
+        """`op` (an operation's id, or "return") makes it a call of sandgate's own; `tool` then only names it in errors."""
         import asyncio
 
         if not _asyncio_patched:
@@ -54,7 +55,7 @@ class _Channel:
         if op is None:
             frame = {"type": "tool_call", "id": self.run_id, "callId": call_id, "tool": tool, "args": args}
         else:
-            frame = {"type": "discovery", "id": self.run_id, "callId": call_id, "op": op, "args": args}
+            frame = {"type": "call", "id": self.run_id, "callId": call_id, "op": op, "args": args}
         try:
             data = _frames.dumps(frame).encode("ascii")
         except (TypeError, ValueError, RecursionError) as exc:
@@ -267,24 +268,10 @@ async def call_mcp_tool(tool, args=None):
     return await _channel.call(tool, args)
 
 
-async def search_tools(query, detail="summary", limit=None, server=None):
-    """The upstream tools that match `query` (words), best first, as the search_tools MCP tool finds
-    them: a list of dicts with id, server, name, score, and by `detail` ("name", "summary", "full")
-    summary, signature (TypeScript) and python; policy is "deny" or "approve" where the tool policy
-    says so. Without a limit, as the MCP tool: the best few at summary, signatures of the tools named
-    or the best few at full. Raises ToolError (kind InvalidArguments) for a bad query, detail, limit or server."""
-    args = {"query": query, "detail": detail}
-    if limit is not None:
-        args["limit"] = limit
-    if server is not None:
-        args["server"] = server
-    return await _channel.call("search_tools", args, "search")
-
-
-async def list_servers():
-    """The upstream servers as a list of dicts: name, state, transport, tool_count, ts_module,
-    py_module, description and error (why a server is not ready) where known."""
-    return await _channel.call("list_servers", {}, "servers")
+async def _call_operation(op, label, args):
+    """Calls sandgate's operation `op` with `args` less those that are None; `label` (its Python name)
+    names it in a ToolError. The generated functions of sandgate_ops.py call this."""
+    return await _channel.call(label, {key: value for key, value in args.items() if value is not None}, op)
 
 
 def return_image(content):
@@ -312,3 +299,10 @@ def show(obj, mime=None):
     import sandgate_images
 
     sandgate_images.show(obj, mime)
+
+
+# Last: the generated functions import this module back for _call_operation.
+from sandgate_ops import *  # noqa: E402,F401,F403
+import sandgate_ops as _ops  # noqa: E402
+
+__all__ += _ops.__all__

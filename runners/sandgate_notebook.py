@@ -375,7 +375,9 @@ def _compile_magic_code(source, filename):
 
 def _preset_names():
     """Names the runner puts in the user's namespace: %who does not list them."""
-    return {"call_mcp_tool", "ToolError", "search_tools", "list_servers", "return_image", "return_content", "display"}
+    import sandgate
+
+    return {"call_mcp_tool", "ToolError", *sandgate._ops.__all__, "return_image", "return_content", "display"}
 
 
 # ---- display() and tables --------------------------------------------------------------------

@@ -6,9 +6,11 @@ import { CodeMode } from "../codemode/index.js";
 import { Engine } from "../execution/index.js";
 import { ApprovalQueue, Governance, GovernanceEvents, type AnomalyDetector, type ApprovalBroker } from "../governance/index.js";
 import type { RunnerKind } from "../languages/index.js";
+import { sandboxCallHandler, sandboxOperations } from "../operations/sandbox-calls.js";
 // Observers watch events and count; they serve nothing (the HTTP server reads what they hold).
 import type { ServerMetrics } from "../server/metrics.js";
 import { observeServer } from "../server/observers.js";
+import { operations } from "../server/operations.js";
 import { openAuditLog, type AuditLog } from "../store/index.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { settlesWithin } from "./settles-within.js";
@@ -103,6 +105,9 @@ export function createApp(config: SandgateConfig, options: AppOptions = {}): App
   let codeMode: CodeMode | undefined;
   const version = options.version ?? "0.0.0";
   const codeModeOptions = { log, ...(options.version !== undefined ? { version } : {}), ...(governance ? { governance } : {}) };
+  // Sandgate's operations that code may call, each run for the caller whose code runs, on the app built below.
+  const callable = sandboxOperations(operations.list());
+  const maxCalls = config.codeMode.maxToolCallsPerExecution;
   let engine: Engine;
   try {
     if (upstream) codeMode = new CodeMode(config, codeModeOptions);
@@ -112,6 +117,7 @@ export function createApp(config: SandgateConfig, options: AppOptions = {}): App
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       ...(codeMode ? { tools: codeMode } : {}),
       ...(governance ? { governance } : {}),
+      operations: { handlerFor: ({ owner }) => sandboxCallHandler(callable, () => app, { owner, maxCalls }) },
     });
   } catch (error) {
     void Promise.all([codeMode?.close(), audit?.close()]).catch(() => undefined);

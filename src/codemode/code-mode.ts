@@ -12,7 +12,7 @@ import type { Governance } from "../governance/index.js";
 import { openRuntimeView, type RuntimeView } from "../sandbox/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";
-import { createDiscoveryHandler, type DiscoverySource } from "./discovery.js";
+import type { DiscoverySource } from "./discovery.js";
 import { createUpstreamCallScope } from "./upstream-calls.js";
 import { PiiBoundary } from "./pii-boundary.js";
 
@@ -141,7 +141,7 @@ export class CodeMode {
   /** Upstream calls of one execution, bound to the session (or stateless call) that runs it. */
   beginExecution(context: ExecutionContext): UpstreamCallScope {
     const { codeMode } = this.config;
-    const scope = createUpstreamCallScope({
+    return createUpstreamCallScope({
       catalog: this.catalog,
       upstream: this.upstream,
       maxCalls: codeMode.maxToolCallsPerExecution,
@@ -154,8 +154,6 @@ export class CodeMode {
       governance: this.governance,
       pii: this.pii.execution(context.sessionOwner ?? context.owner, context.sessionId),
     });
-    // Searches get their own count with the same limit: they cost the host little, and must not use up the code's tool calls.
-    return { ...scope, onDiscovery: createDiscoveryHandler(this.discoverySource(), codeMode.maxToolCallsPerExecution) };
   }
 
   /**

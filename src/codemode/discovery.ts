@@ -1,13 +1,12 @@
 // Discovery of the upstream catalog: what search_tools and list_servers answer, as structured data.
 // The operations of features/codemode (MCP search_tools and list_servers, REST /tools/search and
-// /servers) and sandboxed code (searchTools, search_tools, sandgate-tool --search) share it.
+// /servers, and sandboxed code's searchTools, search_tools, sandgate-tool --search) run on it.
 
 import { z } from "zod";
 import { SEARCH_LIMIT_MAX, signedHits, type Catalog, type SearchHit } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
-import { isSandgateError, SandgateError } from "../errors/index.js";
+import { SandgateError } from "../errors/index.js";
 import { toolPolicyFor } from "../governance/index.js";
-import type { DiscoveryRequest, UpstreamCallReply } from "../sandbox/index.js";
 import type { UpstreamStatus } from "../upstream/index.js";
 
 /** The limits of a search, the same for the MCP tool and for code: the tool adds its descriptions to these fields. */
@@ -121,40 +120,4 @@ export function listServers(source: DiscoverySource): DiscoveredServer[] {
       ...(s.nextRetryAt ? { next_retry_at: s.nextRetryAt } : {}),
     };
   });
-}
-
-/** Why a request from code was refused, in words an agent can act on (the runner names the op). */
-function refusal(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (issue === undefined) return "invalid request";
-  const field = issue.path.join(".");
-  if (issue.code === "unrecognized_keys") return `unknown option ${issue.keys.map((k) => `\`${k}\``).join(", ")} (options: query, detail, limit, server)`;
-  if (field === "limit") return `limit must be a whole number from 1 to ${SEARCH_LIMIT_MAX}`;
-  if (field === "detail") return 'detail must be "name", "summary" or "full"';
-  if (field === "query" && issue.code === "invalid_type") return "the query must be a string of words";
-  if (issue.code === "invalid_type" && field === "") return "the options must be a JSON object";
-  return `${field ? `${field}: ` : ""}${issue.message}`;
-}
-
-/**
- * Answers discovery requests from sandboxed code, at most `maxRequests` per execution (its own
- * count: a loop of searches cannot hog the host, and does not use up the execution's tool calls).
- */
-export function createDiscoveryHandler(source: DiscoverySource, maxRequests: number): (request: DiscoveryRequest) => UpstreamCallReply {
-  let made = 0;
-  return (request) => {
-    const op = request.op === "search" ? "search_tools" : "list_servers";
-    if (++made > maxRequests) {
-      return { ok: false, error: { type: "ToolLimit", message: `this execution reached its limit of ${maxRequests} searches and listings (${op})` } };
-    }
-    if (request.op === "servers") return { ok: true, value: listServers(source) };
-    const parsed = searchArgsSchema.safeParse(request.args);
-    if (!parsed.success) return { ok: false, error: { type: "InvalidArguments", message: refusal(parsed.error) } };
-    try {
-      return { ok: true, value: searchTools(source, parsed.data).tools };
-    } catch (error) {
-      if (isSandgateError(error) && error.code === "INVALID_INPUT") return { ok: false, error: { type: "InvalidArguments", message: error.message } };
-      throw error;
-    }
-  };
 }

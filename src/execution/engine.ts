@@ -24,7 +24,7 @@ import { silentLogger, type Logger } from "../util/logger.js";
 import { SavedOutputs, type SavedStream } from "./saved-outputs.js";
 import { CallOutputs } from "./call-outputs.js";
 import { spillBounds } from "./long-output.js";
-import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "./upstream-call-scope.js";
+import type { ExecutionContext, OutputGuard, SandboxOperations, UpstreamCallScope } from "./upstream-call-scope.js";
 import { OutputBoundary } from "./output-boundary.js";
 import type { Governance } from "../governance/index.js";
 import { LANGUAGE_SPECS, prepareCode, resolveLanguage, warmCodePreparation, type Language } from "../languages/index.js";
@@ -75,6 +75,8 @@ export interface EngineOptions {
   governance?: Governance;
   /** Overrides INTERRUPT_GRACE_MS (tests that prove a stubborn runner is killed, in less time). */
   interruptGraceMs?: number;
+  /** Sandgate's operations that sandboxed code may call (search_tools, call(op, args)); without, such calls fail with ToolNotFound. */
+  operations?: SandboxOperations;
 }
 
 export class Engine {
@@ -99,6 +101,8 @@ export class Engine {
   private readonly calls = new Set<Promise<void>>();
   /** Analysis, policy and the execution record, when governance is on. */
   private readonly gate: ExecutionGate | undefined;
+  /** Set once by create(), before the first run. */
+  private operations: SandboxOperations | undefined;
 
   private constructor(
     readonly config: SandgateConfig,
@@ -207,6 +211,7 @@ export class Engine {
       interpreters,
     });
     const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.governance, options.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+    engine.operations = options.operations;
     engine.pool.fill();
     // The tokenizer's tables take a few hundred ms to parse, which the first call paid (the warm
     // pool's p95 in `npm run bench`); here they load while the spares just spawned start up beside it.
@@ -413,14 +418,15 @@ export class Engine {
     const session = request.sessionId === undefined ? undefined : this.sessionManager.get(owner, request.sessionId);
     const prepared = prepareCode(language, request.code);
     if (!prepared.ok) return preparationFailedResult(prepared.error, session?.id ?? null);
-    const scope = this.tools?.beginExecution({
+    const context: ExecutionContext = {
       executionId,
       owner,
       sessionId: session?.id ?? null,
       ...(session ? { sessionOwner: session.owner } : {}),
       ...(request.approver ? { approver: request.approver } : {}),
       ...(request.onWaiting ? { onWaiting: request.onWaiting } : {}),
-    });
+    };
+    const scope = this.tools?.beginExecution(context);
     const boundary = scope?.guard ? new OutputBoundary(scope.guard) : undefined;
     const { kind, code, filename, mode, source } = prepared.prepared;
     // Saved outputs are the caller's (the holder of a shared session id reads its own, not the creator).
@@ -439,7 +445,7 @@ export class Engine {
       ...(boundary?.active ? {} : { spill: saved.spill(spillBounds(this.config.codeMode.outputTokenBudget, limits.displayBytes)) }),
       ...(request.onOutput ? { onOutput: boundary ? boundary.stream(request.onOutput) : request.onOutput } : {}),
       ...(scope ? { onUpstreamCall: scope.onUpstreamCall } : {}),
-      ...(scope?.onDiscovery ? { onDiscovery: scope.onDiscovery } : {}),
+      ...(this.operations ? { onOperation: this.operations.handlerFor(context) } : {}),
       // A session call's variables are taken in its turn (runInSession): session_env may change them.
       ...(session ? {} : callRunEnv(request.env)),
       images: { maxBytes: this.config.limits.maxImageBytes, maxCount: this.config.limits.maxImagesPerCall },

@@ -8,7 +8,7 @@ export type { EngineFiles, TransferOptions, WorkspaceFile, WorkspaceListing, Wri
 export type { DownloadedFile, UploadedFile } from "./workspace-transfer.js";
 export type { ExecutionResult, ErrorInfo, ImageOutput, TokenCounts } from "./result-builder.js";
 export type { AdmissionState } from "./admission.js";
-export type { ExecutionContext, OutputGuard, UpstreamCallRecord, UpstreamCallScope, UpstreamCallSummary } from "./upstream-call-scope.js";
+export type { ExecutionContext, OutputGuard, SandboxOperations, UpstreamCallRecord, UpstreamCallScope, UpstreamCallSummary } from "./upstream-call-scope.js";
 export { countTokens, estimateJsonTokens, estimateTokens, warmTokenizer } from "./tokens.js";
 export { unknownLanguageError } from "./request.js";
 export type { ExecuteRequest } from "./request.js";

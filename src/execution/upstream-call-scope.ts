@@ -2,7 +2,7 @@
 // handler for the code's upstream calls, and the record of those calls at the end.
 
 import type { Approver } from "../governance/index.js";
-import type { DiscoveryHandler, UpstreamCallHandler } from "../sandbox/index.js";
+import type { OperationHandler, UpstreamCallHandler } from "../sandbox/index.js";
 
 /** Who runs the execution whose upstream calls a scope handles: for tool policy, approvals and the audit. */
 export interface ExecutionContext {
@@ -60,9 +60,16 @@ export interface OutputGuard {
 /** What the engine needs from code mode for one execution. */
 export interface UpstreamCallScope {
   onUpstreamCall: UpstreamCallHandler;
-  /** Searches of the tool catalog and listings of servers the code makes; not upstream calls, not in `calls`. */
-  onDiscovery?: DiscoveryHandler;
   finish: () => UpstreamCallSummary;
   /** Applied to everything of this execution that leaves for the agent (PII tokens). */
   guard?: OutputGuard;
+}
+
+/**
+ * Sandgate's own operations as sandboxed code calls them (search_tools, call(op, args)): the
+ * composition root derives them from the operations registry. Not upstream calls, not in `calls`.
+ */
+export interface SandboxOperations {
+  /** Answers one execution's calls, each run for the execution's caller. */
+  handlerFor(context: ExecutionContext): OperationHandler;
 }

@@ -6,7 +6,7 @@ import type { LanguageSpec, RunnerSpec } from "./spec.js";
 export const BASH_RUNNER: RunnerSpec = {
   kind: "bash",
   interpreter: "bash",
-  files: ["bash_lib.sh", "bin/sandgate-tool"],
+  files: ["bash_lib.sh", "bin/sandgate-tool", "sandgate_ops.sh"],
   // The main loop's functions are in bash_lib.sh. It runs as `bash -c` with $0 = main.sh and the
   // eval on line 1, so messages and $LINENO match the user's own lines.
   command: ({ interpreter, entry }) => [

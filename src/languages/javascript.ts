@@ -7,7 +7,7 @@ import type { LanguageSpec, RunnerSpec } from "./spec.js";
 export const JAVASCRIPT_RUNNER: RunnerSpec = {
   kind: "javascript",
   interpreter: "node",
-  files: ["node_runner.cjs", "node_code_mode.cjs", "node_images.cjs"],
+  files: ["node_runner.cjs", "node_code_mode.cjs", "node_ops.cjs", "node_images.cjs"],
   command: ({ interpreter, entry, memoryMb }) => [
     interpreter,
     // V8 sizes its heap from the host's RAM; tell it the sandbox's real budget so it collects in time.

@@ -6,7 +6,7 @@ import type { LanguageSpec, RunnerSpec } from "./spec.js";
 export const PYTHON_RUNNER: RunnerSpec = {
   kind: "python",
   interpreter: "python",
-  files: ["python_runner.py", "sandgate_frames.py", "sandgate.py", "sandgate_packages.py", "sandgate_images.py", "sandgate_mpl.py", "sandgate_notebook.py", "sandgate_ipython.py"],
+  files: ["python_runner.py", "sandgate_frames.py", "sandgate.py", "sandgate_ops.py", "sandgate_packages.py", "sandgate_images.py", "sandgate_mpl.py", "sandgate_notebook.py", "sandgate_ipython.py"],
   // -I: no user site or PYTHON* variables; -S: no site import (4 ms); -B: nothing written beside the runner.
   command: ({ interpreter, entry }) => [interpreter, "-I", "-S", "-B", entry],
   warmUp: "None",

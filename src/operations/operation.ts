@@ -82,9 +82,27 @@ export interface RestSurface {
   omits?: readonly string[];
 }
 
+/**
+ * How sandboxed code calls it: a function of the `sandgate` module in Python, a global (and `sandgate`
+ * member) in JavaScript and TypeScript, a flag of `sandgate-tool` in Bash. The runners' stubs are
+ * generated from this (src/operations/sandbox-stubs.ts); each sends one generic call (op id, args)
+ * that the host answers by running the operation for the caller whose code runs.
+ */
+export interface SandboxSurface {
+  /** Its name in each language; Bash's is the flag without `--`. */
+  names: { python: string; javascript: string; bash: string };
+  /** Input fields taken by position, in this order (Bash: required words); the rest are keyword arguments, an options object, `--flags`. */
+  positional?: readonly string[];
+  /** The output field code gets (a list without its envelope); the whole output when absent. */
+  returns?: string;
+  /** One sentence for the stub's documentation: what code gets back. */
+  doc: string;
+}
+
 export interface Surfaces<Host, I, O> {
   mcp: McpSurface<Host, I, O> | null;
   rest: RestSurface | null;
+  sandbox: SandboxSurface | null;
 }
 
 export interface Operation<Host, I extends z.AnyZodObject, O extends z.AnyZodObject> {

@@ -13,7 +13,7 @@ export type { SandboxOptions, RunRequest, RunOutcome, RunStatus, OutputStream, O
 export { countNewlines } from "./call-output.js";
 export { IMAGE_MIME_TYPES, rasterImageType } from "./images.js";
 export type { RunImage, ImageCaps, ImageMime } from "./images.js";
-export type { DiscoveryHandler, DiscoveryOp, DiscoveryRequest, RunClock, UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
+export type { OperationHandler, OperationRequest, RunClock, UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
 export { WarmPool } from "./warm-pool.js";
 export { SessionMachine, machinesSupported } from "./machine.js";
 export { OutputMask } from "./output-mask.js";

@@ -72,12 +72,12 @@ export const toolCallFrameSchema = z.object({
 });
 
 /**
- * A `discovery` frame: user code searching the tool catalog or listing the upstream servers
- * (`op` "search" or "servers"). Answered with a `tool_result` frame like a tool call; `op` and
- * `args` are checked by the host later so that a bad request still gets an error reply.
+ * A `call` frame: user code calling one of sandgate's operations (`op` its id, e.g. "codemode.search")
+ * or passing content to the agent (`op` "return"). Answered with a `tool_result` frame like a tool
+ * call; `op` and `args` are checked by the host later so that a bad request still gets an error reply.
  */
-export const discoveryFrameSchema = z.object({
-  type: z.literal("discovery"),
+export const callFrameSchema = z.object({
+  type: z.literal("call"),
   id: z.string().max(64).optional(),
   callId: z.string().min(1).max(128),
   op: z.unknown(),
@@ -97,12 +97,12 @@ export const imageFrameSchema = z.object({
   size: z.number().int().nonnegative().optional(),
 });
 
-export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema, toolCallFrameSchema, discoveryFrameSchema, imageFrameSchema]);
+export const runnerFrameSchema = z.discriminatedUnion("type", [readyFrameSchema, resultFrameSchema, toolCallFrameSchema, callFrameSchema, imageFrameSchema]);
 export type RunnerFrame = z.infer<typeof runnerFrameSchema>;
 export type ResultFrame = z.infer<typeof resultFrameSchema>;
 export type ToolCallFrame = z.infer<typeof toolCallFrameSchema>;
 export type ImageFrame = z.infer<typeof imageFrameSchema>;
-export type DiscoveryFrame = z.infer<typeof discoveryFrameSchema>;
+export type CallFrame = z.infer<typeof callFrameSchema>;
 
 export type ToolResultFrame =
   | { type: "tool_result"; callId: string; ok: true; value?: unknown }
@@ -202,9 +202,9 @@ function decodeFrame(body: Buffer): RunnerFrame | undefined {
     throw new FrameProtocolError("runner sent a frame that is not JSON");
   }
   const parsed = runnerFrameSchema.safeParse(json);
-  // A `tool_call` (or `discovery`) frame without a usable callId cannot be answered; user code may write to fd 4 too,
+  // A `tool_call` (or `call`) frame without a usable callId cannot be answered; user code may write to fd 4 too,
   // so it is dropped rather than taken as the runner breaking the protocol.
-  if (!parsed.success && isObject(json) && (json.type === "tool_call" || json.type === "discovery")) return undefined;
+  if (!parsed.success && isObject(json) && (json.type === "tool_call" || json.type === "call")) return undefined;
   if (!parsed.success) throw new FrameProtocolError(`runner sent an invalid frame: ${parsed.error.issues[0]?.message ?? "?"}`);
   return parsed.data;
 }

@@ -22,9 +22,9 @@ import type { RunnerKind, SandboxRuntime } from "./runtime.js";
 import { launchSandbox } from "./sandbox-launch.js";
 import type { SessionMachine } from "./machine.js";
 import { returnedContent } from "./returned-content.js";
-import { parseDiscoveryRequest, parseUpstreamCall, UpstreamCallBroker, upstreamCallError, type DiscoveryHandler, type UpstreamCallHandler, type UpstreamCallReply } from "./upstream-calls.js";
+import { parseOperationRequest, parseUpstreamCall, UpstreamCallBroker, upstreamCallError, type OperationHandler, type UpstreamCallHandler, type UpstreamCallReply } from "./upstream-calls.js";
 
-export type { DiscoveryHandler, DiscoveryRequest, UpstreamCall, UpstreamCallHandler, UpstreamCallReply } from "./upstream-calls.js";
+export type { OperationHandler, OperationRequest, UpstreamCall, UpstreamCallHandler, UpstreamCallReply } from "./upstream-calls.js";
 export type { OutputSink, OutputSpill, OutputStream, SpilledStream } from "./call-output.js";
 export type { RunStatus } from "./exit-classification.js";
 
@@ -68,8 +68,8 @@ export interface RunRequest {
    * that are dropped. Without a handler every call fails with ToolNotFound (no upstream servers are configured).
    */
   onUpstreamCall?: UpstreamCallHandler;
-  /** Answers the code's searches of the tool catalog (searchTools, search_tools, sandgate-tool --search); without it they find nothing. */
-  onDiscovery?: DiscoveryHandler;
+  /** Answers the code's calls of sandgate's own operations (search_tools, searchTools, sandgate-tool --search, call(op, args)). */
+  onOperation?: OperationHandler;
   /** Environment variables the runner sets for this call only, and takes back when it ends. */
   env?: Record<string, string>;
   /** Values shown as "[masked:NAME]" in everything the call gives back: output (streamed too), value, error. */
@@ -316,7 +316,7 @@ export class Sandbox {
         deadline: performance.now() + request.timeoutMs,
         holds: 0,
         resolve,
-        upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall, { hold: () => this.holdClock(id) }, request.onDiscovery),
+        upstreamCalls: new UpstreamCallBroker(request.onUpstreamCall, { hold: () => this.holdClock(id) }, request.onOperation),
         images: new ImageCollector(request.images ?? { maxBytes: 0, maxCount: 0 }),
         oomBaseline: this.cgroup?.oomKills() ?? 0,
       };
@@ -525,10 +525,10 @@ export class Sandbox {
       return;
     }
     if (call.op !== undefined) {
-      const discovery = parseDiscoveryRequest(call);
-      if (!discovery.ok) reply(discovery.reply);
-      else if (this.active) this.active.upstreamCalls.discover(discovery.request, reply);
-      else reply(upstreamCallError("ToolCancelled", "searches can only be made while code runs"));
+      const parsed = parseOperationRequest(call);
+      if (!parsed.ok) reply(parsed.reply);
+      else if (this.active) this.active.upstreamCalls.operation(parsed.request, reply);
+      else reply(upstreamCallError("ToolCancelled", "operations can only be called while code runs"));
       return;
     }
     const parsed = parseUpstreamCall(call);

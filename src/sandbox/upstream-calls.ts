@@ -1,5 +1,6 @@
-// Upstream calls: sandboxed code calling an upstream tool (callMCPTool, call_mcp_tool, sandgate-tool):
-// their host-side types, the checks each request gets, the reply encodings, one run's broker.
+// Calls from sandboxed code: of an upstream tool (callMCPTool, call_mcp_tool, sandgate-tool) or of one of
+// sandgate's own operations (call(op, args) and its stubs): their host-side types, the checks each request
+// gets, the reply encodings, one run's broker.
 
 import { setMaxListeners } from "node:events";
 import { z } from "zod";
@@ -18,27 +19,29 @@ export type UpstreamCallReply = { ok: true; value: unknown; json?: string } | { 
 export type UpstreamCallHandler = (call: UpstreamCall, signal: AbortSignal, clock?: RunClock) => Promise<UpstreamCallReply>;
 
 /**
- * A discovery request from sandboxed code (searchTools, search_tools, `sandgate-tool --search`):
- * `op` checked, `args` not yet (the handler checks them with the MCP tool's limits).
+ * A call of one of sandgate's own operations from sandboxed code (search_tools, searchTools,
+ * `sandgate-tool --search`, or the generic call(op, args)): `op` is the operation's id, checked
+ * here as a name only; `args` are parsed by the handler with the operation's own input schema.
  */
-export interface DiscoveryRequest {
-  op: DiscoveryOp;
+export interface OperationRequest {
+  op: string;
   args: unknown;
 }
 
-export const DISCOVERY_OPS = ["search", "servers"] as const;
-export type DiscoveryOp = (typeof DISCOVERY_OPS)[number];
+/** Answers an operation request for the code's caller; `signal` fires when the run that made it ends. */
+export type OperationHandler = (request: OperationRequest, signal: AbortSignal) => UpstreamCallReply | Promise<UpstreamCallReply>;
 
-/** Answers a discovery request; synchronous work on the host's catalog, so it needs no signal. */
-export type DiscoveryHandler = (request: DiscoveryRequest) => UpstreamCallReply | Promise<UpstreamCallReply>;
+/** An operation id as the registry declares them: `feature.verb`. */
+const OPERATION_ID = /^[a-z][a-z0-9_-]{0,31}\.[a-z][a-z0-9_-]{0,31}$/;
 
-/** Checks the op of a discovery request; a bad one gets an error reply. */
-export function parseDiscoveryRequest(raw: { op?: unknown; args?: unknown }): { ok: true; request: DiscoveryRequest } | { ok: false; reply: UpstreamCallReply } {
+/** Checks the op of an operation request; a bad one gets an error reply. */
+export function parseOperationRequest(raw: { op?: unknown; args?: unknown }): { ok: true; request: OperationRequest } | { ok: false; reply: UpstreamCallReply } {
   const op = raw.op;
-  if (typeof op !== "string" || !(DISCOVERY_OPS as readonly string[]).includes(op)) {
-    return { ok: false, reply: upstreamCallError("InvalidArguments", `discovery refused: op must be one of ${DISCOVERY_OPS.join(", ")}, return`) };
+  if (typeof op !== "string" || !OPERATION_ID.test(op)) {
+    const shown = typeof op === "string" ? `\`${op.slice(0, 80)}\`` : `a ${op === null ? "null" : typeof op}`;
+    return { ok: false, reply: upstreamCallError("InvalidArguments", `call refused: ${shown} is not an operation id (feature.verb, e.g. codemode.search)`) };
   }
-  return { ok: true, request: { op: op as DiscoveryOp, args: raw.args ?? {} } };
+  return { ok: true, request: { op, args: raw.args ?? {} } };
 }
 
 /** The wall-clock limit of the run that made a call. */
@@ -217,7 +220,7 @@ export class UpstreamCallBroker {
   constructor(
     private readonly handler: UpstreamCallHandler | undefined,
     private readonly clock?: RunClock,
-    private readonly discovery?: DiscoveryHandler,
+    private readonly operations?: OperationHandler,
   ) {}
 
   call(tool: string, args: unknown, send: (reply: UpstreamCallReply) => void): void {
@@ -230,16 +233,15 @@ export class UpstreamCallBroker {
     this.dispatch(`tool \`${tool}\``, (signal) => handler({ tool, args }, signal, this.clock), send);
   }
 
-  /** A discovery request; it shares the cap on calls in flight with tool calls. */
-  discover(request: DiscoveryRequest, send: (reply: UpstreamCallReply) => void): void {
-    const handler = this.discovery;
-    const op = request.op === "search" ? "search_tools" : "list_servers";
+  /** A call of one of sandgate's operations; it shares the cap on calls in flight with tool calls. */
+  operation(request: OperationRequest, send: (reply: UpstreamCallReply) => void): void {
+    const handler = this.operations;
     if (!handler) {
-      // No upstream servers, so nothing to find: both lists are empty, as with code mode on and no server configured.
-      send({ ok: true, value: [] });
+      // A bare engine (library use without createApp) serves no operations to its sandboxes.
+      send(upstreamCallError("ToolNotFound", `operation ${request.op} is not served to this sandbox (an engine built without sandgate's operations)`));
       return;
     }
-    this.dispatch(op, () => handler(request), send);
+    this.dispatch(`operation ${request.op}`, (signal) => handler(request, signal), send);
   }
 
   /** Runs one request within the cap on requests in flight; its reply is sent unless the run ended first. */

@@ -158,13 +158,15 @@ describe("python", () => {
     });
   });
 
-  it("without a handler (no upstream servers) fails every call clearly and finds nothing", async () => {
+  it("without handlers (a bare sandbox) fails every call clearly, tool calls and sandgate's operations alike", async () => {
     await withSandbox("python", async (sandbox) => {
       const r = await run(sandbox, "await call_mcp_tool('x.echo')");
       expect(r.result?.error?.message).toBe("tool `x.echo` failed: no upstream MCP servers are configured here, so there are no tools to call (list them under mcpServers in sandgate.json)");
-      const found = await run(sandbox, "[await search_tools('create issue'), await list_servers()]");
-      expect(found.result?.error).toBeUndefined();
-      expect(found.result?.value).toEqual([[], []]);
+      const found = await run(sandbox, "await search_tools('create issue')");
+      expect(found.result?.error).toMatchObject({
+        type: "ToolError",
+        message: "tool `search_tools` failed: operation codemode.search is not served to this sandbox (an engine built without sandgate's operations)",
+      });
     });
   });
 });

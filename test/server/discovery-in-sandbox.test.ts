@@ -1,5 +1,6 @@
 // Discovery from inside the sandbox: sandboxed Python, JavaScript, TypeScript and Bash search the
-// tool catalog and list the upstream servers of real MCP servers, through the real server's execute_code.
+// tool catalog and list the upstream servers of real MCP servers, through the real server's execute_code,
+// with the functions generated from the operations' sandbox surfaces (runners/sandgate_ops.py, node_ops.cjs, sandgate_ops.sh).
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -185,12 +186,12 @@ describe("with no upstream servers configured", () => {
   });
 });
 
-it("a hand-made discovery frame with an unknown op or bad options gets an error reply, and the sandbox stays up", async () => {
+it("a hand-made call of an unknown or uncallable operation, or with bad options, gets an error reply, and the sandbox stays up", async () => {
   const result = await run(
     "python",
     [
       "import sandgate",
-      "for op, args in ((\"nope\", {}), (\"search\", [1]), (\"search\", {\"query\": \"x\", \"evil\": 1}), (\"return\", {\"type\": 3})):",
+      "for op, args in ((\"nope\", {}), (\"codemode.nope\", {}), (\"sessions.list\", {}), (\"files.write\", {\"path\": \"x\", \"content\": \"y\"}), (\"codemode.search\", [1]), (\"codemode.search\", {\"query\": \"x\", \"evil\": 1}), (\"return\", {\"type\": 3})):",
       "    try:",
       "        await sandgate._channel.call(\"probe\", args, op)",
       "    except ToolError as e:",
@@ -199,7 +200,10 @@ it("a hand-made discovery frame with an unknown op or bad options gets an error 
     ].join("\n"),
   );
   expect(result.stdout.split("\n")).toEqual([
-    "InvalidArguments discovery refused: op must be one of search, servers, return",
+    "InvalidArguments call refused: `nope` is not an operation id (feature.verb, e.g. codemode.search)",
+    "InvalidArguments no operation codemode.nope can be called from code (operations: codemode.search, codemode.servers)",
+    "InvalidArguments no operation sessions.list can be called from code (operations: codemode.search, codemode.servers)",
+    "InvalidArguments no operation files.write can be called from code (operations: codemode.search, codemode.servers)",
     "InvalidArguments the options must be a JSON object",
     "InvalidArguments unknown option `evil` (options: query, detail, limit, server)",
     "InvalidArguments the content must be an MCP content block, an array of blocks or a tool result with content",

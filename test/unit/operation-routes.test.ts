@@ -20,6 +20,7 @@ function operation(rest: { omits?: string[]; description?: string | null }) {
     surfaces: {
       mcp: { tool: "list_things", title: "List things", description: "What MCP says", text: () => "" },
       rest: { method: "get", path: "/things/:id", tag: "things", ...rest },
+      sandbox: null,
     },
   });
 }

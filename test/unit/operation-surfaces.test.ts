@@ -20,7 +20,7 @@ function countOperation(rest: Record<string, unknown>, answer: (n: number) => Re
     input: z.object({ n: z.number().int() }).strict(),
     output: z.object({ n: z.number(), twice: z.number() }),
     run: async (_host: object, input) => answer(input.n) as { n: number; twice: number },
-    surfaces: { mcp, rest: { method: "post", path: "/count", tag: "test", ...rest } },
+    surfaces: { mcp, rest: { method: "post", path: "/count", tag: "test", ...rest }, sandbox: null },
   });
 }
 
@@ -89,7 +89,7 @@ describe("a surface that leaves input fields out", () => {
       input: z.object({ q: z.string(), extra: field }).strict(),
       output: z.object({ seen: z.string() }),
       run: async (_host: object, input) => ({ seen: JSON.stringify(input) }),
-      surfaces: { mcp: { ...mcp, codemode: { omit: ["extra"] } }, rest: { method: "post", path: "/fields", tag: "test", omits: ["extra"] } },
+      surfaces: { mcp: { ...mcp, codemode: { omit: ["extra"] } }, rest: { method: "post", path: "/fields", tag: "test", omits: ["extra"] }, sandbox: null },
     });
 
   it("takes an optional field without a default, and run sees it absent", async () => {

@@ -101,7 +101,7 @@ export const queryAudit = defineOperation({
   output: auditPage,
   // An event is an interface without an index signature; the wire type says only that it is an object.
   run: async (host: AuditHost, input) => (await auditOf(host).query(pageRequest(input))) as unknown as z.input<typeof auditPage>,
-  surfaces: { mcp: null, rest: { method: "get", path: "/audit", tag: "audit", description: "Filters combine with AND; page with ?cursor= set to the previous answer's next_cursor." } },
+  surfaces: { mcp: null, rest: { method: "get", path: "/audit", tag: "audit", description: "Filters combine with AND; page with ?cursor= set to the previous answer's next_cursor." }, sandbox: null },
 });
 
 export const verifyAudit = defineOperation({
@@ -123,5 +123,6 @@ export const verifyAudit = defineOperation({
       tag: "audit",
       description: "Reads every row kept; on a large log this takes a while (sandgate audit verify does the same from the command line).",
     },
+    sandbox: null,
   },
 });

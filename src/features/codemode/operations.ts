@@ -111,6 +111,12 @@ export const searchTools = defineOperation({
     },
     // Raw (server/http/rest-routes.ts): GET /tools/search takes the words as ?q= and the limit as a string.
     rest: null,
+    sandbox: {
+      names: { python: "search_tools", javascript: "searchTools", bash: "search" },
+      positional: ["query"],
+      returns: "tools",
+      doc: "The upstream tools that match the words of `query`, best first, as the search_tools MCP tool finds them: id, server, name, score, and by detail a summary, a TypeScript signature and a Python one; policy says when the tool policy denies a tool or holds its calls for approval.",
+    },
   },
 });
 
@@ -135,5 +141,10 @@ export const listServers = defineOperation({
               .join("\n"),
     },
     rest: { method: "get", path: "/servers", tag: "code mode", description: null },
+    sandbox: {
+      names: { python: "list_servers", javascript: "listServers", bash: "servers" },
+      returns: "servers",
+      doc: "The upstream servers: name, state, transport, tool count, the modules to import, and why a server is not ready.",
+    },
   },
 });

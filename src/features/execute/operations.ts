@@ -85,6 +85,7 @@ export const executeCode = defineOperation({
       extras: resultExtras,
     },
     rest: null,
+    sandbox: null,
   },
 });
 
@@ -117,5 +118,6 @@ export const executeCommand = defineOperation({
       extras: resultExtras,
     },
     rest: null,
+    sandbox: null,
   },
 });

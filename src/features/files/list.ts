@@ -30,5 +30,6 @@ export const listFiles = defineOperation({
       },
     },
     rest: { method: "get", path: "/sessions/:session_id/files", tag: "files", description: null },
+    sandbox: null,
   },
 });

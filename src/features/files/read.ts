@@ -34,5 +34,6 @@ export const readFile = defineOperation({
       extras: (out) => mcpContent.get(out) ?? {},
     },
     rest: null,
+    sandbox: null,
   },
 });

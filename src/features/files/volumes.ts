@@ -24,5 +24,6 @@ export const listVolumes = defineOperation({
       text: (out) => (out.volumes.length === 0 ? "No volumes are configured. Code can read and write /workspace (and /tmp)." : JSON.stringify(out, null, 2)),
     },
     rest: { method: "get", path: "/volumes", tag: "files", description: null },
+    sandbox: null,
   },
 });

@@ -34,5 +34,6 @@ export const writeFile = defineOperation({
       },
     },
     rest: null,
+    sandbox: null,
   },
 });

@@ -56,5 +56,6 @@ export const analyzeCode = defineOperation({
     },
     // An analysis of up to a megabyte costs like a run: counted against the caller's concurrency cap, as analyze_code over MCP.
     rest: { method: "post", path: "/security/analyze", tag: "status", description: null, body: "tool", countsAsRun: true },
+    sandbox: null,
   },
 });

@@ -79,7 +79,7 @@ export const listApprovals = defineOperation({
   input: z.object({}),
   output: listApprovalsOutput,
   run: async (host: ApprovalsHost) => ({ approvals: (queueOf(host)?.list() ?? []).map(toWireApproval) }),
-  surfaces: { mcp: null, rest: { method: "get", path: "/approvals", tag: "approvals" } },
+  surfaces: { mcp: null, rest: { method: "get", path: "/approvals", tag: "approvals" }, sandbox: null },
 });
 
 export const getApproval = defineOperation({
@@ -93,7 +93,7 @@ export const getApproval = defineOperation({
     const pending = requireQueue(host).get(input.approval_id);
     return { ...toWireApproval(pending), arguments: pending.args ?? null };
   },
-  surfaces: { mcp: null, rest: { method: "get", path: "/approvals/:approval_id", tag: "approvals", description: `${NOT_FOUND}.` } },
+  surfaces: { mcp: null, rest: { method: "get", path: "/approvals/:approval_id", tag: "approvals", description: `${NOT_FOUND}.` }, sandbox: null },
 });
 
 export const decideApproval = defineOperation({
@@ -120,5 +120,6 @@ export const decideApproval = defineOperation({
   surfaces: {
     mcp: null,
     rest: { method: "post", path: "/approvals/:approval_id", tag: "approvals", description: `${NOT_FOUND}; 409 APPROVAL_MISMATCH when args_digest names other arguments.` },
+    sandbox: null,
   },
 });

@@ -91,6 +91,7 @@ export const getJob = defineOperation({
       extras: (output) => jobImages(output),
     },
     rest: null,
+    sandbox: null,
   },
 });
 
@@ -102,7 +103,7 @@ export const listJobs = defineOperation({
   input: z.object({}),
   output: listJobsOutput,
   run: async (host: JobsHost, _input, call) => ({ jobs: host.engine.jobs.list(call.owner).map(toWireJob) }),
-  surfaces: { mcp: null, rest: { method: "get", path: "/jobs", tag: "jobs" } },
+  surfaces: { mcp: null, rest: { method: "get", path: "/jobs", tag: "jobs" }, sandbox: null },
 });
 
 export const readJob = defineOperation({
@@ -143,6 +144,7 @@ export const readJob = defineOperation({
       tag: "jobs",
       description: `?wait=N waits up to N seconds (at most ${MAX_JOB_WAIT_S}) for new output or the end (?until=end: for the end only); ?since_stdout= and ?since_stderr= take the previous answer's next offsets. The same object as get_job's result over MCP.`,
     },
+    sandbox: null,
   },
 });
 
@@ -165,5 +167,6 @@ export const stopJob = defineOperation({
       extras: (output) => jobImages(output),
     },
     rest: { method: "delete", path: "/jobs/:job_id", tag: "jobs", description: null },
+    sandbox: null,
   },
 });

@@ -36,5 +36,5 @@ export const tokenizePii = defineOperation({
     return { text, entities };
   },
   // REST's route is written in server/http/pii-routes.ts: its schema bounds the text by the server's body cap, a setting.
-  surfaces: { mcp: null, rest: null },
+  surfaces: { mcp: null, rest: null, sandbox: null },
 });

@@ -31,5 +31,6 @@ export const createSession = defineOperation({
   surfaces: {
     mcp: null,
     rest: { method: "post", path: "/sessions", tag: "sessions", status: 201 },
+    sandbox: null,
   },
 });

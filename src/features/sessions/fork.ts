@@ -51,5 +51,6 @@ export const forkSession = defineOperation({
         ". Interpreter state starts fresh.",
     },
     rest: { method: "post", path: "/sessions/:session_id/fork", tag: "sessions", status: 201 },
+    sandbox: null,
   },
 });

@@ -18,5 +18,6 @@ export const getSession = defineOperation({
   surfaces: {
     mcp: null,
     rest: { method: "get", path: "/sessions/:session_id", tag: "sessions" },
+    sandbox: null,
   },
 });

@@ -25,5 +25,6 @@ export const listSessions = defineOperation({
     },
     // GET /sessions/{session_id} describes one session; the list route takes no filter.
     rest: { method: "get", path: "/sessions", tag: "sessions", description: null, omits: ["session_id"] },
+    sandbox: null,
   },
 });

@@ -24,5 +24,6 @@ export const stopSession = defineOperation({
       text: (out) => `Session ${out.session_id} stopped; its workspace was deleted.`,
     },
     rest: { method: "delete", path: "/sessions/:session_id", tag: "sessions", description: null },
+    sandbox: null,
   },
 });

@@ -21,7 +21,7 @@ export interface ChannelCall {
   runId?: string;
   tool: unknown;
   args: unknown;
-  /** Set for a discovery request (search, servers) instead of a tool call; not yet checked. */
+  /** Set for a call of one of sandgate's operations (its id) or `return` instead of a tool call; not yet checked. */
   op?: unknown;
 }
 

@@ -1,5 +1,5 @@
 // The frames channel (Python and Node runners): runs go out as `execute` frames on fd 3, and
-// upstream calls come in as `tool_call` (and `discovery`) frames on fd 4 and are answered with frames on fd 3.
+// upstream calls come in as `tool_call` (and operation calls as `call`) frames on fd 4 and are answered with frames on fd 3.
 
 import type { Readable, Writable } from "node:stream";
 import { encodeFrame } from "../protocol.js";
@@ -25,7 +25,7 @@ class FramesChannel implements RunnerChannel {
     readRunnerFrames(pipeAt<Readable>(fds, FROM_RUNNER_FD), this.throttle, events, (frame) => {
       const call = {
         ...(frame.id === undefined ? {} : { runId: frame.id }),
-        ...(frame.type === "discovery" ? { tool: undefined, op: frame.op } : { tool: frame.tool }),
+        ...(frame.type === "call" ? { tool: undefined, op: frame.op } : { tool: frame.tool }),
         args: frame.args,
       };
       events.call(call, (reply) => this.replies.write(encodeToolResultFrame(frame.callId, reply)));

@@ -33,7 +33,7 @@ export function openToolPipe(fds: ChannelFds, events: ChannelEvents, throttle: P
 }
 
 function onRequest(request: BashUpstreamRequest, events: ChannelEvents, reply: (answer: UpstreamCallReply) => void): void {
-  // `:search`, `:servers` (discovery) and `:return` (content for the agent): a tool id starts with a server name, never with ':'.
+  // `:<operation id>` (one of sandgate's operations) and `:return` (content for the agent): a tool id starts with a server name, never with ':'.
   const op = request.tool.startsWith(":") ? request.tool.slice(1) : undefined;
   const args = parseBashArgs(request.argsText, op === "return" ? "the content is not valid JSON" : "the arguments are not valid JSON");
   if (!args.ok) {

@@ -1,0 +1,148 @@
+// Sandgate's operations as sandboxed code calls them: those whose declaration has a sandbox surface,
+// each call's arguments parsed with the operation's own input schema and run for the caller whose
+// code runs, its refusals worded for a programmer from that schema. The runners' stubs
+// (sandbox-stubs.ts) send these calls; the host answers them here whatever the operation.
+
+import { z } from "zod";
+import { httpStatusOf, isSandgateError } from "../errors/index.js";
+import type { OperationHandler, UpstreamCallReply } from "../sandbox/index.js";
+import { runOperation, type AnyOperation, type SandboxSurface } from "./operation.js";
+
+/** An operation code may call, with its sandbox surface. */
+export type SandboxOperation<Host> = AnyOperation<Host> & { surfaces: { sandbox: SandboxSurface } };
+
+/**
+ * The operations code may call, in declaration order. Each must need the `execute` scope (the one
+ * running the code already needed: code gets nothing its caller could not do), take a JSON object
+ * and name fields it has; a name must be unique per language. A breach is a declaration error.
+ */
+export function sandboxOperations<Host>(operations: readonly AnyOperation<Host>[]): SandboxOperation<Host>[] {
+  const chosen = operations.filter((operation): operation is SandboxOperation<Host> => operation.surfaces.sandbox !== null);
+  const taken = { python: new Map<string, string>(), javascript: new Map<string, string>(), bash: new Map<string, string>() };
+  for (const operation of chosen) {
+    const surface = operation.surfaces.sandbox;
+    const fail = (why: string): never => {
+      throw new Error(`operation ${operation.id}: its sandbox surface ${why}`);
+    };
+    if (operation.scope !== "execute") fail(`needs the execute scope (code would get what its caller's key may not do), not ${operation.scope}`);
+    const shape = operation.input.shape as Record<string, z.ZodTypeAny>;
+    for (const field of surface.positional ?? []) if (!(field in shape)) fail(`takes ${field} by position, which is not an input field`);
+    if (surface.returns !== undefined && !(surface.returns in (operation.output.shape as object))) fail(`returns ${surface.returns}, which is not an output field`);
+    for (const language of ["python", "javascript", "bash"] as const) {
+      const name = surface.names[language];
+      if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(name)) fail(`names it ${JSON.stringify(name)} in ${language}`);
+      const other = taken[language].get(name);
+      if (other !== undefined) fail(`names it ${name} in ${language}, as operation ${other} is named`);
+      taken[language].set(name, operation.id);
+    }
+  }
+  return chosen;
+}
+
+/** What one execution's calls need: who runs the code, and how many calls it may make. */
+export interface SandboxCallScope {
+  owner: string;
+  /** Calls of operations one execution may make, a count of its own (not its upstream tool calls). */
+  maxCalls: number;
+}
+
+/**
+ * Answers one execution's calls: the operation by id among `operations`, its arguments parsed with
+ * its input, run on `host()` for the scope's owner; a refusal, a failure and a call over the count
+ * come back as error replies of the kind code sees (ToolError's `kind`), never as a thrown error.
+ */
+export function sandboxCallHandler<Host>(operations: readonly SandboxOperation<Host>[], host: () => Host, scope: SandboxCallScope): OperationHandler {
+  const byId = new Map(operations.map((operation) => [operation.id, operation]));
+  let made = 0;
+  return async ({ op, args }, signal) => {
+    const operation = byId.get(op);
+    if (!operation) {
+      const known = operations.map((o) => o.id).join(", ") || "none";
+      return failure("InvalidArguments", `no operation ${op} can be called from code (operations: ${known})`);
+    }
+    const { names, returns } = operation.surfaces.sandbox;
+    if (++made > scope.maxCalls) {
+      const all = operations.map((o) => o.surfaces.sandbox.names.python).join(", ");
+      return failure("ToolLimit", `this execution reached its limit of ${scope.maxCalls} calls of sandgate's own functions (${all}) at ${names.python}`);
+    }
+    const parsed = operation.input.safeParse(args);
+    if (!parsed.success) return failure("InvalidArguments", refusal(operation, parsed.error));
+    try {
+      const output = (await runOperation(operation, host(), parsed.data, { owner: scope.owner, signal })) as Record<string, unknown>;
+      return { ok: true, value: returns === undefined ? output : output[returns] };
+    } catch (error) {
+      if (isSandgateError(error)) return failure(kindOf(httpStatusOf(error.code)), error.message);
+      throw error;
+    }
+  };
+}
+
+function failure(type: string, message: string): UpstreamCallReply {
+  return { ok: false, error: { type, message } };
+}
+
+/** The kind code sees for a SandgateError, by the HTTP status the error table gives its code. */
+function kindOf(status: number): string {
+  if (status === 400 || status === 413) return "InvalidArguments";
+  if (status === 403) return "ToolDenied";
+  if (status === 404) return "ToolNotFound";
+  if (status === 408 || status === 504) return "ToolTimeout";
+  if (status === 429) return "ToolLimit";
+  if (status === 503) return "ToolUnavailable";
+  return "ToolError";
+}
+
+/** Why arguments were refused, in words a programmer acts on: the field and what it takes, from the schema. */
+function refusal<Host>(operation: AnyOperation<Host>, error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return "invalid arguments";
+  const shape = operation.input.shape as Record<string, z.ZodTypeAny>;
+  if (issue.path.length === 0) {
+    if (issue.code === "unrecognized_keys") return `unknown option ${issue.keys.map((k) => `\`${k}\``).join(", ")} (options: ${Object.keys(shape).join(", ")})`;
+    return "the options must be a JSON object";
+  }
+  const field = String(issue.path[0]);
+  const schema = shape[field];
+  const wanted = schema === undefined ? undefined : takes(schema);
+  // A message the declaration wrote itself says more than a description of the type.
+  if (issue.code === "custom" || (issue.code !== "invalid_type" && !isDefaultMessage(issue.message))) return issue.message;
+  if (issue.path.length === 1 && wanted !== undefined) return `${field} must be ${wanted}`;
+  return `${issue.path.join(".")}: ${issue.message}`;
+}
+
+/** zod's own words for a failed check start with the value's type; a declaration's own do not. */
+function isDefaultMessage(message: string): boolean {
+  return /^(Number|String|Array|Invalid|Expected|Required|Unrecognized|Too)\b/.test(message);
+}
+
+/** What a field takes, for a refusal: "a whole number from 1 to 50", "\"a\", \"b\" or \"c\"", "a string". */
+function takes(schema: z.ZodTypeAny): string | undefined {
+  const inner = unwrapField(schema);
+  if (inner instanceof z.ZodEnum) return listed((inner.options as string[]).map((o) => JSON.stringify(o)));
+  if (inner instanceof z.ZodNumber) {
+    const whole = inner.isInt ? "a whole number" : "a number";
+    const { minValue: min, maxValue: max } = inner;
+    if (min !== null && max !== null) return `${whole} from ${min} to ${max}`;
+    if (min !== null) return `${whole} of at least ${min}`;
+    if (max !== null) return `${whole} of at most ${max}`;
+    return whole;
+  }
+  if (inner instanceof z.ZodString) return "a string";
+  if (inner instanceof z.ZodBoolean) return "true or false";
+  if (inner instanceof z.ZodArray) return "a list";
+  if (inner instanceof z.ZodObject || inner instanceof z.ZodRecord) return "an object";
+  return undefined;
+}
+
+/** The type under a field's optional, nullable, default and refinements. */
+export function unwrapField(schema: z.ZodTypeAny): z.ZodTypeAny {
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return unwrapField(schema.unwrap() as z.ZodTypeAny);
+  if (schema instanceof z.ZodDefault) return unwrapField(schema.removeDefault() as z.ZodTypeAny);
+  if (schema instanceof z.ZodEffects) return unwrapField(schema.innerType() as z.ZodTypeAny);
+  return schema;
+}
+
+function listed(items: string[]): string {
+  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
+}
+
