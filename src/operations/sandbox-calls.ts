@@ -52,10 +52,10 @@ export interface SandboxCallScope {
  * come back as error replies of the kind code sees (ToolError's `kind`), never as a thrown error.
  */
 export function sandboxCallHandler<Host>(operations: readonly SandboxOperation<Host>[], host: () => Host, scope: SandboxCallScope): OperationHandler {
-  const byId = new Map(operations.map((operation) => [operation.id, operation]));
+  // Made for every execution, most of which call none: nothing is built until a call comes.
   let made = 0;
   return async ({ op, args }, signal) => {
-    const operation = byId.get(op);
+    const operation = operations.find((o) => o.id === op);
     if (!operation) {
       const known = operations.map((o) => o.id).join(", ") || "none";
       return failure("InvalidArguments", `no operation ${op} can be called from code (operations: ${known})`);
