@@ -98,7 +98,13 @@ function refusal<Host>(operation: AnyOperation<Host>, error: z.ZodError): string
   if (issue === undefined) return "invalid arguments";
   const shape = operation.input.shape as Record<string, z.ZodTypeAny>;
   if (issue.path.length === 0) {
-    if (issue.code === "unrecognized_keys") return `unknown option ${issue.keys.map((k) => `\`${k}\``).join(", ")} (options: ${Object.keys(shape).join(", ")})`;
+    if (issue.code === "unrecognized_keys") {
+      const options = Object.keys(shape);
+      // Code may send a million keys: the message names a few.
+      const more = issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : "";
+      const unknown = `${issue.keys.slice(0, 5).map((k) => `\`${k.slice(0, 64)}\``).join(", ")}${more}`;
+      return options.length === 0 ? `it takes no options (got ${unknown})` : `unknown option ${unknown} (options: ${options.join(", ")})`;
+    }
     return "the options must be a JSON object";
   }
   const field = String(issue.path[0]);

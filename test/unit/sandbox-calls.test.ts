@@ -75,10 +75,17 @@ describe("a call from code", () => {
     [{}, "words must be a string"],
     [{ words: "" }, "the words are empty: give one or two"],
     [{ words: "x", evil: 1 }, "unknown option `evil` (options: words, limit, order, exact)"],
+    [Object.fromEntries([..."abcdefg"].map((k) => [k.repeat(100), 1]).concat([["words", "x"]])), `unknown option \`${"a".repeat(64)}\`, \`${"b".repeat(64)}\`, \`${"c".repeat(64)}\`, \`${"d".repeat(64)}\`, \`${"e".repeat(64)}\` and 2 more (options: words, limit, order, exact)`],
     [[1], "the options must be a JSON object"],
     ["text", "the options must be a JSON object"],
   ])("refuses %j with words derived from the schema", async (args, message) => {
     expect(await handler()({ op: "things.find", args }, signal)).toEqual({ ok: false, error: { type: "InvalidArguments", message } });
+  });
+
+  it("says an operation without input fields takes no options", async () => {
+    const bare = { ...things, id: "things.all", input: z.object({}).strict(), surfaces: { ...things.surfaces, sandbox: { ...things.surfaces.sandbox, positional: [], names: { python: "all_things", javascript: "allThings", bash: "all" } } } };
+    const calls = sandboxCallHandler(sandboxOperations([bare] as AnyOperation<object>[]), () => ({}), { owner: "o", maxCalls: 1 });
+    expect(await calls({ op: "things.all", args: { x: 1 } }, signal)).toEqual({ ok: false, error: { type: "InvalidArguments", message: "it takes no options (got `x`)" } });
   });
 
   it("answers a SandgateError with the kind its HTTP status maps to, and lets a bug through to the broker", async () => {
