@@ -85,7 +85,7 @@ async function measure(root) {
   const cpu = { direct: [], python: [], javascript: [] };
   try {
     await codeMode.start();
-    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, tools: codeMode, ...(governance ? { governance } : {}) });
+    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, tools: codeMode, ...(governance ? { governance, ...(governance.engineHooks ? { hooks: governance.engineHooks() } : {}) } : {}) });
     await governance?.analyzer.ready();
     // As `sandgate serve` does at start: the tokenizer's tables load before the first call, not in it.
     warmTokenizer();

@@ -53,7 +53,7 @@ export type { CodeModeOptions } from "./codemode/index.js";
 export type { UpstreamState, UpstreamStatus } from "./upstream/index.js";
 
 // Governance: static analysis with risk scores, the approval broker, and the events an audit log
-// (SQLite, hash-chained) and metrics consume. Pass a Governance to Engine.create to gate executions.
+// (SQLite, hash-chained) and metrics consume. Pass governance.engineHooks() to Engine.create (its `hooks`) to gate executions.
 export { Analyzer, ApprovalQueue, Governance } from "./governance/index.js";
 export type {
   Action,
