@@ -65,7 +65,8 @@ async function measure(root) {
   const { loadConfig, upstreamServerSchema } = await dist("config/index.js");
   const { CodeMode } = await dist("codemode/index.js");
   const { Engine, warmTokenizer } = await dist("execution/index.js");
-  const { Governance } = await dist("governance/index.js");
+  // The library entry: the same name before and after governance moved to src/features.
+  const { Governance } = await dist("index.js");
   const { openAuditLog } = await dist("store/index.js");
   const { silentLogger } = await dist("util/logger.js");
 

@@ -4,7 +4,7 @@
 import type { SandgateConfig } from "../config/index.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine } from "../execution/index.js";
-import { ApprovalQueue, Governance, GovernanceEvents, type AnomalyDetector, type ApprovalBroker } from "../governance/index.js";
+import { ApprovalQueue, Governance, GovernanceEvents, type AnomalyDetector, type ApprovalBroker } from "../features/governance/index.js";
 import type { RunnerKind } from "../languages/index.js";
 import { sandboxCallHandler, sandboxOperations } from "../operations/sandbox-calls.js";
 // Observers watch events and count; they serve nothing (the HTTP server reads what they hold).

@@ -9,7 +9,7 @@ import type { App } from "../../src/app/index.js";
 import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
 import { isSandgateError } from "../../src/errors/index.js";
 import type { Engine } from "../../src/execution/index.js";
-import type { ApprovalBroker, Governance, GovernanceEvent } from "../../src/governance/index.js";
+import type { ApprovalBroker, Governance, GovernanceEvent } from "../../src/features/governance/index.js";
 import { REVERSE_SHELL, UNPICKLE } from "../fixtures/risky-code.js";
 import { createTestApp } from "../helpers.js";
 

@@ -1,7 +1,7 @@
 // Governance events: every site that runs, calls, decides or refuses records one event here; sinks
 // (the audit, the metrics, the anomaly rules) subscribe. The events' shapes are the store's (audit-events.ts).
 
-import type { EventSink, FindingRef, GovernanceEvent, NewGovernanceEvent } from "../store/index.js";
+import type { EventSink, FindingRef, GovernanceEvent, NewGovernanceEvent } from "../../store/index.js";
 import type { Finding } from "./types.js";
 
 export type {
@@ -17,7 +17,7 @@ export type {
   NewGovernanceEvent,
   PolicyBlockEvent,
   ToolCallEvent,
-} from "../store/index.js";
+} from "../../store/index.js";
 
 export function findingRefs(findings: readonly Finding[]): FindingRef[] {
   return findings.map(({ ruleId, category, severity, line }) => ({ ruleId, category, severity, line }));

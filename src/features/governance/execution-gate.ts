@@ -2,13 +2,13 @@
 // lets the code policy decide (block, ask a human, warn, allow), and records every execution, blocked or run.
 
 import { createHash } from "node:crypto";
-import { SandgateError, isSandgateError } from "../errors/index.js";
-import type { ExecutionResult, RunContext, RunHooks, RunVerdict } from "../execution/index.js";
-import type { Language } from "../languages/index.js";
+import { SandgateError, isSandgateError } from "../../errors/index.js";
+import type { ExecutionResult, RunContext, RunHooks, RunVerdict } from "../../execution/index.js";
+import type { Language } from "../../languages/index.js";
 import { deniedBecause } from "./denial.js";
 import { findingRefs } from "./events.js";
 import type { Governance } from "./governance.js";
-import { decide, type Decision } from "./policy.js";
+import { decide, type Decision } from "./code-policy.js";
 import type { Analysis, Finding, SecuritySummary } from "./types.js";
 
 /** The analysis of one execution and what the policy made of it; `security` goes on the result. */

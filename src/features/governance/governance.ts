@@ -1,10 +1,10 @@
-// The governance facade the server builds once and hands to the engine and code mode: the analyzer,
+// The governance facade the app builds once and hands to code mode, and whose hooks the engine runs through: the analyzer,
 // the approval broker and the event fan-out, each a capability object of its own.
 
-import type { SandgateConfig } from "../config/index.js";
-import type { EngineHooks } from "../execution/index.js";
+import type { SandgateConfig } from "../../config/index.js";
+import type { EngineHooks } from "../../execution/index.js";
 import { Analyzer } from "./analysis/analyzer.js";
-import { ApprovalQueue } from "./approvals.js";
+import { ApprovalQueue } from "./approval-queue.js";
 import { GovernanceEvents } from "./events.js";
 import { ExecutionGate } from "./execution-gate.js";
 import type { ApprovalBroker } from "./types.js";

@@ -1,15 +1,15 @@
 // The vocabulary of governance: analyses of code and the approval broker, beside the words, the
 // result's summary and the approval question it shares with the core (named here too, for its files).
 
-import type { Language } from "../languages/index.js";
-import type { RiskLevel } from "../config/security-terms.js";
-import type { ApprovalDecision, ApprovalRequest, Approver, Finding } from "../execution/index.js";
+import type { Language } from "../../languages/index.js";
+import type { RiskLevel } from "../../config/security-terms.js";
+import type { ApprovalDecision, ApprovalRequest, Approver, Finding } from "../../execution/index.js";
 
 // From the words' own module, not the config's index: the analysis worker loads this file, and no config with it.
-export { ACTIONS, CATEGORIES, RISK_LEVELS, SECURITY_LEVELS, SEVERITIES } from "../config/security-terms.js";
-export type { Action, Category, RiskLevel, SecurityLevel, Severity } from "../config/security-terms.js";
-export type { Finding, SecuritySummary } from "../execution/index.js";
-export type { ApprovalDecision, ApprovalRequest, Approver } from "../execution/index.js";
+export { ACTIONS, CATEGORIES, RISK_LEVELS, SECURITY_LEVELS, SEVERITIES } from "../../config/security-terms.js";
+export type { Action, Category, RiskLevel, SecurityLevel, Severity } from "../../config/security-terms.js";
+export type { Finding, SecuritySummary } from "../../execution/index.js";
+export type { ApprovalDecision, ApprovalRequest, Approver } from "../../execution/index.js";
 
 /** Size and shape of the code, from the same parse. */
 export interface CodeMetrics {
