@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { GovernanceEvents } from "../dist/governance/index.js";
+import { GovernanceEvents } from "../dist/features/governance/index.js";
 import { AuditLog } from "../dist/store/index.js";
 import { fmt, pct } from "./stats.mjs";
 

@@ -116,7 +116,7 @@ if (option("--emit", undefined)) {
 }
 
 async function loadAnalyzer(dist) {
-  const { Analyzer } = await import(pathToFileURL(join(resolve(dist), "governance/index.js")).href);
+  const { Analyzer } = await import(pathToFileURL(join(resolve(dist), "index.js")).href);
   const analyzer = new Analyzer({ cacheEntries: 0 });
   await analyzer.ready();
   return analyzer;

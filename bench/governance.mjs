@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
 import { createApp } from "../dist/app/index.js";
-import { Governance } from "../dist/governance/index.js";
+import { Governance } from "../dist/features/governance/index.js";
 import { silentLogger } from "../dist/util/logger.js";
 import { fmt, pct, sleep } from "./stats.mjs";
 

@@ -13,7 +13,7 @@ const ROUNDS = Number(process.argv[3] ?? 5);
 const { loadConfig, upstreamServerSchema } = await import(`${DIST}/config/index.js`);
 const { CodeMode } = await import(`${DIST}/codemode/index.js`);
 const { Engine, warmTokenizer } = await import(`${DIST}/execution/index.js`);
-const { Governance } = await import(`${DIST}/governance/index.js`);
+const { Governance } = await import(`${DIST}/index.js`);
 const { startHttpServer } = await import(`${DIST}/server/index.js`);
 const { silentLogger } = await import(`${DIST}/util/logger.js`);
 

@@ -65,7 +65,8 @@ async function measure(root) {
   const { loadConfig, upstreamServerSchema } = await dist("config/index.js");
   const { CodeMode } = await dist("codemode/index.js");
   const { Engine, warmTokenizer } = await dist("execution/index.js");
-  const { Governance } = await dist("governance/index.js");
+  // The library entry: the same name before and after governance moved to src/features.
+  const { Governance } = await dist("index.js");
   const { openAuditLog } = await dist("store/index.js");
   const { silentLogger } = await dist("util/logger.js");
 
@@ -85,7 +86,7 @@ async function measure(root) {
   const cpu = { direct: [], python: [], javascript: [] };
   try {
     await codeMode.start();
-    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, tools: codeMode, ...(governance ? { governance } : {}) });
+    engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, tools: codeMode, ...(governance ? { governance, ...(governance.engineHooks ? { hooks: governance.engineHooks() } : {}) } : {}) });
     await governance?.analyzer.ready();
     // As `sandgate serve` does at start: the tokenizer's tables load before the first call, not in it.
     warmTokenizer();

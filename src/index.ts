@@ -53,8 +53,8 @@ export type { CodeModeOptions } from "./codemode/index.js";
 export type { UpstreamState, UpstreamStatus } from "./upstream/index.js";
 
 // Governance: static analysis with risk scores, the approval broker, and the events an audit log
-// (SQLite, hash-chained) and metrics consume. Pass a Governance to Engine.create to gate executions.
-export { Analyzer, ApprovalQueue, Governance } from "./governance/index.js";
+// (SQLite, hash-chained) and metrics consume. Pass governance.engineHooks() to Engine.create (its `hooks`) to gate executions.
+export { Analyzer, ApprovalQueue, Governance } from "./features/governance/index.js";
 export type {
   Action,
   Analysis,
@@ -70,7 +70,7 @@ export type {
   RiskLevel,
   SecuritySummary,
   Severity,
-} from "./governance/index.js";
+} from "./features/governance/index.js";
 export { openAuditLog, verifyAudit } from "./store/index.js";
 export type { AuditLogOptions, AuditStore, VerifyResult } from "./store/index.js";
 

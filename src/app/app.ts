@@ -4,7 +4,7 @@
 import type { SandgateConfig } from "../config/index.js";
 import { CodeMode } from "../codemode/index.js";
 import { Engine } from "../execution/index.js";
-import { ApprovalQueue, Governance, GovernanceEvents, type AnomalyDetector, type ApprovalBroker } from "../governance/index.js";
+import { ApprovalQueue, Governance, GovernanceEvents, type AnomalyDetector, type ApprovalBroker } from "../features/governance/index.js";
 import type { RunnerKind } from "../languages/index.js";
 import { sandboxCallHandler, sandboxOperations } from "../operations/sandbox-calls.js";
 // Observers watch events and count; they serve nothing (the HTTP server reads what they hold).
@@ -67,7 +67,7 @@ export interface App {
   readonly engine: Engine;
   /** Upstream servers and their catalog; an empty one when none is configured or `upstream` is false. */
   readonly codeMode: CodeMode;
-  /** Analysis, policy, approvals and events; the same object the engine gates executions with when governed. */
+  /** Analysis, policy, approvals and events; the engine runs through its hooks (engineHooks) when governed. */
   readonly governance: Governance;
   /** The audit log of the governance events, when kept. */
   readonly audit?: AuditLog;
@@ -116,7 +116,7 @@ export function createApp(config: SandgateConfig, options: AppOptions = {}): App
       ...(options.pool ? { pool: options.pool } : {}),
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       ...(codeMode ? { tools: codeMode } : {}),
-      ...(governance ? { governance } : {}),
+      ...(governance ? { hooks: governance.engineHooks() } : {}),
       operations: { handlerFor: ({ owner }) => sandboxCallHandler(callable, () => app, { owner, maxCalls }) },
     });
   } catch (error) {

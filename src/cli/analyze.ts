@@ -3,7 +3,7 @@
 
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import { Analyzer, decide } from "../governance/index.js";
+import { Analyzer, decide } from "../features/governance/index.js";
 import { describeLanguages, languageForFile, resolveLanguage } from "../languages/index.js";
 import { toWireAnalysis } from "../server/index.js";
 import { readCode } from "./code-input.js";

@@ -3,7 +3,7 @@
 
 import { existsSync } from "node:fs";
 import type { SandgateConfig } from "../config/index.js";
-import { Analyzer } from "../governance/index.js";
+import { Analyzer } from "../features/governance/index.js";
 import { auditPathOf, openAuditLog } from "../store/index.js";
 import type { Check } from "./doctor.js";
 

@@ -7,7 +7,7 @@ import { publicError, SandgateError } from "../errors/index.js";
 import { describeLanguages, languageForFile, RUNNER_KINDS, type RunnerKind } from "../languages/index.js";
 import { createApp } from "../app/index.js";
 import { parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
-import { refusingBroker } from "../governance/index.js";
+import { refusingBroker } from "../features/governance/index.js";
 import { securityLine, toWireResult } from "../server/index.js";
 import { readCode } from "./code-input.js";
 import { prepareImagesDir, saveImages } from "./exec-images.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { CodeMode, unavailableServer } from "../codemode/index.js";
-import { toolPolicyFor } from "../governance/index.js";
+import { toolPolicyFor } from "../features/governance/index.js";
 import { createCliLogger } from "./cli-logger.js";
 import type { CliIo } from "./io.js";
 

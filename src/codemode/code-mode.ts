@@ -8,7 +8,7 @@ import { z } from "zod";
 import { Catalog, type JsonSchema } from "../catalog/index.js";
 import { allApiKeys, maskText, scopesOfKey, upstreamSecretValues, type SandgateConfig } from "../config/index.js";
 import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "../execution/index.js";
-import type { Governance } from "../governance/index.js";
+import type { Governance } from "../features/governance/index.js";
 import { openRuntimeView, type RuntimeView } from "../sandbox/index.js";
 import { UpstreamManager, type UpstreamStatus } from "../upstream/index.js";
 import { silentLogger, type Logger } from "../util/logger.js";

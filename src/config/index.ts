@@ -14,3 +14,5 @@ export type { SandgateConfig, Limits, Flavor, FlavorName, Language, ServerConfig
 export { TOOL_ACTIONS } from "./tool-policy.js";
 export type { ToolAction } from "./tool-policy.js";
 export type { AnomaliesConfig, MetricsConfig, PiiConfig, ToolProfile } from "./schema.js";
+export { ACTIONS, CATEGORIES, RISK_LEVELS, SECURITY_LEVELS, SEVERITIES } from "./security-terms.js";
+export type { Action, Category, RiskLevel, SecurityLevel, Severity } from "./security-terms.js";

@@ -8,7 +8,7 @@ import { INTERPRETER_SPECS, INTERPRETERS, LANGUAGES, RUNNER_KINDS, type Interpre
 import { apiKeysCodec, keyScopesCodec, piiTypesCodec, poolCodec } from "./env-codecs.js";
 import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPackagesSchema } from "./package-specs.js";
 import { setting } from "./setting.js";
-import { ACTIONS, CATEGORIES, SECURITY_LEVELS, SEVERITIES, type Severity } from "../governance/types.js";
+import { ACTIONS, CATEGORIES, SECURITY_LEVELS, SEVERITIES, type Severity } from "./security-terms.js";
 import { TOOL_ACTIONS, TOOL_RULE_KEY, toolRulesCodec } from "./tool-policy.js";
 import { DEFAULT_PII_TYPES, PII_TYPES } from "../pii/types.js";
 
@@ -371,7 +371,7 @@ export const toolPolicySchema = z
   .describe("Upstream tool policy: which tools sandboxed code may call, may not call, or may call once a person approves");
 export type ToolPolicyConfig = z.infer<typeof toolPolicySchema>;
 
-// The vocabulary of findings and actions is governance's own: a type-only module with no imports above config.
+// The words of findings and actions (security-terms.ts) are those governance's policy tables decide in.
 const ACTION = z.enum(ACTIONS);
 const categoryOverridesSchema = z.record(
   z.enum(CATEGORIES),

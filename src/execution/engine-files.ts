@@ -1,13 +1,14 @@
 // engine.files: reading, writing and listing a session's workspace files for its owner, through
 // a file helper kept per session, and the check of a workspace against its limits after a call.
-// Every operation is recorded as a governance `file` event when the engine has governance.
+// Every operation is recorded as a `file` event when the engine has a file event sink (hooks.ts).
 
 import { SandgateError } from "../errors/index.js";
-import type { FileEvent, GovernanceEvents } from "../governance/index.js";
+import type { FileEvent } from "../store/audit-events.js";
 import { FsHelper, type MinimumRate, type SandboxRuntime } from "../sandbox/index.js";
 import { guardedBody } from "./guarded-download.js";
 import { OutputBoundary } from "./output-boundary.js";
 import { encodeText, sniffEncoding, textDecoder } from "./text-encoding.js";
+import type { FileEventSink } from "./hooks.js";
 import type { Session } from "./session.js";
 import type { OutputGuard } from "./upstream-call-scope.js";
 import { LOCAL_OWNER, type SessionManager } from "./sessions.js";
@@ -108,7 +109,7 @@ export class EngineFiles {
     private readonly sessions: SessionManager,
     private readonly limits: WorkspaceFileLimits,
     /** Where file operations are recorded (the audit); none for library and test engines. */
-    private readonly events?: GovernanceEvents,
+    private readonly events?: FileEventSink,
     /** What guards a session's text files on their way to the agent (PII tokens), from code mode. */
     private readonly guardFor?: (owner: string, sessionId: string) => OutputGuard | undefined,
   ) {}

@@ -26,7 +26,6 @@ import { CallOutputs } from "./call-outputs.js";
 import { spillBounds } from "./long-output.js";
 import type { ExecutionContext, OutputGuard, SandboxOperations, UpstreamCallScope } from "./upstream-call-scope.js";
 import { OutputBoundary } from "./output-boundary.js";
-import type { Governance } from "../governance/index.js";
 import { LANGUAGE_SPECS, prepareCode, resolveLanguage, warmCodePreparation, type Language } from "../languages/index.js";
 import { commandToBash } from "./command.js";
 import { checkRequest, type ExecuteRequest } from "./request.js";
@@ -40,7 +39,7 @@ import { Room } from "./room.js";
 import { callRunEnv, maskToolCalls, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 import { EngineJobs, type JobInfo } from "./jobs.js";
-import { ExecutionGate, type GateContext, type Verdict } from "./execution-gate.js";
+import type { EngineHooks, RunContext, RunHooks, RunVerdict } from "./hooks.js";
 
 /**
  * How long a session's runner has, after a timeout or cancel interrupted its code (SIGINT:
@@ -71,8 +70,11 @@ export interface EngineOptions {
   pool?: Record<RunnerKind, number>;
   /** Upstream tools for code to call; without it, calls fail with a clear error. */
   tools?: ToolProvider;
-  /** Static analysis, policy, approvals and the audit; without it code runs unjudged and unrecorded (library use, tests). */
-  governance?: Governance;
+  /**
+   * What judges, admits and records each run and records each file operation (governance's, see
+   * Governance.engineHooks); without them code runs unjudged and unrecorded (library use, tests).
+   */
+  hooks?: EngineHooks;
   /** Overrides INTERRUPT_GRACE_MS (tests that prove a stubborn runner is killed, in less time). */
   interruptGraceMs?: number;
   /** Sandgate's operations that sandboxed code may call (search_tools, call(op, args)); without, such calls fail with ToolNotFound. */
@@ -99,8 +101,8 @@ export class Engine {
   private closing = false;
   /** Calls of execute() under way (settling, never rejecting). */
   private readonly calls = new Set<Promise<void>>();
-  /** Analysis, policy and the execution record, when governance is on. */
-  private readonly gate: ExecutionGate | undefined;
+  /** Judging, admitting and recording each run, when the engine was given them. */
+  private readonly gate: RunHooks | undefined;
   /** Set once by create(), before the first run. */
   private operations: SandboxOperations | undefined;
 
@@ -110,12 +112,11 @@ export class Engine {
     log: Logger,
     poolSizes: Record<RunnerKind, number>,
     private readonly tools: ToolProvider | undefined,
-    /** Static analysis, policy, approvals and the audit, when the engine was built with them. */
-    readonly governance: Governance | undefined,
+    hooks: EngineHooks,
     private readonly interruptGraceMs: number,
   ) {
     this.defaultLimits = resolveLimits(config);
-    this.gate = ExecutionGate.of(governance);
+    this.gate = hooks.runs;
     this.outputs = new SavedOutputs({ dir: runtime.outputsDir, ttlMs: config.outputTtlS * 1000, capBytes: config.limits.savedOutputsMb * 1048576, log });
     this.admission = new Admission({
       maxSandboxes: config.limits.maxSandboxes,
@@ -164,7 +165,7 @@ export class Engine {
       maxFileBytes: this.defaultLimits.fileSizeBytes,
       workspaceBytes: this.defaultLimits.workspaceBytes,
       workspaceInodes: config.limits.maxWorkspaceInodes,
-    }, governance?.events, tools?.guardFor ? (owner, id) => tools.guardFor?.(owner, id) : undefined);
+    }, hooks.files, tools?.guardFor ? (owner, id) => tools.guardFor?.(owner, id) : undefined);
     this.sessions = new EngineSessions(this.sessionManager, () => this.assertOpen(), this.files);
     this.jobs = new EngineJobs(
       {
@@ -210,7 +211,7 @@ export class Engine {
       ...(bwrap ? { bwrap } : {}),
       interpreters,
     });
-    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.governance, options.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.hooks ?? {}, options.interruptGraceMs ?? INTERRUPT_GRACE_MS);
     engine.operations = options.operations;
     engine.pool.fill();
     // The tokenizer's tables take a few hundred ms to parse, which the first call paid (the warm
@@ -275,10 +276,10 @@ export class Engine {
 
   /**
    * The gate's verdict on a call before it runs: POLICY_BLOCKED, or (unless `blockOnly`, for a job
-   * about to be started) a human's approval. Undefined without governance or with it switched off.
+   * about to be started) a human's approval. Undefined when the engine has no run hooks (no governance, or security switched off).
    * `original` is a shell line's text, analysed instead of the bash that wraps it.
    */
-  async screen(request: ExecuteRequest, background: boolean, original?: string, blockOnly = false, checked?: Language): Promise<Verdict | undefined> {
+  async screen(request: ExecuteRequest, background: boolean, original?: string, blockOnly = false, checked?: Language): Promise<RunVerdict | undefined> {
     const gate = this.gate;
     if (!gate) return undefined;
     const language = checked ?? this.checked(request).language;
@@ -291,7 +292,7 @@ export class Engine {
    * Runs a call, or a background job's call (`job`: it waits for its session's turn however long that
    * takes), through the gate (a job's verdict may come from its start); the execution is recorded however it ends.
    */
-  private async run(request: ExecuteRequest, job: boolean, original?: string, screened?: Verdict): Promise<ExecutionResult> {
+  private async run(request: ExecuteRequest, job: boolean, original?: string, screened?: RunVerdict): Promise<ExecutionResult> {
     // Settles once the call is over, result recorded and all: only then may the warm pool start the
     // spare that replaces the one the call used (see WarmPool.release).
     let answer = (): void => undefined;
@@ -304,7 +305,7 @@ export class Engine {
   }
 
   /** run() itself: the call through the gate when there is one. */
-  private async runGated(request: ExecuteRequest, job: boolean, answered: Promise<void>, original?: string, screened?: Verdict): Promise<ExecutionResult> {
+  private async runGated(request: ExecuteRequest, job: boolean, answered: Promise<void>, original?: string, screened?: RunVerdict): Promise<ExecutionResult> {
     if (!this.gate) return this.runChecked(request, job, randomUUID(), answered);
     // Checked once for the gate and the run: the schema parse is a fair part of a small call's cost.
     const checked = this.checked(request);
@@ -337,9 +338,9 @@ export class Engine {
    * A gated stateless call: the code is judged while its sandbox is fetched (see gatedSandbox), and
    * runs only once the gate let it through; the execution is recorded however it ends.
    */
-  private async runStateless(gate: ExecutionGate, request: ExecuteRequest, job: boolean, checked: ReturnType<Engine["checked"]>, answered: Promise<void>, original?: string): Promise<ExecutionResult> {
+  private async runStateless(gate: RunHooks, request: ExecuteRequest, job: boolean, checked: ReturnType<Engine["checked"]>, answered: Promise<void>, original?: string): Promise<ExecutionResult> {
     const context = gateContext(request, checked.language, job, original);
-    let passed: Verdict | undefined;
+    let passed: RunVerdict | undefined;
     let passing: Promise<void> | undefined;
     const judged = gate.judge(context);
     // Settled below in every path; this only keeps a rejection from counting as unhandled meanwhile.
@@ -361,12 +362,12 @@ export class Engine {
     } catch (error) {
       // Failed before the gate's answer (the sandbox could not start): the answer comes first, as if it had been awaited first.
       if (!passed) await permit.pass(await judged);
-      await gate.recordRun(passed as Verdict, performance.now() - started, undefined, error);
+      await gate.recordRun(passed as RunVerdict, performance.now() - started, undefined, error);
       throw error;
     }
     // Ended without a sandbox (code that does not compile): judged and recorded all the same.
     if (!passed) await permit.pass(await judged);
-    const verdict = passed as Verdict;
+    const verdict = passed as RunVerdict;
     result.security = verdict.security;
     result.executionId = verdict.context.executionId;
     await gate.recordRun(verdict, performance.now() - started, result);
@@ -392,14 +393,14 @@ export class Engine {
       giveUp.abort();
       void fetching.then((sandbox) => this.retire(sandbox, pooled), () => undefined);
     };
-    let verdict: Verdict;
+    let verdict: RunVerdict;
     try {
       verdict = await permit.judged;
     } catch (error) {
       dropFetch();
       throw error;
     }
-    if (verdict.decision.action === "block" || verdict.decision.action === "approve") {
+    if (verdict.heldAtAdmit) {
       dropFetch();
       await permit.pass(verdict);
       return fetch(signal);
@@ -688,13 +689,13 @@ const CALLS_SETTLE_MS = 5000;
 
 /** The gate's answer on a stateless call, judged while its sandbox is fetched: `pass` throws a refusal, else the code may run. */
 interface Permit {
-  judged: Promise<Verdict>;
+  judged: Promise<RunVerdict>;
   /** The same promise however often it is called. */
-  pass(verdict: Verdict): Promise<void>;
+  pass(verdict: RunVerdict): Promise<void>;
 }
 
 /** Who runs what, for the gate; `original` is a shell line's text, analysed instead of the bash that wraps it. */
-function gateContext(request: ExecuteRequest, language: Language, background: boolean, original?: string): GateContext {
+function gateContext(request: ExecuteRequest, language: Language, background: boolean, original?: string): RunContext {
   return {
     language,
     code: original ?? request.code,

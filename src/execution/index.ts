@@ -18,3 +18,6 @@ export { shapeOutput } from "./output.js";
 export { isSavedStream, parseSavedOutputUri, SAVED_OUTPUT_PREFIX } from "./saved-outputs.js";
 export type { SavedStream } from "./saved-outputs.js";
 export type { FileEncoding, WorkspaceEntry } from "./workspace-files.js";
+export type { EngineHooks, FileEventSink, NewFileEvent, RunContext, RunHooks, RunVerdict } from "./hooks.js";
+export type { ApprovalDecision, ApprovalRequest, Approver } from "./approval.js";
+export type { Finding, SecuritySummary } from "./security-summary.js";

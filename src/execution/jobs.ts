@@ -8,7 +8,7 @@ import type { Logger } from "../util/logger.js";
 import { JobOutput } from "./job-output.js";
 import type { ExecuteRequest } from "./request.js";
 import type { ExecutionResult } from "./result-builder.js";
-import type { Verdict } from "./execution-gate.js";
+import type { RunVerdict } from "./hooks.js";
 import { LOCAL_OWNER } from "./sessions.js";
 
 /** A call to run as a job: code (language) or a shell line (command); output and cancellation are the job's own. */
@@ -82,8 +82,8 @@ export interface JobsOptions {
 export interface JobRunner {
   validate(request: JobRequest): void;
   /** The gate's verdict on a job before it starts: throws POLICY_BLOCKED; approval is asked when it runs. */
-  screen(request: JobRequest): Promise<Verdict | undefined>;
-  run(request: JobRequest, signal: AbortSignal, onOutput: (stream: OutputStream, text: string) => void, screened?: Verdict): Promise<ExecutionResult>;
+  screen(request: JobRequest): Promise<RunVerdict | undefined>;
+  run(request: JobRequest, signal: AbortSignal, onOutput: (stream: OutputStream, text: string) => void, screened?: RunVerdict): Promise<ExecutionResult>;
   /** Why `owner`'s session `id` ended, if it did. */
   sessionEnded(owner: string, id: string): string | undefined;
 }
@@ -147,7 +147,7 @@ export class EngineJobs {
    * Starts a job for `request.owner` and returns at once. Bad input throws as the call would;
    * TOO_MANY_JOBS when the caller or the server has its maximum running.
    */
-  start(request: JobRequest, screened?: Verdict): JobInfo {
+  start(request: JobRequest, screened?: RunVerdict): JobInfo {
     this.assertOpen();
     const owner = request.owner ?? LOCAL_OWNER;
     const timeoutS = request.timeoutS ?? this.options.defaultTimeoutS;

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { FLAVOR_NAMES, type SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
 import { describeLanguages, LANGUAGES, resolveLanguage, type Language } from "../languages/index.js";
-import type { Approver } from "../governance/index.js";
+import type { Approver } from "./approval.js";
 import type { OutputStream } from "../sandbox/index.js";
 import { checkEnv } from "./env-vars.js";
 

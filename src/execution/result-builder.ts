@@ -1,7 +1,7 @@
 // Result building: turns a sandbox's raw run outcome into the ExecutionResult callers see
 // (stdout/stderr/value shaped to the budgets, token counts, saved full outputs, error fields).
 
-import type { SecuritySummary } from "../governance/index.js";
+import type { SecuritySummary } from "./security-summary.js";
 import type { RunImage, RunOutcome, RunStatus } from "../sandbox/index.js";
 import { estimateLongTokens, nextTurn, shapeLongText, wholeText, type LongBytes, type Pause } from "./long-output.js";
 import { savedText, shapeOutput, type SavedRef, type ShapedStream } from "./output.js";

@@ -1,7 +1,7 @@
 // What the engine needs from code mode for one execution (src/codemode implements it): a
 // handler for the code's upstream calls, and the record of those calls at the end.
 
-import type { Approver } from "../governance/index.js";
+import type { Approver } from "./approval.js";
 import type { OperationHandler, UpstreamCallHandler } from "../sandbox/index.js";
 
 /** Who runs the execution whose upstream calls a scope handles: for tool policy, approvals and the audit. */

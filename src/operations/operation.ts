@@ -6,7 +6,7 @@
 
 import { z } from "zod";
 import type { Scope } from "../config/index.js";
-import type { Approver } from "../governance/index.js";
+import type { Approver } from "../execution/approval.js";
 import type { OutputStream } from "../sandbox/index.js";
 
 /**

@@ -3,7 +3,7 @@
 
 import type { Scope } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import type { AuthFailureEvent, GovernanceEvents } from "../governance/index.js";
+import type { AuthFailureEvent, GovernanceEvents } from "../features/governance/index.js";
 import { AuthFailureTally } from "./auth-tally.js";
 import type { ServerContext } from "./context.js";
 

@@ -1,7 +1,7 @@
 // Refusals at the door, folded per caller, reason and missing scope: the first of a window is recorded at once, the
 // rest are counted and recorded as one auth_failure row with their count when the window ends.
 
-import type { AuthFailureEvent, GovernanceEvents } from "../governance/index.js";
+import type { AuthFailureEvent, GovernanceEvents } from "../features/governance/index.js";
 import type { Logger } from "../util/logger.js";
 
 /** How long refusals of one caller for one reason are counted before their row is written, ms. */

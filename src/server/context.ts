@@ -3,7 +3,7 @@
 import type { SandgateConfig } from "../config/index.js";
 import type { CodeMode } from "../codemode/index.js";
 import type { Engine } from "../execution/index.js";
-import type { AnomalyDetector, Governance } from "../governance/index.js";
+import type { AnomalyDetector, Governance } from "../features/governance/index.js";
 import type { AuditStore } from "../store/index.js";
 import type { Logger } from "../util/logger.js";
 import type { ServerMetrics } from "./metrics.js";

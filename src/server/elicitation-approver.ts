@@ -3,7 +3,7 @@
 
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ElicitResultSchema, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ApprovalDecision, ApprovalRequest, Approver } from "../governance/index.js";
+import type { ApprovalDecision, ApprovalRequest, Approver } from "../features/governance/index.js";
 
 /** The part of a request handler's `extra` the approver needs: requests tied to the call in progress. */
 export interface ElicitingCall {

@@ -2,7 +2,7 @@
 // of the agent's context, risk, policy, approvals, refusals, file operations and anomalies.
 
 import { Counter, Histogram, type Registry } from "prom-client";
-import type { EventSink, GovernanceEvent } from "../governance/index.js";
+import type { EventSink, GovernanceEvent } from "../features/governance/index.js";
 
 /** Seconds: from a quick stateless call to the longest time limit. */
 export const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];

@@ -4,7 +4,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { CodeMode } from "../codemode/index.js";
 import type { Engine } from "../execution/index.js";
-import type { AnomalyDetector } from "../governance/index.js";
+import type { AnomalyDetector } from "../features/governance/index.js";
 import { MetricSink } from "./metric-sink.js";
 
 /**

@@ -1,7 +1,7 @@
 // What watches a server's governance events besides the audit: the anomaly rules and the metrics,
 // built from the config and subscribed in one place, for `sandgate serve` and tests alike.
 
-import { AnomalyDetector } from "../governance/index.js";
+import { AnomalyDetector } from "../features/governance/index.js";
 import type { ServerContext } from "./context.js";
 import { ServerMetrics } from "./metrics.js";
 

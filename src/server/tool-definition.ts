@@ -4,7 +4,7 @@
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Scope } from "../config/index.js";
-import type { Approver } from "../governance/index.js";
+import type { Approver } from "../features/governance/index.js";
 import type { OutputStream } from "../sandbox/index.js";
 
 /** What a running tool call may use besides its arguments. */

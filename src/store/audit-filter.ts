@@ -3,7 +3,7 @@
 // never a silent empty answer.
 
 import { SandgateError } from "../errors/index.js";
-import type { GovernanceEvent } from "../governance/index.js";
+import type { GovernanceEvent } from "./audit-events.js";
 import { describeLanguages, resolveLanguage } from "../languages/index.js";
 import type { AuditFilter } from "./audit-query.js";
 

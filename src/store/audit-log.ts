@@ -3,7 +3,7 @@
 
 import type { Statement } from "better-sqlite3";
 import { SandgateError } from "../errors/index.js";
-import type { EventSink, GovernanceEvent } from "../governance/index.js";
+import type { EventSink, GovernanceEvent } from "./audit-events.js";
 import type { Logger } from "../util/logger.js";
 import { silentLogger } from "../util/logger.js";
 import { openAuditWriter, readChainEnds, setMeta, type AuditDatabase } from "./audit-db.js";

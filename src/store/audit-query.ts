@@ -1,7 +1,7 @@
 // Reading the audit log: filtered, paged queries (newest first by default, cursor = last id) and
 // an export that streams every matching row in id order with constant memory.
 
-import type { GovernanceEvent } from "../governance/index.js";
+import type { GovernanceEvent } from "./audit-events.js";
 import type { AuditDatabase } from "./audit-db.js";
 import { withStoredCode } from "./audit-code.js";
 import type { RetentionEvent } from "./audit-retention.js";

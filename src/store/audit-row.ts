@@ -2,7 +2,7 @@
 // and the hash that chains it to the row before it.
 
 import { createHash } from "node:crypto";
-import type { ExecutionEvent, GovernanceEvent } from "../governance/index.js";
+import type { ExecutionEvent, GovernanceEvent } from "./audit-events.js";
 import { splitCode, type LargeCode } from "./audit-code.js";
 
 /** The columns a row is filtered by; `data` holds the whole event. */

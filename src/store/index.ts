@@ -1,5 +1,5 @@
 // Public surface of store: the SQLite audit log (writer, queries, verification, retention) that
-// the server records governance events in and `sandgate audit` reads.
+// the server records governance events in and `sandgate audit` reads, and those events' shapes.
 export { AuditLog } from "./audit-log.js";
 export type { AuditLogOptions, AuditStore, FlushObserver } from "./audit-log.js";
 export { openAuditLog } from "./open-audit.js";
@@ -12,5 +12,19 @@ export type { RetentionEvent, RetentionOptions, RetentionReport } from "./audit-
 export { INLINE_CODE_CHARS } from "./audit-code.js";
 export { AUDIT_KINDS, checkAuditFilter } from "./audit-filter.js";
 export { verifyAudit } from "./audit-verify.js";
+export type {
+  AnomalyEvent,
+  ApprovalEvent,
+  AuthFailureEvent,
+  EventSink,
+  ExecutionEvent,
+  FileEvent,
+  FindingRef,
+  GovernanceEvent,
+  GovernanceEventKind,
+  NewGovernanceEvent,
+  PolicyBlockEvent,
+  ToolCallEvent,
+} from "./audit-events.js";
 export type { RetentionSummary, VerifyResult } from "./audit-verify.js";
 export { parseTimeBound } from "./relative-time.js";

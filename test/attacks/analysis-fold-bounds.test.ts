@@ -2,7 +2,7 @@
 // templates, join, then a reversal) end quickly as a failed, critical analysis instead of killing the process.
 
 import { describe, expect, it } from "vitest";
-import { Analyzer } from "../../src/governance/index.js";
+import { Analyzer } from "../../src/features/governance/index.js";
 import { FOLD_BOMBS as ATTACKS, WORK_BOMB } from "../fixtures/fold-bombs.js";
 
 const analyzer = new Analyzer();

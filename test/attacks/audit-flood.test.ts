@@ -7,7 +7,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import type { AuthFailureEvent } from "../../src/governance/index.js";
+import type { AuthFailureEvent } from "../../src/features/governance/index.js";
 import { startHttpServer } from "../../src/server/index.js";
 import { auditPathOf, type AuditLog } from "../../src/store/index.js";
 import { createTestApp } from "../helpers.js";

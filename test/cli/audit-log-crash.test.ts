@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, expect, it } from "vitest";
-import { GovernanceEvents } from "../../src/governance/index.js";
+import { GovernanceEvents } from "../../src/features/governance/index.js";
 import { AuditLog } from "../../src/store/index.js";
 import { built } from "../fixtures/build.js";
 

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SandgateConfig } from "../../src/config/index.js";
 import { isSandgateError } from "../../src/errors/index.js";
 import type { Engine } from "../../src/execution/index.js";
-import { Analyzer, type ExecutionEvent, type GovernanceEvent } from "../../src/governance/index.js";
-import { AnalysisCache } from "../../src/governance/analysis/analysis-cache.js";
+import { Analyzer, type ExecutionEvent, type GovernanceEvent } from "../../src/features/governance/index.js";
+import { AnalysisCache } from "../../src/features/governance/analysis/analysis-cache.js";
 import { createTestEngine, type TestEngine } from "../helpers.js";
 
 const open: TestEngine[] = [];

@@ -3,7 +3,7 @@
 
 import { afterAll, describe, expect, it } from "vitest";
 import { isSandgateError } from "../../src/errors/index.js";
-import { Analyzer } from "../../src/governance/index.js";
+import { Analyzer } from "../../src/features/governance/index.js";
 import { createTestEngine } from "../helpers.js";
 
 const analyzer = new Analyzer();

@@ -9,12 +9,14 @@ import type { App } from "../../src/app/index.js";
 import { loadConfig, type SandgateConfig } from "../../src/config/index.js";
 import { isSandgateError } from "../../src/errors/index.js";
 import type { Engine } from "../../src/execution/index.js";
-import type { ApprovalBroker, Governance, GovernanceEvent } from "../../src/governance/index.js";
+import type { ApprovalBroker, Governance, GovernanceEvent } from "../../src/features/governance/index.js";
 import { REVERSE_SHELL, UNPICKLE } from "../fixtures/risky-code.js";
 import { createTestApp } from "../helpers.js";
 
 interface Fixture {
   engine: Engine;
+  /** The governance whose hooks the engine runs through. */
+  governance: Governance;
   config: SandgateConfig;
   events: GovernanceEvent[];
 }
@@ -35,7 +37,7 @@ function governed(env: Record<string, string> = {}, approvals?: ApprovalBroker, 
   open.push({ app, dir });
   const events: GovernanceEvent[] = [];
   app.governance.events.subscribe({ record: (event) => void events.push(event) });
-  return { engine: app.engine, config, events };
+  return { engine: app.engine, governance: app.governance, config, events };
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<{ code: string; message: string; data: Record<string, unknown> }> {
@@ -155,7 +157,7 @@ describe("the execution gate", () => {
 
   it("a sink that refuses the record fails the call instead of letting it go unrecorded", async () => {
     const fx = governed();
-    (fx.engine.governance as Governance).events.subscribe({ record: () => Promise.reject(new Error("audit full")) });
+    fx.governance.events.subscribe({ record: () => Promise.reject(new Error("audit full")) });
     await expect(fx.engine.execute({ language: "python", code: "1" })).rejects.toThrow(/audit full/);
   });
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { upstreamServerSchema } from "../../src/config/index.js";
-import { toolPolicyFor } from "../../src/governance/index.js";
+import { toolPolicyFor } from "../../src/features/governance/index.js";
 import { runCode as run, startApprovalStack, type ApprovalStack } from "../fixtures/approval-stack.js";
 
 const MEMORY = join(process.cwd(), "node_modules/@modelcontextprotocol/server-memory/dist/index.js");

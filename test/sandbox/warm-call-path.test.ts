@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Engine } from "../../src/execution/index.js";
 import { tokenizerLoaded } from "../../src/execution/tokens.js";
-import type { GovernanceEvent } from "../../src/governance/index.js";
+import type { GovernanceEvent } from "../../src/features/governance/index.js";
 import type { PoolKindState } from "../../src/sandbox/index.js";
 import { createTestEngine, waitFor, type TestEngine } from "../helpers.js";
 

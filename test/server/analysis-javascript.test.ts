@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { Analyzer, CATEGORIES, SEVERITIES, type Analysis, type Severity } from "../../src/governance/index.js";
+import { Analyzer, CATEGORIES, SEVERITIES, type Analysis, type Severity } from "../../src/features/governance/index.js";
 import { benignAlgorithms } from "../fixtures/analysis/javascript/benign-algorithms.js";
 import { benignApps } from "../fixtures/analysis/javascript/benign-apps.js";
 import { benignData } from "../fixtures/analysis/javascript/benign-data.js";

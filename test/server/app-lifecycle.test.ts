@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app/index.js";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../../src/config/index.js";
-import type { ExecutionEvent } from "../../src/governance/index.js";
+import type { ExecutionEvent } from "../../src/features/governance/index.js";
 import { auditPathOf, openAuditReader, queryAudit } from "../../src/store/index.js";
 import { silentLogger } from "../../src/util/logger.js";
 import { descendantPids, openFds, waitFor } from "../helpers.js";

@@ -2,7 +2,7 @@
 // through the real server on port 0: it runs when approved and is refused with APPROVAL_DENIED when not.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApprovalEvent } from "../../src/governance/index.js";
+import type { ApprovalEvent } from "../../src/features/governance/index.js";
 import { runCode, startApprovalStack, type ApprovalStack } from "../fixtures/approval-stack.js";
 
 let stack: ApprovalStack;

@@ -2,7 +2,7 @@
 // REST: the fields after the padding are shown, the arguments are readable whole, and the digest binds.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { argsDigest } from "../../src/governance/index.js";
+import { argsDigest } from "../../src/features/governance/index.js";
 import { ADMIN, runCode as run, startApprovalStack, type ApprovalStack } from "../fixtures/approval-stack.js";
 import { bearer, expectError } from "../server-helpers.js";
 import { waitFor } from "../helpers.js";

@@ -3,7 +3,7 @@
 
 import { createHash } from "node:crypto";
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
-import { ApprovalQueue, GovernanceEvents, type ApprovalEvent, type GovernanceEvent, type ToolCallEvent } from "../../src/governance/index.js";
+import { ApprovalQueue, GovernanceEvents, type ApprovalEvent, type GovernanceEvent, type ToolCallEvent } from "../../src/features/governance/index.js";
 import { ADMIN, AGENT, runCode as run, startApprovalStack, type ApprovalStack } from "../fixtures/approval-stack.js";
 import { bearer, expectError } from "../server-helpers.js";
 import { sleep, waitFor } from "../helpers.js";

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import type { GovernanceEvent } from "../../src/governance/index.js";
+import type { GovernanceEvent } from "../../src/features/governance/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { useTestEngine } from "../helpers.js";
 import { connectMcp } from "../fixtures/mcp-client.js";

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { AnomaliesConfig, ServerConfig } from "../../src/config/index.js";
-import type { GovernanceEvent } from "../../src/governance/index.js";
+import type { GovernanceEvent } from "../../src/features/governance/index.js";
 import { observeServer, startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { openAuditLog } from "../../src/store/index.js";
 import { callTool, connectMcp } from "../fixtures/mcp-client.js";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { Analyzer, CATEGORIES, SEVERITIES, type Analysis, type Severity } from "../../src/governance/index.js";
+import { Analyzer, CATEGORIES, SEVERITIES, type Analysis, type Severity } from "../../src/features/governance/index.js";
 import { benignOneLiners } from "../fixtures/analysis/bash/benign-one-liners.js";
 import { benignScripts } from "../fixtures/analysis/bash/benign-scripts.js";
 import { moreMaliciousCases } from "../fixtures/analysis/bash/malicious-more.js";

@@ -2,7 +2,7 @@
 // (below) values followed through containers, lambdas, defaults, loops and identity functions.
 
 import { describe, expect, it } from "vitest";
-import { Analyzer, SEVERITIES, type Severity } from "../../src/governance/index.js";
+import { Analyzer, SEVERITIES, type Severity } from "../../src/features/governance/index.js";
 import type { Language } from "../../src/languages/index.js";
 
 const analyzer = new Analyzer();

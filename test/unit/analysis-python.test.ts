@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Analyzer, SEVERITIES, type Analysis, type Severity } from "../../src/governance/index.js";
+import { Analyzer, SEVERITIES, type Analysis, type Severity } from "../../src/features/governance/index.js";
 import { BENIGN } from "../fixtures/analysis/python/benign.js";
 import { MALICIOUS } from "../fixtures/analysis/python/malicious.js";
 

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { defaultConfig, type AnomaliesConfig } from "../../src/config/index.js";
-import { AnomalyDetector, GovernanceEvents, type AnomalyEvent, type GovernanceEvent, type NewGovernanceEvent } from "../../src/governance/index.js";
+import { AnomalyDetector, GovernanceEvents, type AnomalyEvent, type GovernanceEvent, type NewGovernanceEvent } from "../../src/features/governance/index.js";
 
 const DEFAULTS: AnomaliesConfig = defaultConfig().anomalies;
 

@@ -3,7 +3,7 @@
 
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { argsDigest, argumentsView, canonicalJson } from "../../src/governance/index.js";
+import { argsDigest, argumentsView, canonicalJson } from "../../src/features/governance/index.js";
 
 const PAD = "x".repeat(5000);
 

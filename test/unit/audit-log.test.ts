@@ -7,7 +7,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { isSandgateError } from "../../src/errors/index.js";
-import { GovernanceEvents, type NewGovernanceEvent } from "../../src/governance/index.js";
+import { GovernanceEvents, type NewGovernanceEvent } from "../../src/features/governance/index.js";
 import { applyRetention, AuditLog, exportAudit, openAuditReader, parseTimeBound, verifyAudit, type AuditLogOptions } from "../../src/store/index.js";
 
 const dirs: string[] = [];

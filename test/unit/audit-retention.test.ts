@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ExecutionEvent } from "../../src/governance/index.js";
+import type { ExecutionEvent } from "../../src/features/governance/index.js";
 import { AuditLog, openAuditReader, queryAudit, verifyAudit, type AuditLogOptions, type AuditRecord } from "../../src/store/index.js";
 import type { Logger } from "../../src/util/logger.js";
 

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { Registry } from "prom-client";
-import type { GovernanceEvent } from "../../src/governance/index.js";
+import type { GovernanceEvent } from "../../src/features/governance/index.js";
 import { MetricSink } from "../../src/server/metric-sink.js";
 
 const base = { time: 0, client: "key:someone", sessionId: "s-123" };

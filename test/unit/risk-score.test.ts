@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { riskLevel, riskScore, type Finding, type Severity } from "../../src/governance/index.js";
+import { riskLevel, riskScore, type Finding, type Severity } from "../../src/features/governance/index.js";
 
 function finding(severity: Severity, ruleId = `rule.${severity}`): Finding {
   return { ruleId, category: "process-exec", severity, line: 1, endLine: 1, column: 1, message: "m", recommendation: "r" };

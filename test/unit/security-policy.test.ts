@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { defaultConfig, loadConfig, validateConfig } from "../../src/config/index.js";
-import { decide, LEVEL_TABLES, SEVERITIES, type Action, type Category, type CodePolicy, type Finding, type Severity } from "../../src/governance/index.js";
+import { decide, LEVEL_TABLES, SEVERITIES, type Action, type Category, type CodePolicy, type Finding, type Severity } from "../../src/features/governance/index.js";
 
 function finding(severity: Severity, category: Category = "process-exec", line = 1): Finding {
   return { ruleId: `py.${category}.rule-${severity}`, category, severity, line, endLine: line, column: 1, message: "m", recommendation: "r" };

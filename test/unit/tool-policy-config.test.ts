@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { configSchema, loadConfig } from "../../src/config/index.js";
-import { toolPolicyFor } from "../../src/governance/index.js";
+import { toolPolicyFor } from "../../src/features/governance/index.js";
 
 describe("tool policy settings", () => {
   it("reads rules and the default from the environment", () => {

@@ -4,7 +4,8 @@
 import type { SandgateConfig } from "../../config/index.js";
 import { SandgateError } from "../../errors/index.js";
 import { unknownLanguageError } from "../../execution/index.js";
-import { decide, type Governance } from "../../governance/index.js";
+import { decide } from "./code-policy.js";
+import type { Governance } from "./governance.js";
 import { resolveLanguage } from "../../languages/index.js";
 import { defineOperation } from "../../operations/index.js";
 import { analyzeCodeInput, analyzeCodeOutput, toWireAnalysis, type WireAnalysis } from "./wire.js";

@@ -2,7 +2,7 @@
 // answer of analyze_code / POST /security/analyze, in snake_case like the rest of the wire.
 
 import { z } from "zod";
-import { ACTIONS, CATEGORIES, RISK_LEVELS, SEVERITIES, type Analysis, type Finding, type SecuritySummary } from "../../governance/index.js";
+import { ACTIONS, CATEGORIES, RISK_LEVELS, SEVERITIES, type Analysis, type Finding, type SecuritySummary } from "./types.js";
 import { LANGUAGE_NAMES_AND_ALIASES } from "../../languages/index.js";
 
 export const findingSchema = z.object({

@@ -2,8 +2,8 @@
 // a bounded in-memory queue until a person decides over REST or the time runs out.
 
 import { randomUUID } from "node:crypto";
-import type { SandgateConfig } from "../config/index.js";
-import { SandgateError } from "../errors/index.js";
+import type { SandgateConfig } from "../../config/index.js";
+import { SandgateError } from "../../errors/index.js";
 import type { ApprovalEvent, GovernanceEvents } from "./events.js";
 import type { ApprovalBroker, ApprovalDecision, ApprovalRequest, Approver } from "./types.js";
 

@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { Language } from "../../languages/index.js";
+import type { Language } from "../../../languages/index.js";
 import type { Analysis } from "../types.js";
 
 /** The compiled worker entry; absent when running from TypeScript sources (tests), then analysis runs inline. */

@@ -1,29 +1,18 @@
-// The execution gate: analyses the code as the caller wrote it, lets the code policy decide
-// (block, ask a human, warn, allow), and records every execution, blocked or run, as an event.
+// The execution gate, governance's run hooks for the engine: analyses the code as the caller wrote it,
+// lets the code policy decide (block, ask a human, warn, allow), and records every execution, blocked or run.
 
 import { createHash } from "node:crypto";
-import { SandgateError, isSandgateError } from "../errors/index.js";
-import { decide, deniedBecause, findingRefs, type Analysis, type Approver, type Decision, type Finding, type Governance, type SecuritySummary } from "../governance/index.js";
-import type { Language } from "../languages/index.js";
-import type { ExecutionResult } from "./result-builder.js";
-
-/** Who runs what: the context of one gated execution. */
-export interface GateContext {
-  language: Language;
-  /** The code as the caller wrote it (TypeScript before transpiling, a shell line before it is wrapped). */
-  code: string;
-  owner: string;
-  sessionId: string | null;
-  executionId: string;
-  background: boolean;
-  approver?: Approver | undefined;
-  signal?: AbortSignal | undefined;
-  onWaiting?: ((message: string) => void) | undefined;
-}
+import { SandgateError, isSandgateError } from "../../errors/index.js";
+import type { ExecutionResult, RunContext, RunHooks, RunVerdict } from "../../execution/index.js";
+import type { Language } from "../../languages/index.js";
+import { deniedBecause } from "./denial.js";
+import { findingRefs } from "./events.js";
+import type { Governance } from "./governance.js";
+import { decide, type Decision } from "./code-policy.js";
+import type { Analysis, Finding, SecuritySummary } from "./types.js";
 
 /** The analysis of one execution and what the policy made of it; `security` goes on the result. */
-export interface Verdict {
-  context: GateContext;
+export interface Verdict extends RunVerdict {
   analysis: Analysis;
   decision: Decision;
   security: SecuritySummary;
@@ -40,7 +29,7 @@ function sha256(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
-export class ExecutionGate {
+export class ExecutionGate implements RunHooks<Verdict> {
   constructor(private readonly governance: Governance) {}
 
   /** The gate of an engine's governance, when it has one and it is switched on (security.enabled). */
@@ -49,7 +38,7 @@ export class ExecutionGate {
   }
 
   /** Analyses the code and applies the policy; nothing is refused yet (see admit). */
-  async judge(context: GateContext): Promise<Verdict> {
+  async judge(context: RunContext): Promise<Verdict> {
     const analysis = await this.governance.analyzer.analyze(context.language, context.code, { owner: context.owner });
     const decision = decide(analysis, this.governance.config.security);
     const shown = this.governance.config.security.findingsShown;
@@ -60,7 +49,7 @@ export class ExecutionGate {
       findings: analysis.findings.slice(0, shown),
       ...(analysis.findings.length > shown ? { totalFindings: analysis.findings.length } : {}),
     };
-    return { context, analysis, decision, security };
+    return { context, analysis, decision, security, heldAtAdmit: decision.action === "block" || decision.action === "approve" };
   }
 
   /**

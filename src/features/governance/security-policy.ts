@@ -4,7 +4,8 @@
 import { allApiKeys, defaultTimeoutS, LANGUAGES, type SandgateConfig } from "../../config/index.js";
 import { effectiveFlavors, SECCOMP_DENIED_SYSCALLS } from "../../sandbox/index.js";
 import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames, type Engine } from "../../execution/index.js";
-import { describeCodePolicy, describeToolPolicy } from "../../governance/index.js";
+import { describeCodePolicy } from "./code-policy.js";
+import { describeToolPolicy } from "./tool-policy.js";
 
 /** What the policy is read from: the config and the engine's view of this host. */
 export interface PolicyHost {

@@ -2,7 +2,7 @@
 // code: an agent that sends the same program again is judged without parsing it again.
 
 import { createHash } from "node:crypto";
-import type { Language } from "../../languages/index.js";
+import type { Language } from "../../../languages/index.js";
 import type { Analysis } from "../types.js";
 
 export interface AnalysisCacheOptions {

@@ -1,7 +1,7 @@
 // The anomaly detector: an event sink that runs the rules (anomaly-rules.ts) per client, records one
 // `anomaly` event per rule and client per cooldown, and says which clients are throttled.
 
-import type { AnomaliesConfig } from "../config/index.js";
+import type { AnomaliesConfig } from "../../config/index.js";
 import { newActivity, observe, type AnomalyRule, type ClientActivity } from "./anomaly-rules.js";
 import type { EventSink, GovernanceEvent, GovernanceEvents } from "./events.js";
 

@@ -1,10 +1,12 @@
-// The governance facade the server builds once and hands to the engine and code mode: the analyzer,
+// The governance facade the app builds once and hands to code mode, and whose hooks the engine runs through: the analyzer,
 // the approval broker and the event fan-out, each a capability object of its own.
 
-import type { SandgateConfig } from "../config/index.js";
+import type { SandgateConfig } from "../../config/index.js";
+import type { EngineHooks } from "../../execution/index.js";
 import { Analyzer } from "./analysis/analyzer.js";
-import { ApprovalQueue } from "./approvals.js";
+import { ApprovalQueue } from "./approval-queue.js";
 import { GovernanceEvents } from "./events.js";
+import { ExecutionGate } from "./execution-gate.js";
 import type { ApprovalBroker } from "./types.js";
 
 export interface GovernanceOptions {
@@ -28,5 +30,14 @@ export class Governance {
     this.analyzer = new Analyzer({ timeoutMs: options.config.security.analysisTimeoutMs });
     this.events = options.events ?? new GovernanceEvents();
     this.approvals = options.approvals ?? new ApprovalQueue({ config: options.config, events: this.events });
+  }
+
+  /**
+   * What the engine calls around each run and file operation (Engine.create's `hooks`): file
+   * operations are always recorded, runs are judged and recorded while security.enabled.
+   */
+  engineHooks(): EngineHooks {
+    const runs = ExecutionGate.of(this);
+    return { ...(runs ? { runs } : {}), files: this.events };
   }
 }

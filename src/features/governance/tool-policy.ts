@@ -1,7 +1,7 @@
 // The upstream tool policy as a pure decision: which action the config gives a call to one tool,
 // and which rule gave it (the most specific: "server.tool", then "server", then the default).
 
-import type { ToolAction, ToolPolicyConfig } from "../config/index.js";
+import type { ToolAction, ToolPolicyConfig } from "../../config/index.js";
 
 export interface ToolPolicyDecision {
   action: ToolAction;

@@ -2,7 +2,7 @@
 // with the analysis or the error, so a hang or a crash of the analysis costs a worker, not the server.
 
 import { parentPort } from "node:worker_threads";
-import type { Language } from "../../languages/index.js";
+import type { Language } from "../../../languages/index.js";
 import { Analyzer } from "./analyzer.js";
 
 interface Job {

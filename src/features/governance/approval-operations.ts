@@ -3,7 +3,8 @@
 
 import { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
-import { ApprovalQueue, type Governance, type PendingApproval } from "../../governance/index.js";
+import { ApprovalQueue, type PendingApproval } from "./approval-queue.js";
+import type { Governance } from "./governance.js";
 import { defineOperation } from "../../operations/index.js";
 import { toWireGovernanceData } from "./wire.js";
 

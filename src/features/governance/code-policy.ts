@@ -1,8 +1,8 @@
 // The code policy: security levels as tables from finding severities to actions, overrides per
 // category and per language, and decide(), the pure step from an analysis to allow|warn|approve|block.
 
-import type { SecurityConfig } from "../config/index.js";
-import type { Language } from "../languages/index.js";
+import type { SecurityConfig } from "../../config/index.js";
+import type { Language } from "../../languages/index.js";
 import { ACTIONS, SECURITY_LEVELS, type Action, type Analysis, type Category, type Finding, type SecurityLevel, type Severity } from "./types.js";
 
 export { SECURITY_LEVELS, type SecurityLevel };

@@ -2,7 +2,7 @@
 // one cursor walk, and scores the findings. An analysis is a risk signal, never the security boundary.
 
 import type { Node } from "web-tree-sitter";
-import type { Language } from "../../languages/index.js";
+import type { Language } from "../../../languages/index.js";
 import { riskLevel, riskScore } from "../risk.js";
 import { SEVERITIES, type Analysis, type CodeMetrics, type Finding } from "../types.js";
 import { bashRules } from "./bash.js";

@@ -1,8 +1,8 @@
-// Governance events: what the audit trail stores, the metrics count and the anomaly rules watch.
-// Every site that runs, calls, decides or refuses records one event here; sinks subscribe.
+// The events governance records and the audit trail stores (the metrics count them, the anomaly
+// rules watch them): one shape per kind. The engine records file events; governance records the rest.
 
 import type { Language } from "../languages/index.js";
-import type { Action, Category, Finding, RiskLevel, Severity } from "./types.js";
+import type { Action, Category, RiskLevel, Severity } from "../config/index.js";
 
 interface EventBase {
   /** Milliseconds since the epoch; set by `record` when left out. */
@@ -137,42 +137,4 @@ export interface EventSink {
    * that has it takes the `execution` event of an admitted run whatever its queue holds.
    */
   admit?(): void | Promise<void>;
-}
-
-export function findingRefs(findings: readonly Finding[]): FindingRef[] {
-  return findings.map(({ ruleId, category, severity, line }) => ({ ruleId, category, severity, line }));
-}
-
-/** The fan-out from event sites to sinks (audit, metrics, anomalies). */
-export class GovernanceEvents {
-  private readonly sinks = new Set<EventSink>();
-
-  subscribe(sink: EventSink): () => void {
-    this.sinks.add(sink);
-    return () => this.sinks.delete(sink);
-  }
-
-  /**
-   * Hands the event to every sink. Rejects when a sink refuses it (the audit could not take the row
-   * in time): the caller then fails its request rather than go on unrecorded.
-   */
-  async record(event: NewGovernanceEvent): Promise<void> {
-    const full: GovernanceEvent = { ...event, time: event.time ?? Date.now() };
-    const pending: Promise<void>[] = [];
-    for (const sink of this.sinks) {
-      const done = sink.record(full);
-      if (done) pending.push(done);
-    }
-    if (pending.length > 0) await Promise.all(pending);
-  }
-
-  /** Waits until every sink could record a row (see EventSink.admit); rejects like record. */
-  async admit(): Promise<void> {
-    const pending: Promise<void>[] = [];
-    for (const sink of this.sinks) {
-      const done = sink.admit?.();
-      if (done) pending.push(done);
-    }
-    if (pending.length > 0) await Promise.all(pending);
-  }
 }

@@ -1,7 +1,7 @@
 // The anomaly rules as pure functions over one client's recent activity: what an event changes in
 // it and which rules it trips. No clock of their own and no I/O, so a table of events tests them.
 
-import type { AnomaliesConfig } from "../config/index.js";
+import type { AnomaliesConfig } from "../../config/index.js";
 import type { GovernanceEvent } from "./events.js";
 
 /** The rules, each documented in the README's anomaly table. */
