@@ -6,7 +6,7 @@ import { z } from "zod";
 import { SEARCH_LIMIT_MAX, signedHits, type Catalog, type SearchHit } from "../catalog/index.js";
 import type { ToolPolicyConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import { toolPolicyFor } from "../governance/index.js";
+import { toolPolicyFor } from "../features/governance/index.js";
 import type { UpstreamStatus } from "../upstream/index.js";
 
 /** The limits of a search, the same for the MCP tool and for code: the tool adds its descriptions to these fields. */
