@@ -75,6 +75,11 @@ export interface EngineOptions {
    * Governance.engineHooks); without them code runs unjudged and unrecorded (library use, tests).
    */
   hooks?: EngineHooks;
+  /**
+   * A Governance, as library users passed it before the hooks existed: its engineHooks() are used
+   * when `hooks` is not given. Typed by what the engine uses of it, so the core knows no feature.
+   */
+  governance?: { engineHooks(): EngineHooks };
   /** Overrides INTERRUPT_GRACE_MS (tests that prove a stubborn runner is killed, in less time). */
   interruptGraceMs?: number;
   /** Sandgate's operations that sandboxed code may call (search_tools, call(op, args)); without, such calls fail with ToolNotFound. */
@@ -211,7 +216,7 @@ export class Engine {
       ...(bwrap ? { bwrap } : {}),
       interpreters,
     });
-    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.hooks ?? {}, options.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.hooks ?? options.governance?.engineHooks() ?? {}, options.interruptGraceMs ?? INTERRUPT_GRACE_MS);
     engine.operations = options.operations;
     engine.pool.fill();
     // The tokenizer's tables take a few hundred ms to parse, which the first call paid (the warm

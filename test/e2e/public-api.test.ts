@@ -3,9 +3,11 @@
 
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { REVERSE_SHELL } from "../fixtures/risky-code.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
 
@@ -162,6 +164,31 @@ describe("the sandgate package", () => {
     );
     expect(run.stderr).toBe("");
     expect(run.stdout.trim().split("\n")).toEqual(["sandgate", "ERR_PACKAGE_PATH_NOT_EXPORTED", "ERR_PACKAGE_PATH_NOT_EXPORTED"]);
+  });
+
+  it("lets a program gate its engine with a Governance, passed as itself (as before the engine's hooks) or as its hooks", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-public-gate-"));
+    try {
+      const run = await runModule(
+        [
+          'import { Engine, Governance, loadConfig } from "sandgate";',
+          `const config = loadConfig({ SANDBOX_DIR: ${JSON.stringify(dir)} });`,
+          `const code = ${JSON.stringify(REVERSE_SHELL)};`,
+          'for (const how of ["governance", "hooks"]) {',
+          "  const governance = new Governance({ config });",
+          "  const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, ...(how === 'governance' ? { governance } : { hooks: governance.engineHooks() }) });",
+          "  try { await engine.execute({ language: 'python', code }); console.log(how, 'ran'); } catch (e) { console.log(how, e.code); }",
+          "  const plain = await engine.execute({ language: 'python', code: 'print(6 * 7)' });",
+          "  console.log(how, plain.stdout.trim(), plain.security?.action);",
+          "  await engine.close(); await governance.analyzer.close();",
+          "}",
+        ].join("\n"),
+      );
+      expect(run.stderr).toBe("");
+      expect(run.stdout.trim().split("\n")).toEqual(["governance POLICY_BLOCKED", "governance 42 allow", "hooks POLICY_BLOCKED", "hooks 42 allow"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("keeps its command working: the bin file runs and reports the package version", async () => {
