@@ -35,7 +35,7 @@ import type { Session } from "./session.js";
 import { EngineSessions } from "./engine-sessions.js";
 import { EngineFiles } from "./engine-files.js";
 import { buildResult, markWorkspaceOverLimit, preparationFailedResult, type ExecutionResult, type SaveOutput } from "./result-builder.js";
-import { Room } from "./room.js";
+import { Eviction } from "./eviction.js";
 import { callRunEnv, maskToolCalls, sessionRunEnv } from "./env-vars.js";
 import { Admission, defaultSandboxesPerOwner, type AdmissionState, type Lease } from "./admission.js";
 import { EngineJobs, type JobInfo } from "./jobs.js";
@@ -99,7 +99,7 @@ export class Engine {
   private readonly admission: Admission;
   private readonly forgetHostPaths: () => void;
   /** Session sandboxes and running calls: who gives way when the server is full. */
-  private readonly room: Room;
+  private readonly eviction: Eviction;
   private readonly pool: WarmPool;
   private readonly defaultLimits: ResolvedLimits;
   private readonly retiring = new Set<Promise<void>>();
@@ -128,17 +128,17 @@ export class Engine {
       maxCommittedMb: config.limits.maxCommittedMemoryMb,
       waitMs: config.limits.queueWaitS * 1000,
       maxPerOwner: config.limits.maxSandboxesPerIdentity ?? defaultSandboxesPerOwner(config.limits.maxSandboxes),
-      expectedWaitS: (owner) => this.room.expectedWaitS(owner),
+      expectedWaitS: (owner) => this.eviction.expectedWaitS(owner),
     });
     this.pool = new WarmPool(runtime, poolSizes, this.defaultLimits, log, this.admission);
-    this.room = new Room({
+    this.eviction = new Eviction({
       admission: this.admission,
       shrinkPool: () => this.pool.shrink(),
       retire: (sandbox) => this.retire(sandbox),
       evictIdleAfterMs: config.sessions.evictIdleAfterS * 1000,
     });
     // Spares give way to waiting callers, and come back once room is free and nobody waits.
-    this.admission.onPressure((owner) => this.room.makeRoomFor(owner));
+    this.admission.onPressure((owner) => this.eviction.makeRoomFor(owner));
     this.admission.onRoom(() => this.pool.fill());
     // Errors that leave the server name these directories as the sandbox sees them, or not at all.
     this.forgetHostPaths = registerHostPaths([
@@ -588,9 +588,9 @@ export class Engine {
       session.endCall();
       // A machine whose last runner ended in this call (a Bash `exit`, a crash) goes with it.
       await this.sessionManager.settle(session);
-      // A call waiting for room may be owed this now idle sandbox (see Room.makeRoomFor).
+      // A call waiting for room may be owed this now idle sandbox (see Eviction.makeRoomFor).
       const waiting = this.admission.nextWaiting();
-      if (waiting !== undefined) this.room.makeRoomFor(waiting);
+      if (waiting !== undefined) this.eviction.makeRoomFor(waiting);
     }
   }
 
@@ -600,7 +600,7 @@ export class Engine {
     // Calls to one session run one at a time, so nothing else starts this sandbox meanwhile.
     const lease = await this.admission.acquire(limits.memoryMb, session.owner, signal);
     const sandbox = await this.startLeased(lease, () => this.sessionManager.sandboxFor(session, kind, limits));
-    this.room.holdForSession(sandbox, session, kind);
+    this.eviction.holdForSession(sandbox, session, kind);
     return sandbox;
   }
 
@@ -609,7 +609,7 @@ export class Engine {
     if (signal?.aborted) throw new SandgateError("SANDBOX_FAILED", "the call was cancelled before the code could run");
     const onAbort = (): void => sandbox.stopRun("killed");
     signal?.addEventListener("abort", onAbort, { once: true });
-    const ended = this.room.markRunning(sandbox, owner, Date.now() + runRequest.timeoutMs);
+    const ended = this.eviction.markRunning(sandbox, owner, Date.now() + runRequest.timeoutMs);
     try {
       if (!sandbox.alive) throw new SandgateError("SANDBOX_FAILED", "the sandbox stopped before the code could run");
       return await sandbox.run(runRequest);
@@ -676,7 +676,7 @@ export class Engine {
     this.closing = true;
     const jobsStopped = this.jobs.close();
     this.admission.close();
-    for (const sandbox of this.room.busySandboxes) sandbox.terminate("killed");
+    for (const sandbox of this.eviction.busySandboxes) sandbox.terminate("killed");
     await Promise.all([this.pool.close(), this.sessionManager.close(), this.files.close()]);
     await jobsStopped;
     // Their sandboxes are gone: what is left of each call is recording its result (bounded: a call stuck elsewhere does not hold up the stop).

@@ -5,7 +5,7 @@ import type { RunnerKind, Sandbox } from "../sandbox/index.js";
 import type { Admission } from "./admission.js";
 import type { Session } from "./session.js";
 
-export interface RoomOptions {
+export interface EvictionOptions {
   admission: Admission;
   /** Stops one pool spare; false when there is none. */
   shrinkPool: () => boolean;
@@ -15,13 +15,13 @@ export interface RoomOptions {
   evictIdleAfterMs: number;
 }
 
-export class Room {
+export class Eviction {
   /** Sandboxes sessions hold, for eviction under pressure; each leaves this map when it closes. */
   private readonly sessionSandboxes = new Map<Sandbox, { session: Session; kind: RunnerKind }>();
   /** Sandboxes running a call, with the caller and the time the call is stopped at the latest. */
   private readonly running = new Map<Sandbox, { owner: string; deadline: number }>();
 
-  constructor(private readonly options: RoomOptions) {}
+  constructor(private readonly options: EvictionOptions) {}
 
   /** `sandbox` is `session`'s resident sandbox for `kind` until it closes. */
   holdForSession(sandbox: Sandbox, session: Session, kind: RunnerKind): void {
