@@ -1,7 +1,8 @@
-// The HTTP application: the guards in order (body cap and deadline, Host/Origin, CORS, API key), then MCP
-// at /mcp, the typed REST route table, the OpenAPI document and docs, and JSON errors for the rest.
+// The HTTP application: the request lifecycle as one ordered list of named guards (body cap and deadline,
+// Host/Origin, CORS, API key), then MCP at /mcp, the typed REST route table with each route's stages
+// (scope, parse, limits, handler), the OpenAPI document and docs, and JSON errors for the rest.
 
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { streamSSE } from "hono/streaming";
 import { allApiKeys } from "../../config/index.js";
 import { isSandgateError, publicError, SandgateError } from "../../errors/index.js";
@@ -63,16 +64,20 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   const streamed = routes.filter((r) => r.rawBody).map((r) => ({ route: r, pattern: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}$`) }));
   const exempt = (c: Context): boolean =>
     streamed.some(({ route, pattern }) => route.method === c.req.method.toLowerCase() && pattern.test(c.req.path) && route.rawBody?.accepts(c) === true);
-  app.use("*", bodyGuard({ maxBytes: config.server.maxBodyBytes, timeoutMs: config.server.bodyTimeoutS * 1000, exempt }));
-  app.use("*", originGuard({ server: config.server }));
-  app.use("*", corsGuard({ server: config.server }));
-  app.use(
-    "*",
-    authGuard({
-      server: config.server,
-      onRefused: ({ reason, route, peer }) => recordAuthFailure(ctx, { client: peer, reason, route }),
-    }),
-  );
+  /**
+   * The request lifecycle, in order. Every request: the body's cap and deadline, Host and Origin,
+   * CORS, the API key. Then a route's own stages (register below): the key's scope, the input
+   * parsed once with the route's schemas, the caller's concurrency cap, the handler (an operation's
+   * answer checked against its output schema); and errors, whatever stage threw, as one JSON body
+   * (onError, notFound). MCP at /mcp has its own stages after the four guards (mcp-route.ts).
+   */
+  const guards: ReadonlyArray<readonly [stage: string, guard: MiddlewareHandler]> = [
+    ["body cap and deadline", bodyGuard({ maxBytes: config.server.maxBodyBytes, timeoutMs: config.server.bodyTimeoutS * 1000, exempt })],
+    ["Host and Origin", originGuard({ server: config.server })],
+    ["CORS", corsGuard({ server: config.server })],
+    ["API key", authGuard({ server: config.server, onRefused: ({ reason, route, peer }) => recordAuthFailure(ctx, { client: peer, reason, route }) })],
+  ];
+  for (const [, guard] of guards) app.use("*", guard);
 
   app.all("/mcp", (c) => mcp.handle(c));
   // /mcp/execute is sessionless: no server-to-client stream to GET and no session to DELETE.
@@ -85,12 +90,13 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
 
   const register = (route: RestRoute): void => {
     app.on(route.method.toUpperCase(), route.path, async (c) => {
-      // The scope first: a key may not learn about, or probe unrecorded, the input of a route it may not use.
+      // Scope, before anything is parsed: a key may not learn about, or probe unrecorded, the input of a route it may not use.
       const caller = callerOf(c);
       if (route.scope !== "any" && !caller.scopes.has(route.scope)) {
         await recordAuthFailure(ctx, { client: caller.id, reason: "missing_scope", route: `${c.req.method} ${c.req.path}`, scope: route.scope });
         return errorResponse(c, missingScope(route.scope, `${route.method.toUpperCase()} ${route.path}`));
       }
+      // Parse: the input, once, with the route's schemas.
       let handle: Awaited<ReturnType<RestRoute["prepare"]>>;
       try {
         handle = await route.prepare(c);
@@ -98,6 +104,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         if (route.refuse && isSandgateError(error)) return route.refuse(error, c);
         throw error;
       }
+      // Limits: the caller's concurrency cap, for routes that cost like a run.
       const owner = caller.id;
       const release = route.runsCode ? limiter.acquire(owner) : (): void => undefined;
       let kept = false;
@@ -106,6 +113,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
         return release;
       };
       try {
+        // Handler; an operation's answer is checked against its output schema there (runOperation), a raw route's is typed by its response schema.
         const result = await handle({ c, signal: c.req.raw.signal, keepSlot, owner });
         return result instanceof Response ? result : c.json(result, route.successStatus);
       } finally {
