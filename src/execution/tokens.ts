@@ -30,6 +30,11 @@ export function tokenizerLoaded(): boolean {
   return encoding !== undefined;
 }
 
+/** Forgets the loaded encoder, for tests of when it is loaded in a process that loaded it before (require keeps the module, so loading it again is quick). */
+export function forgetTokenizer(): void {
+  encoding = undefined;
+}
+
 /** Tool output is data, not a prompt: text such as `<|endoftext|>` counts as ordinary characters. */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 

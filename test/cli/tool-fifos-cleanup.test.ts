@@ -1,7 +1,7 @@
 // The tool FIFOs a sandgate process makes ahead for sandboxes it might start are removed when it
 // exits: a loop of short `sandgate exec` runs does not pile FIFOs up under SANDBOX_DIR.
 
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,18 +21,21 @@ describe("sandgate exec", () => {
   it("leaves no tool FIFOs behind, run after run", async () => {
     // As root they are made in the process's own tmpfs (runtime-view.ts), unmounted at exit.
     const channels = process.getuid?.() === 0 ? undefined : join(dir, "runtime", "channels");
-    // Views of processes that have ended: the CLI's own, once it exited (other test files' live processes may hold theirs meanwhile).
-    const views = (): string[] => readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((line) => line.split(" ")[4] ?? "").filter((path) => path.startsWith("/run/sandgate/views/"));
-    const alive = (pid: number): boolean => existsSync(`/proc/${pid}`);
-    const before = new Set(views());
+    // The views the CLI's process made, once it exited (other test files' processes come and go meanwhile, some killed).
+    const viewsOf = (pid: number | undefined): string[] =>
+      readFileSync("/proc/self/mountinfo", "utf8")
+        .split("\n")
+        .map((line) => line.split(" ")[4] ?? "")
+        .filter((path) => path.startsWith("/run/sandgate/views/") && Number(/(\d+)-\d+$/.exec(path)?.[1]) === pid);
     for (let i = 0; i < 3; i++) {
       // The binary: the FIFOs made ahead are removed when the process exits.
-      const r = await runBinary(["exec", "--language", "bash", "test -p /sandgate/channel/tool-requests && echo has-fifos"], { env: { SANDBOX_DIR: dir } });
+      let pid: number | undefined;
+      const r = await runBinary(["exec", "--language", "bash", "test -p /sandgate/channel/tool-requests && echo has-fifos"], { env: { SANDBOX_DIR: dir }, onStarted: (started) => (pid = started) });
       expect(r.stdout, r.stderr).toBe("has-fifos\n");
       if (channels) expect(readdirSync(channels)).toEqual([]);
       else {
-        const leftBehind = views().filter((path) => !before.has(path) && !alive(Number(/(\d+)-\d+$/.exec(path)?.[1] ?? 0)));
-        expect(leftBehind).toEqual([]);
+        expect(pid).toBeGreaterThan(0);
+        expect(viewsOf(pid)).toEqual([]);
       }
     }
   });

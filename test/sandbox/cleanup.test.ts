@@ -8,9 +8,15 @@ import { detectCgroups } from "../../src/sandbox/index.js";
 import { removeStaleCgroups } from "../../src/sandbox/cgroups.js";
 import { createTestEngine, descendantPids, openFds, waitFor } from "../helpers.js";
 
+/** This process's sandbox cgroups under `parents`. */
+const ownCgroups = (parents: Record<string, string>): string[] =>
+  Object.values(parents).flatMap((parent) => (existsSync(parent) ? readdirSync(parent).filter((d) => d.startsWith(`sg-${process.pid}-`)).map((d) => join(parent, d)) : []));
+
 it("leaves no process, fd or cgroup behind after sessions, pool and stateless calls", async () => {
   const baselinePids = descendantPids();
   const baselineFds = openFds().length;
+  // A test worker runs file after file in one process: count only cgroups made after this point.
+  const baselineCgroups = new Set(ownCgroups(detectCgroups().parents));
   const t = createTestEngine({}, { python: 2, javascript: 1, bash: 1 });
   const sessions = [t.engine.sessions.create(), t.engine.sessions.create()];
   await Promise.all([
@@ -24,10 +30,7 @@ it("leaves no process, fd or cgroup behind after sessions, pool and stateless ca
   await t.close();
   expect(await waitFor(() => descendantPids().length === baselinePids.length)).toBe(true);
   expect(await waitFor(() => openFds().length <= baselineFds)).toBe(true);
-  for (const parent of Object.values(cgroups.parents)) {
-    if (!existsSync(parent)) continue;
-    expect(readdirSync(parent).filter((d) => d.startsWith(`sg-${process.pid}-`))).toEqual([]);
-  }
+  expect(ownCgroups(cgroups.parents).filter((dir) => !baselineCgroups.has(dir))).toEqual([]);
 });
 
 it.runIf(detectCgroups().mode !== "none")("removes at start-up the cgroups a killed sandgate left, named either way, and none of a live one's", () => {
