@@ -3,7 +3,7 @@
 
 import type { PiiConfig } from "../config/index.js";
 import type { OutputGuard } from "../execution/index.js";
-import { BoundaryVault, compilePatterns, PII_TYPES, ScanTurns, tokenLabel, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
+import { BoundaryVault, compilePatterns, PII_TYPES, ScanTurns, tokenLabel, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../features/pii/index.js";
 
 /** How often, at most, vaults of callers gone idle are looked for. */
 const SWEEP_MS = 10_000;

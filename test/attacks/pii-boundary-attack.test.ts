@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/app/index.js";
 import { PiiBoundary } from "../../src/codemode/pii-boundary.js";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../../src/config/index.js";
-import { compilePatterns } from "../../src/pii/index.js";
+import { compilePatterns } from "../../src/features/pii/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";
 import { createTestApp } from "../helpers.js";

@@ -2,8 +2,8 @@
 // and an entity as the wire reports it. The detectors, the vault and the boundary speak these.
 
 // The kinds are the core's words (the settings name them); the feature speaks them from there.
-export { DEFAULT_PII_TYPES, PII_TYPES } from "../config/pii-terms.js";
-export type { PiiType } from "../config/pii-terms.js";
+export { DEFAULT_PII_TYPES, PII_TYPES } from "../../config/pii-terms.js";
+export type { PiiType } from "../../config/pii-terms.js";
 
 /** An admin's own kind of data: a name (its tokens are `[NAME_n]` in capitals) and a JavaScript regular expression. */
 export interface CustomPattern {
