@@ -32,7 +32,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ["**/features/**", "**/governance/**", "**/pii/**", "**/codemode/**", "**/catalog/**", "**/upstream/**", "**/server/**", "**/cli/**", "**/app/**"],
-              message: "the core imports no feature (src/features, src/governance, src/pii; code mode's src/codemode, src/catalog, src/upstream), no surface (src/server, src/cli) and not the composition root (src/app): give it a hook or a port instead (src/execution/hooks.ts)",
+              message: "the core imports no feature (src/features; nor their former homes src/governance, src/pii, src/codemode, src/catalog, src/upstream), no surface (src/server, src/cli) and not the composition root (src/app): give it a hook or a port instead (src/execution/hooks.ts)",
             },
           ],
         },

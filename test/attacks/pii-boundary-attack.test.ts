@@ -8,7 +8,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/app/index.js";
-import { PiiBoundary } from "../../src/codemode/pii-boundary.js";
+import { PiiBoundary } from "../../src/features/codemode/pii-boundary.js";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../../src/config/index.js";
 import { compilePatterns } from "../../src/features/pii/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
