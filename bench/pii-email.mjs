@@ -1,12 +1,15 @@
 // The email detector on 64 KiB of ordinary, dense and hostile text: ms per 64 KiB of this build
 // against another's, measured interleaved. `node bench/pii-email.mjs <reference dist dir> [dist dir]`.
 
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 const REF = resolve(process.argv[2] ?? "dist");
 const DIST = resolve(process.argv[3] ?? new URL("../dist", import.meta.url).pathname);
-const { findEmails: newFind } = await import(`${DIST}/pii/kinds/email.js`);
-const { findEmails: oldFind } = await import(`${REF}/pii/kinds/email.js`);
+// The detector is internal to the PII feature: src/features/pii since the features moved, src/pii in older builds.
+const emailModule = (dist) => ["features/pii/kinds/email.js", "pii/kinds/email.js"].map((p) => join(dist, p)).find((p) => existsSync(p)) ?? join(dist, "features/pii/kinds/email.js");
+const { findEmails: newFind } = await import(emailModule(DIST));
+const { findEmails: oldFind } = await import(emailModule(REF));
 const K = 64 * 1024;
 const fill = (unit) => unit.repeat(Math.ceil(K / unit.length)).slice(0, K);
 const cases = {

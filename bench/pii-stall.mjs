@@ -11,9 +11,9 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 const DIST = resolve(process.argv[2] ?? new URL("../dist", import.meta.url).pathname);
 const ROUNDS = Number(process.argv[3] ?? 5);
 const { loadConfig, upstreamServerSchema } = await import(`${DIST}/config/index.js`);
-const { CodeMode } = await import(`${DIST}/codemode/index.js`);
 const { Engine, warmTokenizer } = await import(`${DIST}/execution/index.js`);
-const { Governance } = await import(`${DIST}/index.js`);
+// The library entry: the same names before and after governance and code mode moved to src/features.
+const { CodeMode, Governance } = await import(`${DIST}/index.js`);
 const { startHttpServer } = await import(`${DIST}/server/index.js`);
 const { silentLogger } = await import(`${DIST}/util/logger.js`);
 

@@ -5,7 +5,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PII_TYPES, PiiVault } from "../dist/pii/index.js";
+import { PII_TYPES, PiiVault } from "../dist/features/pii/index.js";
 import { fmt, pct } from "./stats.mjs";
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "..", "test", "fixtures", "pii");

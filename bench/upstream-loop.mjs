@@ -63,10 +63,9 @@ const best = (xs) => Math.min(...xs);
 async function measure(root) {
   const dist = (p) => import(pathToFileURL(join(root, "dist", p)).href);
   const { loadConfig, upstreamServerSchema } = await dist("config/index.js");
-  const { CodeMode } = await dist("codemode/index.js");
   const { Engine, warmTokenizer } = await dist("execution/index.js");
-  // The library entry: the same name before and after governance moved to src/features.
-  const { Governance } = await dist("index.js");
+  // The library entry: the same names before and after governance and code mode moved to src/features.
+  const { CodeMode, Governance } = await dist("index.js");
   const { openAuditLog } = await dist("store/index.js");
   const { silentLogger } = await dist("util/logger.js");
 

@@ -48,9 +48,8 @@ export type {
 } from "./execution/index.js";
 
 // Code mode: upstream MCP servers, their tool catalog, and sandboxed code's calls to them.
-export { CodeMode } from "./codemode/index.js";
-export type { CodeModeOptions } from "./codemode/index.js";
-export type { UpstreamState, UpstreamStatus } from "./upstream/index.js";
+export { CodeMode } from "./features/codemode/index.js";
+export type { CodeModeOptions, UpstreamState, UpstreamStatus } from "./features/codemode/index.js";
 
 // Governance: static analysis with risk scores, the approval broker, and the events an audit log
 // (SQLite, hash-chained) and metrics consume. Pass governance.engineHooks() to Engine.create (its `hooks`) to gate executions.

@@ -9,7 +9,7 @@ import { loadConfig, type SandgateConfig } from "../src/config/index.js";
 import { createApp, type App, type AppOptions } from "../src/app/index.js";
 import type { Engine } from "../src/execution/index.js";
 import { silentLogger } from "../src/util/logger.js";
-import { descendantsOf } from "../src/upstream/process-tree.js";
+import { descendantsOf } from "../src/features/codemode/upstream/process-tree.js";
 
 /**
  * What tests build on createApp by default: silent, version "test", and a bare engine (ungoverned,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { request as httpRequest } from "node:http";
 import type { SandgateConfig, ServerConfig } from "../src/config/index.js";
 import type { App } from "../src/app/index.js";
-import type { CodeMode } from "../src/codemode/index.js";
+import type { CodeMode } from "../src/features/codemode/index.js";
 import type { Engine } from "../src/execution/index.js";
 import { startHttpServer, type RunningServer, type ServerContext } from "../src/server/index.js";
 import { appOf, createTestEngine, type TestEngine } from "./helpers.js";

@@ -2,7 +2,7 @@
 // log, code mode, the engine, the observers) built, started and closed in one order for every caller.
 
 import type { SandgateConfig } from "../config/index.js";
-import { CodeMode } from "../codemode/index.js";
+import { CodeMode } from "../features/codemode/index.js";
 import { Engine } from "../execution/index.js";
 import { ApprovalQueue, Governance, GovernanceEvents, type AnomalyDetector, type ApprovalBroker } from "../features/governance/index.js";
 import type { RunnerKind } from "../languages/index.js";

@@ -4,7 +4,7 @@
 import { once } from "node:events";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import { PiiVault, scanOptions, type DetectOptions } from "../pii/index.js";
+import { PiiVault, scanOptions, type DetectOptions } from "../features/pii/index.js";
 import type { CliIo } from "./io.js";
 
 export interface PiiArgs {

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { SandgateError } from "../errors/index.js";
-import { CodeMode, unavailableServer } from "../codemode/index.js";
+import { CodeMode, unavailableServer } from "../features/codemode/index.js";
 import { toolPolicyFor } from "../features/governance/index.js";
 import { createCliLogger } from "./cli-logger.js";
 import type { CliIo } from "./io.js";

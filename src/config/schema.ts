@@ -10,7 +10,7 @@ import { nodePackagesCodec, nodePackagesSchema, pythonPackagesCodec, pythonPacka
 import { setting } from "./setting.js";
 import { ACTIONS, CATEGORIES, SECURITY_LEVELS, SEVERITIES, type Severity } from "./security-terms.js";
 import { TOOL_ACTIONS, TOOL_RULE_KEY, toolRulesCodec } from "./tool-policy.js";
-import { DEFAULT_PII_TYPES, PII_TYPES } from "../pii/types.js";
+import { DEFAULT_PII_TYPES, PII_TYPES } from "./pii-terms.js";
 
 export { LANGUAGES, type Language } from "../languages/names.js";
 

@@ -1,4 +1,4 @@
-// What the engine needs from code mode for one execution (src/codemode implements it): a
+// What the engine needs from code mode for one execution (src/features/codemode implements it): a
 // handler for the code's upstream calls, and the record of those calls at the end.
 
 import type { Approver } from "./approval.js";

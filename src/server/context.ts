@@ -1,7 +1,7 @@
 // What every server part shares: the engine, the effective config, the logger and start time.
 
 import type { SandgateConfig } from "../config/index.js";
-import type { CodeMode } from "../codemode/index.js";
+import type { CodeMode } from "../features/codemode/index.js";
 import type { Engine } from "../execution/index.js";
 import type { AnomalyDetector, Governance } from "../features/governance/index.js";
 import type { AuditStore } from "../store/index.js";

@@ -2,7 +2,7 @@
 // event counters (metric-sink.ts), gauges read on each scrape, MCP call durations and audit latency.
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { CodeMode } from "../codemode/index.js";
+import type { CodeMode } from "../features/codemode/index.js";
 import type { Engine } from "../execution/index.js";
 import type { AnomalyDetector } from "../features/governance/index.js";
 import { MetricSink } from "./metric-sink.js";

@@ -2,7 +2,7 @@
 // an agent can open a server's index.ts or one tool's types without searching.
 
 import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
-import type { Catalog } from "../catalog/index.js";
+import type { Catalog } from "../features/codemode/index.js";
 
 export const TREE_PREFIX = "sandgate://tools/";
 

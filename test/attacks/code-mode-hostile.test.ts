@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandgateConfig } from "../../src/config/index.js";
-import { CodeMode } from "../../src/codemode/index.js";
+import { CodeMode } from "../../src/features/codemode/index.js";
 import type { RunningServer } from "../../src/server/index.js";
 import { startFloodServer, type FloodServer } from "../fixtures/upstream/flood-server.js";
 import { recordingLogger, waitFor } from "../fixtures/upstream/helpers.js";

@@ -5,8 +5,8 @@ import { fileURLToPath } from "node:url";
 import { runInNewContext } from "node:vm";
 import { setFlagsFromString } from "node:v8";
 import { afterEach, describe, expect, it } from "vitest";
-import { UpstreamManager } from "../../src/upstream/index.js";
-import { outputProblems } from "../../src/upstream/output-check.js";
+import { UpstreamManager } from "../../src/features/codemode/upstream/index.js";
+import { outputProblems } from "../../src/features/codemode/upstream/output-check.js";
 import { sampleLoopStall } from "../fixtures/samplers.js";
 import { text, waitFor } from "../fixtures/upstream/helpers.js";
 

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { detectPii } from "../../src/pii/index.js";
+import { detectPii } from "../../src/features/pii/index.js";
 import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";
 import { cliPath, runCli } from "../fixtures/cli.js";
 import { callTool, connectMcp, toolText } from "../fixtures/mcp-client.js";

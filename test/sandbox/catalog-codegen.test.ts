@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Catalog } from "../../src/catalog/index.js";
+import { Catalog } from "../../src/features/codemode/catalog/index.js";
 import { oldPythonPrelude } from "../fixtures/upstream/old-python.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");

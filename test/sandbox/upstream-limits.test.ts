@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandgateError } from "../../src/errors/index.js";
-import { UpstreamManager } from "../../src/upstream/index.js";
+import { UpstreamManager } from "../../src/features/codemode/upstream/index.js";
 import { sampleRssGrowth } from "../fixtures/samplers.js";
 import { recordingLogger, rejection, text, waitFor } from "../fixtures/upstream/helpers.js";
 import { startFloodServer, type FloodServer } from "../fixtures/upstream/flood-server.js";

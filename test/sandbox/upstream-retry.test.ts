@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { UpstreamManager, type UpstreamManagerOptions } from "../../src/upstream/index.js";
+import { UpstreamManager, type UpstreamManagerOptions } from "../../src/features/codemode/upstream/index.js";
 import { startCodeModeStack } from "../fixtures/code-mode-stack.js";
 import { descendantPids, rejection, text, waitFor } from "../fixtures/upstream/helpers.js";
 

@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UpstreamManager, type UpstreamManagerOptions } from "../../src/upstream/index.js";
-import { descendantsOf } from "../../src/upstream/process-tree.js";
-import { StderrTail } from "../../src/upstream/stderr-tail.js";
+import { UpstreamManager, type UpstreamManagerOptions } from "../../src/features/codemode/upstream/index.js";
+import { descendantsOf } from "../../src/features/codemode/upstream/process-tree.js";
+import { StderrTail } from "../../src/features/codemode/upstream/stderr-tail.js";
 import { descendantPids, freePort, isAlive, recordingLogger, rejection, text, waitFor } from "../fixtures/upstream/helpers.js";
 import { startToyServer, type ToyServer } from "../fixtures/upstream/toy-server.js";
 

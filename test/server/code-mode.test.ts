@@ -9,7 +9,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandgateConfig } from "../../src/config/index.js";
-import { CodeMode } from "../../src/codemode/index.js";
+import { CodeMode } from "../../src/features/codemode/index.js";
 import type { RunningServer } from "../../src/server/index.js";
 import { freePort, isAlive, waitFor } from "../fixtures/upstream/helpers.js";
 import { startCodeModeStack, type CodeModeStack } from "../fixtures/code-mode-stack.js";

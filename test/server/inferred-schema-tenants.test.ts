@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/app/index.js";
-import type { CodeMode } from "../../src/codemode/index.js";
+import type { CodeMode } from "../../src/features/codemode/index.js";
 import { loadConfig, upstreamServerSchema, type SandgateConfig } from "../../src/config/index.js";
 import { startHttpServer, type RunningServer } from "../../src/server/index.js";
 import { callTool, connectMcp } from "../fixtures/mcp-client.js";

@@ -3,7 +3,7 @@
 
 import { beforeAll, describe, expect, it } from "vitest";
 import { warmTokenizer } from "../../src/execution/index.js";
-import { ScanTurns } from "../../src/pii/index.js";
+import { ScanTurns } from "../../src/features/pii/index.js";
 import { echo, usePiiStack } from "../fixtures/pii-stack.js";
 
 const stack = usePiiStack({ name: "pii-turns", maxExecutionS: 60 });

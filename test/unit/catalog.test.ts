@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Catalog, inferSchema } from "../../src/catalog/index.js";
-import { camelCase, pyModuleName, snakeCase } from "../../src/catalog/index.js";
-import { summarize } from "../../src/catalog/summary.js";
+import { Catalog, inferSchema } from "../../src/features/codemode/catalog/index.js";
+import { camelCase, pyModuleName, snakeCase } from "../../src/features/codemode/catalog/index.js";
+import { summarize } from "../../src/features/codemode/catalog/summary.js";
 import { SandgateError } from "../../src/errors/index.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "fixtures", "catalog");

@@ -2,12 +2,13 @@
 // (UpstreamCallHandler, UpstreamCallScope) and never import it, so each runs without it.
 
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const SRC = join(import.meta.dirname, "..", "..", "src");
+const CODE_MODE = "features/codemode";
 
-/** Every module specifier a folder's TypeScript files import, with the file that imports it. */
+/** Every relative module a folder's TypeScript files import, as a path under src, with the file that imports it. */
 function importsOf(folder: string): Array<{ file: string; from: string }> {
   const found: Array<{ file: string; from: string }> = [];
   for (const entry of readdirSync(join(SRC, folder), { recursive: true, withFileTypes: true })) {
@@ -15,24 +16,28 @@ function importsOf(folder: string): Array<{ file: string; from: string }> {
     const path = join(entry.parentPath, entry.name);
     const text = readFileSync(path, "utf8");
     for (const match of text.matchAll(/\bfrom\s+"([^"]+)"|\bimport\s*\(\s*"([^"]+)"\s*\)/g)) {
-      found.push({ file: path.slice(SRC.length + 1), from: match[1] ?? match[2] ?? "" });
+      const specifier = match[1] ?? match[2] ?? "";
+      if (!specifier.startsWith(".")) continue;
+      found.push({ file: relative(SRC, path), from: relative(SRC, resolve(dirname(path), specifier)) });
     }
   }
   return found;
 }
 
+const inside = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
+
 describe("code mode's place in the layers", () => {
-  it.each(["sandbox", "execution", "upstream", "catalog", "languages"])("src/%s never imports code mode", (folder) => {
+  it.each(["sandbox", "execution", "languages", `${CODE_MODE}/upstream`, `${CODE_MODE}/catalog`])("src/%s never imports code mode", (folder) => {
     const imports = importsOf(folder);
     expect(imports.length).toBeGreaterThan(0);
-    expect(imports.filter(({ from }) => from.includes("codemode/"))).toEqual([]);
+    expect(imports.filter(({ from }) => inside(from, CODE_MODE) && !inside(from, folder))).toEqual([]);
   });
 
   it("other folders reach code mode only through its index", () => {
     const outside = readdirSync(SRC, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && entry.name !== "codemode")
+      .filter((entry) => entry.isDirectory())
       .flatMap((entry) => importsOf(entry.name))
-      .filter(({ from }) => from.includes("codemode/") && !from.endsWith("codemode/index.js"));
+      .filter(({ file, from }) => !inside(file, CODE_MODE) && inside(from, CODE_MODE) && from !== `${CODE_MODE}/index.js`);
     expect(outside).toEqual([]);
   });
 });

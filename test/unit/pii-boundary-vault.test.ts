@@ -5,7 +5,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { isSandgateError } from "../../src/errors/index.js";
-import { BoundaryVault, compilePatterns } from "../../src/pii/index.js";
+import { BoundaryVault, compilePatterns } from "../../src/features/pii/index.js";
 
 const EMAIL = { types: ["email"] };
 

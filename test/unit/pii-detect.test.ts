@@ -2,8 +2,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { compilePatterns, detectPii } from "../../src/pii/index.js";
-import { DEFAULT_PII_TYPES, PII_TYPES } from "../../src/pii/types.js";
+import { compilePatterns, detectPii } from "../../src/features/pii/index.js";
+import { DEFAULT_PII_TYPES, PII_TYPES } from "../../src/features/pii/types.js";
 import { isSandgateError } from "../../src/errors/index.js";
 
 /** Each value appears in a sentence of its own; the detector must find exactly it. */

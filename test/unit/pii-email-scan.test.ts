@@ -3,8 +3,8 @@
 
 import isEmailModule from "validator/lib/isEmail.js";
 import { describe, expect, it } from "vitest";
-import { findEmails } from "../../src/pii/kinds/email.js";
-import type { Span } from "../../src/pii/kinds/span.js";
+import { findEmails } from "../../src/features/pii/kinds/email.js";
+import type { Span } from "../../src/features/pii/kinds/span.js";
 
 const isEmail = isEmailModule.default;
 const K = 64 * 1024;

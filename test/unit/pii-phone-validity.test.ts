@@ -1,6 +1,6 @@
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import { describe, expect, it } from "vitest";
-import { validPhoneDigits } from "../../src/pii/kinds/phone-validity.js";
+import { validPhoneDigits } from "../../src/features/pii/kinds/phone-validity.js";
 
 /** A small deterministic generator, so a failure names numbers that can be checked again. */
 function* numbers(seed: number, count: number): Generator<string> {

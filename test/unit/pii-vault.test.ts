@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PII_TYPES, PII_TYPES, PiiVault } from "../../src/pii/index.js";
+import { DEFAULT_PII_TYPES, PII_TYPES, PiiVault } from "../../src/features/pii/index.js";
 
 const ALL = { types: PII_TYPES };
 

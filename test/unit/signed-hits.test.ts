@@ -2,7 +2,7 @@
 // queries and ranked hits, apart from the catalog and the servers that produce them.
 
 import { describe, expect, it } from "vitest";
-import { signedHits, type RankedHit } from "../../src/catalog/index.js";
+import { signedHits, type RankedHit } from "../../src/features/codemode/catalog/index.js";
 
 const hit = (id: string, score: number, description = ""): RankedHit => ({ id, name: id.split(".")[1] ?? id, score, description });
 

@@ -1,4 +1,16 @@
-// The code mode feature's discovery: what sandboxed code can call upstream, searched and listed.
+// The code mode feature: the owner of the upstream servers (upstream/), the catalog of their tools
+// and its generated tree (catalog/), and the routing of sandboxed code's upstream calls (the domain);
+// its discovery operations, what sandboxed code can call upstream, searched and listed.
+
+// The domain.
+export { CodeMode } from "./code-mode.js";
+export type { CodeModeOptions } from "./code-mode.js";
+export { unavailableServer } from "./discovery.js";
+export type { DiscoveredServer, DiscoveredTool, DiscoverySource, PolicyMark, SearchArgs } from "./discovery.js";
+export type { Catalog } from "./catalog/index.js";
+export type { UpstreamState, UpstreamStatus } from "./upstream/index.js";
+
+// The operations.
 export { listServers, searchTools, type CodemodeHost } from "./operations.js";
 
 import { listServers, searchTools } from "./operations.js";

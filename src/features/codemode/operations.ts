@@ -3,10 +3,11 @@
 // agent never carries every tool definition in its context.
 
 import { z } from "zod";
-import { listServers as discoverServers, searchArgsShape, searchTools as discoverTools, type CodeMode } from "../../codemode/index.js";
 import type { SandgateConfig } from "../../config/index.js";
 import { upstreamCallExamples } from "../../languages/index.js";
 import { defineOperation } from "../../operations/index.js";
+import type { CodeMode } from "./code-mode.js";
+import { discoverServers, discoverTools, searchArgsShape } from "./discovery.js";
 import { compactSignatures } from "./signature-text.js";
 
 /** What discovery runs on: code mode's catalog and servers, and the tool profile its advice names tools of. */

@@ -1,7 +1,7 @@
 // search_tools' detail "full" as text: the generated TypeScript declarations of a few tools, each
 // type printed once (a second identical one refers to the first), without generated boilerplate.
 
-import { tokenize } from "../../catalog/index.js";
+import { tokenize } from "./catalog/index.js";
 
 /** What the generator writes on every tool that the `// id` header line or the type's name already says. */
 const BOILERPLATE: Array<[RegExp, string]> = [

@@ -4,7 +4,8 @@
 import { z } from "zod";
 import type { SandgateConfig } from "../../config/index.js";
 import { defineOperation } from "../../operations/index.js";
-import { PiiVault, scanOptions } from "../../pii/index.js";
+import { scanOptions } from "./scan-options.js";
+import { PiiVault } from "./vault.js";
 
 const piiEntitySchema = z.object({
   type: z.string().describe("A built-in kind (email, phone, credit_card, ssn, iban, ip_address, name) or a custom pattern's name"),

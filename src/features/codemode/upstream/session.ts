@@ -7,8 +7,8 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { maskUrl, type HttpServerConfig, type StdioServerConfig, type UpstreamServerConfig } from "../config/index.js";
-import type { Logger } from "../util/logger.js";
+import { maskUrl, type HttpServerConfig, type StdioServerConfig, type UpstreamServerConfig } from "../../../config/index.js";
+import type { Logger } from "../../../util/logger.js";
 import { boundedFetch, limitError, type UpstreamLimitError } from "./bounded-fetch.js";
 import { describeFailure, formatSeconds } from "./call-errors.js";
 import { boundedOutputCheck } from "./output-check.js";

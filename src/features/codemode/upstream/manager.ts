@@ -2,9 +2,9 @@
 // tools, status and calls; the single owner of every process and connection this layer opens.
 
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { maskText, secretList, serverSecretValues, upstreamServerSchema, type UpstreamServerConfig } from "../config/index.js";
-import { SandgateError } from "../errors/index.js";
-import { silentLogger, type Logger } from "../util/logger.js";
+import { maskText, secretList, serverSecretValues, upstreamServerSchema, type UpstreamServerConfig } from "../../../config/index.js";
+import { SandgateError } from "../../../errors/index.js";
+import { silentLogger, type Logger } from "../../../util/logger.js";
 import { UpstreamConnection } from "./connection.js";
 import type { CallOptions, UpstreamManagerOptions, UpstreamStatus } from "./types.js";
 

@@ -1,8 +1,8 @@
 // The public shapes of the upstream layer: server states, status rows and option bags.
 // Kept apart from the classes so callers can import types without pulling in the SDK.
 
-import type { UpstreamServerConfig } from "../config/index.js";
-import type { Logger } from "../util/logger.js";
+import type { UpstreamServerConfig } from "../../../config/index.js";
+import type { Logger } from "../../../util/logger.js";
 
 /** Life cycle of one upstream server, as shown in status. */
 export type UpstreamState = "connecting" | "ready" | "failed" | "restarting" | "disabled" | "closed";

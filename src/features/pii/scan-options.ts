@@ -1,7 +1,7 @@
 // What one admin-side scan looks for: the kinds asked for (or the configured ones) checked against the
 // built-in kinds and the custom patterns of config. `sandgate pii` and `POST /pii/tokenize` share it.
 
-import { SandgateError } from "../errors/index.js";
+import { SandgateError } from "../../errors/index.js";
 import { compilePatterns } from "./custom.js";
 import { PII_TYPES, type CustomPattern, type DetectOptions } from "./types.js";
 

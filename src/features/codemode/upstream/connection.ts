@@ -2,9 +2,9 @@
 // after a crash, retries with a longer backoff once it is given up, tool calls with timeouts, and shutdown.
 
 import { CallToolResultSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { UpstreamServerConfig } from "../config/index.js";
-import { SandgateError } from "../errors/index.js";
-import type { Logger } from "../util/logger.js";
+import type { UpstreamServerConfig } from "../../../config/index.js";
+import { SandgateError } from "../../../errors/index.js";
+import type { Logger } from "../../../util/logger.js";
 import { callError, describeFailure, isConnectionLoss, limitExceededError, stoppedDuringCallError, timeoutError } from "./call-errors.js";
 import { httpKinds, isStdioConfig, UpstreamSession, type LostReason } from "./session.js";
 import { RetrySchedule } from "./retry-schedule.js";

@@ -2,7 +2,7 @@
 // Every change rewrites the affected server's files, the shared index files and manifest.json atomically.
 
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { SandgateError } from "../errors/index.js";
+import { SandgateError } from "../../../errors/index.js";
 import { inferSchema, mergeInferred, sanitizeInferred } from "./infer-schema.js";
 import type { JsonSchema } from "./json-schema.js";
 import { NameRegistry, pyModuleName, tsNamespaceName } from "./naming.js";

@@ -1,7 +1,7 @@
 // One session's PII vault: stable tokens for the values found in what crossed to the agent, and the
 // way back for tokens the agent's code passes to a tool. It lives host-side and dies with its session.
 
-import { SandgateError } from "../errors/index.js";
+import { SandgateError } from "../../errors/index.js";
 import { detectPii } from "./detect.js";
 import { ownString } from "./own-string.js";
 import type { DetectOptions, PiiEntity, PiiMatch } from "./types.js";

@@ -3,7 +3,7 @@
 
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { SandgateError } from "../errors/index.js";
+import { SandgateError } from "../../../errors/index.js";
 import { toolIdentifiers } from "./naming.js";
 import type { CatalogTool } from "./types.js";
 

@@ -4,7 +4,7 @@
 import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { SandgateError } from "../errors/index.js";
+import { SandgateError } from "../../../errors/index.js";
 import { UpstreamLimitError } from "./bounded-fetch.js";
 
 export function formatSeconds(ms: number): string {

@@ -1,7 +1,7 @@
 // The message of a tool call whose id names no tool: what is wrong with the id and the closest
 // ids, so code with a typo (`memory.readgraph`, `memry.read_graph`, a bare `read_graph`) is fixed in one step.
 
-import type { Catalog, CatalogTool } from "../catalog/index.js";
+import type { Catalog, CatalogTool } from "./catalog/index.js";
 
 /** Suggestions a message gives at most. */
 const MAX_SIMILAR = 3;

@@ -2,7 +2,7 @@
 // without bound, and run over bounded windows of a text so one pattern cannot stall a scan.
 
 import { setFlagsFromString } from "node:v8";
-import { SandgateError } from "../errors/index.js";
+import { SandgateError } from "../../errors/index.js";
 import type { CompiledPattern, CustomPattern } from "./types.js";
 import type { Span } from "./kinds/span.js";
 

@@ -1,12 +1,9 @@
 // The vocabulary of PII tokenization: the kinds of personal data sandgate finds, a match in a text,
-// and an entity as the wire reports it. Config, the detectors, the vault and the boundary speak these.
+// and an entity as the wire reports it. The detectors, the vault and the boundary speak these.
 
-/** Built-in kinds; `name` is opt-in (a detector of names is less sure than the validators of the others). */
-export const PII_TYPES = ["email", "phone", "credit_card", "ssn", "iban", "ip_address", "name"] as const;
-export type PiiType = (typeof PII_TYPES)[number];
-
-/** The kinds on by default: every built-in one but names. */
-export const DEFAULT_PII_TYPES: readonly PiiType[] = ["email", "phone", "credit_card", "ssn", "iban", "ip_address"];
+// The kinds are the core's words (the settings name them); the feature speaks them from there.
+export { DEFAULT_PII_TYPES, PII_TYPES } from "../../config/pii-terms.js";
+export type { PiiType } from "../../config/pii-terms.js";
 
 /** An admin's own kind of data: a name (its tokens are `[NAME_n]` in capitals) and a JavaScript regular expression. */
 export interface CustomPattern {

@@ -3,13 +3,13 @@
 
 import { createHash } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { inferredInBackground, type Catalog } from "../catalog/index.js";
-import type { ToolPolicyConfig } from "../config/index.js";
-import { isSandgateError } from "../errors/index.js";
-import { estimateTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../execution/index.js";
-import { argsDigest, argumentsView, deniedBecause, toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../features/governance/index.js";
-import type { RunClock, UpstreamCallReply } from "../sandbox/index.js";
-import type { UpstreamManager } from "../upstream/index.js";
+import { inferredInBackground, type Catalog } from "./catalog/index.js";
+import type { ToolPolicyConfig } from "../../config/index.js";
+import { isSandgateError } from "../../errors/index.js";
+import { estimateTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../../execution/index.js";
+import { argsDigest, argumentsView, deniedBecause, toolPolicyFor, type ApprovalDecision, type Governance, type ToolCallEvent } from "../governance/index.js";
+import type { RunClock, UpstreamCallReply } from "../../sandbox/index.js";
+import type { UpstreamManager } from "./upstream/index.js";
 import type { ExecutionPii } from "./pii-boundary.js";
 import { toolNotFoundMessage } from "./tool-not-found.js";
 

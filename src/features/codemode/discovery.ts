@@ -1,13 +1,13 @@
 // Discovery of the upstream catalog: what search_tools and list_servers answer, as structured data.
-// The operations of features/codemode (MCP search_tools and list_servers, REST /tools/search and
+// This feature's operations (operations.ts: MCP search_tools and list_servers, REST /tools/search and
 // /servers, and sandboxed code's searchTools, search_tools, sandgate-tool --search) run on it.
 
 import { z } from "zod";
-import { SEARCH_LIMIT_MAX, signedHits, type Catalog, type SearchHit } from "../catalog/index.js";
-import type { ToolPolicyConfig } from "../config/index.js";
-import { SandgateError } from "../errors/index.js";
-import { toolPolicyFor } from "../features/governance/index.js";
-import type { UpstreamStatus } from "../upstream/index.js";
+import { SEARCH_LIMIT_MAX, signedHits, type Catalog, type SearchHit } from "./catalog/index.js";
+import type { ToolPolicyConfig } from "../../config/index.js";
+import { SandgateError } from "../../errors/index.js";
+import { toolPolicyFor } from "../governance/index.js";
+import type { UpstreamStatus } from "./upstream/index.js";
 
 /** The limits of a search, the same for the MCP tool and for code: the tool adds its descriptions to these fields. */
 export const searchArgsShape = {
@@ -57,7 +57,7 @@ const SUMMARY_SCORE_CUT = 0.5;
  * tool's text lists them by name); an explicit limit is exact, every hit at the detail asked.
  * Throws INVALID_INPUT (unknown server, no words).
  */
-export function searchTools(source: DiscoverySource, args: SearchArgs): { tools: DiscoveredTool[]; total_tools: number } {
+export function discoverTools(source: DiscoverySource, args: SearchArgs): { tools: DiscoveredTool[]; total_tools: number } {
   const { catalog } = source;
   const down = args.server === undefined ? undefined : unavailableServer(source, args.server);
   if (down) throw down;
@@ -105,7 +105,7 @@ export function unavailableServer(source: Pick<DiscoverySource, "catalog" | "sta
 }
 
 /** Every configured server with its state, tool count and module names. */
-export function listServers(source: DiscoverySource): DiscoveredServer[] {
+export function discoverServers(source: DiscoverySource): DiscoveredServer[] {
   const modules = new Map(source.catalog.servers().map((s) => [s.name, s]));
   return source.status().map((s) => {
     const entry = modules.get(s.name);

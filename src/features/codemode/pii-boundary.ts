@@ -1,8 +1,8 @@
 // PII at the boundary: a vault per session (per caller for calls without one), the kinds each
 // upstream server and tool is scanned for, and per execution the guard of what leaves for the agent.
 
-import type { PiiConfig } from "../config/index.js";
-import type { OutputGuard } from "../execution/index.js";
+import type { PiiConfig } from "../../config/index.js";
+import type { OutputGuard } from "../../execution/index.js";
 import { BoundaryVault, compilePatterns, PII_TYPES, ScanTurns, tokenLabel, VaultBudget, type CompiledPattern, type DetectOptions, type PiiCounts } from "../pii/index.js";
 
 /** How often, at most, vaults of callers gone idle are looked for. */
