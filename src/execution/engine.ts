@@ -7,7 +7,6 @@ import type { SandgateConfig } from "../config/index.js";
 import { registerHostPaths, SandgateError } from "../errors/index.js";
 import {
   prepareRuntime,
-  removeIdleCgroups,
   resolveLimits,
   sandboxShapeKey,
   startSandbox,
@@ -683,7 +682,7 @@ export class Engine {
     await Promise.race([Promise.all([...this.calls]), new Promise((resolve) => setTimeout(resolve, CALLS_SETTLE_MS).unref())]);
     while (this.retiring.size > 0) await Promise.all([...this.retiring]);
     await this.outputs.close();
-    await removeIdleCgroups();
+    await this.runtime.closeCgroups();
     this.forgetHostPaths();
     this.runtime.view.close();
   }

@@ -148,6 +148,11 @@ let counter = 0;
 const instanceTag = Math.random().toString(36).slice(2, 8);
 const MAX_IDLE_CGROUPS = 16;
 const idleCgroups = new Map<CgroupSupport, SandboxCgroup[]>();
+/**
+ * Runtimes of this process that use cgroups and are not closed (retainCgroups and the function it returns): idle
+ * cgroups are kept for them, and removed when the last closes; one released with none open is removed.
+ */
+let openRuntimes = 0;
 
 /** The number on the line `key N` of a cgroup's flat keyed file, 0 without one. */
 function numberAfter(text: string, key: string): number {
@@ -354,7 +359,7 @@ export class SandboxCgroup {
     }
     const idle = idleCgroups.get(this.support) ?? [];
     idleCgroups.set(this.support, idle);
-    if (this.empty() && idle.length < MAX_IDLE_CGROUPS) {
+    if (this.empty() && openRuntimes > 0 && idle.length < MAX_IDLE_CGROUPS) {
       // An idle cgroup holds no fd: what is open is bounded by the sandboxes alive, and nothing
       // a late reader opens outlives the next user's release (one open per sandbox, not per call).
       this.closeOomFd();
@@ -398,10 +403,22 @@ export class SandboxCgroup {
   }
 }
 
-/** Removes the cgroups kept for reuse (when sandgate stops). */
-export async function removeIdleCgroups(): Promise<void> {
-  const all = [...idleCgroups.values()].flatMap((list) => list.splice(0));
-  await Promise.all(all.map((cgroup) => cgroup.destroy()));
+/**
+ * A runtime that starts sandboxes in cgroups opens (prepareRuntime); the function returned closes
+ * it (Engine.close, a library's own runtime; a second call does nothing). When the last open one
+ * closes, the cgroups kept for reuse are removed, and a sandbox released after that has its cgroup
+ * removed at once, so nothing is left on the host while the process lives on.
+ */
+export function retainCgroups(): () => Promise<void> {
+  openRuntimes += 1;
+  let closed = false;
+  return async () => {
+    if (closed) return;
+    closed = true;
+    if (--openRuntimes > 0) return;
+    const all = [...idleCgroups.values()].flatMap((list) => list.splice(0));
+    await Promise.all(all.map((cgroup) => cgroup.destroy()));
+  };
 }
 
 /**

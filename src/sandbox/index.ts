@@ -21,7 +21,7 @@ export type { SecretValue } from "./output-mask.js";
 export type { PoolSizes, PoolKindState } from "./warm-pool.js";
 export { describeFlavors, effectiveFlavors, resolveLimits, sandboxShapeKey } from "./limits.js";
 export type { EffectiveFlavor, ResolvedLimits, LimitOverrides } from "./limits.js";
-export { detectCgroups, removeIdleCgroups } from "./cgroups.js";
+export { detectCgroups } from "./cgroups.js";
 export type { CgroupSupport, CgroupMode } from "./cgroups.js";
 export type { VolumeMount } from "./bwrap-args.js";
 export { describePackageSets, installedPackageNames, PACKAGE_LANGUAGES } from "./package-sets.js";

@@ -24,7 +24,7 @@ import { fileURLToPath } from "node:url";
 import { SandgateError } from "../errors/index.js";
 import { INTERPRETER_SPECS, INTERPRETERS, RUNNER_KINDS, RUNNER_SPECS, type Interpreter, type RunnerKind } from "../languages/index.js";
 import { SANDBOX_GID, SANDBOX_HOSTNAME, SANDBOX_UID, type VolumeMount } from "./bwrap-args.js";
-import { detectCgroups, removeStaleCgroups, type CgroupSupport } from "./cgroups.js";
+import { detectCgroups, removeStaleCgroups, retainCgroups, type CgroupSupport } from "./cgroups.js";
 import { HIDDEN_USR_DIRS } from "./host-image.js";
 import { INSTALL_SHIM_FILES, packagesRoot } from "./package-sets.js";
 import { openRuntimeView, type RuntimeView } from "./runtime-view.js";
@@ -52,6 +52,11 @@ export interface SandboxRuntime {
   interpreters: InterpreterPaths;
   /** Host directory bound at /sandgate/runners. */
   runnersDir: string;
+  /**
+   * Closes its use of cgroups (the owner stops: Engine.close): the last runtime of the process to
+   * close removes the cgroups kept for reuse. Safe to call twice.
+   */
+  closeCgroups(): Promise<void>;
   /** Each runner's entry file inside the sandbox: Python's is precompiled bytecode when it could be made. */
   runnerEntries: Record<RunnerKind, string>;
   etcDir: string;
@@ -310,10 +315,12 @@ export function prepareRuntime(options: RuntimeOptions): SandboxRuntime {
     ? detectCgroups()
     : { mode: "none", controllers: [], parents: {}, reason: "disabled by configuration (SANDGATE_CGROUPS=off)" };
   if (cgroups.mode !== "none") removeStaleCgroups(cgroups);
+  const closeCgroups = cgroups.mode === "none" ? async () => undefined : retainCgroups();
   return {
     bwrapPath,
     interpreters,
     runnersDir,
+    closeCgroups,
     hostUser,
     runnerEntries: entries,
     etcDir,

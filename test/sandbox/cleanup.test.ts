@@ -3,9 +3,10 @@
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { detectCgroups } from "../../src/sandbox/index.js";
 import { removeStaleCgroups } from "../../src/sandbox/cgroups.js";
+import { useRawRuntime } from "../fixtures/runtime.js";
 import { createTestEngine, descendantPids, openFds, waitFor } from "../helpers.js";
 
 /** This process's sandbox cgroups under `parents`. */
@@ -48,4 +49,24 @@ it.runIf(detectCgroups().mode !== "none")("removes at start-up the cgroups a kil
   } finally {
     for (const dir of made) if (existsSync(dir)) rmdirSync(dir);
   }
+});
+
+describe.runIf(detectCgroups().mode !== "none")("a runtime used without an engine (library code, the raw fixture)", () => {
+  const raw = useRawRuntime("cleanup-raw");
+
+  it("removes its sandboxes' idle cgroups when it closes, and the cgroup of a sandbox released after that at once", async () => {
+    const baseline = new Set(ownCgroups(raw.runtime.cgroups.parents));
+    // One name per cgroup, whatever the number of controllers it has a directory under.
+    const made = (): string[] => [...new Set(ownCgroups(raw.runtime.cgroups.parents).filter((dir) => !baseline.has(dir)).map((dir) => dir.slice(dir.lastIndexOf("/") + 1)))];
+    const early = await raw.start("bash");
+    const late = await raw.start("bash");
+    await early.dispose();
+    // Kept for the next sandbox: creating a memory cgroup costs the kernel milliseconds.
+    expect(made()).toHaveLength(2);
+    // The runtime closes as an engine closes it (the last open in this process): what is idle goes.
+    await raw.runtime.closeCgroups();
+    expect(made()).toHaveLength(1);
+    await late.dispose();
+    expect(made()).toEqual([]);
+  });
 });
