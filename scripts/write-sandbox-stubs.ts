@@ -1,6 +1,6 @@
 // Writes the runners' stubs of sandgate's operations (runners/sandgate_ops.py, node_ops.cjs,
 // sandgate_ops.sh) from the operations registry: `npm run stubs` after an operation's sandbox
-// surface changed. test/unit/sandbox-stubs.test.ts fails while the committed files differ.
+// surface changed. test/unit/sandbox-calls.test.ts fails while the committed files differ.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPERATIONS } from "../src/features/index.js";

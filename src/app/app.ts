@@ -117,7 +117,7 @@ export function createApp(config: SandgateConfig, options: AppOptions = {}): App
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       ...(codeMode ? { tools: codeMode } : {}),
       ...(governance ? { hooks: governance.engineHooks() } : {}),
-      operations: { handlerFor: ({ owner }) => sandboxCallHandler(callable, () => app, { owner, maxCalls }) },
+      operations: { handlerFor: ({ owner }) => sandboxCallHandler(callable, () => app, { owner, maxCalls, log }) },
     });
   } catch (error) {
     void Promise.all([codeMode?.close(), audit?.close()]).catch(() => undefined);

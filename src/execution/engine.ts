@@ -55,6 +55,8 @@ export interface ToolProvider {
   guardFor?(owner: string, sessionId: string): OutputGuard | undefined;
   /** The session ended: what code mode keeps for it (its PII vault) goes with it. */
   sessionEnded?(owner: string, sessionId: string): void;
+  /** Its own operations code may call (search_tools, list_servers), for an engine built without EngineOptions.operations. */
+  readonly operations?: SandboxOperations;
 }
 
 export interface CommandRequest extends Omit<ExecuteRequest, "code" | "language"> {
@@ -81,7 +83,7 @@ export interface EngineOptions {
   governance?: { engineHooks(): EngineHooks };
   /** Overrides INTERRUPT_GRACE_MS (tests that prove a stubborn runner is killed, in less time). */
   interruptGraceMs?: number;
-  /** Sandgate's operations that sandboxed code may call (search_tools, call(op, args)); without, such calls fail with ToolNotFound. */
+  /** Sandgate's operations that sandboxed code may call (search_tools, list_servers); without, such calls fail with ToolNotFound. */
   operations?: SandboxOperations;
 }
 
@@ -107,8 +109,6 @@ export class Engine {
   private readonly calls = new Set<Promise<void>>();
   /** Judging, admitting and recording each run, when the engine was given them. */
   private readonly gate: RunHooks | undefined;
-  /** Set once by create(), before the first run. */
-  private operations: SandboxOperations | undefined;
 
   private constructor(
     readonly config: SandgateConfig,
@@ -118,6 +118,8 @@ export class Engine {
     private readonly tools: ToolProvider | undefined,
     hooks: EngineHooks,
     private readonly interruptGraceMs: number,
+    /** Sandgate's operations sandboxed code may call, when the engine was given them. */
+    private readonly operations: SandboxOperations | undefined,
   ) {
     this.defaultLimits = resolveLimits(config);
     this.gate = hooks.runs;
@@ -215,8 +217,17 @@ export class Engine {
       ...(bwrap ? { bwrap } : {}),
       interpreters,
     });
-    const engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, options.hooks ?? options.governance?.engineHooks() ?? {}, options.interruptGraceMs ?? INTERRUPT_GRACE_MS);
-    engine.operations = options.operations;
+    const hooks = options.hooks ?? options.governance?.engineHooks() ?? {};
+    const operations = options.operations ?? options.tools?.operations;
+    let engine: Engine;
+    try {
+      engine = new Engine(config, runtime, options.log ?? silentLogger, options.pool ?? config.pool, options.tools, hooks, options.interruptGraceMs ?? INTERRUPT_GRACE_MS, operations);
+    } catch (error) {
+      // Nothing of the runtime outlives an engine that could not be built: its cgroups' count and its view.
+      void runtime.closeCgroups();
+      runtime.view.close();
+      throw error;
+    }
     engine.pool.fill();
     // The tokenizer's tables take a few hundred ms to parse, which the first call paid (the warm
     // pool's p95 in `npm run bench`); here they load while the spares just spawned start up beside it.

@@ -66,7 +66,7 @@ export interface UpstreamCallScope {
 }
 
 /**
- * Sandgate's own operations as sandboxed code calls them (search_tools, call(op, args)): the
+ * Sandgate's own operations as sandboxed code calls them (search_tools, list_servers): the
  * composition root derives them from the operations registry. Not upstream calls, not in `calls`.
  */
 export interface SandboxOperations {

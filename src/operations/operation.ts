@@ -83,15 +83,15 @@ export interface RestSurface {
 }
 
 /**
- * How sandboxed code calls it: a function of the `sandgate` module in Python, a global (and `sandgate`
- * member) in JavaScript and TypeScript, a flag of `sandgate-tool` in Bash. The runners' stubs are
+ * How sandboxed code calls it: a function in Python (a global, and in module `sandgate`), a global
+ * in JavaScript and TypeScript, a flag of `sandgate-tool` in Bash. The runners' stubs are
  * generated from this (src/operations/sandbox-stubs.ts); each sends one generic call (op id, args)
  * that the host answers by running the operation for the caller whose code runs.
  */
 export interface SandboxSurface {
-  /** Its name in each language; Bash's is the flag without `--`. */
+  /** Its name in each language (free there: no keyword, no name of the runners'); Bash's is the flag without `--`. */
   names: { python: string; javascript: string; bash: string };
-  /** Input fields taken by position, in this order (Bash: required words); the rest are keyword arguments, an options object, `--flags`. */
+  /** Required input fields taken by position, in this order; the rest are keyword arguments, an options object, `--flags`. */
   positional?: readonly string[];
   /** The output field code gets (a list without its envelope); the whole output when absent. */
   returns?: string;

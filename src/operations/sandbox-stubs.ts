@@ -1,8 +1,5 @@
-// The runners' stubs of sandgate's operations, generated from their sandbox surfaces: a Python
-// module, a Node module and a Bash table that sandgate-tool reads. Each stub sends the one generic
-// call the runners have (op id, arguments) and returns what the host answers. The files are
-// committed under runners/ (read by people, compiled with the runners); `npm run stubs` writes
-// them, and a unit test fails when they differ from what the registry makes.
+// The runners' stubs of sandgate's operations, generated from their sandbox surfaces into runners/
+// (a Python module, a Node module, sandgate-tool's Bash table) by `npm run stubs`; each sends one generic call.
 
 import { z } from "zod";
 import type { AnyOperation } from "./operation.js";

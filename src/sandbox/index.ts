@@ -14,6 +14,7 @@ export { countNewlines } from "./call-output.js";
 export { IMAGE_MIME_TYPES, rasterImageType } from "./images.js";
 export type { RunImage, ImageCaps, ImageMime } from "./images.js";
 export type { OperationHandler, OperationRequest, RunClock, UpstreamCall, UpstreamCallReply, UpstreamCallHandler } from "./upstream-calls.js";
+export { OPERATION_ID } from "./upstream-calls.js";
 export { WarmPool } from "./warm-pool.js";
 export { SessionMachine, machinesSupported } from "./machine.js";
 export { OutputMask } from "./output-mask.js";

@@ -68,7 +68,7 @@ export interface RunRequest {
    * that are dropped. Without a handler every call fails with ToolNotFound (no upstream servers are configured).
    */
   onUpstreamCall?: UpstreamCallHandler;
-  /** Answers the code's calls of sandgate's own operations (search_tools, searchTools, sandgate-tool --search, call(op, args)). */
+  /** Answers the code's calls of sandgate's own operations (search_tools, searchTools, sandgate-tool --search: a `call` frame). */
   onOperation?: OperationHandler;
   /** Environment variables the runner sets for this call only, and takes back when it ends. */
   env?: Record<string, string>;

@@ -1,5 +1,5 @@
 // Calls from sandboxed code: of an upstream tool (callMCPTool, call_mcp_tool, sandgate-tool) or of one of
-// sandgate's own operations (call(op, args) and its stubs): their host-side types, the checks each request
+// sandgate's own operations (the generated stubs' one generic call): their host-side types, the checks each request
 // gets, the reply encodings, one run's broker.
 
 import { setMaxListeners } from "node:events";
@@ -20,7 +20,7 @@ export type UpstreamCallHandler = (call: UpstreamCall, signal: AbortSignal, cloc
 
 /**
  * A call of one of sandgate's own operations from sandboxed code (search_tools, searchTools,
- * `sandgate-tool --search`, or the generic call(op, args)): `op` is the operation's id, checked
+ * `sandgate-tool --search`: the runners' one generic call, op and args): `op` is the operation's id, checked
  * here as a name only; `args` are parsed by the handler with the operation's own input schema.
  */
 export interface OperationRequest {
@@ -32,7 +32,7 @@ export interface OperationRequest {
 export type OperationHandler = (request: OperationRequest, signal: AbortSignal) => UpstreamCallReply | Promise<UpstreamCallReply>;
 
 /** An operation id as the registry declares them: `feature.verb`. */
-const OPERATION_ID = /^[a-z][a-z0-9_-]{0,31}\.[a-z][a-z0-9_-]{0,31}$/;
+export const OPERATION_ID = /^[a-z][a-z0-9_-]{0,31}\.[a-z][a-z0-9_-]{0,31}$/;
 
 /** Checks the op of an operation request; a bad one gets an error reply. */
 export function parseOperationRequest(raw: { op?: unknown; args?: unknown }): { ok: true; request: OperationRequest } | { ok: false; reply: UpstreamCallReply } {

@@ -191,6 +191,28 @@ describe("the sandgate package", () => {
     }
   });
 
+  it("lets sandboxed code of an engine built with `tools: codeMode` search the tools and list the servers (none configured: empty)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-public-codemode-"));
+    try {
+      const run = await runModule(
+        [
+          'import { CodeMode, Engine, loadConfig } from "sandgate";',
+          `const config = loadConfig({ SANDBOX_DIR: ${JSON.stringify(dir)} });`,
+          "const codeMode = new CodeMode(config);",
+          "await codeMode.start();",
+          "const engine = Engine.create(config, { tools: codeMode, pool: { python: 0, javascript: 0, bash: 0 } });",
+          "const r = await engine.execute({ language: 'python', code: 'print(await search_tools(\"create issue\"), await list_servers())' });",
+          "console.log(r.status, r.stdout.trim(), r.error?.message ?? '');",
+          "await engine.close(); await codeMode.close();",
+        ].join("\n"),
+      );
+      expect(run.stderr).toBe("");
+      expect(run.stdout.trim()).toBe("ok [] []");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps its command working: the bin file runs and reports the package version", async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; bin: Record<string, string> };
     const bin = join(ROOT, pkg.bin.sandgate!);

@@ -77,7 +77,7 @@ const CODE = {
     badLimit: 'try { await searchTools("entities", { limit: 500 }) } catch (e: any) { console.log(`${e.kind}: ${e.message}`) }',
   },
   bash: {
-    search: "sandgate-tool --search 'delete entities knowledge graph' --limit 3",
+    search: "sandgate-tool --search 'delete entities knowledge graph' --limit 03",
     full: "sandgate-tool --search 'tiny image' --detail full --limit 1",
     servers: "sandgate-tool --servers",
     badLimit: "sandgate-tool --search entities --limit 500; echo \"status $?\"",

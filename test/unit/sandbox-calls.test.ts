@@ -26,13 +26,15 @@ const things = defineOperation({
       limit: z.number().int().min(1).max(20).optional(),
       order: z.enum(["new", "old"]).optional(),
       exact: z.boolean().optional(),
+      tags: z.array(z.string()).max(3).optional(),
+      near: z.string().min(2).max(8).optional(),
     })
     .strict(),
   output: z.object({ found: z.array(z.string()), total: z.number() }),
   async run(_host: { fail?: SandgateError }, input, call) {
     seen.push({ input, call });
     if (input.words === "boom") throw new SandgateError("FORBIDDEN", "not yours");
-    if (input.words === "crash") throw new Error("a bug");
+    if (input.words === "crash") throw new Error("a bug at /srv/secret/path");
     return { found: [`${input.words}:${input.limit ?? 0}`], total: 1 };
   },
   surfaces: {
@@ -74,8 +76,11 @@ describe("a call from code", () => {
     [{ words: 7 }, "words must be a string"],
     [{}, "words must be a string"],
     [{ words: "" }, "the words are empty: give one or two"],
-    [{ words: "x", evil: 1 }, "unknown option `evil` (options: words, limit, order, exact)"],
-    [Object.fromEntries([..."abcdefg"].map((k) => [k.repeat(100), 1]).concat([["words", "x"]])), `unknown option \`${"a".repeat(64)}\`, \`${"b".repeat(64)}\`, \`${"c".repeat(64)}\`, \`${"d".repeat(64)}\`, \`${"e".repeat(64)}\` and 2 more (options: words, limit, order, exact)`],
+    [{ words: "x", evil: 1 }, "unknown option `evil` (options: words, limit, order, exact, tags, near)"],
+    [{ words: "x", tags: ["a", "b", "c", "d"] }, "tags must be a list of at most 3 items"],
+    [{ words: "x", near: "x" }, "near must be a string of 2 to 8 characters"],
+    [{ words: "x", near: "far too long" }, "near must be a string of 2 to 8 characters"],
+    [Object.fromEntries([..."abcdefg"].map((k) => [k.repeat(100), 1]).concat([["words", "x"]])), `unknown option \`${"a".repeat(64)}\`, \`${"b".repeat(64)}\`, \`${"c".repeat(64)}\`, \`${"d".repeat(64)}\`, \`${"e".repeat(64)}\` and 2 more (options: words, limit, order, exact, tags, near)`],
     [[1], "the options must be a JSON object"],
     ["text", "the options must be a JSON object"],
   ])("refuses %j with words derived from the schema", async (args, message) => {
@@ -88,18 +93,24 @@ describe("a call from code", () => {
     expect(await calls({ op: "things.all", args: { x: 1 } }, signal)).toEqual({ ok: false, error: { type: "InvalidArguments", message: "it takes no options (got `x`)" } });
   });
 
-  it("answers a SandgateError with the kind its HTTP status maps to, and lets a bug through to the broker", async () => {
+  it("answers a SandgateError with the kind its HTTP status maps to, and a bug with its public form, its text logged and never sent", async () => {
     expect(await handler()({ op: "things.find", args: { words: "boom" } }, signal)).toEqual({ ok: false, error: { type: "ToolDenied", message: "not yours" } });
-    await expect(handler()({ op: "things.find", args: { words: "crash" } }, signal)).rejects.toThrow("a bug");
+    const logged: string[] = [];
+    const calls = sandboxCallHandler(sandboxOperations([things] as AnyOperation<object>[]), () => ({}), { owner: "o", maxCalls: 5, log: { error: (detail) => void logged.push((detail.err as Error).message) } });
+    const answer = await calls({ op: "things.find", args: { words: "crash" } }, signal);
+    expect(answer).toMatchObject({ ok: false, error: { type: "ToolError" } });
+    expect(JSON.stringify(answer)).not.toContain("/srv/secret");
+    expect(logged.join("\n")).toContain("/srv/secret/path");
   });
 
-  it("stops at the execution's count, refused calls included, with a ToolLimit naming the functions", async () => {
-    const calls = handler(2);
+  it("stops at the execution's count, refused and unknown calls included, with a ToolLimit naming the functions", async () => {
+    const calls = handler(3);
     expect((await calls({ op: "things.find", args: { words: "a" } }, signal)).ok).toBe(true);
     expect((await calls({ op: "things.find", args: { words: "" } }, signal)).ok).toBe(false);
+    expect((await calls({ op: "things.nope", args: {} }, signal)).ok).toBe(false);
     expect(await calls({ op: "things.find", args: { words: "b" } }, signal)).toEqual({
       ok: false,
-      error: { type: "ToolLimit", message: "this execution reached its limit of 2 calls of sandgate's own functions (find_things) at find_things" },
+      error: { type: "ToolLimit", message: "this execution reached its limit of 3 calls of sandgate's own functions (find_things)" },
     });
     // Each execution has a handler, and a count, of its own.
     expect((await handler(2)({ op: "things.find", args: { words: "c" } }, signal)).ok).toBe(true);
@@ -111,8 +122,23 @@ describe("which operations code may call", () => {
     { ...things, scope, surfaces: { ...things.surfaces, sandbox: { ...things.surfaces.sandbox, ...sandbox } } } as AnyOperation<object>,
   ];
 
-  it("refuses a declaration that would give code more than its caller's execute scope", () => {
+  it("refuses a declaration that would give code more than its caller's execute scope, or let it start runs", () => {
     expect(() => sandboxOperations(redeclare({}, "admin"))).toThrow("needs the execute scope");
+    expect(() => sandboxOperations([{ ...things, effects: ["runs-code"] } as AnyOperation<object>])).toThrow("cannot be on an operation that runs code");
+  });
+
+  it("refuses names and fields a runner could not carry: keywords, the runners' own names, dashes, optional positional fields, bad ids", () => {
+    const names = (python: string, javascript = "ok", bash = "ok") => redeclare({ names: { python, javascript, bash } });
+    expect(() => sandboxOperations(names("from"))).toThrow('names it "from" in python');
+    expect(() => sandboxOperations(names("ok", "default"))).toThrow('names it "default" in javascript');
+    expect(() => sandboxOperations(names("show"))).toThrow('names it "show" in python');
+    expect(() => sandboxOperations(names("ok", "callMCPTool"))).toThrow("callMCPTool");
+    expect(() => sandboxOperations(names("find-things"))).toThrow('names it "find-things" in python');
+    expect(() => sandboxOperations(names("ok", "ok", "return"))).toThrow('names it "return" in bash');
+    expect(() => sandboxOperations(redeclare({ positional: ["limit"] }))).toThrow("takes limit by position, which is optional");
+    expect(() => sandboxOperations([{ ...things, id: "Things.Find" } as AnyOperation<object>])).toThrow("needs an id of the form feature.verb");
+    const badField = { ...things, input: z.object({ words: z.string(), class: z.string().optional() }) };
+    expect(() => sandboxOperations([badField] as AnyOperation<object>[])).toThrow("cannot carry input field class");
   });
 
   it("refuses positional and returned fields the schemas do not have, and names that are not identifiers", () => {
@@ -141,11 +167,11 @@ describe("the runners' stubs", () => {
 
   it("give each language the operation's name, positional fields and options", () => {
     const stubs = sandboxStubs([things] as SandboxOperation<object>[]);
-    expect(stubs["sandgate_ops.py"]).toContain("async def find_things(words, limit=None, order=None, exact=None):");
-    expect(stubs["sandgate_ops.py"]).toContain('_call_operation("things.find", "find_things", {"words": words, "limit": limit, "order": order, "exact": exact})');
+    expect(stubs["sandgate_ops.py"]).toContain("async def find_things(words, limit=None, order=None, exact=None, tags=None, near=None):");
+    expect(stubs["sandgate_ops.py"]).toContain('_call_operation("things.find", "find_things", {"words": words, "limit": limit, "order": order, "exact": exact, "tags": tags, "near": near})');
     expect(stubs["node_ops.cjs"]).toContain("function findThings(words, options) {");
     expect(stubs["node_ops.cjs"]).toContain("return call('things.find', 'find_things', findThings, 'findThings(words, options)', options, { words });");
-    expect(stubs["sandgate_ops.sh"]).toContain("declare -A sandgate_op_options=([find]='limit:number order:string exact:boolean')");
+    expect(stubs["sandgate_ops.sh"]).toContain("declare -A sandgate_op_options=([find]='limit:number order:string exact:boolean tags:json near:string')");
   });
 
   it("keep a doc line that would close its quotes or comment inside the text", () => {

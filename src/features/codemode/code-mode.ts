@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { Catalog, type JsonSchema } from "./catalog/index.js";
 import { allApiKeys, maskText, scopesOfKey, upstreamSecretValues, type SandgateConfig } from "../../config/index.js";
-import type { ExecutionContext, OutputGuard, UpstreamCallScope } from "../../execution/index.js";
+import type { ExecutionContext, OutputGuard, SandboxOperations, UpstreamCallScope } from "../../execution/index.js";
 import type { Governance } from "../governance/index.js";
 import { openRuntimeView, type RuntimeView } from "../../sandbox/index.js";
 import { UpstreamManager, type UpstreamStatus } from "./upstream/index.js";
@@ -15,6 +15,8 @@ import { silentLogger, type Logger } from "../../util/logger.js";
 import type { DiscoverySource } from "./discovery.js";
 import { createUpstreamCallScope } from "./upstream-calls.js";
 import { PiiBoundary } from "./pii-boundary.js";
+import { listServers, searchTools } from "./operations.js";
+import { sandboxCallHandler, sandboxOperations } from "../../operations/sandbox-calls.js";
 
 export interface CodeModeOptions {
   log?: Logger;
@@ -165,6 +167,17 @@ export class CodeMode {
     const { server } = this.config;
     if (allApiKeys(server).length === 0 || owner === "stdio") return true;
     return owner.startsWith("key:") && scopesOfKey(server, owner.slice("key:".length)).has("admin");
+  }
+
+  /**
+   * Code mode's own operations for sandboxed code (search_tools, list_servers), for an engine a
+   * library builds with `tools: codeMode` alone; an app hands its engine every operation instead.
+   */
+  get operations(): SandboxOperations {
+    const callable = sandboxOperations([searchTools, listServers]);
+    const host = { codeMode: this, config: this.config };
+    const { maxToolCallsPerExecution: maxCalls } = this.config.codeMode;
+    return { handlerFor: ({ owner }) => sandboxCallHandler(callable, () => host, { owner, maxCalls, log: this.log }) };
   }
 
   /** What search_tools and list_servers read, for the MCP tools and for sandboxed code alike. */
