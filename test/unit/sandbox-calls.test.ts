@@ -124,7 +124,7 @@ describe("which operations code may call", () => {
 
   it("refuses a declaration that would give code more than its caller's execute scope, or let it start runs", () => {
     expect(() => sandboxOperations(redeclare({}, "admin"))).toThrow("needs the execute scope");
-    expect(() => sandboxOperations([{ ...things, effects: ["runs-code"] } as AnyOperation<object>])).toThrow("cannot be on an operation that runs code");
+    expect(() => sandboxOperations([{ ...things, effects: ["runs-code"] }])).toThrow("cannot be on an operation that runs code");
   });
 
   it("refuses names and fields a runner could not carry: keywords, the runners' own names, dashes, optional positional fields, bad ids", () => {
@@ -136,7 +136,7 @@ describe("which operations code may call", () => {
     expect(() => sandboxOperations(names("find-things"))).toThrow('names it "find-things" in python');
     expect(() => sandboxOperations(names("ok", "ok", "return"))).toThrow('names it "return" in bash');
     expect(() => sandboxOperations(redeclare({ positional: ["limit"] }))).toThrow("takes limit by position, which is optional");
-    expect(() => sandboxOperations([{ ...things, id: "Things.Find" } as AnyOperation<object>])).toThrow("needs an id of the form feature.verb");
+    expect(() => sandboxOperations([{ ...things, id: "Things.Find" }])).toThrow("needs an id of the form feature.verb");
     const badField = { ...things, input: z.object({ words: z.string(), class: z.string().optional() }) };
     expect(() => sandboxOperations([badField] as AnyOperation<object>[])).toThrow("cannot carry input field class");
   });
