@@ -10,10 +10,12 @@ import { governanceOperations } from "./governance/index.js";
 import { jobOperations } from "./jobs/index.js";
 import { piiOperations } from "./pii/index.js";
 import { sessionOperations } from "./sessions/index.js";
+import { statusOperations } from "./status/index.js";
 
-export { auditOperations, codemodeOperations, executeOperations, fileOperations, governanceOperations, jobOperations, piiOperations, sessionOperations };
+export { auditOperations, codemodeOperations, executeOperations, fileOperations, governanceOperations, jobOperations, piiOperations, sessionOperations, statusOperations };
 
 export const OPERATIONS = [
+  ...statusOperations,
   ...executeOperations,
   ...codemodeOperations,
   ...jobOperations,

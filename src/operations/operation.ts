@@ -110,7 +110,7 @@ export interface Operation<Host, I extends z.AnyZodObject, O extends z.AnyZodObj
   id: string;
   /** One line: what it does (the REST summary; the MCP title when the surface has none). */
   summary: string;
-  scope: Scope;
+  scope: OperationScope;
   effects: readonly Effect[];
   /** Calling it twice with the same input leaves things as once (MCP's idempotentHint); false when omitted. */
   idempotent?: boolean;
@@ -120,6 +120,13 @@ export interface Operation<Host, I extends z.AnyZodObject, O extends z.AnyZodObj
   run(host: Host, input: z.infer<I>, call: OperationCall): Promise<z.input<O>>;
   surfaces: Surfaces<Host, z.infer<I>, z.infer<O>>;
 }
+
+/**
+ * What a caller needs to call an operation: an API key scope (server.keyScopes); "any" for every
+ * caller the API-key guard let in (any valid key); "public" for anyone, without a key, as a
+ * load balancer's health probe (a read, served on REST as a GET with no path parameters).
+ */
+export type OperationScope = Scope | "any" | "public";
 
 /** Any operation that runs on `Host` (or on less than it). */
 export type AnyOperation<Host> = Operation<Host, z.AnyZodObject, z.AnyZodObject>;

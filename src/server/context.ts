@@ -24,4 +24,6 @@ export interface ServerContext {
   log: Logger;
   version: string;
   startedAt: number;
+  /** Open MCP sessions, for GET /health: set by the HTTP surface that keeps them (createHttpApp); 0 when absent. */
+  mcpSessionCount?: () => number;
 }

@@ -27,9 +27,12 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
   for (const operation of operations) {
     const mcp = operation.surfaces.mcp;
     if (!mcp) continue;
+    const { scope } = operation;
+    // On MCP a key scope decides what tools/list shows a key; "any" and "public" are for REST's status routes.
+    if (scope === "any" || scope === "public") throw new Error(`operation ${operation.id}: an MCP tool needs an API key scope, not "${scope}"`);
     const tool = defineTool({
       name: mcp.tool,
-      scope: operation.scope,
+      scope,
       title: mcp.title,
       description: descriptionFor(mcp.description, host),
       input: operation.input,

@@ -34,6 +34,18 @@ describe("docs on a server with API keys", () => {
     expect((await rawRequest(`${keyed.server.url}/sessions`)).status).toBe(401);
   });
 
+  it("GET / and /health, the operations declared public, answer a probe without a key; the other status routes need one, and the document says which", async () => {
+    for (const path of ["/", "/health"]) expect((await rawRequest(`${keyed.server.url}${path}`)).status, path).toBe(200);
+    for (const path of ["/languages", "/security/policy"]) expect((await rawRequest(`${keyed.server.url}${path}`)).status, path).toBe(401);
+    // A public path takes no other method without a key.
+    expect((await rawRequest(`${keyed.server.url}/health`, { method: "POST" })).status).toBe(401);
+    const doc = (await rawRequest(`${keyed.server.url}/openapi.json`)).json as Document;
+    const open = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.security?.length === 0).map(([method]) => `${method} ${path}`));
+    expect(open.sort()).toEqual(["get /", "get /health"]);
+    expect(doc.paths["/health"]?.get?.["x-sandgate-scope"]).toBe("public");
+    expect(doc.paths["/languages"]?.get?.["x-sandgate-scope"]).toBe("any");
+  });
+
   it("the document has servers, media types without stray keys, and an operation id and security on every operation", async () => {
     const doc = (await rawRequest(`${keyed.server.url}/openapi.json`)).json as Document;
     expect(doc.servers?.length).toBeGreaterThan(0);

@@ -27,7 +27,6 @@ beforeAll(async () => {
     ctx,
     tools: createTools(ctx),
     limiter: new ClientLimiter(1),
-    mcpSessionCount: () => 0,
     streamOperation: () => new Response(null),
   });
 });

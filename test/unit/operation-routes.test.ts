@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineOperation } from "../../src/operations/index.js";
 import { operationRoutes } from "../../src/server/http/operation-routes.js";
+import { operationTools } from "../../src/server/operation-tools.js";
+import type { OperationScope, RestSurface } from "../../src/operations/index.js";
 
 const input = z.object({ id: z.string().min(1), filter: z.string().optional(), limit: z.number().optional() }).strict();
 
@@ -46,5 +48,38 @@ describe("operationRoutes", () => {
   it("refuses to leave out a required field or one the input lacks", () => {
     expect(() => operationRoutes([operation({ omits: ["id"] })], {})).toThrow(/REST leaves out id, which is not an optional input field/);
     expect(() => operationRoutes([operation({ omits: ["nope"] })], {})).toThrow(/REST leaves out nope/);
+  });
+});
+
+/** A status-like operation: read-only, REST only unless given an MCP tool. */
+function statusOperation(scope: OperationScope, rest: RestSurface, effects: Array<"read" | "write"> = ["read"], mcp = false) {
+  return defineOperation({
+    id: "status.thing",
+    summary: "A thing's status",
+    scope,
+    effects,
+    input: z.object({ id: z.string().optional() }),
+    output: z.object({ ok: z.boolean() }),
+    run: async () => ({ ok: true }),
+    surfaces: { mcp: mcp ? { tool: "thing_status", title: "Thing status", description: "d", text: () => "" } : null, rest, sandbox: null },
+  });
+}
+
+describe("operations anyone may call (scope public)", () => {
+  it("become GET routes of scope public, which the API-key guard and OpenAPI then leave open", () => {
+    const [route] = operationRoutes([statusOperation("public", { method: "get", path: "/thing", tag: "status" })], {});
+    expect(route!.scope).toBe("public");
+  });
+
+  it("are refused when they write, take a path parameter or are not a GET: a key would guard nothing else", () => {
+    expect(() => operationRoutes([statusOperation("public", { method: "post", path: "/thing", tag: "status" })], {})).toThrow(/a public operation is a read served by GET at a fixed path/);
+    expect(() => operationRoutes([statusOperation("public", { method: "get", path: "/thing/:id", tag: "status" })], {})).toThrow(/public operation/);
+    expect(() => operationRoutes([statusOperation("public", { method: "get", path: "/thing", tag: "status" }, ["read", "write"])], {})).toThrow(/public operation/);
+  });
+
+  it("have no MCP tool, nor do operations of scope any: tools/list shows a key what its scopes allow", () => {
+    for (const scope of ["public", "any"] as const) {
+      expect(() => operationTools([statusOperation(scope, { method: "get", path: "/thing", tag: "status" }, ["read"], true)], {})).toThrow(`an MCP tool needs an API key scope, not "${scope}"`);
+    }
   });
 });

@@ -55,7 +55,7 @@ export type { AnomalyRule } from "./anomaly-rules.js";
 // The operations and what the surfaces show.
 export { analyzeCode, analyzeForWire, renderAnalysisText, type AnalyzeHost } from "./analyze.js";
 export { decideApproval, getApproval, listApprovals, type ApprovalsHost } from "./approval-operations.js";
-export { POLICY_URI, securityPolicy, type PolicyHost } from "./security-policy.js";
+export { POLICY_URI, readSecurityPolicy, securityPolicy, type PolicyHost } from "./security-policy.js";
 export {
   analyzeCodeInput,
   analyzeCodeOutput,
@@ -73,6 +73,7 @@ export {
 
 import { analyzeCode } from "./analyze.js";
 import { decideApproval, getApproval, listApprovals } from "./approval-operations.js";
+import { readSecurityPolicy } from "./security-policy.js";
 
-/** The operations of this feature, for the registry: analyze_code on MCP; the approvals queue on REST only. */
-export const governanceOperations = [analyzeCode, listApprovals, getApproval, decideApproval] as const;
+/** The operations of this feature, for the registry: analyze_code on MCP; the policy and the approvals queue on REST only. */
+export const governanceOperations = [analyzeCode, readSecurityPolicy, listApprovals, getApproval, decideApproval] as const;

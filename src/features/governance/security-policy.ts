@@ -1,9 +1,11 @@
 // The effective security policy: limits, flavors and which protections are active on this
-// host. Served as the MCP resource sandgate://policy and at GET /security/policy.
+// host. Served as the MCP resource sandgate://security-policy and at GET /security/policy (governance.policy).
 
+import { z } from "zod";
 import { allApiKeys, defaultTimeoutS, LANGUAGES, type SandgateConfig } from "../../config/index.js";
 import { effectiveFlavors, SECCOMP_DENIED_SYSCALLS } from "../../sandbox/index.js";
 import { MAX_ENV_BYTES, MAX_ENV_VARS, reservedEnvNames, type Engine } from "../../execution/index.js";
+import { defineOperation } from "../../operations/index.js";
 import { describeCodePolicy } from "./code-policy.js";
 import { describeToolPolicy } from "./tool-policy.js";
 
@@ -129,3 +131,17 @@ export function securityPolicy(ctx: PolicyHost): Record<string, unknown> {
     },
   };
 }
+
+/** governance.policy (GET /security/policy): the effective policy, readable by every caller let in. */
+export const readSecurityPolicy = defineOperation({
+  id: "governance.policy",
+  summary: "The effective security policy: limits, flavors, isolation active on this host, code policy, tool policy and approvals",
+  scope: "any",
+  effects: ["read"],
+  idempotent: true,
+  input: z.object({}),
+  // Its sections, as securityPolicy writes them.
+  output: z.object({}).catchall(z.unknown()),
+  run: async (host: PolicyHost) => securityPolicy(host),
+  surfaces: { mcp: null, rest: { method: "get", path: "/security/policy", tag: "status", description: null }, sandbox: null },
+});

@@ -17,7 +17,7 @@ import { bodyGuard } from "./body-guard.js";
 import { renderDocsPage } from "./docs-page.js";
 import { errorBody, errorResponse } from "./errors.js";
 import { callerOf } from "./caller.js";
-import { authGuard, corsGuard, originGuard } from "./guard.js";
+import { authGuard, corsGuard, originGuard, publicPaths } from "./guard.js";
 import { McpHttpSessions } from "./mcp-route.js";
 import { openApiDocument } from "./openapi.js";
 import { restRoutes, type RestRoute } from "./rest-routes.js";
@@ -33,6 +33,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
   const limiter = new ClientLimiter(config.server.maxConcurrentPerClient, ctx.anomalies);
   const mcp = new McpHttpSessions(ctx, tools, limiter);
   ctx.metrics?.watchMcpSessions(() => mcp.count);
+  ctx.mcpSessionCount = () => mcp.count;
   const app = new Hono();
 
   const streamOperation = (c: Context, id: string, input: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string): Response =>
@@ -57,7 +58,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
       }
     });
 
-  const routes = restRoutes({ ctx, tools, limiter, mcpSessionCount: () => mcp.count, streamOperation });
+  const routes = restRoutes({ ctx, tools, limiter, streamOperation });
   const document = openApiDocument(routes, { version: ctx.version, secured: allApiKeys(config.server).length > 0 });
 
   // Routes that stream a raw body (file uploads) bound it themselves, against limits.maxUploadMb.
@@ -75,7 +76,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
     ["body cap and deadline", bodyGuard({ maxBytes: config.server.maxBodyBytes, timeoutMs: config.server.bodyTimeoutS * 1000, exempt })],
     ["Host and Origin", originGuard({ server: config.server })],
     ["CORS", corsGuard({ server: config.server })],
-    ["API key", authGuard({ server: config.server, onRefused: ({ reason, route, peer }) => recordAuthFailure(ctx, { client: peer, reason, route }) })],
+    ["API key", authGuard({ server: config.server, publicPaths: publicPaths(routes), onRefused: ({ reason, route, peer }) => recordAuthFailure(ctx, { client: peer, reason, route }) })],
   ];
   for (const [, guard] of guards) app.use("*", guard);
 
@@ -92,7 +93,7 @@ export function createHttpApp(ctx: ServerContext, tools: ToolDefinition[] = crea
     app.on(route.method.toUpperCase(), route.path, async (c) => {
       // Scope, before anything is parsed: a key may not learn about, or probe unrecorded, the input of a route it may not use.
       const caller = callerOf(c);
-      if (route.scope !== "any" && !caller.scopes.has(route.scope)) {
+      if (route.scope !== "any" && route.scope !== "public" && !caller.scopes.has(route.scope)) {
         await recordAuthFailure(ctx, { client: caller.id, reason: "missing_scope", route: `${c.req.method} ${c.req.path}`, scope: route.scope });
         return errorResponse(c, missingScope(route.scope, `${route.method.toUpperCase()} ${route.path}`));
       }

@@ -3,15 +3,15 @@
 
 import type { Context } from "hono";
 import { z } from "zod";
-import type { Scope } from "../../config/index.js";
+import type { OperationScope } from "../../operations/index.js";
 import { SandgateError } from "../../errors/index.js";
 import { cutName, nameSome } from "../client-names.js";
 import { readJsonBody } from "./errors.js";
 
 export type HttpMethod = "get" | "post" | "put" | "delete";
 
-/** The API key scope a route needs; "any" is every caller the auth guard let in. */
-export type RouteScope = Scope | "any";
+/** The API key scope a route needs; "any" is every caller the auth guard let in, "public" anyone, without a key (as for operations). */
+export type RouteScope = OperationScope;
 
 /** The names of a Hono path's `:params`, as an object type: "/a/:x/b/:y" -> { x: string; y: string }. */
 export type PathParams<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`

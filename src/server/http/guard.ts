@@ -9,8 +9,13 @@ import { SandgateError } from "../../errors/index.js";
 import { keyCaller, LOCAL_CALLER, peerCaller } from "./caller.js";
 import { errorResponse } from "./errors.js";
 
-/** Routes anyone may read: liveness for load balancers and monitors, and the API's docs (they hold no secret). */
-const PUBLIC_PATHS = new Set(["/", "/health", "/docs", "/openapi.json"]);
+/** Besides the public operations' routes, what anyone may read: the API's docs (they hold no secret). */
+const PUBLIC_DOCS = ["/docs", "/openapi.json"];
+
+/** The paths anyone may GET without a key: the routes of operations declared "public" (status, liveness for load balancers) and the docs. */
+export function publicPaths(routes: ReadonlyArray<{ method: string; path: string; scope: string }>): ReadonlySet<string> {
+  return new Set([...routes.filter((route) => route.scope === "public" && route.method === "get").map((route) => route.path), ...PUBLIC_DOCS]);
+}
 
 /**
  * OAuth and OpenID discovery that MCP clients probe before they connect (mcp-remote asks six of
@@ -35,6 +40,8 @@ function digest(text: string): Buffer {
 
 export interface GuardOptions {
   server: ServerConfig;
+  /** What anyone may GET without a key (publicPaths); nothing but OPTIONS when absent. */
+  publicPaths?: ReadonlySet<string>;
   /** Told of every request refused for a missing or wrong key (the audit's auth_failure rows). */
   onRefused?: (refusal: { reason: "missing_key" | "invalid_key"; route: string; peer: string }) => Promise<void>;
 }
@@ -82,17 +89,17 @@ export function originGuard({ server }: GuardOptions): MiddlewareHandler {
 
 /**
  * Who the caller is. With API keys (server.apiKeys, server.apiKey as "default") every route but
- * GET /, /health, /docs and /openapi.json needs `Authorization: Bearer <key>`, compared in
+ * the public ones (GET /, /health, /docs and /openapi.json) needs `Authorization: Bearer <key>`, compared in
  * constant time against every key, and the key's name is the caller. Without keys the server is
  * on loopback only and its one caller is LOCAL_CALLER. Any other header is not an identity.
  */
-export function authGuard({ server, onRefused }: GuardOptions): MiddlewareHandler {
+export function authGuard({ server, publicPaths = new Set(), onRefused }: GuardOptions): MiddlewareHandler {
   const keys = allApiKeys(server).map(([name, key]) => ({ name, digest: digest(key) }));
   return async (c, next) => {
     if (c.req.method !== "OPTIONS" && DISCOVERY.test(c.req.path)) {
       return errorResponse(c, new SandgateError("NOT_FOUND", `no route ${c.req.method} ${c.req.path}: sandgate has no OAuth; send the header Authorization: Bearer <key> when the server has API keys`));
     }
-    if (keys.length > 0 && !(PUBLIC_PATHS.has(c.req.path) && c.req.method === "GET") && c.req.method !== "OPTIONS") {
+    if (keys.length > 0 && !(publicPaths.has(c.req.path) && c.req.method === "GET") && c.req.method !== "OPTIONS") {
       const header = c.req.header("authorization") ?? "";
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       const presented = digest(match?.[1] ?? "");

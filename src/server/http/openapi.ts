@@ -6,9 +6,6 @@ import { errorBodySchema } from "../wire.js";
 import { bodyExample, curlExample } from "./openapi-examples.js";
 import type { RestRoute } from "./rest-routes.js";
 
-/** Operations anyone may call with keys set (the guard's PUBLIC_PATHS that are routes). */
-const PUBLIC = new Set(["/", "/health"]);
-
 /** "/sessions/:session_id" -> "/sessions/{session_id}". */
 function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z_]+)/g, "{$1}");
@@ -39,7 +36,7 @@ function codeSamples(route: RestRoute, secured: boolean, body: Record<string, un
   const content = body?.content as Record<string, { example?: unknown }> | undefined;
   const json = content?.["application/json"];
   const source = curlExample(route.method, route.path, {
-    secured: secured && !PUBLIC.has(route.path),
+    secured: secured && route.scope !== "public",
     ...(json ? { body: json.example } : route.rawBody ? { contentType: route.rawBody.contentType } : {}),
   });
   return [{ lang: "Shell", label: "curl", source }];
@@ -64,8 +61,8 @@ function operation(route: RestRoute, secured: boolean): Record<string, unknown> 
         ? { description: "a JSON-RPC error; the status follows its data.code", content: { "application/json": { schema: toJsonSchema(route.response) } } }
         : { description: "error: code, message and data; the status follows the code", content: { "application/json": { schema: toJsonSchema(errorBodySchema) } } },
     },
-    ...(secured && !PUBLIC.has(route.path) ? { security: [{ bearerAuth: [] }] } : { security: [] }),
-    // The API key scope the route needs (server.keyScopes); "any" is every valid key.
+    ...(secured && route.scope !== "public" ? { security: [{ bearerAuth: [] }] } : { security: [] }),
+    // The API key scope the route needs (server.keyScopes); "any" is every valid key, "public" no key at all.
     "x-sandgate-scope": route.scope,
     "x-codeSamples": codeSamples(route, secured, body),
   };

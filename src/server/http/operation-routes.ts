@@ -38,6 +38,9 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
     const part = rest.method === "get" ? { query: remaining } : hasBody ? { body: remaining } : {};
     const mcp = operation.surfaces.mcp;
     const description = rest.description === undefined ? (mcp ? descriptionFor(mcp.description, host) : undefined) : (rest.description ?? undefined);
+    if (operation.scope === "public" && (rest.method !== "get" || fields.length > 0 || operation.effects.some((effect) => effect !== "read"))) {
+      throw new Error(`operation ${operation.id}: a public operation is a read served by GET at a fixed path`);
+    }
     if (rest.body === "tool" && (!mcp || fields.length > 0 || rest.method === "get" || (rest.omits?.length ?? 0) > 0)) {
       throw new Error(`operation ${operation.id}: a body parsed as the tool's arguments needs an MCP tool and the whole input in the body`);
     }

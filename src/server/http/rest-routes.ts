@@ -1,21 +1,16 @@
 // The REST API as one table of typed routes (define-route.ts): each names its method, path, input
 // and response schemas and handler. The app registers the table and /openapi.json is generated from it.
 
-import { execFileSync } from "node:child_process";
 import type { Context } from "hono";
 import { z } from "zod";
 import { allApiKeys } from "../../config/index.js";
-import { LANGUAGE_SPECS, LANGUAGES, RUNNER_SPECS, systemPythonModules, type Language } from "../../languages/index.js";
-import { installedPackageNames } from "../../sandbox/index.js";
 import { SandgateError } from "../../errors/index.js";
-import type { AdmissionState } from "../../execution/index.js";
 import type { ClientLimiter } from "../client-limiter.js";
 import type { ServerContext } from "../context.js";
 import { fileOperations, sessionOperations } from "../../features/index.js";
 import { codeRequest, executeCode, executeCodeInput, executionResultSchema } from "../../features/execute/index.js";
 import { fileReadInput, fileReadOutput, fileWriteInput, fileWriteOutput } from "../../features/files/index.js";
 import { runOperation } from "../../operations/index.js";
-import { securityPolicy } from "../../features/governance/index.js";
 import { isSavedStream } from "../output-resources.js";
 import { parseToolArguments, toMcpTool, type ToolDefinition } from "../tools.js";
 import { profileTools } from "../tool-profile.js";
@@ -37,50 +32,10 @@ export interface RestDeps {
   tools: ToolDefinition[];
   /** The per-caller concurrency cap (MCP tools/call on /mcp/execute takes its slot per call). */
   limiter: ClientLimiter;
-  mcpSessionCount: () => number;
   /** Server-sent-events variant of an operation's call (POST /execute?stream=1), with input the route parsed. */
   streamOperation: (c: Context, id: string, input: Record<string, unknown>, signal: AbortSignal, done: () => void, owner: string) => Response;
 }
 
-const rootResponse = z.object({ name: z.string(), version: z.string(), status: z.string(), mcp: z.string(), docs: z.string(), openapi: z.string() });
-const healthResponse = z.object({
-  status: z.enum(["ok", "degraded"]),
-  version: z.string(),
-  uptime_s: z.number(),
-  sandbox: z.record(z.unknown()),
-  sessions: z.object({ active: z.number(), max: z.number() }),
-  mcp_sessions: z.number(),
-  capacity: z
-    .object({ sandboxes: z.number(), max_sandboxes: z.number(), committed_mb: z.number(), max_committed_mb: z.number(), waiting: z.number() })
-    .describe("Live sandboxes and their committed memory against the server-wide caps, and calls waiting for room"),
-  pool: z.record(z.unknown()),
-  upstream: z.array(z.object({ name: z.string(), state: z.string(), tool_count: z.number() })).describe("Upstream MCP servers (error details: list_servers, with the API key)"),
-});
-function capacityOf(state: AdmissionState): z.infer<typeof healthResponse>["capacity"] {
-  return {
-    sandboxes: state.sandboxes,
-    max_sandboxes: state.maxSandboxes,
-    committed_mb: state.committedMb,
-    max_committed_mb: state.maxCommittedMb,
-    waiting: state.waiting,
-  };
-}
-const languagesResponse = z.object({
-  languages: z.array(
-    z.object({
-      name: z.string(),
-      aliases: z.array(z.string()),
-      runner: z.string(),
-      version: z.string().nullable(),
-      file_extensions: z.array(z.string()),
-      packages: z.array(z.string()).describe("The admin's packages this language can import (sandgate packages sync), besides the system's"),
-      system_modules: z
-        .array(z.string())
-        .optional()
-        .describe("Python: the modules of note the host's Python has under /usr (Debian's python3-*, e.g. numpy, pandas, matplotlib); `sandgate doctor` imports them for real"),
-    }),
-  ),
-});
 const protocolInfoResponse = z.object({
   server: z.object({ name: z.string(), version: z.string() }),
   endpoint: z.string(),
@@ -92,14 +47,6 @@ const protocolInfoResponse = z.object({
 });
 const toolsResponse = z.object({ tools: z.array(z.record(z.unknown())) });
 const uploadFilesOutput = z.object({ files: z.array(fileWriteOutput) });
-
-function interpreterVersion(path: string): string | null {
-  try {
-    return execFileSync(path, ["--version"], { encoding: "utf8", timeout: 5000, stdio: ["ignore", "pipe", "pipe"] }).trim().split("\n")[0] ?? null;
-  } catch {
-    return null;
-  }
-}
 
 export function restRoutes(deps: RestDeps): RestRoute[] {
   const { ctx, tools, limiter } = deps;
@@ -114,89 +61,9 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
   /** The routes of these declared operations, in this order (OpenAPI lists paths as the table does). */
   const derived = (...ids: string[]): RestRoute[] => operationRoutes(ids.map((id) => operations.require(id)), ctx);
   const search = operations.require("codemode.search");
-  let languages: z.infer<typeof languagesResponse> | undefined;
 
   return [
-    defineRoute({
-      method: "get",
-      path: "/",
-      scope: "any",
-      tag: "status",
-      summary: "Basic status (no API key needed)",
-      response: rootResponse,
-      handle: async () => ({ name: "sandgate", version: ctx.version, status: "ok", mcp: "/mcp", docs: "/docs", openapi: "/openapi.json" }),
-    }),
-    defineRoute({
-      method: "get",
-      path: "/health",
-      scope: "any",
-      tag: "status",
-      summary: "Detailed health: protections active, sessions and warm pool (no API key needed)",
-      response: healthResponse,
-      handle: async () => {
-        const runtime = engine.runtime;
-        const pool = engine.poolState();
-        const upstream = ctx.codeMode.status().map((s) => ({ name: s.name, state: s.state, tool_count: s.toolCount }));
-        const degraded =
-          Object.values(pool).some((kind) => kind.target > 0 && kind.ready === 0 && kind.failures > 0) || upstream.some((s) => s.state === "failed");
-        const status: z.infer<typeof healthResponse>["status"] = degraded ? "degraded" : "ok";
-        return {
-          status,
-          version: ctx.version,
-          uptime_s: Math.round((Date.now() - ctx.startedAt) / 100) / 10,
-          sandbox: {
-            bubblewrap: runtime.bwrapPath,
-            namespaces: ["user", "pid", "network", "ipc", "uts", "mount", "cgroup"],
-            seccomp: runtime.seccompFile !== undefined,
-            cgroups: runtime.cgroups.mode,
-            cgroup_controllers: runtime.cgroups.controllers,
-            // Session sandboxes are frozen between calls (threads and timers left running use no CPU).
-            freezes_idle_sessions: runtime.cgroups.freezer === true,
-            host_user: runtime.hostUser ? runtime.hostUser.uid : process.getuid?.(),
-          },
-          sessions: { active: engine.sessions.count, max: config.sessions.max },
-          mcp_sessions: deps.mcpSessionCount(),
-          capacity: capacityOf(engine.admissionState()),
-          pool,
-          upstream,
-        };
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/languages",
-      scope: "any",
-      tag: "execution",
-      summary: "Languages sandgate runs, with their interpreters",
-      response: languagesResponse,
-      handle: async () => {
-        languages ??= {
-          languages: LANGUAGES.map((name) => {
-            const spec = LANGUAGE_SPECS[name];
-            const runner = engine.runtime.interpreters[RUNNER_SPECS[spec.runner].interpreter];
-            const systemModules = RUNNER_SPECS[spec.runner].interpreter === "python" ? { system_modules: systemPythonModules(runner) } : {};
-            return { name, aliases: [...spec.aliases], runner, version: interpreterVersion(runner), file_extensions: [...spec.extensions], packages: [], ...systemModules };
-          }),
-        };
-        // Read at each request: a `sandgate packages sync` takes effect without a restart.
-        const installed = installedPackageNames(config.sandboxDir);
-        const packagesOf = (name: Language): string[] => {
-          const interpreter = RUNNER_SPECS[LANGUAGE_SPECS[name].runner].interpreter;
-          return interpreter === "python" ? installed.python : interpreter === "node" ? installed.node : [];
-        };
-        return { languages: languages.languages.map((entry) => ({ ...entry, packages: packagesOf(entry.name as Language) })) };
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/security/policy",
-      scope: "any",
-      tag: "status",
-      summary: "The effective security policy: limits, flavors, isolation active on this host, code policy, tool policy and approvals",
-      response: z.record(z.unknown()),
-      handle: async () => securityPolicy(ctx),
-    }),
-    ...derived("governance.analyze"),
+    ...derived("status.root", "status.health", "execute.languages", "governance.policy", "governance.analyze"),
     defineRoute({
       method: "post",
       path: "/execute",
