@@ -17,11 +17,13 @@ export type {
   VolumeConfig,
 } from "./config/index.js";
 
-// The engine: sandboxes, sessions and their workspace files.
+// The engine: sandboxes, sessions and their workspace files; its hooks (EngineHooks: before and after
+// each run, file events) are how governance gates it, and how a library user's own policy can.
 export { Engine } from "./execution/index.js";
 export type {
   CommandRequest,
   EngineFiles,
+  EngineHooks,
   EngineOptions,
   EngineJobs,
   EngineSessions,
@@ -30,12 +32,17 @@ export type {
   ExecuteRequest,
   ExecutionResult,
   FileEncoding,
+  FileEventSink,
+  NewFileEvent,
   JobCommandRequest,
   JobInfo,
   JobReadOptions,
   JobRequest,
   JobSnapshot,
   JobStatus,
+  RunContext,
+  RunHooks,
+  RunVerdict,
   SessionInfo,
   SessionOptions,
   TokenCounts,

@@ -55,6 +55,7 @@ const TYPE_EXPORTS = [
   "CommandRequest",
   "ConfigLocation",
   "EngineFiles",
+  "EngineHooks",
   "EngineJobs",
   "EngineOptions",
   "EngineSessions",
@@ -64,6 +65,7 @@ const TYPE_EXPORTS = [
   "ExecuteRequest",
   "ExecutionResult",
   "FileEncoding",
+  "FileEventSink",
   "Flavor",
   "FlavorName",
   "JobCommandRequest",
@@ -75,6 +77,10 @@ const TYPE_EXPORTS = [
   "Language",
   "Limits",
   "LoadConfigOptions",
+  "NewFileEvent",
+  "RunContext",
+  "RunHooks",
+  "RunVerdict",
   "SandgateConfig",
   "SandgateErrorOptions",
   "ServerConfig",
@@ -186,6 +192,35 @@ describe("the sandgate package", () => {
       );
       expect(run.stderr).toBe("");
       expect(run.stdout.trim().split("\n")).toEqual(["governance POLICY_BLOCKED", "governance 42 allow", "hooks POLICY_BLOCKED", "hooks 42 allow"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("lets a program write its own run hooks: judge, admit (a refusal stops the run before any sandbox runs it) and record, in that order", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandgate-public-hooks-"));
+    try {
+      const run = await runModule(
+        [
+          'import { Engine, SandgateError, loadConfig } from "sandgate";',
+          `const config = loadConfig({ SANDBOX_DIR: ${JSON.stringify(dir)} });`,
+          "const seen = [];",
+          "const runs = {",
+          "  async judge(context) { seen.push(`judge ${context.language}`); return { context, heldAtAdmit: context.code.includes('forbidden'), security: { risk: 0, level: 'low', action: 'allow', findings: [] } }; },",
+          "  async admit(verdict) { seen.push('admit'); if (verdict.heldAtAdmit) throw new SandgateError('POLICY_BLOCKED', 'my own policy says no'); },",
+          "  async roomToRecord() {},",
+          "  async recordRun(verdict, ms, result, error) { seen.push(`record ${result?.status ?? error?.code}`); },",
+          "};",
+          "const engine = Engine.create(config, { pool: { python: 0, javascript: 0, bash: 0 }, hooks: { runs } });",
+          "const ok = await engine.execute({ language: 'python', code: 'print(6 * 7)' });",
+          "console.log(ok.stdout.trim());",
+          "try { await engine.execute({ language: 'python', code: 'open(\"/tmp/ran\", \"w\") # forbidden' }); console.log('ran'); } catch (e) { console.log(e.code, e.message); }",
+          "console.log(seen.join(', '));",
+          "await engine.close();",
+        ].join("\n"),
+      );
+      expect(run.stderr).toBe("");
+      expect(run.stdout.trim().split("\n")).toEqual(["42", "POLICY_BLOCKED my own policy says no", "judge python, admit, record ok, judge python, admit"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
