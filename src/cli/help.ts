@@ -21,6 +21,8 @@ Usage:
   sandgate tools [--server S] [--json]             connect the upstream MCP servers and list their tools
   sandgate tools --search WORDS [--detail D]       search the tools (detail: name, summary, full)
   sandgate tools --tree | --show PATH              list or print the generated servers/ tree
+  sandgate call [OPERATION [--FIELD VALUE]...]     any operation (the list without one; OPERATION --help: its fields),
+                [--url URL [--key KEY]]            here or on a running server; prints its output as JSON
   sandgate config --print | --schema               show the effective config (secrets masked) or its JSON Schema
   sandgate packages sync [--apt] [--json]          install python.packages and node.packages for sandboxes
                 [--find-links DIR]... [--no-index]   (pip may install from DIR; --apt: Debian's python3-* as root)

@@ -9,6 +9,7 @@ import { CONFIG_FILE_NAME, loadConfig, locateConfigFile, TOOL_PROFILES, type San
 import { isSandgateError, SandgateError } from "../errors/index.js";
 import { runAnalyze } from "./analyze.js";
 import { runAudit } from "./audit.js";
+import { runCall } from "./call.js";
 import { runConfig } from "./config.js";
 import { runDoctor } from "./doctor.js";
 import { runExec } from "./exec.js";
@@ -60,6 +61,11 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
   if (command === "--version" || command === "version") {
     io.stdout.write(`${packageVersion()}\n`);
     return 0;
+  }
+  // `sandgate call` reads its own flags (an operation's fields) and gives each operation's help itself.
+  if (command === "call") {
+    const { configPath, args } = takeConfigFlag(rest, io);
+    return runCall(args, () => loadConfig(io.env, { ...(configPath === undefined ? {} : { configPath }), cwd: io.cwd }), io);
   }
   // `sandgate exec --help`, `sandgate packages sync -h`: the usage, not an unknown-option error.
   // Only before a `--`, so code passed after it may say --help.
