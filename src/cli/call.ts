@@ -255,8 +255,25 @@ class RemoteFailure extends Error {
   }
 }
 
+/** The most of a server's answer read: more is a server (or something at its address) gone wrong, not an output to print. */
+const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+
 async function readJson(response: Response): Promise<unknown> {
-  const text = await response.text();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body?.getReader();
+  for (;;) {
+    const next = reader ? await reader.read() : { done: true as const, value: undefined };
+    if (next.done) break;
+    const chunk = next.value as Uint8Array;
+    size += chunk.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader?.cancel();
+      throw new RemoteFailure(`the server's answer passed ${MAX_ANSWER_BYTES / 1024 / 1024} MB; stopped reading it`, "BAD_RESPONSE");
+    }
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -355,7 +372,15 @@ export async function runCall(argv: readonly string[], config: () => SandgateCon
   }
   try {
     const output = server === undefined ? await callHere(operation, input, config(), io) : await callThere(operation, args.input, server, args.key ?? io.env.SANDGATE_API_KEY);
-    io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+    let text: string;
+    try {
+      text = JSON.stringify(output, null, 2);
+    } catch (error) {
+      // A server's answer nested deeper than the stack: refused, not a crash of the command.
+      if (error instanceof RangeError) throw new RemoteFailure("the answer is nested too deeply to print", "BAD_RESPONSE");
+      throw error;
+    }
+    io.stdout.write(`${text}\n`);
     return 0;
   } catch (error) {
     if (error instanceof RemoteFailure || error instanceof SandgateError) {

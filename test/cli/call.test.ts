@@ -2,6 +2,8 @@
 // input schema; in the command's own sandgate, or on a running server with --url.
 
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -113,5 +115,34 @@ describe("sandgate call --url on a running server", () => {
     const bad = await sandgate(["--url", "ftp://example", "sessions.list"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--url must be http or https/);
+  });
+});
+
+describe("sandgate call --url on something hostile at the address", () => {
+  /** An HTTP server on port 0 that answers every request with `body` as JSON's content type. */
+  async function answering(body: string): Promise<{ url: string; server: Server }> {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(body);
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+  }
+
+  it("refuses an answer that is not JSON, or nested deeper than can be printed, with one line and exit 1", async () => {
+    for (const [body, message] of [
+      ["<html>proxy login</html>", /the server answered 200 with something that is not JSON: "<html>proxy login<\/html>" \[BAD_RESPONSE\]/],
+      ["[".repeat(100_000) + "]".repeat(100_000), /the answer is nested too deeply to print \[BAD_RESPONSE\]/],
+    ] as const) {
+      const { url, server } = await answering(body);
+      try {
+        const r = await sandgate(["--url", url, "sessions.list"]);
+        expect(r.code).toBe(1);
+        expect(r.stdout).toBe("");
+        expect(r.stderr).toMatch(message);
+      } finally {
+        server.close();
+      }
+    }
   });
 });
