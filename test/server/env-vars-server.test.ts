@@ -89,7 +89,9 @@ describe("environment variables over REST", () => {
     );
     const bad = expectError(await api("/execute", { json: { language: "python", code: "1", env: { [`TOKEN=${SECRET}`]: "x" } } }), 400, "INVALID_INPUT");
     expect(bad.message).not.toContain(SECRET);
-    expect(expectError(await api("/execute", { json: { language: "python", code: "1", session_env: { A: "1" } } }), 400, "INVALID_INPUT").message).toContain("session_id");
+    for (const [path, extra] of [["/execute", {}], ["/execute?stream=1", {}], ["/execute", { background: true }]] as const) {
+      expect(expectError(await api(path, { json: { language: "python", code: "1", session_env: { A: "1" }, ...extra } }), 400, "INVALID_INPUT").message, path).toContain("needs a session_id");
+    }
   });
 
   it("refuses PS4 and PROMPT_COMMAND in env and session_env, and the payload in them never runs, then or in later calls", async () => {

@@ -3,7 +3,6 @@
 
 import { z } from "zod";
 import { FLAVOR_NAMES } from "../../config/index.js";
-import { SandgateError } from "../../errors/index.js";
 import type { CommandRequest, ExecuteRequest } from "../../execution/index.js";
 import { LANGUAGE_NAMES_AND_ALIASES } from "../../languages/index.js";
 
@@ -63,13 +62,10 @@ export const executeCommandInput = z
   .strict();
 
 /**
- * The engine's variables of execute_code / execute_command arguments; session_env without a
- * session is refused here, before a stream starts.
+ * The engine's variables of execute_code / execute_command arguments. session_env without a session
+ * is the engine's to refuse (Engine.validate, before a stream starts), as for a library caller.
  */
-function envFields(args: { env?: Record<string, string>; session_env?: Record<string, string>; session_id?: string }): Pick<ExecuteRequest, "env" | "sessionEnv"> {
-  if (args.session_env !== undefined && args.session_id === undefined) {
-    throw new SandgateError("INVALID_INPUT", "session_env sets a session's variables and needs a session_id; use env for one call", { data: { field: "session_env" } });
-  }
+function envFields(args: { env?: Record<string, string>; session_env?: Record<string, string> }): Pick<ExecuteRequest, "env" | "sessionEnv"> {
   return { ...(args.env ? { env: args.env } : {}), ...(args.session_env ? { sessionEnv: args.session_env } : {}) };
 }
 
