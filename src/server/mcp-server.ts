@@ -103,6 +103,23 @@ function instructions(ctx: ServerContext): string {
   );
 }
 
+/** The resources resources/list names (and GET /mcp/resources): the security policy and the generated servers/ tree. */
+export function listResources(ctx: Pick<ServerContext, "codeMode">): Array<Record<string, unknown> & { uri: string; name: string }> {
+  return [
+    {
+      uri: POLICY_URI,
+      name: "security-policy",
+      title: "sandgate security policy",
+      description: "Limits, resource flavors, the isolation active on this host, the code policy (levels and overrides), the upstream tool policy and the approval settings",
+      mimeType: "application/json",
+    },
+    ...treeResources(ctx.codeMode.catalog),
+  ];
+}
+
+/** The templates resources/templates/list names: a file of the servers/ tree, and a call's saved full output. */
+export const RESOURCE_TEMPLATES = [TREE_TEMPLATE, OUTPUT_TEMPLATE];
+
 export function createMcpServer(ctx: ServerContext, options: McpServerOptions, allTools: ToolDefinition[] = createTools(ctx)): Server {
   // The profile decides what is listed and callable; REST keeps every tool.
   const tools = profileTools(allTools, ctx.config.server.toolProfile);
@@ -196,20 +213,9 @@ export function createMcpServer(ctx: ServerContext, options: McpServerOptions, a
     }
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: [
-      {
-        uri: POLICY_URI,
-        name: "security-policy",
-        title: "sandgate security policy",
-        description: "Limits, resource flavors, the isolation active on this host, the code policy (levels and overrides), the upstream tool policy and the approval settings",
-        mimeType: "application/json",
-      },
-      ...treeResources(ctx.codeMode.catalog),
-    ],
-  }));
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: listResources(ctx) }));
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [TREE_TEMPLATE, OUTPUT_TEMPLATE] }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params;

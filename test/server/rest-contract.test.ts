@@ -163,6 +163,15 @@ describe("every REST route answers what its schemas declare", () => {
 
   it("the MCP conveniences, with their JSON-RPC errors", async () => {
     await call("get", "/mcp/tools", "/mcp/tools");
+    // GET /mcp/resources lists what resources/list and resources/templates/list list, each of which resources/read then reads.
+    const resources = await call<{ resources: Array<{ uri: string }>; resource_templates: Array<{ uriTemplate: string }> }>("get", "/mcp/resources", "/mcp/resources");
+    const viaRpc = await call<{ result: { resources: unknown[] } }>("post", "/mcp/execute", "/mcp/execute", { json: { jsonrpc: "2.0", id: 5, method: "resources/list" } });
+    expect(resources.body.resources).toEqual(viaRpc.body.result.resources);
+    expect(resources.body.resource_templates.map((t) => t.uriTemplate)).toEqual(expect.arrayContaining([expect.stringMatching(/^sandgate:\/\/outputs\//)]));
+    const policy = await call<{ result: { contents: Array<{ text: string }> } }>("post", "/mcp/execute", "/mcp/execute", {
+      json: { jsonrpc: "2.0", id: 6, method: "resources/read", params: { uri: resources.body.resources[0]!.uri } },
+    });
+    expect(JSON.parse(policy.body.result.contents[0]!.text)).toHaveProperty("limits");
     await call("get", "/mcp/protocol-info", "/mcp/protocol-info");
     const ok = await call("post", "/mcp/execute", "/mcp/execute", { json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "execute_command", arguments: { command: "echo hi" } } } });
     expect(ok.status).toBe(200);

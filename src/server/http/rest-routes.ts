@@ -14,6 +14,7 @@ import { runOperation } from "../../operations/index.js";
 import { isSavedStream } from "../output-resources.js";
 import { parseToolArguments, toMcpTool, type ToolDefinition } from "../tools.js";
 import { profileTools } from "../tool-profile.js";
+import { listResources, RESOURCE_TEMPLATES } from "../mcp-server.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 import { operationRoutes } from "./operation-routes.js";
 import { operations } from "../operations.js";
@@ -46,6 +47,10 @@ const protocolInfoResponse = z.object({
   authentication: z.string(),
 });
 const toolsResponse = z.object({ tools: z.array(z.record(z.unknown())) });
+const resourcesResponse = z.object({
+  resources: z.array(z.object({ uri: z.string(), name: z.string() }).passthrough()),
+  resource_templates: z.array(z.object({ uriTemplate: z.string(), name: z.string() }).passthrough()),
+});
 const uploadFilesOutput = z.object({ files: z.array(fileWriteOutput) });
 
 export function restRoutes(deps: RestDeps): RestRoute[] {
@@ -231,6 +236,16 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       summary: "The MCP tools with their input and output schemas, as tools/list returns them",
       response: toolsResponse,
       handle: async () => ({ tools: profileTools(tools, ctx.config.server.toolProfile).map(toMcpTool) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/mcp/resources",
+      scope: "execute",
+      tag: "mcp",
+      summary: "The MCP resources and resource templates, as resources/list and resources/templates/list return them",
+      description: "Read one with POST /mcp/execute, method resources/read, params {uri}.",
+      response: resourcesResponse,
+      handle: async () => ({ resources: listResources(ctx), resource_templates: RESOURCE_TEMPLATES }),
     }),
     defineRoute({
       method: "post",
