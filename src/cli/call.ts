@@ -365,7 +365,7 @@ export async function runCall(argv: readonly string[], config: () => SandgateCon
   }
   // Checked here, with the operation's own schema (as its MCP tool parses its arguments): bad input
   // never starts a sandgate nor reaches a server. A server gets the input as given and parses it itself.
-  const input = parseToolArguments({ name: operation.id, input: operation.input }, args.input);
+  const input = parseToolArguments({ name: operation.id, input: operation.input, ...(operation.inputAliases ? { aliases: operation.inputAliases } : {}) }, args.input);
   const server = args.url === undefined ? undefined : serverUrl(args.url);
   if (server && !operation.surfaces.rest && !operation.surfaces.mcp) {
     throw new SandgateError("INVALID_INPUT", `${operation.id} has neither a REST route nor an MCP tool of its own to call on a server; run it without --url`);

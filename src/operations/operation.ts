@@ -6,6 +6,7 @@
 
 import { z } from "zod";
 import type { Scope } from "../config/index.js";
+import { SandgateError } from "../errors/index.js";
 import type { Approver } from "../execution/approval.js";
 import type { OutputStream } from "../sandbox/index.js";
 
@@ -115,6 +116,11 @@ export interface Operation<Host, I extends z.AnyZodObject, O extends z.AnyZodObj
   /** Calling it twice with the same input leaves things as once (MCP's idempotentHint); false when omitted. */
   idempotent?: boolean;
   input: I;
+  /**
+   * Other names clients may give input fields (another system's word for one: {template: "language"}):
+   * accepted wherever the arguments are parsed as a tool's, listed on no surface (they cost no tokens).
+   */
+  inputAliases?: Readonly<Record<string, string>>;
   output: O;
   /** Does the work; `input` was parsed with `input` at the edge, exactly once. */
   run(host: Host, input: z.infer<I>, call: OperationCall): Promise<z.input<O>>;
@@ -152,6 +158,26 @@ export async function runOperation<Host, I extends z.AnyZodObject, O extends z.A
   const checked = operation.output.safeParse(returned);
   if (!checked.success) throw new Error(`operation ${operation.id} answered outside its output schema: ${checked.error.message}`);
   return returned;
+}
+
+/**
+ * `args` with each alias renamed to its field. An alias beside its field is refused unless both say
+ * the same, so neither is silently dropped; anything but an object is left for the schema to refuse.
+ */
+export function withAliasesResolved(args: unknown, aliases: Readonly<Record<string, string>> | undefined): unknown {
+  if (!aliases || typeof args !== "object" || args === null || Array.isArray(args)) return args;
+  const given = args as Record<string, unknown>;
+  if (!Object.keys(aliases).some((alias) => Object.hasOwn(given, alias))) return args;
+  const resolved: Record<string, unknown> = { ...given };
+  for (const [alias, field] of Object.entries(aliases)) {
+    if (!Object.hasOwn(given, alias)) continue;
+    if (Object.hasOwn(given, field) && given[field] !== given[alias]) {
+      throw new SandgateError("INVALID_INPUT", `${alias} is another name for ${field}; give one of them, not both with different values`, { data: { field: alias } });
+    }
+    resolved[field] = given[alias];
+    delete resolved[alias];
+  }
+  return resolved;
 }
 
 /** A description as the model or the reader sees it: given, or made from the host's settings. */

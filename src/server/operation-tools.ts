@@ -36,6 +36,7 @@ export function operationTools<Host>(operations: readonly AnyOperation<Host>[], 
       title: mcp.title,
       description: descriptionFor(mcp.description, host),
       input: operation.input,
+      ...(operation.inputAliases ? { aliases: operation.inputAliases } : {}),
       output: mcp.outputSchema ?? operation.output,
       annotations: annotationsOf(mcp.title, operation.effects, operation.idempotent),
       async run(args, call) {

@@ -41,6 +41,8 @@ export interface ToolDefinition {
   title: string;
   description: string;
   input: z.AnyZodObject;
+  /** Other names of input fields, accepted and never listed (the operation's inputAliases). */
+  aliases?: Readonly<Record<string, string>>;
   output: z.AnyZodObject;
   annotations: ToolAnnotations;
   run(args: Record<string, unknown>, call: ToolCallContext): Promise<ToolReply>;
@@ -54,6 +56,7 @@ export function defineTool<I extends z.AnyZodObject, O extends z.AnyZodObject>(t
   title: string;
   description: string;
   input: I;
+  aliases?: Readonly<Record<string, string>>;
   output: O;
   annotations: ToolAnnotations;
   run(args: z.infer<I>, call: ToolCallContext): Promise<{ structured: z.infer<O>; text: string; isError?: boolean; images?: ToolReply["images"]; resources?: ToolReply["resources"] }>;

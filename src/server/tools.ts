@@ -6,6 +6,7 @@ import { unknownLanguageError } from "../execution/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
+import { withAliasesResolved } from "../operations/index.js";
 import { operationTools } from "./operation-tools.js";
 import { operations } from "./operations.js";
 import { retryAfterOf } from "./retry-after.js";
@@ -38,7 +39,8 @@ export function toMcpTool(tool: ToolDefinition): Tool {
 }
 
 /** Parses arguments against the tool's schema; the error names the field and what was wrong. */
-export function parseToolArguments(tool: Pick<ToolDefinition, "name" | "input">, args: unknown): Record<string, unknown> {
+export function parseToolArguments(tool: Pick<ToolDefinition, "name" | "input" | "aliases">, given: unknown): Record<string, unknown> {
+  const args = withAliasesResolved(given, tool.aliases);
   const parsed = tool.input.safeParse(args ?? {});
   if (parsed.success) return parsed.data;
   // A language that is not one of the enum's names and aliases is refused as the engine refuses it.

@@ -69,6 +69,8 @@ export const executeCode = defineOperation({
   scope: "execute",
   effects: ["runs-code"],
   input: executeCodeInput,
+  // microsandbox's name for the language ("python", "node"), for clients written against it.
+  inputAliases: { template: "language" },
   output: executionResultSchema,
   run: (host: ExecuteHost, input, call) =>
     input.background

@@ -80,7 +80,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         "With ?stream=1 the answer is a text/event-stream: `stdout` and `stderr` events ({text}) while the code runs, `approval` events ({message}) while it or one of its tool calls waits for a person's approval (GET /approvals), then one `result` event (or `error`). " +
         "With background: true the answer is 202 at once, a result with status running and job_id; follow the job under /jobs/{job_id}.",
       body: executeCodeInput,
-      parseBody: (value) => parseToolArguments({ name: "execute_code", input: executeCode.input }, value) as z.infer<typeof executeCodeInput>,
+      parseBody: (value) => parseToolArguments({ name: "execute_code", input: executeCode.input, ...(executeCode.inputAliases ? { aliases: executeCode.inputAliases } : {}) }, value) as z.infer<typeof executeCodeInput>,
       query: z.object({ stream: z.enum(["0", "1", "true", "false"]).optional().describe("1 for server-sent events") }),
       response: executionResultSchema,
       runsCode: true,
