@@ -33,6 +33,40 @@ describe("tool policy rules and the names of tools", () => {
     expect(py.wire.stdout).toMatch(/^ToolDenied .*toolPolicy\.rules\["memory\.readGraph"\]: deny/);
   }, 120_000);
 
+  it("server__tool and a bare tool name call the tool, and the tool's rule follows it under those names too", async () => {
+    const stack = await startApprovalStack(() => ({ toolPolicy: { default: "allow", rules: { "memory.delete_entities": "deny" } } }));
+    stacks.push(stack);
+    const client = await stack.agentClient();
+    const js = await run(
+      client,
+      "javascript",
+      [
+        'for (const name of ["memory__read_graph", "read_graph", "readGraph", "memory__delete_entities", "delete_entities", "no_such_tool"]) {',
+        "  try { const r = await callMCPTool(name, name.includes('delete') ? { entityNames: ['x'] } : {}); console.log(name, 'RAN', typeof r); } catch (e) { console.log(name, e.kind); }",
+        "}",
+      ].join("\n"),
+    );
+    expect(js.wire.stdout).toBe(
+      "memory__read_graph RAN object\nread_graph RAN object\nreadGraph RAN object\nmemory__delete_entities ToolDenied\ndelete_entities ToolDenied\nno_such_tool ToolNotFound\n",
+    );
+    const py = await run(client, "python", 'r = await call_mcp_tool("memory__search_nodes", {"query": "x"})\nprint(type(r).__name__)');
+    expect(py.wire.stdout).toBe("dict\n");
+  }, 120_000);
+
+  it("a bare tool name two servers have fails listing both ids, and each id still works", async () => {
+    const memory = (file: string): ReturnType<typeof upstreamServerSchema.parse> =>
+      upstreamServerSchema.parse({ command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, file) } });
+    const stack = await startApprovalStack(() => ({ mcpServers: { notes: memory("notes.jsonl"), people: memory("people.jsonl") }, toolPolicy: { default: "allow", rules: {} } }));
+    stacks.push(stack);
+    const client = await stack.agentClient();
+    const js = await run(
+      client,
+      "javascript",
+      'try { await callMCPTool("read_graph", {}); } catch (e) { console.log(e.kind, e.message); }\nconsole.log(typeof (await callMCPTool("people__read_graph", {})));',
+    );
+    expect(js.wire.stdout).toBe("ToolNotFound tool `read_graph` failed: tool name read_graph is on 2 servers (notes.read_graph, people.read_graph); call it by its id, e.g. notes.read_graph\nobject\n");
+  }, 120_000);
+
   it("a server named like an Object.prototype member gets the default deny, not an inherited value", async () => {
     const stack = await startApprovalStack(() => ({
       mcpServers: { valueOf: upstreamServerSchema.parse({ command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } }) },

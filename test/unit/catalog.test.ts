@@ -108,7 +108,25 @@ describe("ids and identifiers", () => {
     expect(catalog.resolve("everything/get_sum")?.tsName).toBe("getSum");
     expect(catalog.resolve("github.nope")).toBeUndefined();
     expect(catalog.resolve("nope.search_issues")).toBeUndefined();
-    expect(catalog.resolve("search_issues")).toBeUndefined();
+  });
+
+  it("resolves server__tool, and a bare name that one server has; a bare name on several is none, with each as a candidate", () => {
+    loadAll();
+    expect(catalog.resolve("github__search_issues")?.id).toBe("github.search_issues");
+    expect(catalog.resolve("everything__getSum")?.id).toBe("everything.get-sum");
+    expect(catalog.resolve("search_issues")?.id).toBe("github.search_issues");
+    expect(catalog.resolve("searchIssues")?.id).toBe("github.search_issues");
+    expect(catalog.resolve("github__nope")).toBeUndefined();
+    catalog.setServer("my__mirror", [tool("read_graph"), tool("x__y")]);
+    // A server whose name holds "__" itself, and a tool whose name does.
+    expect(catalog.resolve("my__mirror__x__y")?.id).toBe("my__mirror.x__y");
+    expect(catalog.resolve("read_graph")).toBeUndefined();
+    expect(catalog.candidates("read_graph").map((t) => t.id).sort()).toEqual(["memory.read_graph", "my__mirror.read_graph"]);
+    expect(catalog.resolve("memory__read_graph")?.id).toBe("memory.read_graph");
+    // A hostile name: past a server name's length no split is tried.
+    const started = performance.now();
+    expect(catalog.resolve("_".repeat(1_000_000))).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 
   it("lists servers with their module names", () => {

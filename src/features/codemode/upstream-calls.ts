@@ -177,7 +177,13 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       if (++attempted > maxCalls) {
         return failed(call.tool, undefined, "allow", "ToolLimit", `this execution reached its limit of ${maxCalls} tool calls; do more work per call or split the job`);
       }
-      const entry = catalog.resolve(call.tool);
+      const candidates = catalog.candidates(call.tool);
+      const entry = candidates.length === 1 ? candidates[0] : undefined;
+      if (candidates.length > 1) {
+        // A bare name more than one server has: which one is the code's to say.
+        const ids = candidates.map((tool) => tool.id);
+        return failed(call.tool, undefined, "allow", "ToolNotFound", `tool name ${call.tool} is on ${ids.length} servers (${ids.join(", ")}); call it by its id, e.g. ${ids[0]}`);
+      }
       if (!entry) {
         // A configured server that is down has no tools in the catalog: say it is down (and when it is retried), not that it does not exist.
         const down = downServer(upstream, call.tool);

@@ -36,6 +36,8 @@ export function inferredInBackground(responses: number): boolean {
 }
 /** Stored next to a kept schema: how many responses it was inferred from. */
 const RESPONSES_KEY = "x-inferred-from";
+/** The longest server name (checkServerName): where a `server__name` split can be. */
+const MAX_SERVER_NAME = 64;
 
 interface InferredSchema {
   schema: JsonSchema;
@@ -132,10 +134,24 @@ export class Catalog {
     return entries.flatMap((e) => e.tools.map((t) => ({ ...t })));
   }
 
-  /** `server.name` or `server/name`, where name is the raw tool name, its tsName or its pyName. */
+  /**
+   * The tool `ref` names: `server.name` or `server/name`, `server__name` (as clients that prefix a
+   * tool with its server spell it), or a bare name that exactly one server has; name is the raw tool
+   * name, its tsName or its pyName. Undefined for none, and for a bare name on several servers (see candidates).
+   */
   resolve(ref: string): CatalogTool | undefined {
-    const tool = this.find(ref);
-    return tool === undefined ? undefined : { ...tool };
+    const found = this.candidates(ref);
+    return found.length === 1 ? found[0] : undefined;
+  }
+
+  /** Every tool `ref` may name (resolve's forms): one, none, or the servers' tools a bare name fits. */
+  candidates(ref: string): CatalogTool[] {
+    const named = this.find(ref) ?? this.findPrefixed(ref);
+    if (named) return [{ ...named }];
+    return [...this.entries.values()].flatMap((entry) => {
+      const tool = entry.tools.find((t) => t.name === ref) ?? entry.tools.find((t) => t.tsName === ref) ?? entry.tools.find((t) => t.pyName === ref);
+      return tool ? [{ ...tool }] : [];
+    });
   }
 
   /**
@@ -227,6 +243,21 @@ export class Catalog {
     const name = ref.slice(cut + 1);
     if (entry === undefined || name === "") return undefined;
     return entry.tools.find((t) => t.name === name) ?? entry.tools.find((t) => t.tsName === name) ?? entry.tools.find((t) => t.pyName === name);
+  }
+
+  /**
+   * `server__name`: the first split at a double underscore whose left side is a server with that tool.
+   * Only splits within a server name's length are tried: a hostile name of a million underscores costs 64 tries.
+   */
+  private findPrefixed(ref: string): CatalogTool | undefined {
+    for (let cut = ref.indexOf("__"); cut > 0 && cut <= MAX_SERVER_NAME; cut = ref.indexOf("__", cut + 1)) {
+      const entry = this.entries.get(ref.slice(0, cut));
+      const name = ref.slice(cut + 2);
+      if (entry === undefined || name === "") continue;
+      const tool = entry.tools.find((t) => t.name === name) ?? entry.tools.find((t) => t.tsName === name) ?? entry.tools.find((t) => t.pyName === name);
+      if (tool) return tool;
+    }
+    return undefined;
   }
 
   private hit(tool: CatalogTool, score: number, detail: Detail): SearchHit {
