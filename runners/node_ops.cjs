@@ -16,5 +16,13 @@ module.exports = function operationFunctions(call) {
   function listServers(options) {
     return call('codemode.servers', 'list_servers', listServers, 'listServers()', options, {});
   }
-  return { searchTools, listServers };
+  /** Every upstream tool: name (server__tool, for callMCPTool and get_mcp_tool_details), id, server, a one-line summary, and policy when the tool policy denies it or holds its calls for approval. Options: server. Operation codemode.tools. */
+  function list_mcp_tools(options) {
+    return call('codemode.tools', 'list_mcp_tools', list_mcp_tools, 'list_mcp_tools(options)', options, {});
+  }
+  /** One upstream tool's whole definition: name (server__tool), id, server, its own name, description, input_schema and (when known) output_schema as JSON Schema, and policy. Operation codemode.tool. */
+  function get_mcp_tool_details(name, options) {
+    return call('codemode.tool', 'get_mcp_tool_details', get_mcp_tool_details, 'get_mcp_tool_details(name)', options, { name });
+  }
+  return { searchTools, listServers, list_mcp_tools, get_mcp_tool_details };
 };

@@ -261,6 +261,7 @@ class Session:
         module.__dict__["__builtins__"] = builtins
         module.__dict__["__loader__"] = _SourceLoader(self)
         module.__dict__["call_mcp_tool"] = sandgate.call_mcp_tool
+        module.__dict__["callMCPTool"] = sandgate.call_mcp_tool
         module.__dict__["ToolError"] = sandgate.ToolError
         for name in (*sandgate._ops.__all__, "return_image", "return_content"):
             module.__dict__[name] = getattr(sandgate, name)

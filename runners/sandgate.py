@@ -7,7 +7,7 @@ import _thread
 
 import sandgate_frames as _frames
 
-__all__ = ["call_mcp_tool", "ToolError", "show", "return_image", "return_content"]
+__all__ = ["call_mcp_tool", "callMCPTool", "ToolError", "show", "return_image", "return_content"]
 
 
 class ToolError(Exception):
@@ -266,6 +266,10 @@ async def call_mcp_tool(tool, args=None):
     elif not isinstance(args, dict):
         raise TypeError(f"call_mcp_tool() needs args as a dict, not {type(args).__name__}")
     return await _channel.call(tool, args)
+
+
+# The name JavaScript code and the usual code-execution template use, for code written against either.
+callMCPTool = call_mcp_tool
 
 
 async def _call_operation(op, label, args):

@@ -4,7 +4,7 @@
 
 import sandgate as _sandgate
 
-__all__ = ["search_tools", "list_servers"]
+__all__ = ["search_tools", "list_servers", "list_mcp_tools", "get_mcp_tool_details"]
 
 
 async def search_tools(query, detail=None, limit=None, server=None):
@@ -15,3 +15,13 @@ async def search_tools(query, detail=None, limit=None, server=None):
 async def list_servers():
     """The upstream servers: name, state, transport, tool count, the modules to import, and why a server is not ready. Operation codemode.servers."""
     return await _sandgate._call_operation("codemode.servers", "list_servers", {})
+
+
+async def list_mcp_tools(server=None):
+    """Every upstream tool: name (server__tool, for callMCPTool and get_mcp_tool_details), id, server, a one-line summary, and policy when the tool policy denies it or holds its calls for approval. Options: server (None leaves one out). Operation codemode.tools."""
+    return await _sandgate._call_operation("codemode.tools", "list_mcp_tools", {"server": server})
+
+
+async def get_mcp_tool_details(name):
+    """One upstream tool's whole definition: name (server__tool), id, server, its own name, description, input_schema and (when known) output_schema as JSON Schema, and policy. Operation codemode.tool."""
+    return await _sandgate._call_operation("codemode.tool", "get_mcp_tool_details", {"name": name})

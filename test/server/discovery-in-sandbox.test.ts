@@ -159,6 +159,46 @@ it("a tool marked approve by the policy says so in a search from Bash", async ()
   expect(hits).toEqual([{ id: "memory.create_entities", server: "memory", name: "create_entities", score: expect.any(Number), policy: "approve" }]);
 });
 
+describe("the code-execution template's helpers: list_mcp_tools, get_mcp_tool_details and callMCPTool with server__tool names", () => {
+  const template = {
+    javascript: [
+      "const tools = await list_mcp_tools();",
+      "const details = await get_mcp_tool_details('memory__search_nodes');",
+      "const found = await callMCPTool('memory__search_nodes', { query: 'nobody' });",
+      "let missing; try { await get_mcp_tool_details('memory__nope'); } catch (e) { missing = e.kind; }",
+      "console.log(JSON.stringify({ names: tools.map((t) => t.name), marked: tools.filter((t) => t.policy).map((t) => [t.name, t.policy]), details, found: typeof found, missing }));",
+    ].join("\n"),
+    python: [
+      "import json",
+      "tools = await list_mcp_tools()",
+      "details = await get_mcp_tool_details('memory__search_nodes')",
+      "found = await callMCPTool('memory__search_nodes', {'query': 'nobody'})",
+      "try:",
+      "    await get_mcp_tool_details('memory__nope')",
+      "except ToolError as e:",
+      "    missing = e.kind",
+      "print(json.dumps({'names': [t['name'] for t in tools], 'marked': [[t['name'], t['policy']] for t in tools if t.get('policy')], 'details': details, 'found': type(found).__name__, 'missing': missing}))",
+    ].join("\n"),
+  };
+
+  it.each(Object.keys(template) as Array<keyof typeof template>)("work in %s: every tool by server__tool name with its policy, one tool's schemas, and the call", async (language) => {
+    const result = await run(language, template[language]);
+    expect(result.status, JSON.stringify(result)).toBe("ok");
+    const out = printed(result) as { names: string[]; marked: string[][]; details: Record<string, unknown>; found: string; missing: string };
+    expect(out.names).toEqual(expect.arrayContaining(["memory__read_graph", "memory__search_nodes", "everything__echo"]));
+    expect(out.marked).toEqual(expect.arrayContaining([["memory__delete_entities", "deny"], ["memory__create_entities", "approve"]]));
+    expect(out.details).toMatchObject({ name: "memory__search_nodes", id: "memory.search_nodes", server: "memory", tool: "search_nodes", input_schema: { type: "object" } });
+    expect(JSON.stringify(out.details.input_schema)).toContain("query");
+    expect(out.found).toBe(language === "python" ? "dict" : "object");
+    expect(out.missing).toBe("ToolNotFound");
+  });
+
+  it("lists the tools in Bash too: sandgate-tool --list-tools", async () => {
+    const bash = await run("bash", "sandgate-tool --list-tools | jq -r '.[].name' | grep -c __");
+    expect(Number(bash.stdout.trim())).toBeGreaterThan(10);
+  });
+});
+
 describe("with no upstream servers configured", () => {
   let empty: CodeModeStack | undefined;
   let emptyDir: string;

@@ -82,6 +82,9 @@ describe("every REST route answers what its schemas declare", () => {
     expectError(await call("get", "/audit/verify", "/audit/verify"), 503, "AUDIT_UNAVAILABLE");
     await call("get", "/volumes", "/volumes");
     await call("get", "/servers", "/servers");
+    // No upstream server here: no tools, and a server that is not one is named as such.
+    expect((await call<{ tools: unknown[] }>("get", "/tools", "/tools")).body.tools).toEqual([]);
+    expect(expectError(await call("get", "/tools", "/tools?server=nope"), 400, "INVALID_INPUT").message).toContain('no upstream server "nope"');
     const found = await call<{ tools: unknown[] }>("get", "/tools/search", "/tools/search?q=issues&detail=full&limit=5");
     expect(found.status).toBe(200);
     expectError(await call("get", "/tools/search", "/tools/search?q=x&limit=100"), 400, "INVALID_INPUT");

@@ -152,8 +152,8 @@ describe("which operations code may call", () => {
     expect(() => sandboxOperations([things, twin] as AnyOperation<object>[])).toThrow("names it find in bash, as operation things.find is named");
   });
 
-  it("is, in sandgate, the code mode's search and server list, in that order", () => {
-    expect(sandboxOperations(OPERATIONS as readonly AnyOperation<never>[]).map((o) => o.id)).toEqual(["codemode.search", "codemode.servers"]);
+  it("is, in sandgate, the code mode's search, server list, tool list and one tool's details, in that order", () => {
+    expect(sandboxOperations(OPERATIONS as readonly AnyOperation<never>[]).map((o) => o.id)).toEqual(["codemode.search", "codemode.servers", "codemode.tools", "codemode.tool"]);
   });
 });
 

@@ -12,8 +12,13 @@ export type { UpstreamState, UpstreamStatus } from "./upstream/index.js";
 
 // The operations.
 export { listServers, searchTools, type CodemodeHost } from "./operations.js";
+export { getMcpToolDetails, listMcpTools } from "./tool-listing.js";
 
 import { listServers, searchTools } from "./operations.js";
+import { getMcpToolDetails, listMcpTools } from "./tool-listing.js";
 
-/** The operations of this feature, for the registry: search_tools then list_servers on MCP; GET /servers on REST. */
-export const codemodeOperations = [searchTools, listServers] as const;
+/**
+ * The operations of this feature, for the registry: search_tools then list_servers on MCP; GET /servers
+ * and GET /tools on REST; in code also every tool by name and one tool's definition.
+ */
+export const codemodeOperations = [searchTools, listServers, listMcpTools, getMcpToolDetails] as const;

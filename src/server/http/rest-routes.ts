@@ -107,7 +107,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
     ...derived("approvals.list", "approvals.get", "approvals.decide"),
     ...metricsRoutes(ctx),
     ...piiRoutes(ctx),
-    ...derived("codemode.servers"),
+    ...derived("codemode.servers", "codemode.tools"),
     // Raw: the query names the words q and gives the limit as a string; the operation's own schema then checks them, as the tool's.
     defineRoute({
       method: "get",
