@@ -4,17 +4,14 @@
 // one, else its MCP tool at /mcp/execute. The answer is the operation's output as JSON.
 
 import { z } from "zod";
-import { createApp } from "../app/index.js";
 import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
 import { LOCAL_OWNER } from "../execution/index.js";
-import { refusingBroker } from "../features/governance/index.js";
-import { RUNNER_KINDS, type RunnerKind } from "../languages/index.js";
 import { runOperation, type AnyOperation } from "../operations/index.js";
 import { operations } from "../server/operations.js";
 import { parseToolArguments } from "../server/tools.js";
-import { createLogger } from "../util/logger.js";
 import type { CliIo } from "./io.js";
+import { terminalApp } from "./terminal-app.js";
 
 /** How a flag's text becomes the field's value. */
 type FlagKind = "string" | "number" | "boolean" | "list" | "json";
@@ -211,16 +208,7 @@ export async function parseCallArgs(operation: AnyOperation<unknown>, argv: read
 
 /** The operation run in this process, as `sandgate exec` runs code: no warm pool, nobody to approve, no audit log. */
 async function callHere(operation: AnyOperation<unknown>, input: Record<string, unknown>, config: SandgateConfig, io: CliIo): Promise<unknown> {
-  const app = createApp(config, {
-    pool: Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, 0])) as Record<RunnerKind, number>,
-    log: createLogger(config.logLevel, io.stderr),
-    approvals: refusingBroker("nobody can approve at a terminal (sandgate call); call it on a server with --url"),
-    governed: config.security.enabled,
-    upstream: Object.keys(config.mcpServers).length > 0,
-    audit: false,
-    warmAnalyzer: false,
-    observe: false,
-  });
+  const app = terminalApp(config, io, "nobody can approve at a terminal (sandgate call); call it on a server with --url");
   const withdraw = io.onInterrupt?.(() => app.close());
   try {
     await app.start();

@@ -4,15 +4,13 @@
 import { basename, join } from "node:path";
 import type { SandgateConfig } from "../config/index.js";
 import { publicError, SandgateError } from "../errors/index.js";
-import { describeLanguages, languageForFile, RUNNER_KINDS, type RunnerKind } from "../languages/index.js";
-import { createApp } from "../app/index.js";
+import { describeLanguages, languageForFile } from "../languages/index.js";
 import { parseSavedOutputUri, type ExecutionResult } from "../execution/index.js";
-import { refusingBroker } from "../features/governance/index.js";
 import { securityLine, toWireResult } from "../server/index.js";
 import { readCode } from "./code-input.js";
 import { prepareImagesDir, saveImages } from "./exec-images.js";
 import { inCwd, type CliIo } from "./io.js";
-import { createLogger } from "../util/logger.js";
+import { terminalApp } from "./terminal-app.js";
 
 export interface ExecArgs {
   language?: string;
@@ -90,16 +88,7 @@ export async function runExec(args: ExecArgs, config: SandgateConfig, io: CliIo)
   // Analysis and the code policy apply here as on the server: a blocked snippet does not run. Nobody
   // can approve at a terminal, so what needs approval (code, or a tool call under toolPolicy) is refused
   // at once (APPROVAL_DENIED, ToolDenied); events go nowhere (no audit log, no observers).
-  const app = createApp(config, {
-    pool: Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, 0])) as Record<RunnerKind, number>,
-    log: createLogger(config.logLevel, io.stderr),
-    approvals: refusingBroker("nobody can approve at a terminal (sandgate exec); run it through sandgate serve"),
-    governed: config.security.enabled,
-    upstream: Object.keys(config.mcpServers).length > 0,
-    audit: false,
-    warmAnalyzer: false,
-    observe: false,
-  });
+  const app = terminalApp(config, io, "nobody can approve at a terminal (sandgate exec); run it through sandgate serve");
   const { engine, log } = app;
   const closeAll = (): Promise<unknown> => app.close();
   const withdraw = io.onInterrupt?.(closeAll);
