@@ -377,7 +377,7 @@ def _preset_names():
     """Names the runner puts in the user's namespace: %who does not list them."""
     import sandgate
 
-    return {"call_mcp_tool", "ToolError", *sandgate._ops.__all__, "return_image", "return_content", "display"}
+    return {"call_mcp_tool", "callMCPTool", "ToolError", *sandgate._ops.__all__, "return_image", "return_content", "display"}
 
 
 # ---- display() and tables --------------------------------------------------------------------

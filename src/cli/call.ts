@@ -189,7 +189,12 @@ export async function parseCallArgs(operation: AnyOperation<unknown>, argv: read
         const known = flags.map((f) => `--${f.flag}`);
         throw new SandgateError("INVALID_INPUT", `${operation.id} has no field ${JSON.stringify(name)}; ${known.length > 0 ? `its fields: ${known.join(", ")}` : "it takes none"}`, { data: { field: name } });
       }
-      if (flag.kind === "boolean" && inline === undefined) given[flag.field] = true;
+      if (flag.kind === "boolean" && inline === undefined) {
+        // `--background false` says false; a bare `--background` says true.
+        const following = argv[i + 1];
+        if (following === "true" || following === "false") given[flag.field] = argv[++i] === "true";
+        else given[flag.field] = true;
+      }
       else if (flag.kind === "list") given[flag.field] = [...((given[flag.field] as string[] | undefined) ?? []), next()];
       else given[flag.field] = valueOf(flag, next());
     }
@@ -207,8 +212,8 @@ export async function parseCallArgs(operation: AnyOperation<unknown>, argv: read
 }
 
 /** The operation run in this process, as `sandgate exec` runs code: no warm pool, nobody to approve, no audit log. */
-async function callHere(operation: AnyOperation<unknown>, input: Record<string, unknown>, config: SandgateConfig, io: CliIo): Promise<unknown> {
-  const app = terminalApp(config, io, "nobody can approve at a terminal (sandgate call); call it on a server with --url");
+async function callHere(operation: AnyOperation<unknown>, input: Record<string, unknown>, config: SandgateConfig, io: CliIo, version: string): Promise<unknown> {
+  const app = terminalApp(config, io, "nobody can approve at a terminal (sandgate call); call it on a server with --url", version);
   const withdraw = io.onInterrupt?.(() => app.close());
   try {
     await app.start();
@@ -233,18 +238,25 @@ function serverUrl(url: string): URL {
   return base;
 }
 
-/** A server's answer when it refused: its error body as a SandgateError-like failure for the one line on stderr. */
+/** Text a server chose, fit for one line of a terminal: no control characters (escape sequences), at most 1,000 characters. */
+function printable(text: unknown, fallback: string): string {
+  if (typeof text !== "string" || text === "") return fallback;
+  // eslint-disable-next-line no-control-regex
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, " ").trim();
+  return line.length > 1000 ? `${line.slice(0, 999)}…` : line;
+}
+
+/** A server's answer when it refused or made no sense: one line on stderr with its code. */
 class RemoteFailure extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
+  readonly code: string;
+  constructor(message: unknown, code: unknown) {
+    super(printable(message, "the server gave no reason"));
+    this.code = printable(code, "REMOTE_ERROR").replace(/[^A-Za-z0-9_]/g, "_").slice(0, 64);
   }
 }
 
 /** The most of a server's answer read: more is a server (or something at its address) gone wrong, not an output to print. */
-const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 async function readJson(response: Response): Promise<unknown> {
   const chunks: Uint8Array[] = [];
@@ -269,32 +281,64 @@ async function readJson(response: Response): Promise<unknown> {
   }
 }
 
+/**
+ * What a tools/call at /mcp/execute answered: the structured result (also of a tool whose work failed,
+ * as a run that failed is a result, the same as without --url), a JSON-RPC error or a tool's refusal as
+ * a failure, and anything else as a server that makes no sense.
+ */
+function mcpAnswer(body: unknown, status: number): unknown {
+  const answer = typeof body === "object" && body !== null ? (body as { result?: unknown; error?: unknown }) : {};
+  if (typeof answer.error === "object" && answer.error !== null) {
+    const error = answer.error as { message?: unknown; data?: { code?: unknown } };
+    throw new RemoteFailure(error.message, error.data?.code ?? "JSON_RPC_ERROR");
+  }
+  const result = answer.result;
+  if (status < 200 || status > 299 || typeof result !== "object" || result === null || Array.isArray(result)) {
+    throw new RemoteFailure(`the server answered ${status} without a tool result`, "BAD_RESPONSE");
+  }
+  const { structuredContent, isError, content } = result as { structuredContent?: unknown; isError?: unknown; content?: unknown };
+  if (structuredContent !== undefined) return structuredContent;
+  const texts = Array.isArray(content) ? content.map((block) => (typeof block === "object" && block !== null ? (block as { text?: unknown }).text : undefined)).filter((t) => typeof t === "string") : [];
+  if (isError === true) throw new RemoteFailure(texts.join(" ") || "the tool failed", "TOOL_ERROR");
+  return result;
+}
+
 /** The operation on the server at `url`: its REST route when declared, else its MCP tool at /mcp/execute. */
 async function callThere(operation: AnyOperation<unknown>, input: Record<string, unknown>, base: URL, key: string | undefined): Promise<unknown> {
   const headers: Record<string, string> = { accept: "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) };
   const at = (path: string): URL => new URL(path.replace(/^\//, ""), base.href.endsWith("/") ? base.href : `${base.href}/`);
   const { rest, mcp } = operation.surfaces;
+  // A field the route does not take (an MCP-only filter) goes through the operation's MCP tool, which takes every field.
+  const restTakes = rest !== null && !(mcp !== null && (rest.omits ?? []).some((field) => Object.hasOwn(input, field)));
   let response: Response;
   try {
-    if (rest) {
+    if (rest && restTakes) {
       const remaining = { ...input };
       const path = rest.path.replace(/:([A-Za-z_]+)/g, (_m, field: string) => {
         const value = remaining[field];
         delete remaining[field];
         if (value === undefined) throw new SandgateError("INVALID_INPUT", `${operation.id} needs --${field.replace(/_/g, "-")}`, { data: { field } });
-        return encodeURIComponent(typeof value === "string" ? value : JSON.stringify(value));
+        const text = typeof value === "string" ? value : JSON.stringify(value);
+        // A URL resolves "." and ".." segments (encoded too) away, so they would name another route.
+        if (text === "." || text === "..") throw new SandgateError("INVALID_INPUT", `--${field.replace(/_/g, "-")} ${text} cannot travel in a URL path`, { data: { field } });
+        return encodeURIComponent(text);
       });
       const target = at(path);
       if (rest.method === "get") {
         for (const [name, value] of Object.entries(remaining)) target.searchParams.set(name, typeof value === "string" ? value : JSON.stringify(value));
-        response = await fetch(target, { method: "GET", headers });
+        response = await fetch(target, { method: "GET", headers, redirect: "error" });
       } else {
         const hasBody = Object.keys(remaining).length > 0 || rest.method === "post" || rest.method === "put";
-        response = await fetch(target, { method: rest.method.toUpperCase(), headers: { ...headers, ...(hasBody ? { "content-type": "application/json" } : {}) }, ...(hasBody ? { body: JSON.stringify(remaining) } : {}) });
+        response = await fetch(target, {
+          method: rest.method.toUpperCase(),
+          headers: { ...headers, ...(hasBody ? { "content-type": "application/json" } : {}) },
+          redirect: "error",
+          ...(hasBody ? { body: JSON.stringify(remaining) } : {}),
+        });
       }
       const body = await readJson(response);
       if (!response.ok) {
-        const error = (body as { error?: { code?: string; message?: string } }).error;
+        const error = typeof body === "object" && body !== null ? (body as { error?: { code?: unknown; message?: unknown } }).error : undefined;
         throw new RemoteFailure(error?.message ?? `the server answered ${response.status}`, error?.code ?? `HTTP_${response.status}`);
       }
       return body;
@@ -303,12 +347,10 @@ async function callThere(operation: AnyOperation<unknown>, input: Record<string,
       response = await fetch(at("mcp/execute"), {
         method: "POST",
         headers: { ...headers, "content-type": "application/json" },
+        redirect: "error",
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: mcp.tool, arguments: input } }),
       });
-      const body = (await readJson(response)) as { result?: { structuredContent?: unknown; isError?: boolean; content?: Array<{ text?: string }> }; error?: { message: string; data?: { code?: string } } };
-      if (body.error) throw new RemoteFailure(body.error.message, body.error.data?.code ?? "JSON_RPC_ERROR");
-      if (body.result?.isError) throw new RemoteFailure(body.result.content?.map((c) => c.text ?? "").join("\n") || "the tool failed", "TOOL_ERROR");
-      return body.result?.structuredContent ?? body.result;
+      return mcpAnswer(await readJson(response), response.status);
     }
   } catch (error) {
     if (error instanceof RemoteFailure || error instanceof SandgateError) throw error;
@@ -321,7 +363,7 @@ async function callThere(operation: AnyOperation<unknown>, input: Record<string,
  * `sandgate call [OPERATION [flags]]`: 0 with the output as JSON on stdout; 1 when the operation (or
  * the server) refused or failed, with one line on stderr; bad flags are thrown (exit 2).
  */
-export async function runCall(argv: readonly string[], config: () => SandgateConfig, io: CliIo): Promise<number> {
+export async function runCall(argv: readonly string[], config: () => SandgateConfig, io: CliIo, version: string): Promise<number> {
   // --url and --key may come before the operation's name too: they are moved after it.
   const leading: string[] = [];
   let at = 0;
@@ -359,7 +401,7 @@ export async function runCall(argv: readonly string[], config: () => SandgateCon
     throw new SandgateError("INVALID_INPUT", `${operation.id} has neither a REST route nor an MCP tool of its own to call on a server; run it without --url`);
   }
   try {
-    const output = server === undefined ? await callHere(operation, input, config(), io) : await callThere(operation, args.input, server, args.key ?? io.env.SANDGATE_API_KEY);
+    const output = server === undefined ? await callHere(operation, input, config(), io, version) : await callThere(operation, args.input, server, args.key ?? io.env.SANDGATE_API_KEY);
     let text: string;
     try {
       text = JSON.stringify(output, null, 2);
@@ -371,6 +413,8 @@ export async function runCall(argv: readonly string[], config: () => SandgateCon
     io.stdout.write(`${text}\n`);
     return 0;
   } catch (error) {
+    // Input this command refused (here, or the operation run here) exits 2, as bad flags do.
+    if (error instanceof SandgateError && error.code === "INVALID_INPUT") throw error;
     if (error instanceof RemoteFailure || error instanceof SandgateError) {
       io.stderr.write(`sandgate: ${error.message} [${error.code}]\n`);
       return 1;

@@ -65,7 +65,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
   // `sandgate call` reads its own flags (an operation's fields) and gives each operation's help itself.
   if (command === "call") {
     const { configPath, args } = takeConfigFlag(rest, io);
-    return runCall(args, () => loadConfig(io.env, { ...(configPath === undefined ? {} : { configPath }), cwd: io.cwd }), io);
+    return runCall(args, () => loadConfig(io.env, { ...(configPath === undefined ? {} : { configPath }), cwd: io.cwd }), io, packageVersion());
   }
   // `sandgate exec --help`, `sandgate packages sync -h`: the usage, not an unknown-option error.
   // Only before a `--`, so code passed after it may say --help.

@@ -9,9 +9,10 @@ import { RUNNER_KINDS, type RunnerKind } from "../languages/index.js";
 import { createLogger } from "../util/logger.js";
 import type { CliIo } from "./io.js";
 
-/** `refusal` says why nobody can approve here and where one could. */
-export function terminalApp(config: SandgateConfig, io: Pick<CliIo, "stderr">, refusal: string): App {
+/** `refusal` says why nobody can approve here and where one could; `version` is what the app reports (status.root). */
+export function terminalApp(config: SandgateConfig, io: Pick<CliIo, "stderr">, refusal: string, version?: string): App {
   return createApp(config, {
+    ...(version !== undefined ? { version } : {}),
     pool: Object.fromEntries(RUNNER_KINDS.map((kind) => [kind, 0])) as Record<RunnerKind, number>,
     log: createLogger(config.logLevel, io.stderr),
     approvals: refusingBroker(refusal),

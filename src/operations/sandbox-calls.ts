@@ -17,7 +17,7 @@ const JS_MORE = ["finally", "for", "function", "if", "implements", "import", "in
 const JS_REST = ["return", "static", "super", "switch", "this", "throw", "true", "try", "typeof", "var", "void", "while", "with", "yield", "arguments", "eval", "undefined"];
 /** Names that are not free, per language: its keywords, and the names the runners give code beside the generated ones. */
 const TAKEN_NAMES = {
-  python: new Set([...PYTHON_KEYWORDS, ...PYTHON_MORE, "call_mcp_tool", "ToolError", "show", "return_image", "return_content", "display"]),
+  python: new Set([...PYTHON_KEYWORDS, ...PYTHON_MORE, "call_mcp_tool", "callMCPTool", "ToolError", "show", "return_image", "return_content", "display"]),
   javascript: new Set([...JS_RESERVED, ...JS_MORE, ...JS_REST, "callMCPTool", "ToolError", "servers", "require", "sandgate", "returnImage", "returnContent"]),
   bash: new Set(["return", "help", "h"]),
 };

@@ -42,8 +42,8 @@ describe("sandgate call in the command's own sandgate", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(json<{ status: string; stdout: string; security: { action: string } }>(r)).toMatchObject({ status: "ok", stdout: "42\n", security: { action: "allow" } });
-    const flagged = await sandgate(["execute.command", "--command", "echo $((6*7))", "--timeout=5"]);
-    expect(json<{ stdout: string }>(flagged).stdout).toBe("42\n");
+    const flagged = await sandgate(["execute.command", "--command", "echo $((6*7))", "--timeout=5", "--background", "false"]);
+    expect(json<{ stdout: string; status: string }>(flagged)).toMatchObject({ status: "ok", stdout: "42\n" });
   });
 
   it("takes the whole input as JSON (--input, or - for standard input), flags over it", async () => {
@@ -108,6 +108,22 @@ describe("sandgate call --url on a running server", () => {
     expect(missing.stderr).toMatch(/\[JOB_NOT_FOUND\]\n$/);
   });
 
+  it("answers as without --url: a failing run is a result (exit 0), a field only the MCP tool takes goes through it, and a path segment of dots stays a value", async () => {
+    const failing = await on(["execute.code", "--language", "bash", "echo out; exit 3"]);
+    expect(failing.code).toBe(0);
+    expect(json<{ status: string; exit_code: number; stdout: string }>(failing)).toMatchObject({ status: "error", exit_code: 3, stdout: "out\n" });
+    // sessions.list takes session_id on MCP (get_sessions) but not on REST (GET /sessions).
+    expect((await on(["sessions.create", "--session-id", "cli-s2"])).code).toBe(0);
+    const one = await on(["sessions.list", "--session-id", "cli-s2"]);
+    expect(one.stderr).toBe("");
+    expect(json<{ sessions: Array<{ session_id: string }> }>(one).sessions.map((x) => x.session_id)).toEqual(["cli-s2"]);
+    expect((await on(["sessions.stop", "cli-s2"])).code).toBe(0);
+    const dots = await on(["sessions.get", ".."]);
+    expect(dots.code).toBe(2);
+    expect(dots.stdout).toBe("");
+    expect(dots.stderr).toBe("sandgate: --session-id .. cannot travel in a URL path [INVALID_INPUT]\n");
+  });
+
   it("says so when nothing answers at the URL, or the URL is not one", async () => {
     const closed = await sandgate(["--url", "http://127.0.0.1:9", "sessions.list"]);
     expect(closed.code).toBe(1);
@@ -133,16 +149,36 @@ describe("sandgate call --url on something hostile at the address", () => {
     for (const [body, message] of [
       ["<html>proxy login</html>", /the server answered 200 with something that is not JSON: "<html>proxy login<\/html>" \[BAD_RESPONSE\]/],
       ["[".repeat(100_000) + "]".repeat(100_000), /the answer is nested too deeply to print \[BAD_RESPONSE\]/],
+      // A JSON-RPC answer with no result, to a call through the MCP tool.
+      ["null", /the server answered 200 without a tool result \[BAD_RESPONSE\]|without a tool result/],
     ] as const) {
       const { url, server } = await answering(body);
       try {
-        const r = await sandgate(["--url", url, "sessions.list"]);
+        const r = await sandgate(["--url", url, body === "null" ? "execute.code" : "sessions.list", ...(body === "null" ? ["1", "--language", "py"] : [])]);
         expect(r.code).toBe(1);
         expect(r.stdout).toBe("");
         expect(r.stderr).toMatch(message);
       } finally {
         server.close();
       }
+    }
+  });
+
+  it("prints a server's error without its control characters, on one line, and its code made plain", async () => {
+    const evil = JSON.stringify({ error: { code: "X\u001b[2J", message: "gone\u001b]0;pwned\u0007\nsecond line\u202e" } });
+    const server = createServer((_req, res) => {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(evil);
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    try {
+      const r = await sandgate(["--url", `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "sessions.list"]);
+      expect(r.code).toBe(1);
+      expect([...r.stderr].filter((ch) => (ch < " " && ch !== "\n") || ch === "\u007f" || ch === "\u202e")).toEqual([]);
+      expect(r.stderr.split("\n")).toHaveLength(2);
+      expect(r.stderr).toMatch(/^sandgate: gone .*second line \[X__2J\]\n$/);
+    } finally {
+      server.close();
     }
   });
 });

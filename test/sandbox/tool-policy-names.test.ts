@@ -67,6 +67,24 @@ describe("tool policy rules and the names of tools", () => {
     expect(js.wire.stdout).toBe("ToolNotFound tool `read_graph` failed: tool name read_graph is on 2 servers (notes.read_graph, people.read_graph); call it by its id, e.g. notes.read_graph\nobject\n");
   }, 120_000);
 
+  it("while a server is down, a bare name is not taken as another server's tool, nor is down__tool", async () => {
+    const stack = await startApprovalStack(() => ({
+      mcpServers: {
+        notes: upstreamServerSchema.parse({ command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "down-notes.jsonl") } }),
+        broken: upstreamServerSchema.parse({ command: process.execPath, args: ["-e", "process.exit(3)"] }),
+      },
+      toolPolicy: { default: "allow", rules: {} },
+    }));
+    stacks.push(stack);
+    const client = await stack.agentClient();
+    const js = await run(
+      client,
+      "javascript",
+      'for (const name of ["read_graph", "broken__read_graph", "broken.read_graph", "notes__read_graph"]) { try { await callMCPTool(name, {}); console.log(name, "RAN"); } catch (e) { console.log(name, e.kind, e.message.includes("broken")); } }',
+    );
+    expect(js.wire.stdout).toBe("read_graph ToolUnavailable true\nbroken__read_graph ToolUnavailable true\nbroken.read_graph ToolUnavailable true\nnotes__read_graph RAN\n");
+  }, 120_000);
+
   it("a server named like an Object.prototype member gets the default deny, not an inherited value", async () => {
     const stack = await startApprovalStack(() => ({
       mcpServers: { valueOf: upstreamServerSchema.parse({ command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } }) },

@@ -241,9 +241,9 @@ it("a hand-made call of an unknown or uncallable operation, or with bad options,
   );
   expect(result.stdout.split("\n")).toEqual([
     "InvalidArguments call refused: `nope` is not an operation id (feature.verb, e.g. codemode.search)",
-    "InvalidArguments no operation codemode.nope can be called from code (operations: codemode.search, codemode.servers)",
-    "InvalidArguments no operation sessions.list can be called from code (operations: codemode.search, codemode.servers)",
-    "InvalidArguments no operation files.write can be called from code (operations: codemode.search, codemode.servers)",
+    "InvalidArguments no operation codemode.nope can be called from code (operations: codemode.search, codemode.servers, codemode.tools, codemode.tool)",
+    "InvalidArguments no operation sessions.list can be called from code (operations: codemode.search, codemode.servers, codemode.tools, codemode.tool)",
+    "InvalidArguments no operation files.write can be called from code (operations: codemode.search, codemode.servers, codemode.tools, codemode.tool)",
     "InvalidArguments the options must be a JSON object",
     "InvalidArguments unknown option `evil` (options: query, detail, limit, server)",
     "InvalidArguments the content must be an MCP content block, an array of blocks or a tool result with content",

@@ -125,7 +125,7 @@ describe("ids and identifiers", () => {
     expect(catalog.resolve("memory__read_graph")?.id).toBe("memory.read_graph");
     // A hostile name: past a server name's length no split is tried.
     const started = performance.now();
-    expect(catalog.resolve("_".repeat(1_000_000))).toBeUndefined();
+    expect(catalog.resolve(`x${"__x".repeat(400_000)}`)).toBeUndefined();
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 

@@ -4,6 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineOperation } from "../../src/operations/index.js";
+import { publicPaths } from "../../src/server/http/guard.js";
+import { openApiDocument } from "../../src/server/http/openapi.js";
 import { operationRoutes } from "../../src/server/http/operation-routes.js";
 import { operationTools } from "../../src/server/operation-tools.js";
 import type { OperationScope, RestSurface } from "../../src/operations/index.js";
@@ -67,8 +69,12 @@ function statusOperation(scope: OperationScope, rest: RestSurface, effects: Arra
 
 describe("operations anyone may call (scope public)", () => {
   it("become GET routes of scope public, which the API-key guard and OpenAPI then leave open", () => {
-    const [route] = operationRoutes([statusOperation("public", { method: "get", path: "/thing", tag: "status" })], {});
-    expect(route!.scope).toBe("public");
+    const routes = operationRoutes([statusOperation("public", { method: "get", path: "/thing", tag: "status" }), statusOperation("any", { method: "get", path: "/other", tag: "status" })], {});
+    expect(routes.map((r) => r.scope)).toEqual(["public", "any"]);
+    expect([...publicPaths(routes)].sort()).toEqual(["/docs", "/openapi.json", "/thing"]);
+    const doc = openApiDocument(routes, { version: "1", secured: true }) as { paths: Record<string, { get: { security: unknown[] } }> };
+    expect(doc.paths["/thing"]?.get.security).toEqual([]);
+    expect(doc.paths["/other"]?.get.security).toEqual([{ bearerAuth: [] }]);
   });
 
   it("are refused when they write, take a path parameter or are not a GET: a key would guard nothing else", () => {

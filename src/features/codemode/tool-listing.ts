@@ -42,6 +42,9 @@ function firstLine(text: string): string {
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
+/** `server__tool`. */
+const prefixed = (tool: CatalogTool): string => `${tool.server}__${tool.name}`;
+
 function policyOf(host: CodemodeHost, tool: CatalogTool): { policy?: "deny" | "approve" } {
   const { action } = toolPolicyFor(host.codeMode.discoverySource().policy, tool.server, tool.name, [tool.tsName, tool.pyName]);
   return action === "allow" ? {} : { policy: action };
@@ -64,9 +67,12 @@ export const listMcpTools = defineOperation({
         throw new SandgateError("INVALID_INPUT", `no upstream server ${JSON.stringify(input.server)}; the servers are ${source.catalog.servers().map((s) => s.name).join(", ") || "none"}`, { data: { field: "server" } });
       }
     }
+    // `server__tool` is one tool's name unless two spell alike (server a's b__c, server a__b's c): those go by their ids.
+    const spelled = new Map<string, number>();
+    for (const tool of source.catalog.tools()) spelled.set(prefixed(tool), (spelled.get(prefixed(tool)) ?? 0) + 1);
     return {
       tools: source.catalog.tools(input.server).map((tool) => ({
-        name: `${tool.server}__${tool.name}`,
+        name: (spelled.get(prefixed(tool)) ?? 0) > 1 ? tool.id : prefixed(tool),
         id: tool.id,
         server: tool.server,
         summary: firstLine(tool.description || tool.title || tool.name),
@@ -102,7 +108,7 @@ export const getMcpToolDetails = defineOperation({
     }
     if (!tool) throw new SandgateError("TOOL_NOT_FOUND", toolNotFoundMessage(catalog, input.name), { data: { tool: input.name } });
     return {
-      name: `${tool.server}__${tool.name}`,
+      name: catalog.resolve(prefixed(tool))?.id === tool.id ? prefixed(tool) : tool.id,
       id: tool.id,
       server: tool.server,
       tool: tool.name,

@@ -177,19 +177,28 @@ export function createUpstreamCallScope(options: UpstreamCallScopeOptions): Upst
       if (++attempted > maxCalls) {
         return failed(call.tool, undefined, "allow", "ToolLimit", `this execution reached its limit of ${maxCalls} tool calls; do more work per call or split the job`);
       }
-      const candidates = catalog.candidates(call.tool);
-      const entry = candidates.length === 1 ? candidates[0] : undefined;
-      if (candidates.length > 1) {
-        // A bare name more than one server has: which one is the code's to say.
-        const ids = candidates.map((tool) => tool.id);
-        return failed(call.tool, undefined, "allow", "ToolNotFound", `tool name ${call.tool} is on ${ids.length} servers (${ids.join(", ")}); call it by its id, e.g. ${ids[0]}`);
-      }
+      let entry = catalog.named(call.tool);
       if (!entry) {
-        // A configured server that is down has no tools in the catalog: say it is down (and when it is retried), not that it does not exist.
+        // A configured server that is down has no tools in the catalog: say it is down (and when it is retried), not that it does not exist,
+        // and never let a name meant for it reach another server's tool of that name.
         const down = downServer(upstream, call.tool);
         if (down) return failed(call.tool, down.server, "allow", "ToolUnavailable", down.message);
-        return failed(call.tool, undefined, "allow", "ToolNotFound", toolNotFoundMessage(catalog, call.tool));
+        const bare = catalog.bare(call.tool);
+        if (bare.length > 1) {
+          // A bare name more than one server has: which one is the code's to say.
+          const ids = bare.map((tool) => tool.id);
+          return failed(call.tool, undefined, "allow", "ToolNotFound", `tool name ${call.tool} is on ${ids.length} servers (${ids.join(", ")}); call it by its id, e.g. ${ids[0]}`);
+        }
+        if (bare.length === 0) return failed(call.tool, undefined, "allow", "ToolNotFound", toolNotFoundMessage(catalog, call.tool));
+        // A bare name is one server's only while every server's tools are known: one that is not ready may have it too.
+        const unknown = upstream.status().filter((s) => s.state !== "ready" && s.state !== "disabled" && s.name !== bare[0]?.server);
+        if (unknown.length > 0) {
+          const names = unknown.map((s) => `\`${s.name}\` (${s.state})`).join(", ");
+          return failed(call.tool, undefined, "allow", "ToolUnavailable", `a bare tool name is taken only while every server is ready, and ${names} is not; call it by its id, ${bare[0]?.id ?? ""}`);
+        }
+        entry = bare[0];
       }
+      if (!entry) return failed(call.tool, undefined, "allow", "ToolNotFound", toolNotFoundMessage(catalog, call.tool));
       const policy = toolPolicyFor(options.policy, entry.server, entry.name, [entry.tsName, entry.pyName]);
       if (policy.action === "deny") {
         const reason = `tool \`${entry.id}\` is denied by the tool policy (${policy.rule === "default" ? "toolPolicy.default" : `toolPolicy.rules["${policy.rule}"]`}: deny); ask the admin if the task needs it`;
@@ -247,12 +256,15 @@ function learnOutputSchema(catalog: Catalog, id: string, value: unknown, onInfer
 }
 
 /** The server part of `ref` when it names a configured server that is not ready, with why and when it is retried. */
+/** The server a tool ref names before `.`, `/` or a `__` within a server name's length, when it is configured and not ready. */
 function downServer(upstream: UpstreamManager, ref: string): { server: string; message: string } | undefined {
-  const dot = ref.indexOf(".");
-  if (dot <= 0) return undefined;
-  const server = ref.slice(0, dot);
-  const status = upstream.serverStatus(server);
-  if (!status || status.state === "ready") return undefined;
+  const prefixes: string[] = [];
+  const cut = ref.search(/[./]/);
+  if (cut > 0) prefixes.push(ref.slice(0, cut));
+  for (let at = ref.indexOf("__"); at > 0 && at <= 64; at = ref.indexOf("__", at + 1)) prefixes.push(ref.slice(0, at));
+  const status = prefixes.map((server) => upstream.serverStatus(server)).find((s) => s !== undefined && s.state !== "ready");
+  if (!status) return undefined;
+  const server = status.name;
   const retry = status.nextRetryAt === undefined ? "" : `; sandgate retries it at ${status.nextRetryAt}`;
   // The first line of why (list_servers has the server's stderr too).
   const why = status.error?.split("\n")[0];

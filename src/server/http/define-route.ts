@@ -143,6 +143,8 @@ function queryObject(c: Context): Record<string, string> {
 export function defineRoute<Path extends string, R extends z.ZodType, B extends z.AnyZodObject | undefined = undefined, Q extends z.AnyZodObject | undefined = undefined>(
   spec: RouteSpec<Path, B, Q, R>,
 ): RestRoute {
+  // Anyone may call a public route, without a key: only a GET at a fixed path is left open by the API-key guard (publicPaths).
+  if (spec.scope === "public" && (spec.method !== "get" || paramNames(spec.path).length > 0)) throw new Error(`route ${spec.method.toUpperCase()} ${spec.path}: a public route is a GET at a fixed path`);
   const params = z.object(Object.fromEntries(paramNames(spec.path).map((name) => [name, z.string().min(1)]))).strict();
   const query = (spec.query ?? z.object({})).strict();
   const body = spec.body?.strict();

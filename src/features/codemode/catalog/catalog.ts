@@ -146,10 +146,21 @@ export class Catalog {
 
   /** Every tool `ref` may name (resolve's forms): one, none, or the servers' tools a bare name fits. */
   candidates(ref: string): CatalogTool[] {
-    const named = this.find(ref) ?? this.findPrefixed(ref);
-    if (named) return [{ ...named }];
-    return [...this.entries.values()].flatMap((entry) => {
-      const tool = entry.tools.find((t) => t.name === ref) ?? entry.tools.find((t) => t.tsName === ref) ?? entry.tools.find((t) => t.pyName === ref);
+    const named = this.named(ref);
+    return named ? [named] : this.bare(ref);
+  }
+
+  /** The tool `ref` names with its server (`server.name`, `server/name`, `server__name`); undefined otherwise. */
+  named(ref: string): CatalogTool | undefined {
+    const tool = this.find(ref) ?? this.findPrefixed(ref);
+    return tool === undefined ? undefined : { ...tool };
+  }
+
+  /** The tools whose raw, TypeScript or Python name is `name`, one per server at most, by server name. */
+  bare(name: string): CatalogTool[] {
+    const entries = [...this.entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return entries.flatMap((entry) => {
+      const tool = entry.tools.find((t) => t.name === name) ?? entry.tools.find((t) => t.tsName === name) ?? entry.tools.find((t) => t.pyName === name);
       return tool ? [{ ...tool }] : [];
     });
   }
