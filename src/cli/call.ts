@@ -9,7 +9,7 @@ import { publicError, SandgateError } from "../errors/index.js";
 import { LOCAL_OWNER } from "../execution/index.js";
 import { runOperation, type AnyOperation } from "../operations/index.js";
 import { operations } from "../server/operations.js";
-import { parseToolArguments } from "../server/tools.js";
+import { parseOperationArguments } from "../server/tools.js";
 import type { CliIo } from "./io.js";
 import { terminalApp } from "./terminal-app.js";
 
@@ -395,7 +395,7 @@ export async function runCall(argv: readonly string[], config: () => SandgateCon
   }
   // Checked here, with the operation's own schema (as its MCP tool parses its arguments): bad input
   // never starts a sandgate nor reaches a server. A server gets the input as given and parses it itself.
-  const input = parseToolArguments({ name: operation.id, input: operation.input, ...(operation.inputAliases ? { aliases: operation.inputAliases } : {}) }, args.input);
+  const input = parseOperationArguments(operation, operation.id, args.input);
   const server = args.url === undefined ? undefined : serverUrl(args.url);
   if (server && !operation.surfaces.rest && !operation.surfaces.mcp) {
     throw new SandgateError("INVALID_INPUT", `${operation.id} has neither a REST route nor an MCP tool of its own to call on a server; run it without --url`);

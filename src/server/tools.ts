@@ -6,7 +6,7 @@ import { unknownLanguageError } from "../execution/index.js";
 import { isSandgateError, isToolResultCode, publicError, SandgateError } from "../errors/index.js";
 import { cutName, nameSome } from "./client-names.js";
 import type { ServerContext } from "./context.js";
-import { withAliasesResolved } from "../operations/index.js";
+import { withAliasesResolved, type AnyOperation } from "../operations/index.js";
 import { operationTools } from "./operation-tools.js";
 import { operations } from "./operations.js";
 import { retryAfterOf } from "./retry-after.js";
@@ -59,6 +59,11 @@ export function parseToolArguments(tool: Pick<ToolDefinition, "name" | "input" |
   throw new SandgateError("INVALID_INPUT", `invalid arguments for tool ${tool.name}: ${problems.join("; ")}`, {
     data: { tool: tool.name, field },
   });
+}
+
+/** Parses arguments for `operation` as its tool named `name` parses them (its input schema, its aliases): REST bodies and the CLI refuse what MCP refuses, alike. */
+export function parseOperationArguments(operation: Pick<AnyOperation<never>, "input" | "inputAliases">, name: string, args: unknown): Record<string, unknown> {
+  return parseToolArguments({ name, input: operation.input, ...(operation.inputAliases ? { aliases: operation.inputAliases } : {}) }, args);
 }
 
 /** Finds a tool by name; an unknown name is UNKNOWN_TOOL listing the ones there are. */

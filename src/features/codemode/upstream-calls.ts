@@ -3,7 +3,7 @@
 
 import { createHash } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { inferredInBackground, type Catalog } from "./catalog/index.js";
+import { inferredInBackground, toolRefSplits, type Catalog } from "./catalog/index.js";
 import type { ToolPolicyConfig } from "../../config/index.js";
 import { isSandgateError } from "../../errors/index.js";
 import { estimateTokens, type ExecutionContext, type UpstreamCallRecord, type UpstreamCallScope } from "../../execution/index.js";
@@ -256,13 +256,11 @@ function learnOutputSchema(catalog: Catalog, id: string, value: unknown, onInfer
 }
 
 /** The server part of `ref` when it names a configured server that is not ready, with why and when it is retried. */
-/** The server a tool ref names before `.`, `/` or a `__` within a server name's length, when it is configured and not ready. */
+/** The server a tool ref names (any of the catalog's ways to split it), when it is configured and not ready. */
 function downServer(upstream: UpstreamManager, ref: string): { server: string; message: string } | undefined {
-  const prefixes: string[] = [];
-  const cut = ref.search(/[./]/);
-  if (cut > 0) prefixes.push(ref.slice(0, cut));
-  for (let at = ref.indexOf("__"); at > 0 && at <= 64; at = ref.indexOf("__", at + 1)) prefixes.push(ref.slice(0, at));
-  const status = prefixes.map((server) => upstream.serverStatus(server)).find((s) => s !== undefined && s.state !== "ready");
+  const status = toolRefSplits(ref)
+    .map(({ server }) => upstream.serverStatus(server))
+    .find((s) => s !== undefined && s.state !== "ready");
   if (!status) return undefined;
   const server = status.name;
   const retry = status.nextRetryAt === undefined ? "" : `; sandgate retries it at ${status.nextRetryAt}`;

@@ -6,7 +6,7 @@
 import type { z } from "zod";
 import { SandgateError } from "../../errors/index.js";
 import { descriptionFor, inputWithout, runOperation, type AnyOperation } from "../../operations/index.js";
-import { parseToolArguments } from "../tools.js";
+import { parseOperationArguments } from "../tools.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
 
 function pathFields(path: string): string[] {
@@ -53,7 +53,7 @@ export function operationRoutes<Host>(operations: readonly AnyOperation<Host>[],
         summary: operation.summary,
         ...(description !== undefined ? { description } : {}),
         ...part,
-        ...(rest.body === "tool" && mcp ? { parseBody: (value: unknown) => parseToolArguments({ name: mcp.tool, input: operation.input, ...(operation.inputAliases ? { aliases: operation.inputAliases } : {}) }, value) } : {}),
+        ...(rest.body === "tool" && mcp ? { parseBody: (value: unknown) => parseOperationArguments(operation, mcp.tool, value) } : {}),
         response: operation.output,
         successStatus: rest.status ?? 200,
         runsCode: operation.effects.includes("runs-code") || rest.countsAsRun === true,

@@ -12,7 +12,7 @@ import { codeRequest, executeCode, executeCodeInput, executionResultSchema } fro
 import { fileReadInput, fileReadOutput, fileWriteInput, fileWriteOutput } from "../../features/files/index.js";
 import { runOperation } from "../../operations/index.js";
 import { isSavedStream } from "../output-resources.js";
-import { parseToolArguments, toMcpTool, type ToolDefinition } from "../tools.js";
+import { parseOperationArguments, toMcpTool, type ToolDefinition } from "../tools.js";
 import { profileTools } from "../tool-profile.js";
 import { listResources, RESOURCE_TEMPLATES } from "../mcp-server.js";
 import { defineRoute, type RestRoute } from "./define-route.js";
@@ -80,7 +80,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
         "With ?stream=1 the answer is a text/event-stream: `stdout` and `stderr` events ({text}) while the code runs, `approval` events ({message}) while it or one of its tool calls waits for a person's approval (GET /approvals), then one `result` event (or `error`). " +
         "With background: true the answer is 202 at once, a result with status running and job_id; follow the job under /jobs/{job_id}.",
       body: executeCodeInput,
-      parseBody: (value) => parseToolArguments({ name: "execute_code", input: executeCode.input, ...(executeCode.inputAliases ? { aliases: executeCode.inputAliases } : {}) }, value) as z.infer<typeof executeCodeInput>,
+      parseBody: (value) => parseOperationArguments(executeCode, "execute_code", value) as z.infer<typeof executeCodeInput>,
       query: z.object({ stream: z.enum(["0", "1", "true", "false"]).optional().describe("1 for server-sent events") }),
       response: executionResultSchema,
       runsCode: true,
@@ -123,7 +123,7 @@ export function restRoutes(deps: RestDeps): RestRoute[] {
       }),
       response: search.output,
       handle: async ({ query, owner }) => {
-        const input = parseToolArguments({ name: search.surfaces.mcp?.tool ?? search.id, input: search.input }, {
+        const input = parseOperationArguments(search, search.surfaces.mcp?.tool ?? search.id, {
           query: query.q,
           ...(query.detail ? { detail: query.detail } : {}),
           ...(query.limit ? { limit: Number(query.limit) } : {}),

@@ -39,6 +39,26 @@ const RESPONSES_KEY = "x-inferred-from";
 /** The longest server name (checkServerName): where a `server__name` split can be. */
 const MAX_SERVER_NAME = 64;
 
+/**
+ * The ways `ref` may name a server and one of its tools, in the order tried: at its first `.` or `/`
+ * (`server.name`, `server/name`), then at each `__` (`server__name`). Only cuts within a server name's
+ * length are made: a hostile ref of a million underscores costs at most 64.
+ */
+export function toolRefSplits(ref: string): Array<{ server: string; name: string }> {
+  const splits: Array<{ server: string; name: string }> = [];
+  const cut = ref.search(/[./]/);
+  if (cut > 0 && cut < ref.length - 1) splits.push({ server: ref.slice(0, cut), name: ref.slice(cut + 1) });
+  for (let at = ref.indexOf("__"); at > 0 && at <= MAX_SERVER_NAME; at = ref.indexOf("__", at + 1)) {
+    if (at + 2 < ref.length) splits.push({ server: ref.slice(0, at), name: ref.slice(at + 2) });
+  }
+  return splits;
+}
+
+/** The server's tool whose raw, TypeScript or Python name is `name`, in that order of preference. */
+function toolNamed(tools: readonly CatalogTool[], name: string): CatalogTool | undefined {
+  return tools.find((t) => t.name === name) ?? tools.find((t) => t.tsName === name) ?? tools.find((t) => t.pyName === name);
+}
+
 interface InferredSchema {
   schema: JsonSchema;
   /** Responses merged into `schema`. */
@@ -152,7 +172,7 @@ export class Catalog {
 
   /** The tool `ref` names with its server (`server.name`, `server/name`, `server__name`); undefined otherwise. */
   named(ref: string): CatalogTool | undefined {
-    const tool = this.find(ref) ?? this.findPrefixed(ref);
+    const tool = this.find(ref);
     return tool === undefined ? undefined : { ...tool };
   }
 
@@ -160,7 +180,7 @@ export class Catalog {
   bare(name: string): CatalogTool[] {
     const entries = [...this.entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return entries.flatMap((entry) => {
-      const tool = entry.tools.find((t) => t.name === name) ?? entry.tools.find((t) => t.tsName === name) ?? entry.tools.find((t) => t.pyName === name);
+      const tool = toolNamed(entry.tools, name);
       return tool ? [{ ...tool }] : [];
     });
   }
@@ -247,25 +267,11 @@ export class Catalog {
     return this.files.get(path.replace(/^(?:\.?\/)+/, ""));
   }
 
+  /** The tool of the first of toolRefSplits(ref) whose server has it. */
   private find(ref: string): CatalogTool | undefined {
-    const cut = ref.search(/[./]/);
-    if (cut <= 0) return undefined;
-    const entry = this.entries.get(ref.slice(0, cut));
-    const name = ref.slice(cut + 1);
-    if (entry === undefined || name === "") return undefined;
-    return entry.tools.find((t) => t.name === name) ?? entry.tools.find((t) => t.tsName === name) ?? entry.tools.find((t) => t.pyName === name);
-  }
-
-  /**
-   * `server__name`: the first split at a double underscore whose left side is a server with that tool.
-   * Only splits within a server name's length are tried: a hostile name of a million underscores costs 64 tries.
-   */
-  private findPrefixed(ref: string): CatalogTool | undefined {
-    for (let cut = ref.indexOf("__"); cut > 0 && cut <= MAX_SERVER_NAME; cut = ref.indexOf("__", cut + 1)) {
-      const entry = this.entries.get(ref.slice(0, cut));
-      const name = ref.slice(cut + 2);
-      if (entry === undefined || name === "") continue;
-      const tool = entry.tools.find((t) => t.name === name) ?? entry.tools.find((t) => t.tsName === name) ?? entry.tools.find((t) => t.pyName === name);
+    for (const { server, name } of toolRefSplits(ref)) {
+      const entry = this.entries.get(server);
+      const tool = entry === undefined ? undefined : toolNamed(entry.tools, name);
       if (tool) return tool;
     }
     return undefined;
